@@ -1,0 +1,8 @@
+"""bpetrain: fast, exact byte-level BPE tokenizer training."""
+from .patterns import PATTERNS
+from .pieces import PieceTable
+from .tokenizer import Tokenizer
+from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
+
+__all__ = ["BpeTrainer", "PATTERNS", "PieceTable", "Tokenizer", "TrainingStats", "VocabSizeNotReachedWarning"]
+__version__ = "0.1.0"

@@ -1,0 +1,549 @@
+# cython: language_level=3
+"""The BPE training kernel: incremental pair counts, occurrence lists, lazy max-heap.
+
+The corpus is a table of unique pieces (byte strings) with int64 counts. The kernel
+copies them into one int32 working array, pieces separated by a sentinel slot, and
+keeps, for every tracked pair of adjacent tokens, its weighted count and a doubly
+linked list of the positions where it starts (threaded through two int32 arrays, as
+in Re-Pair: N. J. Larsson and A. Moffat, "Off-line dictionary-based compression",
+Proc. IEEE 88(11), 2000). A merge walks the list of its pair, left to right, and
+touches only those positions and their two neighbours, so the work of a whole
+training run is O(1) amortized per replaced position plus O(log P) per heap
+operation; no piece is ever rescanned.
+
+Token navigation inside the working array costs O(1) without next/prev arrays: a
+token of id ``t`` starting at slot ``s`` stores ``t`` at ``s`` and, when it is longer
+than one byte, the back pointer ``-(s + 1)`` at its last slot ``s + len(t) - 1``. The
+next token starts at ``s + len(t)``; the previous one ends at ``s - 1``.
+
+Pairs whose count is below ``min_frequency`` are not tracked at all: a pair's count
+never grows after the merge that creates its newer token, so such a pair can never
+be merged. This keeps the pair table small on raw text, where most pairs occur once.
+"""
+from libc.stdint cimport INT32_MIN, INT32_MAX, UINT64_MAX, uint32_t
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memset
+
+import numpy as np
+
+cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
+cdef uint64_t EMPTY = UINT64_MAX  # free slot of the pair table
+cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
+
+
+cdef inline uint64_t pack(token_t left, token_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | <uint64_t><uint32_t>right
+
+
+
+cdef inline bint heap_above(const HeapItem* x, const HeapItem* y) noexcept nogil:
+    """True when ``x`` is merged before ``y``: higher count, then smaller (left, right)."""
+    if x.count != y.count:
+        return x.count > y.count
+    if x.left != y.left:
+        return x.left < y.left
+    return x.right < y.right
+
+
+cdef class PairMerger:
+    """Incremental BPE trainer over a piece table (the kernel behind ``BpeTrainer``).
+
+    Parameters
+    ----------
+    data : numpy.ndarray of uint8, shape (n_bytes,)
+        The bytes of all pieces, concatenated.
+    offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
+        Piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``; nondecreasing, from 0 to n_bytes.
+    counts : numpy.ndarray of int64, shape (n_pieces,)
+        How often each piece occurs; every count >= 0 (pieces of count 0 are ignored).
+    max_merges : int
+        How many merges ``merge`` may make in all (merge ``i`` gets id ``256 + i``).
+    min_frequency : int
+        Pairs whose weighted count is below this are never merged (>= 1).
+
+    Raises
+    ------
+    ValueError
+        If the arrays disagree in shape or the pieces of two or more bytes need more
+        than 2**31 - 2 slots (the working array is indexed by int32).
+    MemoryError
+        If an allocation fails.
+    """
+
+    cdef public object tok_array, prev_array, next_array, piece_array, weight_array
+    cdef token_t* tok          # token id at a token's first slot, back pointer at its last
+    cdef pos_t* occ_prev       # occurrence lists of pairs, threaded through positions
+    cdef pos_t* occ_next
+    cdef const int32_t* piece_of  # slot -> kept piece, NULL when every weight is 1
+    cdef const count_t* weight    # kept piece -> count
+    cdef int32_t* tok_len      # token id -> length in bytes
+    cdef PairSlot* table
+    cdef uint64_t table_mask
+    cdef int table_shift
+    cdef int64_t table_used
+    cdef HeapItem* heap
+    cdef int64_t heap_size, heap_cap
+    cdef uint64_t* new_keys    # pairs created by the current merge
+    cdef int64_t new_size, new_cap
+    cdef int32_t* merge_left
+    cdef int32_t* merge_right
+    cdef count_t* merge_count
+    cdef readonly int64_t n_merges
+    cdef readonly int64_t max_merges
+    cdef readonly count_t min_frequency
+    cdef readonly count_t n_tokens_removed
+
+    def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
+                  const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency):
+        cdef Py_ssize_t n_pieces = counts.shape[0]
+        cdef Py_ssize_t i, n_kept = 0
+        cdef int64_t n_slots = 1, start, stop
+        if offsets.shape[0] != n_pieces + 1:
+            raise ValueError(f"offsets must have n_pieces + 1 = {n_pieces + 1} entries, "
+                             f"got {offsets.shape[0]}")
+        if n_pieces and (offsets[0] != 0 or offsets[n_pieces] != data.shape[0]):
+            raise ValueError("offsets must start at 0 and end at len(data)")
+        if max_merges < 0 or max_merges > INT32_MAX - 256:
+            raise ValueError(f"max_merges must be in [0, {INT32_MAX - 256}], got {max_merges}")
+        if min_frequency < 1:
+            raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
+        for i in range(n_pieces):
+            start = offsets[i]
+            stop = offsets[i + 1]
+            if stop < start:
+                raise ValueError(f"offsets must be nondecreasing (piece {i})")
+            if counts[i] < 0:
+                raise ValueError(f"counts must be >= 0, piece {i} has {counts[i]}")
+            if stop - start >= 2 and counts[i] > 0:
+                n_kept += 1
+                n_slots += stop - start + 1
+        if n_slots > INT32_MAX - 1:
+            raise ValueError(
+                f"the pieces of two or more bytes hold {n_slots - 1 - n_kept} bytes, more than the "
+                f"kernel's int32 positions can address ({INT32_MAX - 2 - n_kept} at most); "
+                "split the corpus into documents (pattern=None) or use a split pattern")
+        self.max_merges = max_merges
+        self.min_frequency = min_frequency
+        self.tok_array = np.empty(n_slots, dtype=np.int32)
+        self.prev_array = np.empty(n_slots, dtype=np.int32)
+        self.next_array = np.empty(n_slots, dtype=np.int32)
+        self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
+        self.occ_prev = <pos_t*><Py_ssize_t>self.prev_array.ctypes.data
+        self.occ_next = <pos_t*><Py_ssize_t>self.next_array.ctypes.data
+        self.tok_len = <int32_t*>malloc((256 + max_merges) * sizeof(int32_t))
+        self.merge_left = <int32_t*>malloc((max_merges + 1) * sizeof(int32_t))
+        self.merge_right = <int32_t*>malloc((max_merges + 1) * sizeof(int32_t))
+        self.merge_count = <count_t*>malloc((max_merges + 1) * sizeof(count_t))
+        self.new_cap = 64
+        self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
+        self.heap_cap = 1024
+        self.heap = <HeapItem*>malloc(self.heap_cap * sizeof(HeapItem))
+        if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
+                or self.merge_count == NULL or self.new_keys == NULL or self.heap == NULL):
+            raise MemoryError()
+        for i in range(256):
+            self.tok_len[i] = 1
+        if all_ones(counts):
+            self.piece_of = NULL
+        else:
+            self.piece_array = np.empty(n_slots, dtype=np.int32)
+            self.weight_array = np.empty(max(n_kept, 1), dtype=np.int64)
+            self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
+            self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
+        self._fill(data, offsets, counts)
+        self._track_byte_pairs()
+
+    def __dealloc__(self):
+        free(self.tok_len)
+        free(self.merge_left)
+        free(self.merge_right)
+        free(self.merge_count)
+        free(self.new_keys)
+        free(self.heap)
+        free(self.table)
+
+    # ------------------------------------------------------------------ set-up
+
+    cdef void _fill(self, const uint8_t[::1] data, const int64_t[::1] offsets,
+                    const int64_t[::1] counts) noexcept:
+        """Copy the kept pieces into the working array, SEP-separated."""
+        cdef int32_t* piece_of = <int32_t*>self.piece_of
+        cdef count_t* weight = <count_t*>self.weight
+        cdef Py_ssize_t i, n_pieces = counts.shape[0]
+        cdef int64_t j, s = 1
+        cdef int32_t kept = 0
+        self.tok[0] = SEP
+        with nogil:
+            for i in range(n_pieces):
+                if offsets[i + 1] - offsets[i] < 2 or counts[i] == 0:
+                    continue
+                if piece_of != NULL:
+                    weight[kept] = counts[i]
+                    for j in range(offsets[i], offsets[i + 1]):
+                        piece_of[s + j - offsets[i]] = kept
+                for j in range(offsets[i], offsets[i + 1]):
+                    self.tok[s] = data[j]
+                    s += 1
+                self.tok[s] = SEP
+                s += 1
+                kept += 1
+
+    cdef int _track_byte_pairs(self) except -1:
+        """Count the byte pairs and link the positions of every pair that can be merged."""
+        cdef count_t* pair_count = <count_t*>malloc(65536 * sizeof(count_t))
+        cdef pos_t* head = <pos_t*>malloc(65536 * sizeof(pos_t))
+        cdef pos_t* tail = <pos_t*>malloc(65536 * sizeof(pos_t))
+        cdef int64_t p, n_slots = self.tok_array.shape[0]
+        cdef int64_t n_pairs = 0
+        cdef uint64_t capacity = 1024
+        cdef int32_t k
+        cdef token_t a, b
+        cdef PairSlot* slot
+        if pair_count == NULL or head == NULL or tail == NULL:
+            free(pair_count); free(head); free(tail)
+            raise MemoryError()
+        memset(pair_count, 0, 65536 * sizeof(count_t))
+        with nogil:
+            for p in range(1, n_slots - 1):
+                b = self.tok[p + 1]
+                if b != SEP and self.tok[p] != SEP:
+                    pair_count[(self.tok[p] << 8) | b] += self._weight(<pos_t>p)
+            for k in range(65536):
+                head[k] = -1
+                tail[k] = -1
+                if pair_count[k] >= self.min_frequency:
+                    n_pairs += 1
+            for p in range(1, n_slots - 1):
+                a = self.tok[p]
+                b = self.tok[p + 1]
+                if a == SEP or b == SEP:
+                    continue
+                k = (a << 8) | b
+                if pair_count[k] < self.min_frequency:
+                    continue
+                self.occ_prev[p] = tail[k]
+                self.occ_next[p] = -1
+                if tail[k] >= 0:
+                    self.occ_next[tail[k]] = <pos_t>p
+                else:
+                    head[k] = <pos_t>p
+                tail[k] = <pos_t>p
+        while capacity < 2 * <uint64_t>n_pairs:
+            capacity *= 2
+        try:
+            self._table_alloc(capacity)
+            for k in range(65536):
+                if pair_count[k] >= self.min_frequency:
+                    slot = &self.table[self._table_insert(pack(k >> 8, k & 255))]
+                    slot.count = pair_count[k]
+                    slot.head = head[k]
+                    slot.tail = tail[k]
+                    self._heap_push(pair_count[k], k >> 8, k & 255)
+        finally:
+            free(pair_count); free(head); free(tail)
+        return 0
+
+    cdef inline count_t _weight(self, pos_t p) noexcept nogil:
+        if self.piece_of == NULL:
+            return 1
+        return self.weight[self.piece_of[p]]
+
+    # ------------------------------------------------------------- pair table
+
+    cdef int _table_alloc(self, uint64_t capacity) except -1 nogil:
+        cdef uint64_t i
+        cdef int shift = 64
+        cdef uint64_t c = capacity
+        self.table = <PairSlot*>malloc(capacity * sizeof(PairSlot))
+        if self.table == NULL:
+            with gil:
+                raise MemoryError()
+        for i in range(capacity):
+            self.table[i].key = EMPTY
+        while c > 1:
+            c >>= 1
+            shift -= 1
+        self.table_mask = capacity - 1
+        self.table_shift = shift
+        self.table_used = 0
+        return 0
+
+    cdef inline uint64_t _home(self, uint64_t key) noexcept nogil:
+        return (key * FIB) >> self.table_shift
+
+    cdef inline int64_t _table_find(self, uint64_t key) noexcept nogil:
+        """Index of ``key`` in the pair table, or -1."""
+        cdef uint64_t i = self._home(key)
+        while True:
+            if self.table[i].key == key:
+                return <int64_t>i
+            if self.table[i].key == EMPTY:
+                return -1
+            i = (i + 1) & self.table_mask
+
+    cdef int64_t _table_insert(self, uint64_t key) except -1 nogil:
+        """Index of a new slot for ``key`` (not present), growing the table when half full."""
+        cdef uint64_t i
+        cdef PairSlot* old
+        cdef uint64_t j, old_capacity
+        if 2 * (self.table_used + 1) > <int64_t>(self.table_mask + 1):
+            old = self.table
+            old_capacity = self.table_mask + 1
+            self.table = NULL
+            if self._table_alloc(2 * old_capacity) < 0:
+                self.table = old
+                return -1
+            for j in range(old_capacity):
+                if old[j].key != EMPTY:
+                    i = self._home(old[j].key)
+                    while self.table[i].key != EMPTY:
+                        i = (i + 1) & self.table_mask
+                    self.table[i] = old[j]
+                    self.table_used += 1
+            free(old)
+        i = self._home(key)
+        while self.table[i].key != EMPTY:
+            i = (i + 1) & self.table_mask
+        self.table[i].key = key
+        self.table[i].count = 0
+        self.table[i].head = -1
+        self.table[i].tail = -1
+        self.table_used += 1
+        return <int64_t>i
+
+    cdef void _table_delete(self, int64_t index) noexcept nogil:
+        """Remove slot ``index`` (linear probing with backward shift, no tombstones)."""
+        cdef uint64_t hole = <uint64_t>index, j = <uint64_t>index, home
+        while True:
+            j = (j + 1) & self.table_mask
+            if self.table[j].key == EMPTY:
+                break
+            home = self._home(self.table[j].key)
+            # move j into the hole unless its home lies cyclically in (hole, j]
+            if (j > hole and (home <= hole or home > j)) or (j < hole and home <= hole and home > j):
+                self.table[hole] = self.table[j]
+                hole = j
+        self.table[hole].key = EMPTY
+        self.table_used -= 1
+
+    # ------------------------------------------------------------------- heap
+
+    cdef int _heap_push(self, count_t count, token_t left, token_t right) except -1 nogil:
+        cdef HeapItem item
+        cdef HeapItem* grown
+        cdef int64_t i, parent
+        if self.heap_size == self.heap_cap:
+            grown = <HeapItem*>realloc(self.heap, 2 * self.heap_cap * sizeof(HeapItem))
+            if grown == NULL:
+                with gil:
+                    raise MemoryError()
+            self.heap = grown
+            self.heap_cap *= 2
+        item.count = count
+        item.left = left
+        item.right = right
+        i = self.heap_size
+        self.heap_size += 1
+        while i > 0:
+            parent = (i - 1) >> 1
+            if not heap_above(&item, &self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
+        self.heap[i] = item
+        return 0
+
+    cdef HeapItem _heap_pop(self) noexcept nogil:
+        cdef HeapItem top = self.heap[0]
+        cdef HeapItem last
+        cdef int64_t i = 0, child
+        self.heap_size -= 1
+        last = self.heap[self.heap_size]
+        while True:
+            child = 2 * i + 1
+            if child >= self.heap_size:
+                break
+            if child + 1 < self.heap_size and heap_above(&self.heap[child + 1], &self.heap[child]):
+                child += 1
+            if not heap_above(&self.heap[child], &last):
+                break
+            self.heap[i] = self.heap[child]
+            i = child
+        if self.heap_size > 0:
+            self.heap[i] = last
+        return top
+
+    # ------------------------------------------------------------ merge steps
+
+    cdef inline void _unlink(self, PairSlot* slot, pos_t p) noexcept nogil:
+        cdef pos_t before = self.occ_prev[p], after = self.occ_next[p]
+        if before >= 0:
+            self.occ_next[before] = after
+        else:
+            slot.head = after
+        if after >= 0:
+            self.occ_prev[after] = before
+        else:
+            slot.tail = before
+
+    cdef inline void _remove(self, token_t left, token_t right, count_t w, pos_t p) noexcept nogil:
+        """One occurrence of (left, right) at ``p`` (weight ``w``) is gone."""
+        cdef int64_t index = self._table_find(pack(left, right))
+        cdef PairSlot* slot
+        if index < 0:
+            return  # an untracked pair: it can never be merged
+        slot = &self.table[index]
+        slot.count -= w
+        self._unlink(slot, p)
+        if slot.count == 0:
+            self._table_delete(index)
+
+    cdef inline int _add(self, token_t left, token_t right, count_t w, pos_t p) except -1 nogil:
+        """A new occurrence of (left, right) at ``p``, appended so lists stay in slot order."""
+        cdef uint64_t key = pack(left, right)
+        cdef int64_t index = self._table_find(key)
+        cdef PairSlot* slot
+        cdef uint64_t* grown
+        if index < 0:
+            index = self._table_insert(key)
+            if self.new_size == self.new_cap:
+                grown = <uint64_t*>realloc(self.new_keys, 2 * self.new_cap * sizeof(uint64_t))
+                if grown == NULL:
+                    with gil:
+                        raise MemoryError()
+                self.new_keys = grown
+                self.new_cap *= 2
+            self.new_keys[self.new_size] = key
+            self.new_size += 1
+        slot = &self.table[index]
+        slot.count += w
+        self.occ_prev[p] = slot.tail
+        self.occ_next[p] = -1
+        if slot.tail >= 0:
+            self.occ_next[slot.tail] = p
+        else:
+            slot.head = p
+        slot.tail = p
+        return 0
+
+    cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
+        """Replace every occurrence of (a, b), left to right, by the next token id."""
+        cdef token_t z = <token_t>(256 + self.n_merges)
+        cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
+        cdef int64_t index = self._table_find(pack(a, b))
+        cdef pos_t p = self.table[index].head, q, r, left, after
+        cdef token_t x, y, v
+        cdef count_t w
+        cdef int64_t i
+        self.tok_len[z] = len_a + len_b
+        self.merge_left[self.n_merges] = a
+        self.merge_right[self.n_merges] = b
+        self.merge_count[self.n_merges] = count
+        self.n_merges += 1
+        self.new_size = 0
+        while p >= 0:
+            w = self._weight(p)
+            q = p + len_a
+            r = q + len_b
+            y = self.tok[r]
+            if y != SEP:
+                self._remove(b, y, w, q)
+            v = self.tok[p - 1]
+            left = -1
+            if v != SEP:
+                left = p - 1 if v >= 0 else -v - 1
+                x = self.tok[left]
+                self._remove(x, a, w, left)
+            self.tok[p] = z
+            self.tok[p + len_a + len_b - 1] = -(p + 1)
+            if left >= 0:
+                self._add(x, z, w, left)
+            after = self.occ_next[p]
+            if y != SEP:
+                self._add(z, y, w, p)
+            self.n_tokens_removed += w
+            p = after
+        index = self._table_find(pack(a, b))
+        if index >= 0:
+            self._table_delete(index)
+        for i in range(self.new_size):
+            index = self._table_find(self.new_keys[i])
+            if index < 0:
+                continue
+            if self.table[index].count >= self.min_frequency:
+                self._heap_push(self.table[index].count,
+                                <token_t>(self.new_keys[i] >> 32),
+                                <token_t><uint32_t>self.new_keys[i])
+            else:
+                self._table_delete(index)
+        return 0
+
+    cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
+        cdef int64_t done = 0, index
+        cdef HeapItem top
+        cdef count_t current
+        while done < n and self.n_merges < self.max_merges and self.heap_size > 0:
+            top = self._heap_pop()
+            index = self._table_find(pack(top.left, top.right))
+            if index < 0:
+                continue
+            current = self.table[index].count
+            if current != top.count:
+                if current >= self.min_frequency:
+                    self._heap_push(current, top.left, top.right)
+                else:
+                    self._table_delete(index)
+                continue
+            self._merge_pair(top.left, top.right, current)
+            done += 1
+        return done
+
+    def merge(self, int64_t n):
+        """Make up to ``n`` more merges; return how many were made.
+
+        Fewer than ``n`` are made when ``max_merges`` is reached or no tracked pair
+        is left (every remaining pair occurs fewer than ``min_frequency`` times).
+        """
+        cdef int64_t done
+        with nogil:
+            done = self._merge_some(n)
+        return done
+
+    @property
+    def finished(self):
+        """True when no further merge is possible."""
+        return self.n_merges >= self.max_merges or self.heap_size == 0
+
+    @property
+    def merges(self):
+        """numpy.ndarray of int32, shape (n_merges, 2): the merged pairs in rank order."""
+        out = np.empty((self.n_merges, 2), dtype=np.int32)
+        cdef int32_t[:, ::1] view = out
+        cdef int64_t i
+        for i in range(self.n_merges):
+            view[i, 0] = self.merge_left[i]
+            view[i, 1] = self.merge_right[i]
+        return out
+
+    @property
+    def merge_counts(self):
+        """numpy.ndarray of int64, shape (n_merges,): each merged pair's weighted count."""
+        out = np.empty(self.n_merges, dtype=np.int64)
+        cdef int64_t[::1] view = out
+        cdef int64_t i
+        for i in range(self.n_merges):
+            view[i] = self.merge_count[i]
+        return out
+
+    @property
+    def n_tracked_pairs(self):
+        """How many pairs the pair table holds now."""
+        return self.table_used
+
+
+cdef bint all_ones(const int64_t[::1] counts) noexcept:
+    cdef Py_ssize_t i
+    for i in range(counts.shape[0]):
+        if counts[i] != 1 and counts[i] != 0:
+            return False
+    return True

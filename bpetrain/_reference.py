@@ -1,0 +1,186 @@
+"""The obviously correct, slow reference of bpetrain's training and encoding.
+
+Tests compare the compiled kernels against these functions; nothing else uses them.
+The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
+pairs, pick the best, assign ``256 + i``, replace, repeat.
+
+Training semantics (followed everywhere in bpetrain)
+----------------------------------------------------
+1. Byte tokens: ids 0..255 are the byte values. Merge ``i`` creates id ``256 + i``.
+2. Pre-tokenization: special tokens are cut out of every document first (they split
+   it and never take part in training; they get the ids after the merges). With a
+   split pattern each remaining part is split into pieces by the regex (unmatched
+   text is dropped, as in tiktoken); with ``pat_str=None`` (raw mode) each part is
+   one piece. Pieces never merge across each other. Text given as bytes is decoded
+   as UTF-8 with ``errors="surrogateescape"`` before splitting and every piece is
+   encoded back the same way, so invalid bytes are kept as they are; the ``regex``
+   module sees each invalid byte as a lone surrogate (category Cs: not a letter,
+   number or space), so the named patterns put it with punctuation.
+3. Pair counts: every adjacent pair in every piece, overlapping (``aaa`` holds the
+   pair ``(a, a)`` twice), weighted by how often the piece occurs.
+4. Each step merges the pair with the highest count; ties go to the smallest
+   ``(left id, right id)``, the rule rustbpe uses.
+5. Replacement is left to right and non-overlapping inside each piece
+   (``aaa`` -> ``X a``).
+6. Training stops after the requested number of merges, or earlier when no pair
+   occurs ``min_frequency`` times or more.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+
+import regex
+
+
+def get_stats(ids: list[int], counts: dict | None = None, weight: int = 1) -> dict:
+    """Add the adjacent pairs of ``ids`` to ``counts``, each weighted by ``weight``.
+
+    >>> get_stats([1, 2, 3, 1, 2])
+    {(1, 2): 2, (2, 3): 1, (3, 1): 1}
+    >>> get_stats([7, 7, 7])
+    {(7, 7): 2}
+    """
+    counts = {} if counts is None else counts
+    for pair in zip(ids, ids[1:]):
+        counts[pair] = counts.get(pair, 0) + weight
+    return counts
+
+
+def merge(ids: list[int], pair: tuple[int, int], idx: int) -> list[int]:
+    """Replace every occurrence of ``pair`` in ``ids`` by ``idx``, left to right.
+
+    >>> merge([1, 2, 3, 1, 2], (1, 2), 4)
+    [4, 3, 4]
+    >>> merge([7, 7, 7], (7, 7), 9)
+    [9, 7]
+    """
+    out = []
+    i = 0
+    while i < len(ids):
+        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
+            out.append(idx)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+
+
+def split_special(text: str, special_tokens: Iterable[str]) -> list[str]:
+    """Cut ``text`` at every special token (longest first); the tokens themselves are dropped."""
+    specials = sorted(special_tokens, key=len, reverse=True)
+    if not specials:
+        return [text]
+    return regex.split("|".join(regex.escape(s) for s in specials), text)
+
+
+def count_pieces(
+    texts: Iterable[str | bytes], pat_str: str | None, special_tokens: Iterable[str] = ()
+) -> Counter:
+    """Pre-tokenize ``texts`` (rule 2 above) and count the pieces, as bytes."""
+    pieces: Counter = Counter()
+    specials = list(special_tokens)
+    for text in texts:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "surrogateescape")
+        for part in split_special(text, specials):
+            found = [part] if pat_str is None else regex.findall(pat_str, part)
+            for piece in found:
+                if piece:
+                    pieces[piece.encode("utf-8", "surrogateescape")] += 1
+    return pieces
+
+
+def train_pieces(
+    pieces: Mapping[bytes, int], n_merges: int, min_frequency: int = 1
+) -> list[tuple[int, int]]:
+    """Learn up to ``n_merges`` merges from piece counts (rules 3-6 above).
+
+    ``stats`` always equals ``get_stats`` summed over every piece (weighted); after a
+    merge only the pieces that held the pair are recounted: their old pairs are taken
+    out of ``stats`` and their new pairs put in. ``holders[t]`` is a superset of the
+    pieces that contain token ``t``, so ``holders[a] & holders[b]`` finds every piece
+    that can hold the pair ``(a, b)``. For tests only.
+
+    >>> train_pieces({b"BCDEDEDE": 1}, 2)
+    [(68, 69), (256, 256)]
+    """
+    words = [list(piece) for piece, count in pieces.items() if count > 0]
+    weights = [count for count in pieces.values() if count > 0]
+    stats: dict = {}
+    holders: dict = {}
+    for i, ids in enumerate(words):
+        get_stats(ids, stats, weights[i])
+        for token in ids:
+            holders.setdefault(token, set()).add(i)
+    merges = []
+    for step in range(n_merges):
+        live = {pair: count for pair, count in stats.items() if count > 0}
+        if not live:
+            break
+        pair = max(live, key=lambda p: (live[p], -p[0], -p[1]))
+        if live[pair] < min_frequency:
+            break
+        idx = 256 + step
+        holders[idx] = set()
+        for i in holders[pair[0]] & holders[pair[1]]:
+            new = merge(words[i], pair, idx)
+            if len(new) == len(words[i]):
+                continue
+            get_stats(words[i], stats, -weights[i])
+            get_stats(new, stats, weights[i])
+            words[i] = new
+            holders[idx].add(i)
+        merges.append(pair)
+    return merges
+
+
+def train(
+    texts: Iterable[str | bytes],
+    n_merges: int,
+    pat_str: str | None,
+    special_tokens: Iterable[str] = (),
+    min_frequency: int = 1,
+) -> list[tuple[int, int]]:
+    """Learn up to ``n_merges`` merges from documents: :func:`count_pieces` then :func:`train_pieces`."""
+    return train_pieces(count_pieces(texts, pat_str, special_tokens), n_merges, min_frequency)
+
+
+def encode_piece(piece: bytes, merges: Mapping[tuple[int, int], int]) -> list[int]:
+    """Encode one piece by applying the merges in rank order (minbpe's ``encode``).
+
+    This reproduces the segmentation training produced for any piece it saw.
+    """
+    ids = list(piece)
+    while len(ids) >= 2:
+        pair = min(zip(ids, ids[1:]), key=lambda p: merges.get(p, float("inf")))
+        if pair not in merges:
+            break
+        ids = merge(ids, pair, merges[pair])
+    return ids
+
+
+def encode(
+    text: str,
+    merges: Mapping[tuple[int, int], int],
+    pat_str: str | None,
+    special_tokens: Mapping[str, int] | None = None,
+) -> list[int]:
+    """Encode ``text``; every special token in it is encoded as its id."""
+    special_tokens = special_tokens or {}
+    if special_tokens:
+        alternatives = "|".join(regex.escape(s) for s in sorted(special_tokens, key=len, reverse=True))
+        parts = regex.split(f"({alternatives})", text)
+    else:
+        parts = [text]
+    ids: list[int] = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            ids.append(special_tokens[part])
+            continue
+        found = [part] if pat_str is None else regex.findall(pat_str, part)
+        for piece in found:
+            if piece:
+                ids.extend(encode_piece(piece.encode("utf-8", "surrogateescape"), merges))
+    return ids

@@ -1,0 +1,103 @@
+"""bpetrain's model file and the tiktoken rank-file export.
+
+Model file, version 1 (UTF-8 text; the first line is the version, as in minbpe)::
+
+    bpetrain model v1
+    pat_str: "<the split pattern as a JSON string, or null for raw mode>"
+    special_tokens: {"<|endoftext|>": 1000}
+    merges: 744
+    101 32
+    116 104
+    ...
+
+One merge per line, ``left right`` as decimal token ids, in rank order (line ``i``
+of the merges makes id ``256 + i``).
+
+tiktoken rank file: one ``base64(token bytes) rank`` line per token, ranks dense from
+0, as read by ``tiktoken.load.load_tiktoken_bpe`` (tiktoken's own format).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+from ._atomic import atomic_write
+
+__all__ = ["write_model", "read_model", "write_tiktoken"]
+
+MAGIC = "bpetrain model v1"
+
+
+def write_model(path, *, merges, pat_str, special_tokens) -> None:
+    """Write a model file atomically (see the module docstring for the format)."""
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(f"{MAGIC}\n")
+        f.write(f"pat_str: {json.dumps(pat_str)}\n")
+        f.write(f"special_tokens: {json.dumps(special_tokens, ensure_ascii=False)}\n")
+        f.write(f"merges: {len(merges)}\n")
+        f.writelines(f"{a} {b}\n" for a, b in merges)
+
+
+def read_model(path) -> dict:
+    """Read a model file into ``merges``, ``pat_str`` and ``special_tokens``.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is not a bpetrain model file of a version this release reads, or a
+        line is malformed; the message names the file and the line.
+    """
+    name = os.fspath(path)
+    with open(path, encoding="utf-8") as f:
+        try:
+            lines = f.read().split("\n")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{name}: not a bpetrain model file (not UTF-8 text: {exc.reason})") from None
+    if not lines[0].startswith("bpetrain model "):
+        raise ValueError(f"{name}:1: not a bpetrain model file (expected {MAGIC!r}, got {lines[0][:40]!r})")
+    if lines[0] != MAGIC:
+        raise ValueError(f"{name}:1: model file version {lines[0][15:]!r} is not supported (this release reads v1)")
+
+    def field(lineno: int, key: str):
+        line = lines[lineno - 1] if lineno <= len(lines) else ""
+        if not line.startswith(f"{key}: "):
+            raise ValueError(f"{name}:{lineno}: expected '{key}: ...', got {line[:40]!r}")
+        try:
+            return json.loads(line[len(key) + 2 :])
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}:{lineno}: {key} is not valid JSON: {exc}") from None
+
+    pat_str = field(2, "pat_str")
+    if pat_str is not None and not isinstance(pat_str, str):
+        raise ValueError(f"{name}:2: pat_str must be a string or null")
+    special_tokens = field(3, "special_tokens")
+    if not isinstance(special_tokens, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) for v in special_tokens.values()
+    ):
+        raise ValueError(f"{name}:3: special_tokens must be an object of token -> integer id")
+    n_merges = field(4, "merges")
+    if not isinstance(n_merges, int) or n_merges < 0:
+        raise ValueError(f"{name}:4: merges must be a count >= 0")
+    body = lines[4 : 4 + n_merges]
+    rest = lines[4 + n_merges :]
+    if len(body) < n_merges or rest != [""]:
+        raise ValueError(
+            f"{name}: the header announces {n_merges} merges but the file holds "
+            f"{len(lines) - 5} merge lines (truncated or edited file)"
+        )
+    merges = []
+    for i, line in enumerate(body):
+        parts = line.split(" ")
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise ValueError(f"{name}:{i + 5}: expected two token ids 'left right', got {line[:40]!r}")
+        merges.append((int(parts[0]), int(parts[1])))
+    return {"merges": merges, "pat_str": pat_str, "special_tokens": special_tokens}
+
+
+def write_tiktoken(path, tokens) -> None:
+    """Write tiktoken's rank file: token ``i`` of ``tokens`` (bytes) gets rank ``i``."""
+    with atomic_write(path, "wb") as f:
+        f.writelines(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))

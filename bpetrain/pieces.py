@@ -1,0 +1,176 @@
+"""Pre-tokenization and piece counting: documents in, a table of unique pieces out.
+
+A *piece* is what the split pattern cuts a document into (or the whole document in
+raw mode, ``pat_str=None``); BPE never merges across pieces, so training needs only
+each unique piece and how often it occurs. :class:`PieceTable` holds them as three
+numpy arrays, the input of the compiled trainer (:mod:`bpetrain._core`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import regex
+
+from .patterns import compile_pattern
+
+__all__ = ["PieceTable", "PieceCounter"]
+
+
+@dataclass(frozen=True)
+class PieceTable:
+    """Unique pieces with their counts.
+
+    Attributes
+    ----------
+    data : numpy.ndarray of uint8, shape (n_unique_bytes,)
+        The bytes of all pieces, concatenated.
+    offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
+        Piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``.
+    counts : numpy.ndarray of int64, shape (n_pieces,)
+        How often each piece occurs in the corpus.
+    """
+
+    data: np.ndarray
+    offsets: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def from_counts(cls, counts: Mapping[bytes, int]) -> PieceTable:
+        """Build a table from a mapping ``piece bytes -> count``.
+
+        Raises
+        ------
+        TypeError
+            If a piece is not ``bytes`` or a count not an integer.
+        ValueError
+            If a count is negative or does not fit in int64.
+        """
+        pieces = list(counts)
+        for piece in pieces:
+            if not isinstance(piece, bytes):
+                raise TypeError(f"pieces must be bytes, got {type(piece).__name__}: {piece!r:.60}")
+        values = list(counts.values())
+        for piece, value in zip(pieces, values):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError(f"count of piece {piece!r:.60} must be an int, got {value!r}")
+            if not 0 <= value < 2**63:
+                raise ValueError(f"count of piece {piece!r:.60} must be in [0, 2**63), got {value}")
+        offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in pieces], out=offsets[1:])
+        data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        return cls(data, offsets, np.array(values, dtype=np.int64).reshape(len(pieces)))
+
+    @property
+    def n_pieces(self) -> int:
+        """Number of unique pieces."""
+        return len(self.counts)
+
+    @property
+    def n_bytes(self) -> int:
+        """Bytes of text the table stands for: sum of piece length times count."""
+        return int(np.dot(np.diff(self.offsets), self.counts))
+
+    def piece(self, i: int) -> bytes:
+        """The bytes of piece ``i``."""
+        return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
+
+
+class PieceCounter:
+    """Split documents into pieces and count them.
+
+    Parameters
+    ----------
+    pat_str : str or None
+        The split pattern (a ``regex`` module regex), or ``None`` for raw mode, where
+        every document (between special tokens) is one piece.
+    special_tokens : iterable of str
+        Strings cut out of every document before splitting; they split the text and
+        are not counted.
+
+    Notes
+    -----
+    Text given as ``bytes`` is decoded as UTF-8 with ``errors="surrogateescape"``, so
+    invalid bytes survive as lone surrogates that the named patterns class with
+    punctuation, and every piece is encoded back to the original bytes.
+    """
+
+    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = ()):
+        self.pat_str = pat_str
+        self._pattern = None if pat_str is None else compile_pattern(pat_str)
+        specials = sorted(special_tokens, key=len, reverse=True)
+        self._special = None
+        self._special_bytes = None
+        if specials:
+            self._special = regex.compile("|".join(regex.escape(s) for s in specials))
+            self._special_bytes = regex.compile(
+                b"|".join(regex.escape(s.encode("utf-8")) for s in specials)
+            )
+        self._counts: Counter = Counter()
+        #: Bytes of documents seen so far (UTF-8 bytes, special tokens included).
+        self.n_input_bytes = 0
+        #: Documents seen so far.
+        self.n_documents = 0
+
+    def add(self, document: str | bytes) -> None:
+        """Count the pieces of one document.
+
+        Raises
+        ------
+        TypeError
+            If ``document`` is neither ``str`` nor ``bytes``.
+        ValueError
+            If a ``str`` holds a lone surrogate that is not an escaped byte.
+        """
+        if isinstance(document, (bytearray, memoryview)):
+            document = bytes(document)
+        if not isinstance(document, (str, bytes)):
+            raise TypeError(
+                f"documents must be str or bytes, got {type(document).__name__}; "
+                "iterate over the text field of your records"
+            )
+        self.n_documents += 1
+        if self._pattern is None:
+            self._add_raw(document)
+        else:
+            self._add_split(document)
+
+    def _add_raw(self, document: str | bytes) -> None:
+        if isinstance(document, str):
+            document = _encode(document)
+        self.n_input_bytes += len(document)
+        parts = [document] if self._special_bytes is None else self._special_bytes.split(document)
+        self._counts.update(part for part in parts if part)
+
+    def _add_split(self, document: str | bytes) -> None:
+        if isinstance(document, bytes):
+            self.n_input_bytes += len(document)
+            document = document.decode("utf-8", "surrogateescape")
+        else:
+            self.n_input_bytes += len(document) if document.isascii() else len(_encode(document))
+        parts = [document] if self._special is None else self._special.split(document)
+        finditer = self._pattern.finditer
+        for part in parts:
+            self._counts.update(m.group() for m in finditer(part))
+
+    def table(self) -> PieceTable:
+        """The counted pieces as a :class:`PieceTable` (pieces as UTF-8 bytes)."""
+        counts: Counter = Counter()
+        for piece, count in self._counts.items():
+            if piece:
+                counts[_encode(piece) if isinstance(piece, str) else piece] += count
+        return PieceTable.from_counts(counts)
+
+
+def _encode(text: str) -> bytes:
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        bad = text[exc.start]
+        raise ValueError(
+            f"text holds the lone surrogate U+{ord(bad):04X} at character {exc.start}, which is not "
+            "valid Unicode and has no UTF-8 bytes; pass such text as bytes, or decode it with "
+            "errors='surrogateescape'"
+        ) from None

@@ -1,0 +1,296 @@
+"""The training front end: options, input reading, progress, and the compiled kernel."""
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ._core import PairMerger
+from .patterns import resolve_pattern
+from .pieces import PieceCounter, PieceTable
+from .tokenizer import Tokenizer
+
+__all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
+
+MAX_VOCAB_SIZE = 2**31 - 1  # token ids are int32
+MERGES_PER_STEP = 256  # merges between progress updates
+
+
+class VocabSizeNotReachedWarning(UserWarning):
+    """Training stopped before ``vocab_size``: no pair occurs ``min_frequency`` times any more."""
+
+
+@dataclass
+class TrainingStats:
+    """What a training run read and produced.
+
+    Attributes
+    ----------
+    seconds : float
+        Wall time of the whole run (reading, counting, merging).
+    n_input_bytes : int
+        Bytes of input text (UTF-8), special tokens included.
+    n_documents : int
+        Documents read (files for :meth:`BpeTrainer.train`).
+    n_pieces : int
+        Unique pieces after pre-tokenization.
+    n_piece_bytes : int
+        Bytes in all pieces (with repetition): the text that was trained on.
+    n_merges : int
+        Merges learned.
+    n_tokens : int
+        Tokens the training text has after all merges.
+    merge_counts : numpy.ndarray of int64, shape (n_merges,)
+        The weighted count of each merged pair when it was merged.
+    """
+
+    seconds: float
+    n_input_bytes: int
+    n_documents: int
+    n_pieces: int
+    n_piece_bytes: int
+    n_merges: int
+    n_tokens: int
+    merge_counts: np.ndarray
+
+    @property
+    def bytes_per_token(self) -> float:
+        """Compression on the training text: piece bytes per token after training."""
+        return self.n_piece_bytes / self.n_tokens if self.n_tokens else 0.0
+
+
+class BpeTrainer:
+    """Train a byte-level BPE tokenizer.
+
+    The argument names follow Hugging Face ``tokenizers.trainers.BpeTrainer``;
+    ``vocab_size`` counts everything (256 byte tokens + merges + special tokens). The
+    training rules are written out in :mod:`bpetrain._reference`: highest pair count
+    first, ties to the smallest ``(left, right)`` ids, as rustbpe does.
+
+    Parameters
+    ----------
+    vocab_size : int
+        Target vocabulary size, >= 256 + len(special_tokens).
+    pattern : str or None, default "cl100k"
+        Split pattern: a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``), any regex for
+        the ``regex`` module, or ``None``/``"none"`` for raw mode (each document, or each
+        file, is one piece; nothing is pre-tokenized).
+    special_tokens : sequence of str, default ()
+        Strings that are cut out of the training text and get the ids after the merges,
+        in this order.
+    min_frequency : int, default 2
+        A pair is merged only if it occurs at least this often (0 and 1: no threshold).
+        When no pair does, training stops early with a :class:`VocabSizeNotReachedWarning`.
+    show_progress : bool, default True
+        Show tqdm progress bars (bytes read, merges done).
+
+    Raises
+    ------
+    TypeError
+        If an argument has the wrong type (``special_tokens`` given as one string, say).
+    ValueError
+        If ``vocab_size`` is below 256 + len(special_tokens) or above 2**31 - 1, the
+        pattern is unknown or invalid, or the special tokens are empty or repeated.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        *,
+        pattern: str | None = "cl100k",
+        special_tokens: Sequence[str] = (),
+        min_frequency: int = 2,
+        show_progress: bool = True,
+    ):
+        if isinstance(special_tokens, (str, bytes)):
+            raise TypeError("special_tokens must be a sequence of strings, e.g. ['<|endoftext|>'], not one string")
+        special_tokens = list(special_tokens)
+        for token in special_tokens:
+            if not isinstance(token, str):
+                raise TypeError(f"special tokens must be str, got {type(token).__name__}: {token!r}")
+            if not token:
+                raise ValueError("special tokens must be non-empty strings")
+        if len(set(special_tokens)) != len(special_tokens):
+            repeated = sorted({t for t in special_tokens if special_tokens.count(t) > 1})
+            raise ValueError(f"special tokens are repeated: {repeated}")
+        _check_int("vocab_size", vocab_size)
+        _check_int("min_frequency", min_frequency)
+        floor = 256 + len(special_tokens)
+        if vocab_size < floor:
+            raise ValueError(
+                f"vocab_size={vocab_size} is below 256 byte tokens + {len(special_tokens)} special "
+                f"tokens = {floor}; byte-level BPE needs every byte as a token"
+            )
+        if vocab_size > MAX_VOCAB_SIZE:
+            raise ValueError(f"vocab_size={vocab_size} exceeds {MAX_VOCAB_SIZE}: token ids are int32")
+        if min_frequency < 0:
+            raise ValueError(f"min_frequency must be >= 0, got {min_frequency}")
+        self.vocab_size = vocab_size
+        self.pat_str = resolve_pattern(pattern)
+        self.special_tokens = special_tokens
+        self.min_frequency = max(min_frequency, 1)
+        self.show_progress = show_progress
+        #: :class:`TrainingStats` of the last run, or None.
+        self.stats: TrainingStats | None = None
+
+    def __repr__(self) -> str:
+        return (
+            f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={self.pat_str!r:.40}, "
+            f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency})"
+        )
+
+    # ------------------------------------------------------------------ inputs
+
+    def train(self, files: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
+        """Train on text files; each file is one document.
+
+        With a split pattern the pattern splits each file's text; in raw mode each file
+        is one piece. Files need not be valid UTF-8: they are read as bytes (see
+        :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
+
+        Parameters
+        ----------
+        files : path or iterable of paths
+
+        Returns
+        -------
+        Tokenizer
+
+        Raises
+        ------
+        FileNotFoundError
+            If a file does not exist (checked for all files before reading any).
+        ValueError
+            If the files hold no text to train on.
+        """
+        if isinstance(files, (str, os.PathLike)):
+            files = [files]
+        paths = [os.fspath(f) for f in files]
+        missing = [p for p in paths if not os.path.isfile(p)]
+        if missing:
+            raise FileNotFoundError(f"no such file: {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        total = sum(os.path.getsize(p) for p in paths)
+
+        def documents(bar):
+            for path in paths:
+                with open(path, "rb") as f:
+                    data = f.read()
+                bar.update(len(data))
+                yield data
+
+        return self._run(documents, total=total, unit="B", desc="reading")
+
+    def train_from_iterator(self, iterator: Iterable[str | bytes], length: int | None = None) -> Tokenizer:
+        """Train on documents from an iterator (each item, ``str`` or ``bytes``, is one document).
+
+        Parameters
+        ----------
+        iterator : iterable of str or bytes
+        length : int, optional
+            Number of documents, for the progress bar's ETA.
+
+        Returns
+        -------
+        Tokenizer
+
+        Raises
+        ------
+        TypeError
+            If an item is neither ``str`` nor ``bytes``.
+        ValueError
+            If the documents hold no text to train on.
+        """
+
+        def documents(bar):
+            for document in iterator:
+                bar.update(1)
+                yield document
+
+        return self._run(documents, total=length, unit="doc", desc="reading")
+
+    def train_from_counts(self, counts: Mapping[str | bytes, int]) -> Tokenizer:
+        """Train on pieces that are already counted (a word-frequency list, say).
+
+        The keys are pieces: they are neither split by the pattern nor searched for
+        special tokens.
+
+        Parameters
+        ----------
+        counts : mapping of str or bytes to int
+            Piece -> how often it occurs (int64 range).
+
+        Returns
+        -------
+        Tokenizer
+        """
+        started = time.perf_counter()
+        merged: dict[bytes, int] = {}
+        for piece, count in counts.items():
+            key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
+            merged[key] = merged.get(key, 0) + count
+        table = PieceTable.from_counts(merged)
+        return self._train_table(table, started, n_input_bytes=table.n_bytes, n_documents=0)
+
+    # ---------------------------------------------------------------- training
+
+    def _run(self, documents, *, total, unit, desc) -> Tokenizer:
+        started = time.perf_counter()
+        counter = PieceCounter(self.pat_str, self.special_tokens)
+        with tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=not self.show_progress) as bar:
+            for document in documents(bar):
+                counter.add(document)
+        table = counter.table()
+        n_input_bytes, n_documents = counter.n_input_bytes, counter.n_documents
+        del counter  # the documents' text is no longer needed
+        return self._train_table(table, started, n_input_bytes=n_input_bytes, n_documents=n_documents)
+
+    def _train_table(self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int) -> Tokenizer:
+        n_piece_bytes = table.n_bytes
+        if n_piece_bytes == 0:
+            raise ValueError(
+                "the corpus is empty: there is no text to train on"
+                + (" (the pattern matched nothing)" if n_input_bytes else "")
+            )
+        n_wanted = self.vocab_size - 256 - len(self.special_tokens)
+        merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)
+        n_pieces = table.n_pieces
+        del table
+        with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+            while not merger.finished:
+                bar.update(merger.merge(MERGES_PER_STEP))
+        merges = [tuple(pair) for pair in merger.merges.tolist()]
+        if len(merges) < n_wanted:
+            warnings.warn(
+                f"learned {len(merges)} of the {n_wanted} merges that vocab_size={self.vocab_size} asks for: "
+                f"no pair of adjacent tokens occurs min_frequency={self.min_frequency} times or more any "
+                "more; lower min_frequency or vocab_size, or train on more text",
+                VocabSizeNotReachedWarning,
+                stacklevel=3,
+            )
+        first_special = 256 + len(merges)
+        tokenizer = Tokenizer(
+            merges,
+            pat_str=self.pat_str,
+            special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
+        )
+        self.stats = TrainingStats(
+            seconds=time.perf_counter() - started,
+            n_input_bytes=n_input_bytes,
+            n_documents=n_documents,
+            n_pieces=n_pieces,
+            n_piece_bytes=n_piece_bytes,
+            n_merges=len(merges),
+            n_tokens=n_piece_bytes - merger.n_tokens_removed,
+            merge_counts=merger.merge_counts,
+        )
+        return tokenizer
+
+
+def _check_int(name: str, value) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")

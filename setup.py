@@ -1,0 +1,26 @@
+"""Build the Cython kernels; all metadata lives in pyproject.toml.
+
+Compiler directives are set here, once. ``BPETRAIN_DEBUG=1`` turns bounds and
+wraparound checks back on for a debug test run.
+"""
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get("BPETRAIN_DEBUG", "") not in ("", "0")
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": DEBUG,
+    "wraparound": DEBUG,
+    "initializedcheck": DEBUG,
+    "cdivision": True,
+}
+COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+
+setup(
+    ext_modules=cythonize(
+        [Extension("bpetrain._core", ["bpetrain/_core.pyx"], extra_compile_args=COMPILE_ARGS)],
+        compiler_directives=DIRECTIVES,
+    ),
+)
