@@ -61,8 +61,8 @@ def resolve_pattern(pattern: str | None) -> str | None:
     TypeError
         If ``pattern`` is not a string or ``None``.
     ValueError
-        If ``pattern`` is not a known name and does not compile, or matches the
-        empty string (it would split text into nothing).
+        If ``pattern`` looks like a name (lower-case letters, digits, ``_``) but is not
+        one, does not compile, or matches the empty string.
     """
     if pattern is None or pattern == "none":
         return None
@@ -70,6 +70,11 @@ def resolve_pattern(pattern: str | None) -> str | None:
         raise TypeError(f"pattern must be a str or None, got {type(pattern).__name__}")
     if pattern in PATTERNS:
         return PATTERNS[pattern]
+    if regex.fullmatch(r"[a-z][a-z0-9_]*", pattern):
+        raise ValueError(
+            f"unknown pattern name {pattern!r}: the names are {', '.join(PATTERNS)} and none; to split on "
+            f"the literal text, pass the regex as (?:{pattern})"
+        )
     compile_pattern(pattern)
     return pattern
 

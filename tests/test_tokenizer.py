@@ -1,0 +1,116 @@
+"""Tokenizer: vocabulary, reference encode/decode, special tokens, model files."""
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from helpers import MULTILINGUAL, stdlib_text
+
+from bpetrain import BpeTrainer, Tokenizer
+
+
+@pytest.fixture(scope="module")
+def tok():
+    text = stdlib_text(400_000).decode("utf-8") + MULTILINGUAL * 10
+    return BpeTrainer(256 + 500 + 2, special_tokens=["<|endoftext|>", "<|pad|>"], show_progress=False).train_from_iterator([text])
+
+
+def test_vocab_ranks_and_specials(tok):
+    assert len(tok.merges) == 500
+    assert tok.special_tokens == {"<|endoftext|>": 756, "<|pad|>": 757}
+    assert tok.n_vocab == 758
+    for i, (a, b) in enumerate(tok.merges):
+        assert tok.vocab[256 + i] == tok.vocab[a] + tok.vocab[b]
+        assert tok.mergeable_ranks[tok.vocab[256 + i]] == 256 + i
+    assert len(tok.mergeable_ranks) == 756
+    assert tok.vocab[757] == b"<|pad|>"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_decode_encode_round_trip(tok, text):
+    assert tok.decode(tok.encode_ordinary(text)) == text
+
+
+def test_round_trip_adversarial(tok):
+    for text in ["", "a" * 10**4, MULTILINGUAL, "\udcff\udc80 raw bytes", " " * 1000 + "\n" * 50]:
+        assert tok.decode(tok.encode_ordinary(text), errors="surrogateescape") == text
+
+
+def test_decode_invalid_utf8_and_bad_ids(tok):
+    assert tok.decode([0xFF, ord("a")]) == "\ufffda"
+    assert tok.decode_bytes([0xFF]) == b"\xff"
+    with pytest.raises(ValueError, match="token id 758 is not in the vocabulary"):
+        tok.decode([1, 758])
+
+
+def test_special_tokens_follow_tiktoken_rules(tok):
+    text = "hello <|endoftext|> world"
+    with pytest.raises(ValueError, match="disallowed special token '<\\|endoftext\\|>'"):
+        tok.encode(text)
+    ids = tok.encode(text, allowed_special={"<|endoftext|>"})
+    assert 756 in ids and tok.decode(ids) == text
+    assert 756 not in tok.encode(text, disallowed_special=())
+    assert tok.encode(text, disallowed_special=()) == tok.encode_ordinary(text)
+    with pytest.raises(ValueError, match="not special tokens"):
+        tok.encode(text, allowed_special={"<|nope|>"})
+
+
+def test_save_load_round_trip(tok, tmp_path):
+    path = tmp_path / "model.bpe"
+    tok.save(path)
+    loaded = Tokenizer.load(path)
+    assert loaded == tok
+    assert loaded.encode(MULTILINGUAL) == tok.encode(MULTILINGUAL)
+    assert os.listdir(tmp_path) == ["model.bpe"]
+
+
+def test_raw_mode_model_round_trip(tmp_path):
+    tok = BpeTrainer(266, pattern=None, show_progress=False).train_from_iterator(["abcabcabd" * 20, "xyz" * 9])
+    tok.save(tmp_path / "raw.bpe")
+    assert Tokenizer.load(tmp_path / "raw.bpe") == tok
+    assert tok.pat_str is None
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda lines: ["gpt2 model v1", *lines[1:]], "not a bpetrain model file"),
+        (lambda lines: ["bpetrain model v9", *lines[1:]], "version 'v9' is not supported"),
+        (lambda lines: [lines[0], "pat_str: [oops", *lines[2:]], ":2: pat_str is not valid JSON"),
+        (lambda lines: lines[:4] + ["1 2 3"] + lines[5:], ":5: expected two token ids"),
+        (lambda lines: lines[:-5] + [""], "announces 500 merges but the file holds 496"),
+        (lambda lines: lines[:6] + ["9999 1"] + lines[7:], "merge 2 \\(9999, 1\\) names an id"),
+    ],
+)
+def test_malformed_model_files(tok, tmp_path, mutate, message):
+    path = tmp_path / "model.bpe"
+    tok.save(path)
+    lines = path.read_text(encoding="utf-8").split("\n")
+    path.write_text("\n".join(mutate(lines)), encoding="utf-8")
+    with pytest.raises(ValueError, match=message):
+        Tokenizer.load(path)
+
+
+def test_failed_write_leaves_no_file(tok, tmp_path, monkeypatch):
+    import bpetrain.model_file as model_file
+
+    def explode(*args):
+        raise OSError("disk full")
+
+    target = tmp_path / "ranks.tiktoken"
+    monkeypatch.setattr(model_file.base64, "b64encode", explode)
+    with pytest.raises(OSError, match="disk full"):
+        tok.save_tiktoken(target)
+    assert os.listdir(tmp_path) == []
+
+
+def test_tokenizer_rejects_inconsistent_parts():
+    with pytest.raises(ValueError, match="names an id"):
+        Tokenizer([(97, 300)], pat_str=None)
+    with pytest.raises(ValueError, match="which is a byte or merge id"):
+        Tokenizer([(97, 98)], pat_str=None, special_tokens={"<s>": 256})
+    with pytest.raises(ValueError, match="share id"):
+        Tokenizer([], pat_str=None, special_tokens={"<s>": 300, "</s>": 300})

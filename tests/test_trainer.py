@@ -1,0 +1,120 @@
+"""BpeTrainer: options, inputs and bad input."""
+from __future__ import annotations
+
+import pytest
+from helpers import MULTILINGUAL
+
+from bpetrain import BpeTrainer, VocabSizeNotReachedWarning, _reference
+from bpetrain.patterns import PATTERNS
+
+
+def trainer(vocab_size=300, **kwargs):
+    return BpeTrainer(vocab_size, show_progress=False, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, message",
+    [
+        ({"vocab_size": 255}, ValueError, "vocab_size=255 is below 256 byte tokens"),
+        ({"vocab_size": 257, "special_tokens": ["<a>", "<b>"]}, ValueError, "below 256 byte tokens \\+ 2 special"),
+        ({"vocab_size": 2**31}, ValueError, "token ids are int32"),
+        ({"vocab_size": 300.0}, TypeError, "vocab_size must be an int"),
+        ({"pattern": "cl200k"}, ValueError, "unknown pattern name 'cl200k'"),
+        ({"pattern": "(unclosed"}, ValueError, "nor a valid regular expression"),
+        ({"pattern": "a*"}, ValueError, "matches the empty string"),
+        ({"pattern": 5}, TypeError, "pattern must be a str or None"),
+        ({"special_tokens": "<|endoftext|>"}, TypeError, "not one string"),
+        ({"special_tokens": ["<s>", "<s>"]}, ValueError, "repeated"),
+        ({"special_tokens": [""]}, ValueError, "non-empty"),
+        ({"min_frequency": -1}, ValueError, "min_frequency must be >= 0"),
+    ],
+)
+def test_bad_options(kwargs, error, message):
+    kwargs = {"vocab_size": 300, **kwargs}
+    with pytest.raises(error, match=message):
+        BpeTrainer(**kwargs)
+
+
+def test_unknown_option_is_an_error():
+    with pytest.raises(TypeError):
+        BpeTrainer(300, vocab=5)
+
+
+@pytest.mark.parametrize("texts", [[], [""], ["", b""]])
+def test_empty_corpus(texts):
+    with pytest.raises(ValueError, match="the corpus is empty"):
+        trainer().train_from_iterator(texts)
+
+
+def test_pattern_that_matches_nothing():
+    with pytest.raises(ValueError, match="the pattern matched nothing"):
+        trainer(pattern=r"\d+").train_from_iterator(["no digits here"])
+
+
+def test_only_special_tokens_is_empty():
+    with pytest.raises(ValueError, match="empty"):
+        trainer(special_tokens=["<s>"]).train_from_iterator(["<s><s>"])
+
+
+def test_unreachable_vocab_size_warns_and_returns_what_it_learned():
+    with pytest.warns(VocabSizeNotReachedWarning, match="learned 2 of the 1000 merges.*min_frequency=1"):
+        tok = trainer(1256, min_frequency=0).train_from_iterator(["abc"])
+    assert tok.merges == [(97, 98), (256, 99)]
+
+
+def test_min_frequency_stops_early():
+    with pytest.warns(VocabSizeNotReachedWarning, match="min_frequency=3"):
+        tok = trainer(400, min_frequency=3).train_from_iterator(["ab ab ab cd cd"])
+    assert tok.merges == _reference.train(["ab ab ab cd cd"], 144, PATTERNS["cl100k"], min_frequency=3)
+
+
+def test_bad_documents():
+    with pytest.raises(TypeError, match="documents must be str or bytes, got int"):
+        trainer().train_from_iterator(["ok", 5])
+    with pytest.raises(ValueError, match="lone surrogate U\\+D800"):
+        trainer().train_from_iterator(["bad \ud800 text"])
+
+
+@pytest.mark.parametrize("pattern", ["cl100k", None])
+def test_special_tokens_split_the_text_and_get_ids_after_merges(pattern):
+    texts = ["xy<|eot|>zxy<|eot|>z"] * 3
+    tok = trainer(259, pattern=pattern, special_tokens=["<|eot|>"], min_frequency=1).train_from_iterator(texts)
+    assert tok.special_tokens == {"<|eot|>": 258}
+    # the pieces are xy, zxy, z: the special token's bytes never take part
+    assert tok.merges == [(ord("x"), ord("y")), (ord("z"), 256)]
+
+
+def test_files_equal_iterator_and_keep_invalid_bytes(tmp_path):
+    data = [b"caf\xc3\xa9 \xff\xfe na\xefve\n" * 50, "plain text, plain text\n".encode() * 30]
+    paths = []
+    for i, d in enumerate(data):
+        paths.append(tmp_path / f"f{i}.txt")
+        paths[-1].write_bytes(d)
+    for pattern in ("cl100k", None):
+        from_files = trainer(270, pattern=pattern).train(paths)
+        from_iter = trainer(270, pattern=pattern).train_from_iterator(data)
+        assert from_files.merges == from_iter.merges
+        assert from_files.merges == _reference.train(data, 14, PATTERNS.get(pattern), min_frequency=2)
+        text = data[0].decode("utf-8", "surrogateescape")
+        assert from_files.decode_bytes(from_files.encode(text)) == data[0]
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no such file: .*nope.txt"):
+        trainer().train([tmp_path / "nope.txt"])
+
+
+def test_train_from_counts_and_stats():
+    t = trainer(260, pattern=None, min_frequency=1)
+    tok = t.train_from_counts({"hug": 10, "pug": 5, b"pun": 12, "bun": 4, "hugs": 5})
+    assert tok.merges == _reference.train_pieces({b"hug": 10, b"pug": 5, b"pun": 12, b"bun": 4, b"hugs": 5}, 4)
+    assert t.stats.n_pieces == 5
+    assert t.stats.n_piece_bytes == 3 * 31 + 4 * 5
+    assert t.stats.merge_counts.tolist()[0] == 20  # (u, g) in hug, pug, hugs
+    assert t.stats.n_tokens < t.stats.n_piece_bytes
+
+
+def test_str_and_bytes_documents_agree():
+    texts = [MULTILINGUAL, "a\udcffb"]
+    as_bytes = [t.encode("utf-8", "surrogateescape") for t in texts]
+    assert trainer(286).train_from_iterator(texts).merges == trainer(286).train_from_iterator(as_bytes).merges
