@@ -26,6 +26,12 @@ from libc.string cimport memset
 
 import numpy as np
 
+cdef extern from *:
+    """
+    #define BPETRAIN_PREFETCH(addr) __builtin_prefetch((const void*)(addr))
+    """
+    void prefetch "BPETRAIN_PREFETCH"(const void* addr) noexcept nogil
+
 cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
 cdef uint64_t EMPTY = UINT64_MAX  # free slot of the pair table
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
@@ -74,7 +80,8 @@ cdef class PairMerger:
     cdef token_t* tok          # token id at a token's first slot, back pointer at its last
     cdef pos_t* occ_prev       # occurrence lists of pairs, threaded through positions
     cdef pos_t* occ_next
-    cdef const int32_t* piece_of  # slot -> kept piece, NULL when every weight is 1
+    cdef const int32_t* piece_of  # slot -> piece, for the slots below heavy_end
+    cdef pos_t heavy_end       # pieces of count > 1 come first; every later slot weighs 1
     cdef const count_t* weight    # kept piece -> count
     cdef int32_t* tok_len      # token id -> length in bytes
     cdef PairSlot* table
@@ -96,8 +103,8 @@ cdef class PairMerger:
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency):
         cdef Py_ssize_t n_pieces = counts.shape[0]
-        cdef Py_ssize_t i, n_kept = 0
-        cdef int64_t n_slots = 1, start, stop
+        cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
+        cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
         if offsets.shape[0] != n_pieces + 1:
             raise ValueError(f"offsets must have n_pieces + 1 = {n_pieces + 1} entries, "
                              f"got {offsets.shape[0]}")
@@ -117,6 +124,9 @@ cdef class PairMerger:
             if stop - start >= 2 and counts[i] > 0:
                 n_kept += 1
                 n_slots += stop - start + 1
+                if counts[i] > 1:
+                    n_heavy += 1
+                    heavy_slots += stop - start + 1
         if n_slots > INT32_MAX - 1:
             raise ValueError(
                 f"the pieces of two or more bytes hold {n_slots - 1 - n_kept} bytes, more than the "
@@ -143,13 +153,11 @@ cdef class PairMerger:
             raise MemoryError()
         for i in range(256):
             self.tok_len[i] = 1
-        if all_ones(counts):
-            self.piece_of = NULL
-        else:
-            self.piece_array = np.empty(n_slots, dtype=np.int32)
-            self.weight_array = np.empty(max(n_kept, 1), dtype=np.int64)
-            self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
-            self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
+        self.heavy_end = <pos_t>heavy_slots
+        self.piece_array = np.empty(heavy_slots, dtype=np.int32)
+        self.weight_array = np.empty(max(n_heavy, 1), dtype=np.int64)
+        self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
+        self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
         self._fill(data, offsets, counts)
         self._track_byte_pairs()
 
@@ -166,27 +174,30 @@ cdef class PairMerger:
 
     cdef void _fill(self, const uint8_t[::1] data, const int64_t[::1] offsets,
                     const int64_t[::1] counts) noexcept:
-        """Copy the kept pieces into the working array, SEP-separated."""
+        """Copy the pieces of two or more bytes into the working array, SEP-separated:
+        first those of count > 1 (each slot knows its piece), then those of count 1."""
         cdef int32_t* piece_of = <int32_t*>self.piece_of
         cdef count_t* weight = <count_t*>self.weight
         cdef Py_ssize_t i, n_pieces = counts.shape[0]
         cdef int64_t j, s = 1
-        cdef int32_t kept = 0
+        cdef int32_t heavy = 0
+        cdef int single
         self.tok[0] = SEP
         with nogil:
-            for i in range(n_pieces):
-                if offsets[i + 1] - offsets[i] < 2 or counts[i] == 0:
-                    continue
-                if piece_of != NULL:
-                    weight[kept] = counts[i]
+            for single in range(2):
+                for i in range(n_pieces):
+                    if offsets[i + 1] - offsets[i] < 2 or counts[i] == 0 or (counts[i] == 1) != single:
+                        continue
+                    if not single:
+                        weight[heavy] = counts[i]
+                        for j in range(offsets[i], offsets[i + 1] + 1):
+                            piece_of[s + j - offsets[i]] = heavy
+                        heavy += 1
                     for j in range(offsets[i], offsets[i + 1]):
-                        piece_of[s + j - offsets[i]] = kept
-                for j in range(offsets[i], offsets[i + 1]):
-                    self.tok[s] = data[j]
+                        self.tok[s] = data[j]
+                        s += 1
+                    self.tok[s] = SEP
                     s += 1
-                self.tok[s] = SEP
-                s += 1
-                kept += 1
 
     cdef int _track_byte_pairs(self) except -1:
         """Count the byte pairs and link the positions of every pair that can be merged."""
@@ -244,7 +255,7 @@ cdef class PairMerger:
         return 0
 
     cdef inline count_t _weight(self, pos_t p) noexcept nogil:
-        if self.piece_of == NULL:
+        if p >= self.heavy_end:
             return 1
         return self.weight[self.piece_of[p]]
 
@@ -442,6 +453,13 @@ cdef class PairMerger:
         self.n_merges += 1
         self.new_size = 0
         while p >= 0:
+            after = self.occ_next[p]
+            if after >= 0:  # the walk is a pointer chase: start loading the next stop now
+                prefetch(&self.tok[after - 1])
+                prefetch(&self.occ_next[after])
+                prefetch(&self.occ_prev[after])
+                if after < self.heavy_end:
+                    prefetch(&self.piece_of[after])
             w = self._weight(p)
             q = p + len_a
             r = q + len_b
@@ -539,11 +557,3 @@ cdef class PairMerger:
     def n_tracked_pairs(self):
         """How many pairs the pair table holds now."""
         return self.table_used
-
-
-cdef bint all_ones(const int64_t[::1] counts) noexcept:
-    cdef Py_ssize_t i
-    for i in range(counts.shape[0]):
-        if counts[i] != 1 and counts[i] != 0:
-            return False
-    return True

@@ -114,42 +114,40 @@ class PieceCounter:
         #: Documents seen so far.
         self.n_documents = 0
 
-    def add(self, document: str | bytes) -> None:
-        """Count the pieces of one document.
+    def update(self, documents: Iterable[str | bytes]) -> None:
+        """Count the pieces of every document in ``documents``.
 
         Raises
         ------
         TypeError
-            If ``document`` is neither ``str`` nor ``bytes``.
+            If a document is neither ``str`` nor ``bytes``.
         ValueError
             If a ``str`` holds a lone surrogate that is not an escaped byte.
         """
-        if isinstance(document, (bytearray, memoryview)):
-            document = bytes(document)
-        if not isinstance(document, (str, bytes)):
-            raise TypeError(
-                f"documents must be str or bytes, got {type(document).__name__}; "
-                "iterate over the text field of your records"
-            )
-        self.n_documents += 1
-        if self._pattern is None:
-            self._add_raw(document)
-        else:
-            self._add_split(document)
+        counts = self._counts
+        get = counts.get
+        special_bytes = self._special_bytes
+        for document in documents:
+            self.n_documents += 1
+            if self._pattern is not None:
+                self._add_split(document)
+                continue
+            if type(document) is not bytes:
+                document = _encode(document) if isinstance(document, str) else _as_bytes(document)
+            self.n_input_bytes += len(document)
+            if special_bytes is None:  # the common raw-mode case: one dict update
+                if document:
+                    counts[document] = get(document, 0) + 1
+            else:
+                counts.update(part for part in special_bytes.split(document) if part)
 
-    def _add_raw(self, document: str | bytes) -> None:
+    def _add_split(self, document) -> None:
         if isinstance(document, str):
-            document = _encode(document)
-        self.n_input_bytes += len(document)
-        parts = [document] if self._special_bytes is None else self._special_bytes.split(document)
-        self._counts.update(part for part in parts if part)
-
-    def _add_split(self, document: str | bytes) -> None:
-        if isinstance(document, bytes):
+            self.n_input_bytes += len(document) if document.isascii() else len(_encode(document))
+        else:
+            document = _as_bytes(document)
             self.n_input_bytes += len(document)
             document = document.decode("utf-8", "surrogateescape")
-        else:
-            self.n_input_bytes += len(document) if document.isascii() else len(_encode(document))
         parts = [document] if self._special is None else self._special.split(document)
         finditer = self._pattern.finditer
         for part in parts:
@@ -162,6 +160,15 @@ class PieceCounter:
             if piece:
                 counts[_encode(piece) if isinstance(piece, str) else piece] += count
         return PieceTable.from_counts(counts)
+
+
+def _as_bytes(document) -> bytes:
+    if isinstance(document, (bytes, bytearray, memoryview)):
+        return bytes(document)
+    raise TypeError(
+        f"documents must be str or bytes, got {type(document).__name__}; "
+        "iterate over the text field of your records"
+    )
 
 
 def _encode(text: str) -> bytes:

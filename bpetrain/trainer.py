@@ -19,6 +19,7 @@ __all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 
 MAX_VOCAB_SIZE = 2**31 - 1  # token ids are int32
 MERGES_PER_STEP = 256  # merges between progress updates
+PROGRESS_EVERY = 1024  # documents between progress updates
 
 
 class VocabSizeNotReachedWarning(UserWarning):
@@ -182,6 +183,7 @@ class BpeTrainer:
                     data = f.read()
                 bar.update(len(data))
                 yield data
+                del data  # let the counter's copy be the only one
 
         return self._run(documents, total=total, unit="B", desc="reading")
 
@@ -207,9 +209,12 @@ class BpeTrainer:
         """
 
         def documents(bar):
-            for document in iterator:
-                bar.update(1)
+            n = 0
+            for n, document in enumerate(iterator, 1):
                 yield document
+                if not n % PROGRESS_EVERY:
+                    bar.update(PROGRESS_EVERY)
+            bar.update(n % PROGRESS_EVERY)
 
         return self._run(documents, total=length, unit="doc", desc="reading")
 
@@ -242,8 +247,7 @@ class BpeTrainer:
         started = time.perf_counter()
         counter = PieceCounter(self.pat_str, self.special_tokens)
         with tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=not self.show_progress) as bar:
-            for document in documents(bar):
-                counter.add(document)
+            counter.update(documents(bar))
         table = counter.table()
         n_input_bytes, n_documents = counter.n_input_bytes, counter.n_documents
         del counter  # the documents' text is no longer needed
