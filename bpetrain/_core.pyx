@@ -239,7 +239,7 @@ cdef class PairMerger:
                 else:
                     head[k] = <pos_t>p
                 tail[k] = <pos_t>p
-        while capacity < 2 * <uint64_t>n_pairs:
+        while 10 * <uint64_t>n_pairs > 7 * capacity:
             capacity *= 2
         try:
             self._table_alloc(capacity)
@@ -293,11 +293,11 @@ cdef class PairMerger:
             i = (i + 1) & self.table_mask
 
     cdef int64_t _table_insert(self, uint64_t key) except -1 nogil:
-        """Index of a new slot for ``key`` (not present), growing the table when half full."""
+        """Index of a new slot for ``key`` (not present), growing the table past 70% load."""
         cdef uint64_t i
         cdef PairSlot* old
         cdef uint64_t j, old_capacity
-        if 2 * (self.table_used + 1) > <int64_t>(self.table_mask + 1):
+        if 10 * (self.table_used + 1) > 7 * <int64_t>(self.table_mask + 1):
             old = self.table
             old_capacity = self.table_mask + 1
             self.table = NULL

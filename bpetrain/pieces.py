@@ -153,6 +153,10 @@ class PieceCounter:
         for part in parts:
             self._counts.update(m.group() for m in finditer(part))
 
+    def clear(self) -> None:
+        """Forget the counted pieces (the totals stay)."""
+        self._counts = Counter()
+
     def table(self) -> PieceTable:
         """The counted pieces as a :class:`PieceTable` (pieces as UTF-8 bytes)."""
         counts: Counter = Counter()

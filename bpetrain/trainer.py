@@ -248,10 +248,9 @@ class BpeTrainer:
         counter = PieceCounter(self.pat_str, self.special_tokens)
         with tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=not self.show_progress) as bar:
             counter.update(documents(bar))
-        table = counter.table()
         n_input_bytes, n_documents = counter.n_input_bytes, counter.n_documents
-        del counter  # the documents' text is no longer needed
-        return self._train_table(table, started, n_input_bytes=n_input_bytes, n_documents=n_documents)
+        # the table is passed on, not kept: _train_table drops it once the kernel has copied it
+        return self._train_table(_take_table(counter), started, n_input_bytes=n_input_bytes, n_documents=n_documents)
 
     def _train_table(self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int) -> Tokenizer:
         n_piece_bytes = table.n_bytes
@@ -293,6 +292,13 @@ class BpeTrainer:
             merge_counts=merger.merge_counts,
         )
         return tokenizer
+
+
+def _take_table(counter: PieceCounter) -> PieceTable:
+    """The counter's table, with the counter emptied so the documents can be freed."""
+    table = counter.table()
+    counter.clear()
+    return table
 
 
 def _check_int(name: str, value) -> None:
