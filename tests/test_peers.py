@@ -2,29 +2,14 @@
 from __future__ import annotations
 
 import pytest
-from helpers import MULTILINGUAL, stdlib_text
+from helpers import MULTILINGUAL, rustbpe_merges, stdlib_text
 
 from bpetrain import BpeTrainer
-from bpetrain._reference import encode_piece
 from bpetrain.patterns import PATTERNS
 
 rustbpe = pytest.importorskip("rustbpe", reason="rustbpe is a test dependency: pip install '.[test]'")
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 import tiktoken.load  # noqa: E402
-
-
-def rustbpe_merges(texts, vocab_size, pat_str):
-    """rustbpe's merges as id pairs, recovered from its ranks by re-encoding each token
-    with the merges before it (the encoding of token r is exactly its merge pair)."""
-    peer = rustbpe.Tokenizer()
-    peer.train_from_iterator(iter(texts), vocab_size, pattern=pat_str)
-    ranks = sorted(peer.get_mergeable_ranks(), key=lambda item: item[1])
-    merges: dict[tuple[int, int], int] = {}
-    for token, rank in ranks[256:]:
-        parts = encode_piece(token, merges)
-        assert len(parts) == 2, f"rank {rank} is not one merge of earlier tokens"
-        merges[tuple(parts)] = rank
-    return sorted(merges, key=merges.get)
 
 
 @pytest.mark.parametrize("pattern", ["cl100k", "gpt2"])
