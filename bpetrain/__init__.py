@@ -4,5 +4,5 @@ from .pieces import PieceTable
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 
-__all__ = ["BpeTrainer", "PATTERNS", "PieceTable", "Tokenizer", "TrainingStats", "VocabSizeNotReachedWarning"]
+__all__ = ["PATTERNS", "BpeTrainer", "PieceTable", "Tokenizer", "TrainingStats", "VocabSizeNotReachedWarning"]
 __version__ = "0.1.0"

@@ -1,6 +1,8 @@
 """The obviously correct, slow reference of bpetrain's training and encoding.
 
-Tests compare the compiled kernels against these functions; nothing else uses them.
+Tests and benchmarks compare the compiled kernels and the peers against these
+functions; the library itself uses only :func:`encode_piece` (the reference encoder of
+:class:`~bpetrain.Tokenizer`, until the fast encoder lands).
 The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
 pairs, pick the best, assign ``256 + i``, replace, repeat.
 
@@ -184,3 +186,30 @@ def encode(
             if piece:
                 ids.extend(encode_piece(piece.encode("utf-8", "surrogateescape"), merges))
     return ids
+
+
+def merges_from_ranks(ranked_tokens: Iterable[tuple[bytes, int]]) -> list[tuple[int, int]]:
+    """Recover the merges, as id pairs in rank order, from ``(token bytes, rank)`` items.
+
+    Token ``r`` was made by merging two earlier tokens, but its bytes alone do not say
+    where. Encoding them with merges ``0..r-1`` (:func:`encode_piece`) replays what
+    training did and ends at the two tokens that were merged.
+
+    Raises
+    ------
+    ValueError
+        If the ranks are not 0..n-1 starting with the 256 bytes, or a token does not
+        encode to exactly two earlier tokens.
+    """
+    tokens = sorted(ranked_tokens, key=lambda item: item[1])
+    if [rank for _, rank in tokens] != list(range(len(tokens))) or any(
+        token != bytes([rank]) for token, rank in tokens[:256]
+    ):
+        raise ValueError("the ranks must be 0..n-1, starting with the 256 single bytes in byte order")
+    merge_ids: dict[tuple[int, int], int] = {}
+    for token, rank in tokens[256:]:
+        ids = encode_piece(token, merge_ids)
+        if len(ids) != 2:
+            raise ValueError(f"token {rank} ({token!r}) encodes to {len(ids)} ids with the earlier merges, not 2")
+        merge_ids[(ids[0], ids[1])] = rank
+    return list(merge_ids)

@@ -24,7 +24,7 @@ import os
 
 from ._atomic import atomic_write
 
-__all__ = ["write_model", "read_model", "write_tiktoken"]
+__all__ = ["read_model", "write_model", "write_tiktoken"]
 
 MAGIC = "bpetrain model v1"
 

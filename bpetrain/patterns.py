@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import regex
 
-__all__ = ["PATTERNS", "resolve_pattern", "compile_pattern"]
+__all__ = ["PATTERNS", "compile_pattern", "resolve_pattern"]
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""

@@ -16,7 +16,7 @@ import regex
 
 from .patterns import compile_pattern
 
-__all__ = ["PieceTable", "PieceCounter"]
+__all__ = ["PieceCounter", "PieceTable"]
 
 
 @dataclass(frozen=True)

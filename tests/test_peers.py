@@ -7,9 +7,9 @@ from helpers import MULTILINGUAL, rustbpe_merges, stdlib_text
 from bpetrain import BpeTrainer
 from bpetrain.patterns import PATTERNS
 
-rustbpe = pytest.importorskip("rustbpe", reason="rustbpe is a test dependency: pip install '.[test]'")
+pytest.importorskip("rustbpe", reason="rustbpe is a test dependency: pip install '.[test]'")
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
-import tiktoken.load  # noqa: E402
+load_tiktoken_bpe = pytest.importorskip("tiktoken.load").load_tiktoken_bpe
 
 
 @pytest.mark.parametrize("pattern", ["cl100k", "gpt2"])
@@ -34,7 +34,7 @@ def test_tiktoken_loads_export_and_encodes_like_reference(tmp_path, pattern):
     enc = tiktoken.Encoding(
         "trained",
         pat_str=tok.pat_str,
-        mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(tmp_path / "ranks.tiktoken")),
+        mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ranks.tiktoken")),
         special_tokens=tok.special_tokens,
     )
     assert enc.n_vocab == tok.n_vocab

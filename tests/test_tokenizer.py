@@ -4,9 +4,9 @@ from __future__ import annotations
 import os
 
 import pytest
+from helpers import MULTILINGUAL, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from helpers import MULTILINGUAL, stdlib_text
 
 from bpetrain import BpeTrainer, Tokenizer
 
@@ -95,7 +95,7 @@ def test_malformed_model_files(tok, tmp_path, mutate, message):
 
 
 def test_failed_write_leaves_no_file(tok, tmp_path, monkeypatch):
-    import bpetrain.model_file as model_file
+    from bpetrain import model_file
 
     def explode(*args):
         raise OSError("disk full")

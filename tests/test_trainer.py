@@ -85,7 +85,7 @@ def test_special_tokens_split_the_text_and_get_ids_after_merges(pattern):
 
 
 def test_files_equal_iterator_and_keep_invalid_bytes(tmp_path):
-    data = [b"caf\xc3\xa9 \xff\xfe na\xefve\n" * 50, "plain text, plain text\n".encode() * 30]
+    data = [b"caf\xc3\xa9 \xff\xfe na\xefve\n" * 50, b"plain text, plain text\n" * 30]
     paths = []
     for i, d in enumerate(data):
         paths.append(tmp_path / f"f{i}.txt")
