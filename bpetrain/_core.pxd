@@ -8,12 +8,13 @@ ctypedef int32_t pos_t
 ctypedef int64_t count_t
 
 # One pair of the pair table: the pair packed as (left << 32) | right, its
-# weighted count and the first and last position of its occurrence list.
+# weighted count, and its occurrence list (positions in slot order, some stale).
 cdef struct PairSlot:
     uint64_t key
     count_t count
-    pos_t head
-    pos_t tail
+    pos_t* occ
+    int32_t n_occ
+    int32_t cap_occ
 
 # One entry of the lazy max-heap: a count seen when the entry was pushed.
 cdef struct HeapItem:
