@@ -93,7 +93,7 @@ def _setup_bpetrain(args):
     trainer = bpetrain.BpeTrainer(
         args.vocab_size,
         pattern=args.split if args.mode == "pattern" else None,
-        min_frequency=1,
+        min_frequency=args.min_frequency,
         show_progress=False,
     )
     lines = _read_lines(args.file) if args.mode == "raw-lines" else None
@@ -149,7 +149,7 @@ def _setup_tokenizers(args):
     )
     trainer = trainers.BpeTrainer(
         vocab_size=args.vocab_size,
-        min_frequency=1,
+        min_frequency=args.min_frequency,
         show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
     )
@@ -211,7 +211,7 @@ def run_trainer(name: str, args, merges_out: str, check_pieces: bool) -> dict:
     """Run one worker subprocess; its figures, or ``{"status": "timeout" | "failed"}``."""
     command = [
         sys.executable, os.path.abspath(__file__), args.file, "--worker", name, "--mode", args.mode,
-        "--vocab-size", str(args.vocab_size), "--split", args.split, "--merges-out", merges_out,
+        "--vocab-size", str(args.vocab_size), "--min-frequency", str(args.min_frequency), "--split", args.split, "--merges-out", merges_out,
     ]
     if check_pieces:
         command.append("--check-pieces")
@@ -293,7 +293,7 @@ def render(report: dict) -> str:
     """The report as markdown: a header list, the table and notes."""
     head, results = report["header"], report["results"]
     lines = [
-        f"### {head['mode']} mode, vocab size {head['vocab_size']}",
+        f"### {head['mode']} mode, vocab size {head['vocab_size']}, min_frequency {head['min_frequency']}",
         "",
         f"- input: {head['input']} ({head['input_bytes'] / 1e6:.1f} MB, {head['input_bytes']} bytes)",
         f"- machine: {head['cpu']} ({head['arch']}), {head['cpu_count']} CPUs, Python {head['python']}",
@@ -378,6 +378,7 @@ def run_benchmark(args) -> dict:
     header = {
         "mode": args.mode,
         "vocab_size": args.vocab_size,
+        "min_frequency": args.min_frequency,
         "input": args.file,
         "input_bytes": os.path.getsize(args.file),
         "cpu": _cpu_name(),
@@ -406,6 +407,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", metavar="FILE", help="training text (read as bytes)")
     parser.add_argument("--vocab-size", type=int, default=32768, help="target vocabulary size (default 32768)")
+    parser.add_argument(
+        "--min-frequency", type=int, default=2,
+        help="min_frequency of bpetrain and tokenizers (default 2, bpetrain's default; rustbpe has "
+        "no such option and merges every pair seen at least once, which gives the same merges "
+        "whenever the vocabulary is reached first)",
+    )
     parser.add_argument("--mode", choices=MODES, default="pattern", help="input mode (default pattern)")
     parser.add_argument(
         "--peers",

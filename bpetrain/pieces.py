@@ -49,19 +49,22 @@ class PieceTable:
             If a count is negative or does not fit in int64.
         """
         pieces = list(counts)
-        for piece in pieces:
-            if not isinstance(piece, bytes):
-                raise TypeError(f"pieces must be bytes, got {type(piece).__name__}: {piece!r:.60}")
-        values = list(counts.values())
-        for piece, value in zip(pieces, values):
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                raise TypeError(f"count of piece {piece!r:.60} must be an int, got {value!r}")
-            if not 0 <= value < 2**63:
-                raise ValueError(f"count of piece {piece!r:.60} must be in [0, 2**63), got {value}")
+        try:
+            data = b"".join(pieces)
+        except TypeError:
+            bad = next(p for p in pieces if not isinstance(p, (bytes, bytearray, memoryview)))
+            raise TypeError(f"pieces must be bytes, got {type(bad).__name__}: {bad!r:.60}") from None
+        values = np.array(list(counts.values()))
+        if values.size and values.dtype.kind not in "iu":
+            for value in counts.values():
+                if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                    raise TypeError(f"counts must be ints, got {value!r}")
+            raise ValueError("counts must be in [0, 2**63): a count does not fit in int64")
+        if values.size and (values.min() < 0 or values.max() >= 2**63):
+            raise ValueError(f"counts must be in [0, 2**63), got {values.min()}..{values.max()}")
         offsets = np.zeros(len(pieces) + 1, dtype=np.int64)
-        np.cumsum([len(p) for p in pieces], out=offsets[1:])
-        data = np.frombuffer(b"".join(pieces), dtype=np.uint8)
-        return cls(data, offsets, np.array(values, dtype=np.int64).reshape(len(pieces)))
+        np.cumsum(np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces)), out=offsets[1:])
+        return cls(np.frombuffer(data, dtype=np.uint8), offsets, values.astype(np.int64).reshape(len(pieces)))
 
     @property
     def n_pieces(self) -> int:
@@ -70,8 +73,11 @@ class PieceTable:
 
     @property
     def n_bytes(self) -> int:
-        """Bytes of text the table stands for: sum of piece length times count."""
-        return int(np.dot(np.diff(self.offsets), self.counts))
+        """Bytes of text the table stands for: sum of piece length times count (exact)."""
+        lengths = np.diff(self.offsets)
+        if float(np.dot(lengths.astype(np.float64), self.counts)) < 2.0**62:
+            return int(np.dot(lengths, self.counts))
+        return sum(int(n) * int(c) for n, c in zip(lengths, self.counts))  # beyond int64
 
     def piece(self, i: int) -> bytes:
         """The bytes of piece ``i``."""
@@ -159,10 +165,12 @@ class PieceCounter:
 
     def table(self) -> PieceTable:
         """The counted pieces as a :class:`PieceTable` (pieces as UTF-8 bytes)."""
+        if self._pattern is None:  # raw mode counts bytes already
+            return PieceTable.from_counts(self._counts)
         counts: Counter = Counter()
         for piece, count in self._counts.items():
             if piece:
-                counts[_encode(piece) if isinstance(piece, str) else piece] += count
+                counts[_encode(piece)] += count
         return PieceTable.from_counts(counts)
 
 

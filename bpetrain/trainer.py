@@ -236,6 +236,10 @@ class BpeTrainer:
         started = time.perf_counter()
         merged: dict[bytes, int] = {}
         for piece, count in counts.items():
+            if not isinstance(piece, (str, bytes)):
+                raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}: {piece!r:.60}")
+            if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
+                raise TypeError(f"counts must be ints, got {count!r}")  # before summing str and bytes keys
             key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
             merged[key] = merged.get(key, 0) + count
         table = PieceTable.from_counts(merged)
@@ -258,6 +262,11 @@ class BpeTrainer:
             raise ValueError(
                 "the corpus is empty: there is no text to train on"
                 + (" (the pattern matched nothing)" if n_input_bytes else "")
+            )
+        if n_piece_bytes >= 2**63:
+            raise ValueError(
+                f"the piece counts stand for {n_piece_bytes} bytes of text, more than int64 pair counts "
+                "can hold (2**63 - 1); scale the counts down"
             )
         n_wanted = self.vocab_size - 256 - len(self.special_tokens)
         merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)

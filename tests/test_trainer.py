@@ -118,3 +118,20 @@ def test_str_and_bytes_documents_agree():
     texts = [MULTILINGUAL, "a\udcffb"]
     as_bytes = [t.encode("utf-8", "surrogateescape") for t in texts]
     assert trainer(286).train_from_iterator(texts).merges == trainer(286).train_from_iterator(as_bytes).merges
+
+
+@pytest.mark.parametrize(
+    "counts, error, message",
+    [
+        ({"ab": 2.5}, TypeError, "counts must be ints, got 2.5"),
+        ({"ab": True}, TypeError, "counts must be ints, got True"),
+        ({"ab": -1}, ValueError, "counts must be in \\[0, 2\\*\\*63\\)"),
+        ({"ab": 2**63}, ValueError, "counts must be in \\[0, 2\\*\\*63\\)"),
+        ({"ab": 2**64}, ValueError, "does not fit in int64"),
+        ({"ab": 2**62, "cd": 2**62}, ValueError, "more than int64 pair counts can hold"),
+        ({5: 1}, TypeError, "pieces must be str or bytes, got int"),
+    ],
+)
+def test_bad_counts(counts, error, message):
+    with pytest.raises(error, match=message):
+        trainer().train_from_counts(counts)
