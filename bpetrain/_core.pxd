@@ -8,7 +8,8 @@ ctypedef int32_t pos_t
 ctypedef int64_t count_t
 
 # One pair of the pair table: the pair packed as (left << 32) | right, its
-# weighted count, and its occurrence list (positions in slot order, some stale).
+# weighted count, and its occurrence list (positions in slot order, some stale):
+# with cap_occ == 0 up to two entries are stored in the bytes of ``occ`` itself.
 cdef struct PairSlot:
     uint64_t key
     count_t count

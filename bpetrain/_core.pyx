@@ -32,6 +32,7 @@ be merged. This keeps the pair table small on raw text, where most pairs occur o
 """
 from libc.stdint cimport INT32_MIN, INT32_MAX, UINT64_MAX, uint32_t
 from libc.stdlib cimport calloc, malloc, realloc, free
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -43,6 +44,8 @@ cdef extern from *:
 
 cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
 cdef int PREFETCH_AHEAD = 8     # occurrences between a prefetch and its use
+cdef enum:
+    INLINE_OCC = 2              # list entries kept in the slot's pointer field (no malloc)
 cdef uint64_t EMPTY = UINT64_MAX  # free slot of the pair table
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
 
@@ -173,7 +176,7 @@ cdef class PairMerger:
         cdef uint64_t i
         if self.table != NULL:
             for i in range(self.table_mask + 1):
-                if self.table[i].key != EMPTY:
+                if self.table[i].key != EMPTY and self.table[i].cap_occ > 0:
                     free(self.table[i].occ)
         free(self.tok_len)
         free(self.merge_left)
@@ -344,7 +347,8 @@ cdef class PairMerger:
         """Remove slot ``index`` and free its occurrence list (linear probing with
         backward shift, no tombstones)."""
         cdef uint64_t hole = <uint64_t>index, j = <uint64_t>index, home
-        free(self.table[index].occ)
+        if self.table[index].cap_occ > 0:
+            free(self.table[index].occ)
         while True:
             j = (j + 1) & self.table_mask
             if self.table[j].key == EMPTY:
@@ -454,9 +458,18 @@ cdef class PairMerger:
                 return -1
         slot = &self.table[index]
         slot.count += w
-        if slot.n_occ == slot.cap_occ:
-            cap = min(4 + <int64_t>slot.cap_occ + (slot.cap_occ >> 1), INT32_MAX)  # < n_slots
-            grown = <pos_t*>realloc(slot.occ, cap * sizeof(pos_t))
+        if slot.cap_occ == 0 and slot.n_occ < INLINE_OCC:  # short lists live in the slot itself
+            (<pos_t*>&slot.occ)[slot.n_occ] = p
+            slot.n_occ += 1
+            return 0
+        if slot.n_occ == slot.cap_occ or slot.cap_occ == 0:
+            cap = min(4 + <int64_t>slot.n_occ + (slot.n_occ >> 1), INT32_MAX)  # < n_slots
+            if slot.cap_occ == 0:
+                grown = <pos_t*>malloc(cap * sizeof(pos_t))
+                if grown != NULL:
+                    memcpy(grown, &slot.occ, slot.n_occ * sizeof(pos_t))
+            else:
+                grown = <pos_t*>realloc(slot.occ, cap * sizeof(pos_t))
             if grown == NULL:
                 with gil:
                     raise MemoryError()
@@ -489,10 +502,15 @@ cdef class PairMerger:
         cdef int64_t index = self._table_find(pack(a, b))
         cdef pos_t* occ = self.table[index].occ
         cdef int32_t n_occ = self.table[index].n_occ, k
+        cdef pos_t inline_occ[INLINE_OCC]
+        cdef bint owned = self.table[index].cap_occ > 0
         cdef pos_t p, q, r, left
         cdef token_t x, y, v
         cdef count_t w
         cdef int64_t i
+        if not owned:
+            memcpy(inline_occ, &self.table[index].occ, n_occ * sizeof(pos_t))
+            occ = inline_occ
         self.table[index].occ = NULL  # the list is ours to walk and free
         self.table[index].n_occ = 0
         self.table[index].cap_occ = 0
@@ -531,7 +549,8 @@ cdef class PairMerger:
                     self._add(z, y, w, p)
                 self.n_tokens_removed += w
         finally:
-            free(occ)
+            if owned:
+                free(occ)
         index = self._table_find(pack(a, b))
         if index >= 0:
             self._table_delete(index)

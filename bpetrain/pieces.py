@@ -74,9 +74,9 @@ class PieceTable:
     @property
     def n_bytes(self) -> int:
         """Bytes of text the table stands for: sum of piece length times count (exact)."""
-        lengths = np.diff(self.offsets)
-        if float(np.dot(lengths.astype(np.float64), self.counts)) < 2.0**62:
-            return int(np.dot(lengths, self.counts))
+        lengths = np.diff(self.offsets)  # (np.dot would wake the BLAS threads: avoid it)
+        if float(np.sum(lengths.astype(np.float64) * self.counts)) < 2.0**62:
+            return int(np.sum(lengths * self.counts))
         return sum(int(n) * int(c) for n, c in zip(lengths, self.counts))  # beyond int64
 
     def piece(self, i: int) -> bytes:
