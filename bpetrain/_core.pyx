@@ -54,6 +54,16 @@ cdef inline uint64_t pack(token_t left, token_t right) noexcept nogil:
     return (<uint64_t>left << 32) | <uint64_t><uint32_t>right
 
 
+cdef int double_buffer(void** buffer, int64_t* capacity, size_t item_size) except -1 nogil:
+    """Double a malloc'ed array of ``capacity`` items in place (realloc)."""
+    cdef void* grown = realloc(buffer[0], 2 * capacity[0] * item_size)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    buffer[0] = grown
+    capacity[0] *= 2
+    return 0
+
 
 cdef inline bint heap_above(const HeapItem* x, const HeapItem* y) noexcept nogil:
     """True when ``x`` is merged before ``y``: higher count, then smaller (left, right)."""
@@ -365,15 +375,9 @@ cdef class PairMerger:
 
     cdef int _heap_push(self, count_t count, token_t left, token_t right) except -1 nogil:
         cdef HeapItem item
-        cdef HeapItem* grown
         cdef int64_t i, parent
         if self.heap_size == self.heap_cap:
-            grown = <HeapItem*>realloc(self.heap, 2 * self.heap_cap * sizeof(HeapItem))
-            if grown == NULL:
-                with gil:
-                    raise MemoryError()
-            self.heap = grown
-            self.heap_cap *= 2
+            double_buffer(<void**>&self.heap, &self.heap_cap, sizeof(HeapItem))
         item.count = count
         item.left = left
         item.right = right
@@ -480,14 +484,8 @@ cdef class PairMerger:
         return 0
 
     cdef int _remember_new(self, uint64_t key) except -1 nogil:
-        cdef uint64_t* grown
         if self.new_size == self.new_cap:
-            grown = <uint64_t*>realloc(self.new_keys, 2 * self.new_cap * sizeof(uint64_t))
-            if grown == NULL:
-                with gil:
-                    raise MemoryError()
-            self.new_keys = grown
-            self.new_cap *= 2
+            double_buffer(<void**>&self.new_keys, &self.new_cap, sizeof(uint64_t))
         self.new_keys[self.new_size] = key
         self.new_size += 1
         return 0

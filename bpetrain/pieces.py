@@ -58,7 +58,7 @@ class PieceTable:
         if values.size and values.dtype.kind not in "iu":
             for value in counts.values():
                 if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-                    raise TypeError(f"counts must be ints, got {value!r}")
+                    raise TypeError(f"each count must be an int, got {type(value).__name__}: {value!r}")
             raise ValueError("counts must be in [0, 2**63): a count does not fit in int64")
         if values.size and (values.min() < 0 or values.max() >= 2**63):
             raise ValueError(f"counts must be in [0, 2**63), got {values.min()}..{values.max()}")

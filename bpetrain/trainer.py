@@ -238,12 +238,11 @@ class BpeTrainer:
         for piece, count in counts.items():
             if not isinstance(piece, (str, bytes)):
                 raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}: {piece!r:.60}")
-            if isinstance(count, bool) or not isinstance(count, (int, np.integer)):
-                raise TypeError(f"counts must be ints, got {count!r}")  # before summing str and bytes keys
+            _check_int("each count", count)  # before str and bytes keys are summed
             key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
             merged[key] = merged.get(key, 0) + count
         table = PieceTable.from_counts(merged)
-        return self._train_table(table, started, n_input_bytes=table.n_bytes, n_documents=0)
+        return self._train_table(table, started, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3)
 
     # ---------------------------------------------------------------- training
 
@@ -254,14 +253,19 @@ class BpeTrainer:
             counter.update(documents(bar))
         n_input_bytes, n_documents = counter.n_input_bytes, counter.n_documents
         # the table is passed on, not kept: _train_table drops it once the kernel has copied it
-        return self._train_table(_take_table(counter), started, n_input_bytes=n_input_bytes, n_documents=n_documents)
+        return self._train_table(
+            _take_table(counter), started, n_input_bytes=n_input_bytes, n_documents=n_documents, stacklevel=4
+        )
 
-    def _train_table(self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int) -> Tokenizer:
+    def _train_table(
+        self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int, stacklevel: int
+    ) -> Tokenizer:
+        """Run the kernel on ``table``; ``stacklevel`` points warnings at the user's call."""
         n_piece_bytes = table.n_bytes
         if n_piece_bytes == 0:
             raise ValueError(
                 "the corpus is empty: there is no text to train on"
-                + (" (the pattern matched nothing)" if n_input_bytes else "")
+                + (" (the pattern matched nothing, or there are only special tokens)" if n_input_bytes else "")
             )
         if n_piece_bytes >= 2**63:
             raise ValueError(
@@ -282,7 +286,7 @@ class BpeTrainer:
                 f"no pair of adjacent tokens occurs min_frequency={self.min_frequency} times or more any "
                 "more; lower min_frequency or vocab_size, or train on more text",
                 VocabSizeNotReachedWarning,
-                stacklevel=3,
+                stacklevel=stacklevel,
             )
         first_special = 256 + len(merges)
         tokenizer = Tokenizer(

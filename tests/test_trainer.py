@@ -123,8 +123,8 @@ def test_str_and_bytes_documents_agree():
 @pytest.mark.parametrize(
     "counts, error, message",
     [
-        ({"ab": 2.5}, TypeError, "counts must be ints, got 2.5"),
-        ({"ab": True}, TypeError, "counts must be ints, got True"),
+        ({"ab": 2.5}, TypeError, "each count must be an int, got float: 2.5"),
+        ({"ab": True}, TypeError, "each count must be an int, got bool: True"),
         ({"ab": -1}, ValueError, "counts must be in \\[0, 2\\*\\*63\\)"),
         ({"ab": 2**63}, ValueError, "counts must be in \\[0, 2\\*\\*63\\)"),
         ({"ab": 2**64}, ValueError, "does not fit in int64"),
@@ -135,3 +135,21 @@ def test_str_and_bytes_documents_agree():
 def test_bad_counts(counts, error, message):
     with pytest.raises(error, match=message):
         trainer().train_from_counts(counts)
+
+
+def test_piece_table_checks_counts_directly():
+    from bpetrain import PieceTable
+
+    with pytest.raises(TypeError, match="each count must be an int, got float"):
+        PieceTable.from_counts({b"ab": 1.5})
+    with pytest.raises(TypeError, match="pieces must be bytes, got str"):
+        PieceTable.from_counts({"ab": 1})
+
+
+def test_warning_points_at_the_callers_line():
+    with pytest.warns(VocabSizeNotReachedWarning) as record:
+        trainer(1000).train_from_iterator(["ab ab"])
+    assert record[0].filename == __file__
+    with pytest.warns(VocabSizeNotReachedWarning) as record:
+        trainer(1000).train_from_counts({"ab": 5})
+    assert record[0].filename == __file__
