@@ -155,16 +155,16 @@ cdef class PairMerger:
                 f"the pieces of two or more bytes hold {n_slots - 1 - n_kept} bytes, more than the "
                 f"kernel's int32 positions can address ({INT32_MAX - 2 - n_kept} at most); "
                 "split the corpus into documents (pattern=None) or use a split pattern")
-        self.max_merges = max_merges
+        self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
         self.min_frequency = min_frequency
         self.tok_array = np.empty(n_slots, dtype=np.int32)
         self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
         self.starts_array = np.full((n_slots + 63) // 64, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
         self.starts = <uint64_t*><Py_ssize_t>self.starts_array.ctypes.data
-        self.tok_len = <int32_t*>malloc((256 + max_merges) * sizeof(int32_t))
-        self.merge_left = <int32_t*>malloc((max_merges + 1) * sizeof(int32_t))
-        self.merge_right = <int32_t*>malloc((max_merges + 1) * sizeof(int32_t))
-        self.merge_count = <count_t*>malloc((max_merges + 1) * sizeof(count_t))
+        self.tok_len = <int32_t*>malloc((256 + self.max_merges) * sizeof(int32_t))
+        self.merge_left = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
+        self.merge_right = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
+        self.merge_count = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
         self.new_cap = 64
         self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
         self.heap_cap = 1024

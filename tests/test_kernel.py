@@ -111,3 +111,12 @@ def test_kernel_rejects_bad_tables():
         PairMerger(data, np.array([0, 3], dtype=np.int64), np.array([-1], dtype=np.int64), 5, 1)
     with pytest.raises(ValueError, match="nondecreasing"):
         PairMerger(data, np.array([0, 2, 1, 3], dtype=np.int64), np.array([1, 1, 1], dtype=np.int64), 5, 1)
+
+
+def test_huge_max_merges_is_capped_by_the_text():
+    """No more merges than tokens fit: buffers are sized by the text, not by vocab_size."""
+    table = PieceTable.from_counts({b"abc": 1})
+    merger = PairMerger(table.data, table.offsets, table.counts, 2**31 - 257, 1)
+    assert merger.max_merges <= 5
+    merger.merge(10)
+    assert merger.finished and merger.merges.tolist() == [[97, 98], [256, 99]]
