@@ -434,13 +434,13 @@ cdef class PairMerger:
         at least 3/4 of the list, which keeps it O(1) amortized per destroyed occurrence.
         Without it, lists of raw text hold about 4 stale entries per live one.
         """
-        cdef int32_t i, kept = 0, len_left = self.tok_len[left]
+        cdef int32_t i, kept = 0
         cdef pos_t p
         cdef pos_t* shrunk
         self.n_compactions += 1
         for i in range(slot.n_occ):
             p = slot.occ[i]
-            if self._starts(p) and self.tok[p] == left and self.tok[p + len_left] == right:
+            if self._occurs(p, left, right):
                 slot.occ[kept] = p
                 kept += 1
         slot.n_occ = kept
@@ -490,8 +490,11 @@ cdef class PairMerger:
         self.new_size += 1
         return 0
 
-    cdef inline bint _starts(self, pos_t p) noexcept nogil:
-        return (self.starts[p >> 6] >> (p & 63)) & 1
+    cdef inline bint _occurs(self, pos_t p, token_t a, token_t b) noexcept nogil:
+        """True while listed slot ``p`` still holds the pair (a, b): it starts a token, the
+        token is ``a`` and the next one is ``b``. Once false it stays false (ids only grow)."""
+        return ((self.starts[p >> 6] >> (p & 63)) & 1
+                and self.tok[p] == a and self.tok[p + self.tok_len[a]] == b)
 
     cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
@@ -525,7 +528,7 @@ cdef class PairMerger:
                     prefetch(&self.starts[occ[k + PREFETCH_AHEAD] >> 6])
                 p = occ[k]
                 q = p + len_a
-                if not self._starts(p) or self.tok[p] != a or self.tok[q] != b:
+                if not self._occurs(p, a, b):
                     continue  # destroyed since it was listed
                 w = self._weight(p)
                 r = q + len_b
