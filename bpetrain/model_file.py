@@ -19,12 +19,13 @@ tiktoken rank file: one ``base64(token bytes) rank`` line per token, ranks dense
 from __future__ import annotations
 
 import base64
+import binascii
 import json
 import os
 
 from ._atomic import atomic_write
 
-__all__ = ["read_model", "write_model", "write_tiktoken"]
+__all__ = ["read_model", "read_tiktoken", "write_model", "write_tiktoken"]
 
 MAGIC = "bpetrain model v1"
 
@@ -101,3 +102,44 @@ def write_tiktoken(path, tokens) -> None:
     """Write tiktoken's rank file: token ``i`` of ``tokens`` (bytes) gets rank ``i``."""
     with atomic_write(path, "wb") as f:
         f.writelines(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
+
+
+def read_tiktoken(path) -> dict[bytes, int]:
+    """Read tiktoken's rank file into ``mergeable_ranks`` (token bytes -> rank).
+
+    The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
+    token. Unlike tiktoken this reader checks the file: the ranks must be distinct
+    non-negative integers and no token may appear twice (empty lines are skipped).
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If a line is not ``base64 rank``, a token or rank repeats, or the file is empty;
+        the message names the file and the line.
+    """
+    name = os.fspath(path)
+    ranks: dict[bytes, int] = {}
+    seen: dict[int, int] = {}
+    with open(path, "rb") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 2 or not parts[1].isdigit():
+                raise ValueError(f"{name}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
+            try:
+                token = base64.b64decode(parts[0], validate=True)
+            except binascii.Error:
+                raise ValueError(f"{name}:{lineno}: the token {parts[0][:40]!r} is not valid base64") from None
+            rank = int(parts[1])
+            if token in ranks:
+                raise ValueError(f"{name}:{lineno}: token {token!r} already has rank {ranks[token]}")
+            if rank in seen:
+                raise ValueError(f"{name}:{lineno}: rank {rank} was already given on line {seen[rank]}")
+            ranks[token] = rank
+            seen[rank] = lineno
+    if not ranks:
+        raise ValueError(f"{name}: the rank file holds no tokens")
+    return ranks

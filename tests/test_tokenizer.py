@@ -114,3 +114,31 @@ def test_tokenizer_rejects_inconsistent_parts():
         Tokenizer([(97, 98)], pat_str=None, special_tokens={"<s>": 256})
     with pytest.raises(ValueError, match="share id"):
         Tokenizer([], pat_str=None, special_tokens={"<s>": 300, "</s>": 300})
+
+
+def test_tiktoken_rank_file_round_trip(tok, tmp_path):
+    from bpetrain.model_file import read_tiktoken
+
+    path = tmp_path / "ranks.tiktoken"
+    tok.save_tiktoken(path)
+    assert read_tiktoken(path) == tok.mergeable_ranks
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (b"", "holds no tokens"),
+        (b"YQ== 0\nYQ==\n", ":2: expected 'base64-token rank'"),
+        (b"YQ== 0\nYg== x\n", ":2: expected 'base64-token rank'"),
+        (b"YQ== 0\n!!!! 1\n", ":2: .*not valid base64"),
+        (b"YQ== 0\nYQ== 1\n", ":2: token b'a' already has rank 0"),
+        (b"YQ== 0\nYg== 0\n", ":2: rank 0 was already given on line 1"),
+    ],
+)
+def test_malformed_tiktoken_rank_files(tmp_path, content, message):
+    from bpetrain.model_file import read_tiktoken
+
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=message):
+        read_tiktoken(path)
