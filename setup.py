@@ -20,7 +20,10 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 setup(
     ext_modules=cythonize(
-        [Extension("bpetrain._core", ["bpetrain/_core.pyx"], extra_compile_args=COMPILE_ARGS)],
+        [
+            Extension("bpetrain._core", ["bpetrain/_core.pyx"], extra_compile_args=COMPILE_ARGS),
+            Extension("bpetrain._encoder", ["bpetrain/_encoder.pyx"], extra_compile_args=COMPILE_ARGS),
+        ],
         compiler_directives=DIRECTIVES,
     ),
 )

@@ -1,8 +1,18 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
+from .encoding import Encoding, load_tiktoken
 from .patterns import PATTERNS
 from .pieces import PieceTable
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 
-__all__ = ["PATTERNS", "BpeTrainer", "PieceTable", "Tokenizer", "TrainingStats", "VocabSizeNotReachedWarning"]
+__all__ = [
+    "PATTERNS",
+    "BpeTrainer",
+    "Encoding",
+    "PieceTable",
+    "Tokenizer",
+    "TrainingStats",
+    "VocabSizeNotReachedWarning",
+    "load_tiktoken",
+]
 __version__ = "0.1.0"

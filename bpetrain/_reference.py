@@ -2,7 +2,15 @@
 
 Tests and benchmarks compare the compiled kernels and the peers against these
 functions; the library itself uses only :func:`encode_piece` (the reference encoder of
-:class:`~bpetrain.Tokenizer`, until the fast encoder lands).
+:class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one).
+
+Encoding rules
+--------------
+:func:`encode_piece` applies the merges in training order (minbpe). tiktoken, and
+:class:`~bpetrain.Encoding`, need no merges, only ``mergeable_ranks``: inside a piece
+they merge the adjacent pair whose joined bytes have the lowest rank, the leftmost on
+ties (:func:`encode_piece_ranks`). Both give the training segmentation of a piece seen
+in training; :func:`encode` applies either to a whole text.
 The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
 pairs, pick the best, assign ``256 + i``, replace, repeat.
 
@@ -163,13 +171,38 @@ def encode_piece(piece: bytes, merges: Mapping[tuple[int, int], int]) -> list[in
     return ids
 
 
+def encode_piece_ranks(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> list[int]:
+    """Encode one piece with tiktoken's rule (``byte_pair_merge`` in tiktoken's ``src/lib.rs``).
+
+    Start from single bytes; repeatedly join the adjacent pair whose joined bytes have
+    the lowest rank, the leftmost of equal ones, until no joined pair is a token.
+
+    >>> encode_piece_ranks(b"abcd", {b"a": 0, b"b": 1, b"c": 2, b"d": 3, b"cd": 4, b"bcd": 5, b"ab": 6})
+    [0, 5]
+    """
+    parts = [piece[i : i + 1] for i in range(len(piece))]
+    while len(parts) >= 2:
+        joined = [mergeable_ranks.get(a + b, float("inf")) for a, b in zip(parts, parts[1:])]
+        best = joined.index(min(joined))  # the first of the lowest: leftmost on ties
+        if joined[best] == float("inf"):
+            break
+        parts[best : best + 2] = [parts[best] + parts[best + 1]]
+    return [mergeable_ranks[part] for part in parts]
+
+
 def encode(
     text: str,
-    merges: Mapping[tuple[int, int], int],
+    merges: Mapping[tuple[int, int], int] | None,
     pat_str: str | None,
     special_tokens: Mapping[str, int] | None = None,
+    *,
+    mergeable_ranks: Mapping[bytes, int] | None = None,
 ) -> list[int]:
-    """Encode ``text``; every special token in it is encoded as its id."""
+    """Encode ``text``; every special token in it is encoded as its id.
+
+    Pieces are encoded by :func:`encode_piece` with ``merges``, or, when
+    ``mergeable_ranks`` is given instead, by :func:`encode_piece_ranks` (tiktoken's rule).
+    """
     special_tokens = special_tokens or {}
     if special_tokens:
         alternatives = "|".join(regex.escape(s) for s in sorted(special_tokens, key=len, reverse=True))
@@ -183,8 +216,13 @@ def encode(
             continue
         found = [part] if pat_str is None else regex.findall(pat_str, part)
         for piece in found:
-            if piece:
-                ids.extend(encode_piece(piece.encode("utf-8", "surrogateescape"), merges))
+            if not piece:
+                continue
+            data = piece.encode("utf-8", "surrogateescape")
+            if mergeable_ranks is None:
+                ids.extend(encode_piece(data, merges))
+            else:
+                ids.extend(encode_piece_ranks(data, mergeable_ranks))
     return ids
 
 

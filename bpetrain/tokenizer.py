@@ -5,9 +5,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Literal
 
-import regex
-
 from . import _reference
+from .encoding import Encoding, allowed_special_tokens
 from .model_file import read_model, write_model, write_tiktoken
 from .patterns import compile_pattern
 
@@ -171,29 +170,21 @@ class Tokenizer:
         return _reference.encode(text, self._merge_ids, self.pat_str, None)
 
     def _allowed_special(self, text, allowed_special, disallowed_special) -> set[str]:
-        if allowed_special == "all":
-            allowed = set(self.special_tokens)
-        else:
-            allowed = set(allowed_special)
-            unknown = allowed - self.special_tokens.keys()
-            if unknown:
-                raise ValueError(f"allowed_special names tokens that are not special tokens: {sorted(unknown)}")
-        if disallowed_special == "all":
-            disallowed = self.special_tokens.keys() - allowed
-        else:
-            disallowed = set(disallowed_special)
-        if disallowed:
-            found = regex.search("|".join(regex.escape(s) for s in disallowed), text)
-            if found:
-                raise ValueError(
-                    f"Encountered text corresponding to disallowed special token {found.group()!r}.\n"
-                    f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
-                    f"e.g. `allowed_special={{{found.group()!r}, ...}}`.\n"
-                    f"If you want this text to be encoded as normal text, disable the check for this token "
-                    f"by passing `disallowed_special=(enc.special_tokens_set - {{{found.group()!r}}})`.\n"
-                    "To disable this check for all special tokens, pass `disallowed_special=()`."
-                )
-        return allowed
+        return allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+
+    def encoding(self, name: str = "bpetrain") -> Encoding:
+        """The fast encoder for this vocabulary: an :class:`~bpetrain.Encoding` (tiktoken's interface).
+
+        It applies tiktoken's rule (lowest rank of the joined pair first), which gives the
+        segmentation training made for every piece seen in training.
+
+        Raises
+        ------
+        ValueError
+            If two merges spell the same bytes (:meth:`duplicate_tokens`).
+        """
+        return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self._unique_ranks(),
+                        special_tokens=self.special_tokens)
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
         """Concatenate the bytes of ``tokens``.
@@ -246,11 +237,16 @@ class Tokenizer:
             If two merges spell the same bytes (:meth:`duplicate_tokens`): the format maps
             each byte string to one rank.
         """
+        self._unique_ranks()
+        write_tiktoken(path, [self.vocab[i] for i in range(256 + len(self.merges))])
+
+    def _unique_ranks(self) -> dict[bytes, int]:
+        """:attr:`mergeable_ranks`, or ValueError if two merges spell the same bytes."""
         duplicates = self.duplicate_tokens()
         if duplicates:
             first, later = duplicates[0]
             raise ValueError(
                 f"{len(duplicates)} merge tokens spell the same bytes as earlier ones (first: ids {first} "
-                f"and {later}, {self.vocab[later]!r}); a tiktoken rank file needs unique token bytes"
+                f"and {later}, {self.vocab[later]!r}); tiktoken's ranks need unique token bytes"
             )
-        write_tiktoken(path, [self.vocab[i] for i in range(256 + len(self.merges))])
+        return self.mergeable_ranks

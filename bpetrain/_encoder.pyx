@@ -1,0 +1,534 @@
+# cython: language_level=3
+"""The encoding kernel: tiktoken's byte pair rule with a heap and a bitfield.
+
+Inside one piece, the two adjacent tokens whose joined bytes have the lowest rank are
+merged, the leftmost first on ties, until no joined pair is a token (tiktoken's
+``byte_pair_merge`` in ``src/lib.rs``; ``_reference.encode_piece_ranks`` is the plain
+version). Three paths give that result:
+
+1. The whole piece is looked up first (a hash table of the token bytes): most pieces
+   of real text are one token (tiktoken does the same).
+2. Pieces of up to ``SMALL_PIECE`` bytes run tiktoken's own loop: find the lowest rank
+   by a linear scan, merge, update the two neighbouring ranks. Quadratic, but in a
+   bounded length, and the fastest for short pieces.
+3. Longer pieces use the heap encoder of the rust-gems ``bpe`` crate
+   (``byte_pair_encoding.rs``, ``encode_via_bitfield``): a bitfield with one bit per
+   byte marks the starts of tokens (all set at first), a min-heap holds
+   ``(rank << 32) | start`` of every adjacent pair that joins into a token, and each pop
+   either merges or drops a stale entry. An entry is stale when its start no longer
+   starts a token, or when the pair there now spans other bytes than the entry's
+   rank: a token only grows to the right, so the span of the pair at a start only
+   grows, and equal spans mean equal bytes and so the same rank. A merge clears one
+   bit and pushes at most two pairs, so a piece of n bytes costs O(n log n).
+
+The rank of two adjacent tokens comes from a table keyed by the pair of token ids
+(built once, from every split of every token into two tokens), so no byte string is
+hashed in the inner loops; the first pairs of a piece (two bytes) come from a direct
+256 x 256 table. Everything after set-up runs without the GIL; the tables are read
+only, so threads share one encoder.
+"""
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdint cimport INT32_MAX, UINT64_MAX
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memset
+
+import numpy as np
+
+cdef extern from *:
+    """
+    #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
+    """
+    int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
+
+cdef token_t NO_RANK = INT32_MAX        # no token: larger than every rank
+cdef uint64_t EMPTY = UINT64_MAX        # free slot of the pair table
+cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
+cdef enum:
+    SMALL_PIECE = 32                    # longest piece merged by linear scans
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n) noexcept nogil:
+    """A 64-bit hash of ``n`` bytes, eight at a time."""
+    cdef uint64_t h = <uint64_t>n * FIB
+    cdef uint64_t word
+    while n >= 8:
+        memcpy(&word, data, 8)
+        h = (h ^ word) * FIB
+        h ^= h >> 32
+        data += 8
+        n -= 8
+    if n > 0:
+        word = 0
+        memcpy(&word, data, n)
+        h = (h ^ word) * FIB
+        h ^= h >> 32
+    return h
+
+
+cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | <uint64_t><uint32_t>right
+
+
+cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
+    """Shift for Fibonacci hashing into a power-of-two table at most half full."""
+    cdef int bits = 4
+    while (<int64_t>1 << bits) < 2 * n_items:
+        bits += 1
+    mask[0] = (<uint64_t>1 << bits) - 1
+    return 64 - bits
+
+
+cdef int grow_ids(IdBuffer* out, int64_t need) except -1 nogil:
+    """Make room for ``need`` ids in ``out`` (doubling)."""
+    cdef int64_t cap = out.cap if out.cap > 0 else 64
+    cdef uint32_t* grown
+    while cap < need:
+        cap *= 2
+    grown = <uint32_t*>realloc(out.ids, cap * sizeof(uint32_t))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    out.ids = grown
+    out.cap = cap
+    return 0
+
+
+cdef int grow_scratch(Scratch* s, int64_t n) except -1 nogil:
+    """Make the heap encoder's arrays hold a piece of ``n`` bytes."""
+    cdef int64_t cap = s.cap if s.cap > 0 else 256
+    cdef void* tok
+    cdef void* bits
+    cdef void* heap
+    while cap < n:
+        cap *= 2
+    tok = realloc(s.tok, cap * sizeof(token_t))
+    if tok != NULL:
+        s.tok = <token_t*>tok
+    bits = realloc(s.bits, (cap // 64 + 1) * sizeof(uint64_t))
+    if bits != NULL:
+        s.bits = <uint64_t*>bits
+    heap = realloc(s.heap, 2 * cap * sizeof(uint64_t))
+    if heap != NULL:
+        s.heap = <uint64_t*>heap
+    if tok == NULL or bits == NULL or heap == NULL:
+        with gil:
+            raise MemoryError()
+    s.cap = cap
+    return 0
+
+
+cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil:
+    free(out.ids)
+    free(s.tok)
+    free(s.bits)
+    free(s.heap)
+
+
+cdef inline void sift_down(uint64_t* heap, int64_t size, int64_t i) noexcept nogil:
+    cdef uint64_t item = heap[i]
+    cdef int64_t child
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and heap[child + 1] < heap[child]:
+            child += 1
+        if heap[child] >= item:
+            break
+        heap[i] = heap[child]
+        i = child
+    heap[i] = item
+
+
+cdef inline void push(uint64_t* heap, int64_t* size, uint64_t item) noexcept nogil:
+    cdef int64_t i = size[0]
+    cdef int64_t parent
+    size[0] += 1
+    while i > 0:
+        parent = (i - 1) >> 1
+        if heap[parent] <= item:
+            break
+        heap[i] = heap[parent]
+        i = parent
+    heap[i] = item
+
+
+cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
+    """The last token start at or before byte ``p`` (bit 0 is always set)."""
+    cdef int64_t w = p >> 6
+    cdef uint64_t word = bits[w] & ((<uint64_t>2 << (p & 63)) - 1)
+    while word == 0:
+        w -= 1
+        word = bits[w]
+    return (w << 6) + 63 - clz64(word)
+
+
+cdef class BytePairEncoder:
+    """Compiled tables of a vocabulary and the encoder loops over them.
+
+    Parameters
+    ----------
+    mergeable_ranks : dict of bytes to int
+        Token bytes -> rank (= token id), as in tiktoken. Every one of the 256 single
+        bytes must have a rank; ranks are distinct, in ``[0, 2**31 - 1)``.
+
+    Raises
+    ------
+    ValueError
+        If a token is empty, a rank is out of range or repeated, or a byte has no rank.
+    """
+
+    def __cinit__(self, dict mergeable_ranks not None):
+        cdef Py_ssize_t n_tokens = len(mergeable_ranks)
+        if n_tokens == 0:
+            raise ValueError("mergeable_ranks is empty: it needs at least the 256 single bytes")
+        tokens = list(mergeable_ranks)
+        ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=n_tokens)
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n_tokens)
+        if ranks.min() < 0 or ranks.max() >= NO_RANK:
+            raise ValueError(f"ranks must be in [0, {NO_RANK - 1}], got {ranks.min()}..{ranks.max()}")
+        if lengths.min() == 0:
+            raise ValueError("mergeable_ranks holds the empty byte string; tokens must be non-empty")
+        self.n_ranks = ranks.max() + 1
+        token_len = np.zeros(self.n_ranks, dtype=np.int32)
+        token_len[ranks] = lengths
+        if np.count_nonzero(token_len) != n_tokens:
+            values, counts = np.unique(ranks, return_counts=True)
+            raise ValueError(f"rank {values[counts > 1][0]} is given to more than one token")
+        token_start = np.zeros(self.n_ranks + 1, dtype=np.int64)
+        np.cumsum(token_len, out=token_start[1:])
+        order = np.argsort(ranks, kind="stable")
+        token_bytes = np.frombuffer(b"".join([tokens[i] for i in order]), dtype=np.uint8)
+        self.max_token_len = lengths.max()
+        self.whole_shift = table_shift(n_tokens, &self.whole_mask)
+        whole = np.full(self.whole_mask + 1, -1, dtype=np.int64)  # TokenSlot: tag, rank = -1
+        byte_pair = np.empty(65536, dtype=np.int32)
+        self._arrays = [token_len, token_start, token_bytes, whole, byte_pair]
+        self.token_len = <const int32_t*><Py_ssize_t>token_len.ctypes.data
+        self.token_start = <const int64_t*><Py_ssize_t>token_start.ctypes.data
+        self.token_bytes = <const uint8_t*><Py_ssize_t>token_bytes.ctypes.data
+        self.whole = <const TokenSlot*><Py_ssize_t>whole.ctypes.data
+        self.byte_pair = <const token_t*><Py_ssize_t>byte_pair.ctypes.data
+        self._fill_whole()
+        self._fill_bytes()
+        self._fill_pairs(int(np.sum(lengths - 1)))
+
+    cdef void _fill_whole(self) noexcept:
+        """Insert every token into the whole-token table (open addressing, linear probing)."""
+        cdef TokenSlot* whole = <TokenSlot*>self.whole
+        cdef int64_t rank
+        cdef uint64_t h, i
+        with nogil:
+            for rank in range(self.n_ranks):
+                if self.token_len[rank] == 0:
+                    continue
+                h = hash_bytes(self.token_bytes + self.token_start[rank], self.token_len[rank])
+                i = (h * FIB) >> self.whole_shift
+                while whole[i].rank >= 0:
+                    i = (i + 1) & self.whole_mask
+                whole[i].tag = <uint32_t>h
+                whole[i].rank = <token_t>rank
+
+    cdef int _fill_bytes(self) except -1:
+        """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
+        cdef token_t* byte_pair = <token_t*>self.byte_pair
+        cdef uint8_t two[2]
+        cdef int x, y
+        missing = []
+        for x in range(256):
+            two[0] = x
+            self.byte_rank[x] = self.token_rank(two, 1)
+            if self.byte_rank[x] == NO_RANK:
+                missing.append(x)
+        if missing:
+            raise ValueError(
+                f"{len(missing)} of the 256 single bytes have no rank (first: {bytes([missing[0]])!r}); "
+                "byte-level BPE needs every byte as a token")
+        for x in range(256):
+            two[0] = x
+            for y in range(256):
+                two[1] = y
+                byte_pair[(x << 8) | y] = self.token_rank(two, 2)
+        return 0
+
+    cdef int _fill_pairs(self, int64_t n_splits) except -1:
+        """Build the pair table: every split of every token into two tokens."""
+        cdef int64_t rank, k, n_pairs = 0
+        cdef int32_t length
+        cdef const uint8_t* data
+        cdef token_t left, right
+        cdef uint64_t key, i
+        keys = np.empty(max(n_splits, 1), dtype=np.uint64)
+        values = np.empty(max(n_splits, 1), dtype=np.int32)
+        cdef uint64_t[::1] key_view = keys
+        cdef int32_t[::1] value_view = values
+        with nogil:
+            for rank in range(self.n_ranks):
+                length = self.token_len[rank]
+                data = self.token_bytes + self.token_start[rank]
+                for k in range(1, length):
+                    left = self.token_rank(data, k)
+                    if left == NO_RANK:
+                        continue
+                    right = self.token_rank(data + k, length - k)
+                    if right == NO_RANK:
+                        continue
+                    key_view[n_pairs] = pair_key(left, right)
+                    value_view[n_pairs] = <int32_t>rank
+                    n_pairs += 1
+        self.pair_shift = table_shift(n_pairs, &self.pair_mask)
+        pairs = np.empty((self.pair_mask + 1) * sizeof(PairSlot), dtype=np.uint8)
+        self._arrays.append(pairs)
+        cdef PairSlot* table = <PairSlot*><Py_ssize_t>pairs.ctypes.data
+        self.pairs = table
+        with nogil:
+            for i in range(self.pair_mask + 1):
+                table[i].key = EMPTY
+            for k in range(n_pairs):
+                key = key_view[k]
+                i = (key * FIB) >> self.pair_shift
+                while table[i].key != EMPTY:  # a pair's bytes are fixed: it is listed once
+                    i = (i + 1) & self.pair_mask
+                table[i].key = key
+                table[i].rank = value_view[k]
+        return 0
+
+    # ------------------------------------------------------------------ lookups
+
+    cdef token_t pair_rank(self, token_t left, token_t right) noexcept nogil:
+        """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK."""
+        cdef uint64_t key = pair_key(left, right)
+        cdef uint64_t i = (key * FIB) >> self.pair_shift
+        while True:
+            if self.pairs[i].key == key:
+                return self.pairs[i].rank
+            if self.pairs[i].key == EMPTY:
+                return NO_RANK
+            i = (i + 1) & self.pair_mask
+
+    cdef token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil:
+        """Rank of the token spelled by ``data[:n]``, or NO_RANK."""
+        cdef uint64_t h, i
+        cdef uint32_t tag
+        cdef token_t rank
+        if n < 1 or n > self.max_token_len:
+            return NO_RANK
+        h = hash_bytes(data, n)
+        tag = <uint32_t>h
+        i = (h * FIB) >> self.whole_shift
+        while True:
+            rank = self.whole[i].rank
+            if rank < 0:
+                return NO_RANK
+            if (self.whole[i].tag == tag and self.token_len[rank] == n
+                    and memcmp(self.token_bytes + self.token_start[rank], data, n) == 0):
+                return rank
+            i = (i + 1) & self.whole_mask
+
+    # ------------------------------------------------------------------ kernels
+
+    cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                          Scratch* scratch) except -1 nogil:
+        """Append the token ids of one piece of ``n`` bytes to ``out``."""
+        cdef token_t rank
+        if n == 0:
+            return 0
+        if out.size + n > out.cap:
+            grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
+        rank = self.token_rank(piece, n)
+        if rank != NO_RANK:
+            out.ids[out.size] = rank
+            out.size += 1
+        elif n <= SMALL_PIECE:
+            self._encode_small(piece, n, out)
+        else:
+            if n > scratch.cap:
+                grow_scratch(scratch, n)
+            self._encode_heap(piece, n, out, scratch)
+        return 0
+
+    cdef void _encode_small(self, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil:
+        """tiktoken's loop: merge at the lowest rank (leftmost), update both neighbours."""
+        cdef token_t ids[SMALL_PIECE]
+        cdef token_t ranks[SMALL_PIECE]  # ranks[i]: rank of ids[i] joined with ids[i + 1]
+        cdef int64_t m = n, i, at
+        cdef token_t best
+        for i in range(n):
+            ids[i] = self.byte_rank[piece[i]]
+        for i in range(n - 1):
+            ranks[i] = self.byte_pair[(<int>piece[i] << 8) | piece[i + 1]]
+        while m > 1:
+            best = NO_RANK
+            at = 0
+            for i in range(m - 1):
+                if ranks[i] < best:
+                    best = ranks[i]
+                    at = i
+            if best == NO_RANK:
+                break
+            ids[at] = best
+            for i in range(at + 1, m - 1):
+                ids[i] = ids[i + 1]
+            for i in range(at + 1, m - 2):
+                ranks[i] = ranks[i + 1]
+            m -= 1
+            if at > 0:
+                ranks[at - 1] = self.pair_rank(ids[at - 1], best)
+            if at < m - 1:
+                ranks[at] = self.pair_rank(best, ids[at + 1])
+        for i in range(m):
+            out.ids[out.size + i] = <uint32_t>ids[i]
+        out.size += m
+
+    cdef void _encode_heap(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                           Scratch* scratch) noexcept nogil:
+        """The heap + bitfield encoder (module docstring, path 3); ``scratch`` holds n bytes."""
+        cdef token_t* tok = scratch.tok
+        cdef uint64_t* bits = scratch.bits
+        cdef uint64_t* heap = scratch.heap
+        cdef int64_t size = 0, i, start, mid, end, left
+        cdef uint64_t top
+        cdef token_t rank, a, b, joined
+        for i in range(n):
+            tok[i] = self.byte_rank[piece[i]]
+        memset(bits, 0xFF, ((n >> 6) + 1) * sizeof(uint64_t))
+        for i in range(n - 1):
+            rank = self.byte_pair[(<int>piece[i] << 8) | piece[i + 1]]
+            if rank != NO_RANK:
+                heap[size] = (<uint64_t>rank << 32) | <uint64_t>i
+                size += 1
+        for i in range(size // 2 - 1, -1, -1):
+            sift_down(heap, size, i)
+        while size > 0:
+            top = heap[0]
+            size -= 1
+            heap[0] = heap[size]
+            sift_down(heap, size, 0)
+            rank = <token_t>(top >> 32)
+            start = <int64_t><uint32_t>top
+            if not (bits[start >> 6] >> (start & 63)) & 1:
+                continue  # start was absorbed by the token on its left
+            a = tok[start]
+            mid = start + self.token_len[a]
+            if mid >= n:
+                continue
+            b = tok[mid]
+            if self.token_len[a] + self.token_len[b] != self.token_len[rank]:
+                continue  # the pair at start has grown since this entry was pushed
+            tok[start] = rank
+            bits[mid >> 6] &= ~(<uint64_t>1 << (mid & 63))
+            if start > 0:
+                left = prev_start(bits, start - 1)
+                joined = self.pair_rank(tok[left], rank)
+                if joined != NO_RANK:
+                    push(heap, &size, (<uint64_t>joined << 32) | <uint64_t>left)
+            end = start + self.token_len[rank]
+            if end < n:
+                joined = self.pair_rank(rank, tok[end])
+                if joined != NO_RANK:
+                    push(heap, &size, (<uint64_t>joined << 32) | <uint64_t>start)
+        i = 0
+        while i < n:
+            out.ids[out.size] = <uint32_t>tok[i]
+            out.size += 1
+            i += self.token_len[tok[i]]
+
+    # ------------------------------------------------------------------ drivers
+
+    def encode_pieces(self, list pieces not None):
+        """Encode each piece (a ``str``, as UTF-8) on its own; the ids in one array.
+
+        Parameters
+        ----------
+        pieces : list of str
+
+        Returns
+        -------
+        numpy.ndarray of uint32, shape (n_tokens,)
+
+        Raises
+        ------
+        UnicodeEncodeError
+            If a piece holds a lone surrogate (not encodable as UTF-8).
+        """
+        cdef Py_ssize_t n_pieces = len(pieces), i
+        cdef const char** data = <const char**>malloc((n_pieces + 1) * sizeof(char*))
+        cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_pieces + 1) * sizeof(Py_ssize_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        try:
+            if data == NULL or lengths == NULL:
+                raise MemoryError()
+            for i in range(n_pieces):
+                data[i] = PyUnicode_AsUTF8AndSize(pieces[i], &lengths[i])
+            with nogil:
+                for i in range(n_pieces):
+                    self.encode_piece(<const uint8_t*>data[i], lengths[i], &out, &scratch)
+            return _to_array(&out)
+        finally:
+            free(data)
+            free(lengths)
+            free_buffers(&out, &scratch)
+
+    def encode_bytes(self, const uint8_t[::1] data not None):
+        """Encode ``data`` as one piece (no pre-tokenization).
+
+        Returns
+        -------
+        numpy.ndarray of uint32, shape (n_tokens,)
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit).
+        """
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        if data.shape[0] >= <int64_t>1 << 32:
+            raise ValueError(f"one piece of {data.shape[0]} bytes is too long: at most 2**32 - 1 bytes; "
+                             "split the text first")
+        try:
+            with nogil:
+                self.encode_piece(&data[0] if data.shape[0] else NULL, data.shape[0], &out, &scratch)
+            return _to_array(&out)
+        finally:
+            free_buffers(&out, &scratch)
+
+    def count_pieces(self, list pieces not None, int64_t limit):
+        """Count the tokens of the pieces, stopping once the count exceeds ``limit``.
+
+        Returns
+        -------
+        int
+            The count, or -1 if it exceeds ``limit``.
+        """
+        cdef Py_ssize_t n_pieces = len(pieces), i, length
+        cdef const char* data
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef int64_t count = 0
+        try:
+            for i in range(n_pieces):
+                data = PyUnicode_AsUTF8AndSize(pieces[i], &length)
+                out.size = 0
+                self.encode_piece(<const uint8_t*>data, length, &out, &scratch)
+                count += out.size
+                if count > limit:
+                    return -1
+            return count
+        finally:
+            free_buffers(&out, &scratch)
+
+    @property
+    def token_lengths(self):
+        """numpy.ndarray of int32, shape (n_ranks,): bytes of each rank's token (0: none)."""
+        return self._arrays[0]
+
+
+cdef object _to_array(IdBuffer* out):
+    """Copy the ids into a new uint32 array."""
+    result = np.empty(out.size, dtype=np.uint32)
+    cdef uint32_t[::1] view = result
+    if out.size:
+        memcpy(&view[0], out.ids, out.size * sizeof(uint32_t))
+    return result

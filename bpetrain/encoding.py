@@ -1,0 +1,513 @@
+"""Encoding: tiktoken's interface over the compiled encoder, plus counting and chunking.
+
+:class:`Encoding` takes what ``tiktoken.Encoding`` takes and gives the same token ids
+(the same rule: inside each piece, merge the adjacent pair whose joined bytes have the
+lowest rank, leftmost first; ``bpetrain._encoder`` holds the loops and
+``_reference.encode_piece_ranks`` the plain version). The policy lives here: special
+tokens, argument checks, error messages, threads.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache, partial
+from itertools import islice
+from typing import Literal
+
+import numpy as np
+import regex
+
+from ._encoder import BytePairEncoder
+from .model_file import read_tiktoken
+from .patterns import compile_pattern, resolve_pattern
+
+__all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
+
+#: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
+COUNT_BATCH = 4096
+
+
+class Encoding:
+    """A byte-level BPE encoding with tiktoken's interface and tiktoken's token ids.
+
+    Parameters
+    ----------
+    name : str
+        A name for the encoding (shown by ``repr``).
+    pat_str : str or None
+        The split pattern: a regex for the ``regex`` module, a name from
+        :data:`bpetrain.PATTERNS`, or ``None`` for no pre-tokenization (each text between
+        special tokens is one piece, as bpetrain trains with ``pattern=None``).
+    mergeable_ranks : mapping of bytes to int
+        Token bytes -> rank (= token id). Every single byte must have a rank.
+    special_tokens : mapping of str to int, optional
+        Special token strings -> ids, which must not be ranks.
+    explicit_n_vocab : int, optional
+        If given, checked against the number of tokens and the largest id (tiktoken's option).
+
+    Raises
+    ------
+    ValueError
+        If a byte has no rank, a rank repeats or is out of ``[0, 2**31 - 2]``, a special
+        token is empty or shares an id, the pattern does not compile, or
+        ``explicit_n_vocab`` does not match.
+
+    Notes
+    -----
+    Text is split by the pattern with the ``regex`` module (text the pattern does not
+    match is dropped, as in tiktoken); lone surrogates in a ``str`` are replaced by
+    U+FFFD before encoding, as tiktoken does.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        pat_str: str | None,
+        mergeable_ranks: Mapping[bytes, int],
+        special_tokens: Mapping[str, int] | None = None,
+        explicit_n_vocab: int | None = None,
+    ):
+        self.name = name
+        self.pat_str = resolve_pattern(pat_str)
+        self._split = None if self.pat_str is None else compile_pattern(self.pat_str)
+        self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
+        self._bpe = BytePairEncoder(self.mergeable_ranks)
+        self.special_tokens: dict[str, int] = dict(special_tokens or {})
+        ids: dict[int, str] = {}
+        for token, token_id in self.special_tokens.items():
+            if not isinstance(token, str) or not token:
+                raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
+            if not isinstance(token_id, int) or token_id < 0:
+                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers >= 0")
+            if token_id < self._bpe.n_ranks and self._bpe.token_lengths[token_id]:
+                raise ValueError(f"special token {token!r} has id {token_id}, which is the rank of a token")
+            if token_id in ids:
+                raise ValueError(f"special tokens {ids[token_id]!r} and {token!r} share id {token_id}")
+            ids[token_id] = token
+        self.max_token_value = max(self._bpe.n_ranks - 1, *ids) if ids else self._bpe.n_ranks - 1
+        if explicit_n_vocab is not None and (
+            len(self.mergeable_ranks) + len(ids) != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1
+        ):
+            raise ValueError(
+                f"explicit_n_vocab={explicit_n_vocab}, but there are {len(self.mergeable_ranks)} ranks + "
+                f"{len(ids)} special tokens and the largest id is {self.max_token_value}"
+            )
+        self._special_ids = set(ids)
+        self._decoder: dict[int, bytes] = {rank: token for token, rank in self.mergeable_ranks.items()}
+        self._decoder.update((token_id, token.encode("utf-8")) for token_id, token in ids.items())
+
+    def __repr__(self) -> str:
+        return f"<Encoding {self.name!r}>"
+
+    # ---------------------------------------------------------------- properties
+
+    @property
+    def n_vocab(self) -> int:
+        """The largest token id + 1 (tiktoken's name)."""
+        return self.max_token_value + 1
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special token strings."""
+        return set(self.special_tokens)
+
+    @property
+    def eot_token(self) -> int:
+        """The id of ``<|endoftext|>``; KeyError if the encoding has none."""
+        return self.special_tokens["<|endoftext|>"]
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether ``token`` is the id of a special token."""
+        return token in self._special_ids
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ranked token, in rank order."""
+        return sorted(self.mergeable_ranks, key=self.mergeable_ranks.__getitem__)
+
+    # ------------------------------------------------------------------ encoding
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text``, treating special token strings as ordinary text.
+
+        Returns
+        -------
+        list of int
+        """
+        return self._ordinary(text).tolist()
+
+    def encode(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[int]:
+        """Encode ``text``, with tiktoken's rules for special tokens.
+
+        Parameters
+        ----------
+        text : str
+        allowed_special : "all" or collection of str
+            Special tokens encoded as their id where they appear in ``text``.
+        disallowed_special : "all" or collection of str
+            Special tokens whose appearance raises; "all": every one not allowed.
+
+        Returns
+        -------
+        list of int
+
+        Raises
+        ------
+        ValueError
+            If ``text`` holds a disallowed special token (the message says how to allow
+            it), or ``allowed_special`` names a string that is not a special token.
+        """
+        return self.encode_to_numpy(
+            text, allowed_special=allowed_special, disallowed_special=disallowed_special
+        ).tolist()
+
+    def encode_to_numpy(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> np.ndarray:
+        """Encode ``text`` as :meth:`encode` does, into an array (no list in between).
+
+        Returns
+        -------
+        numpy.ndarray of uint32, shape (n_tokens,)
+        """
+        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+        if not allowed:
+            return self._ordinary(text)
+        parts = _special_regex(frozenset(allowed)).split(text)
+        arrays = [
+            np.array([self.special_tokens[part]], dtype=np.uint32) if i % 2 else self._ordinary(part)
+            for i, part in enumerate(parts)
+        ]
+        return np.concatenate(arrays)
+
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+        """:meth:`encode_ordinary` of every text, on ``num_threads`` threads."""
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(self.encode_ordinary, text))
+
+    def encode_batch(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> list[list[int]]:
+        """:meth:`encode` of every text, on ``num_threads`` threads (the kernel releases the GIL).
+
+        Raises
+        ------
+        ValueError
+            As :meth:`encode`, for the first text that holds a disallowed special token.
+        """
+        encode = partial(self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(encode, text))
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of the token spelled by ``text_or_bytes`` (special tokens included).
+
+        Raises
+        ------
+        KeyError
+            If no token is spelled that way.
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self.special_tokens:
+                return self.special_tokens[text_or_bytes]
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        try:
+            return self.mergeable_ranks[text_or_bytes]
+        except KeyError:
+            raise KeyError(f"{text_or_bytes!r} is not a single token of encoding {self.name!r}") from None
+
+    def _ordinary(self, text: str) -> np.ndarray:
+        """Token ids of ``text`` without special tokens (uint32 array)."""
+        try:
+            return self._encode_text(text)
+        except UnicodeEncodeError:
+            return self._encode_text(_replace_surrogates(text))
+
+    def _encode_text(self, text: str) -> np.ndarray:
+        if self._split is None:
+            return self._bpe.encode_bytes(text.encode("utf-8"))
+        return self._bpe.encode_pieces(self._split.findall(text))
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode_bytes(self, tokens: Iterable[int]) -> bytes:
+        """The bytes of ``tokens`` joined.
+
+        Parameters
+        ----------
+        tokens : iterable of int, or numpy.ndarray of integers
+
+        Raises
+        ------
+        ValueError
+            If a token id is not in the vocabulary.
+        """
+        if isinstance(tokens, np.ndarray):
+            tokens = tokens.tolist()
+        try:
+            return b"".join(map(self._decoder.__getitem__, tokens))
+        except KeyError as exc:
+            raise ValueError(
+                f"token id {exc.args[0]!r} is not in the vocabulary of encoding {self.name!r} "
+                f"(ids 0..{self.max_token_value})"
+            ) from None
+
+    def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
+        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as ``bytes.decode``)."""
+        return self.decode_bytes(tokens).decode("utf-8", errors)
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one token (special tokens included), ValueError if it is no token."""
+        return self.decode_bytes([token])
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """The bytes of each token, as a list."""
+        return [self.decode_single_token_bytes(token) for token in tokens]
+
+    def decode_batch(self, batch: Iterable[Sequence[int]], *, errors: str = "replace") -> list[str]:
+        """:meth:`decode` of every token list."""
+        return [self.decode(tokens, errors) for tokens in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Sequence[int]]) -> list[bytes]:
+        """:meth:`decode_bytes` of every token list."""
+        return [self.decode_bytes(tokens) for tokens in batch]
+
+    # ------------------------------------------------------- counting, chunking
+
+    def count(self, text: str) -> int:
+        """The number of tokens of ``text`` (special token strings count as ordinary text)."""
+        return len(self._ordinary(text))
+
+    def count_till_limit(self, text: str, limit: int) -> int | None:
+        """The number of tokens of ``text`` if it is at most ``limit``, else ``None``.
+
+        Pieces are split and counted a batch at a time and counting stops at the first
+        batch that passes the limit, so a long text over the limit costs about as much as
+        its first ``limit`` tokens (seed 002, the rust-gems ``bpe`` crate's
+        ``count_till_limit``). Without a split pattern the text is one piece and is
+        counted whole. Special token strings count as ordinary text.
+
+        Raises
+        ------
+        ValueError
+            If ``limit`` is negative.
+        """
+        _check_count("limit", limit, 0)
+        if self._split is None:
+            count = self.count(text)
+            return count if count <= limit else None
+        try:
+            return self._count_till_limit(text, limit)
+        except UnicodeEncodeError:
+            return self._count_till_limit(_replace_surrogates(text), limit)
+
+    def _count_till_limit(self, text: str, limit: int) -> int | None:
+        matches = self._split.finditer(text)
+        count = 0
+        while True:
+            pieces = [match.group() for match in islice(matches, COUNT_BATCH)]
+            if not pieces:
+                return count
+            found = self._bpe.count_pieces(pieces, limit - count)
+            if found < 0:
+                return None
+            count += found
+
+    def split_at_token_limit(self, text: str, limit: int) -> tuple[str, str]:
+        """Cut ``text`` in two: a head of at most ``limit`` tokens, and the rest.
+
+        The cut is at the end of a token of the whole text's encoding that is also a
+        UTF-8 character boundary (seed 002: never inside a character), the last such end
+        within the first ``limit`` tokens whose head, encoded alone, has at most ``limit``
+        tokens. Special token strings count as ordinary text; lone surrogates become
+        U+FFFD (as in :meth:`encode`).
+
+        Returns
+        -------
+        (str, str)
+            ``head + rest`` is the text; ``count(head) <= limit``.
+
+        Raises
+        ------
+        ValueError
+            If ``limit`` < 1, or the first character of ``text`` alone needs more than
+            ``limit`` tokens (no head of at most ``limit`` tokens exists).
+        """
+        text, chunks = self._chunks(text, limit, first_only=True)
+        head = chunks[0] if chunks else ""
+        return head, text[len(head) :]
+
+    def split_into_chunks(self, text: str, max_tokens: int) -> list[str]:
+        """Cut ``text`` into consecutive chunks of at most ``max_tokens`` tokens each.
+
+        Each cut is chosen as in :meth:`split_at_token_limit`, and every chunk's count is
+        exact: ``count(chunk) <= max_tokens`` for each chunk encoded alone (checked as the
+        chunks are made). The whole text is encoded once, each chunk once more.
+
+        Returns
+        -------
+        list of str
+            Non-empty chunks whose concatenation is ``text`` (empty for an empty text).
+
+        Raises
+        ------
+        ValueError
+            If ``max_tokens`` < 1, or a character alone needs more than ``max_tokens``
+            tokens.
+        """
+        return self._chunks(text, max_tokens, first_only=False)[1]
+
+    def _chunks(self, text: str, max_tokens: int, first_only: bool) -> tuple[str, list[str]]:
+        """The text (lone surrogates replaced) and its chunks (only the first if ``first_only``)."""
+        _check_count("max_tokens", max_tokens, 1)
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _replace_surrogates(text)
+            data = text.encode("utf-8")
+        ends = self._token_ends(text, data)
+        # A token end is a cut candidate when it falls on a character boundary.
+        padded = np.frombuffer(data + b"\0", dtype=np.uint8)
+        on_char = (padded[ends] & 0xC0) != 0x80
+        chunks: list[str] = []
+        start, first = 0, 0  # byte offset of the chunk, index of its first token
+        while start < len(data):
+            last = min(first + max_tokens, len(ends))
+            for k in first + np.flatnonzero(on_char[first:last])[::-1]:
+                chunk = data[start : ends[k]].decode("utf-8")
+                if self.count_till_limit(chunk, max_tokens) is not None:
+                    break
+            else:
+                raise ValueError(
+                    f"the character at byte {start} of the text needs more than {max_tokens} "
+                    "tokens on its own, so no chunk of at most that many tokens can hold it; raise the limit"
+                )
+            chunks.append(chunk)
+            if first_only:
+                break
+            start, first = int(ends[k]), int(k) + 1
+        return text, chunks
+
+    def _token_ends(self, text: str, data: bytes) -> np.ndarray:
+        """Byte offset in ``data`` (``text`` as UTF-8) of the end of each token of ``text``."""
+        lengths = self._bpe.token_lengths
+        if self._split is None:
+            return np.cumsum(lengths[self._bpe.encode_bytes(data)])
+        pieces = self._split.findall(text)
+        if sum(map(len, pieces)) == len(text):  # the pieces tile the text
+            return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])
+        ends, char_at, byte_at = [], 0, 0  # the pattern skips some text: follow each match
+        for match in self._split.finditer(text):
+            byte_at += len(text[char_at : match.start()].encode("utf-8"))
+            ends.append(byte_at + np.cumsum(lengths[self._bpe.encode_pieces([match.group()])]))
+            byte_at += len(match.group().encode("utf-8"))
+            char_at = match.end()
+        return np.concatenate([*ends, np.array([len(data)])])
+
+
+def allowed_special_tokens(
+    text: str,
+    special_tokens: Collection[str],
+    allowed_special: Literal["all"] | Collection[str],
+    disallowed_special: Literal["all"] | Collection[str],
+) -> set[str]:
+    """The special tokens to encode as such in ``text``, after tiktoken's check for disallowed ones.
+
+    Raises
+    ------
+    ValueError
+        If ``allowed_special`` names a string that is not a special token, or ``text``
+        holds a disallowed special token (tiktoken's message, which says how to allow it).
+    """
+    if allowed_special == "all":
+        allowed = set(special_tokens)
+    else:
+        allowed = set(allowed_special)
+        unknown = allowed.difference(special_tokens)
+        if unknown:
+            raise ValueError(
+                f"allowed_special names tokens that are not special tokens: {sorted(unknown)}; "
+                f"the special tokens are {sorted(special_tokens)}"
+            )
+    disallowed = set(special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+    if disallowed:
+        found = _special_regex(frozenset(disallowed)).search(text)
+        if found:
+            token = found.group()
+            raise ValueError(
+                f"Encountered text corresponding to disallowed special token {token!r}.\n"
+                f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
+                f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
+                f"If you want this text to be encoded as normal text, disable the check for this token "
+                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+                "To disable this check for all special tokens, pass `disallowed_special=()`."
+            )
+    return allowed
+
+
+def load_tiktoken(
+    path,
+    *,
+    pat_str: str | None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> Encoding:
+    """Read a tiktoken rank file into an :class:`Encoding`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``base64(token) rank`` file (tiktoken's format; e.g. ``cl100k_base.tiktoken``).
+    pat_str : str or None
+        The split pattern (a regex, a name such as ``"cl100k"`` or ``"o200k"``, or
+        ``None``); a rank file does not carry it.
+    special_tokens : mapping of str to int, optional
+    name : str, optional
+        The encoding's name; the file name without its extension by default.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is malformed (:func:`bpetrain.model_file.read_tiktoken`) or the
+        encoding is inconsistent (:class:`Encoding`).
+    """
+    ranks = read_tiktoken(path)
+    if name is None:
+        name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    return Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens)
+
+
+@lru_cache(maxsize=64)
+def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
+    """A regex that finds any of ``tokens`` (longest first) and, in ``split``, keeps it."""
+    return regex.compile("(" + "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
+
+
+def _replace_surrogates(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (tiktoken's fix-up before encoding)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _check_count(name: str, value: int, minimum: int) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
