@@ -123,8 +123,8 @@ class Encoding:
         return token in self._special_ids
 
     def token_byte_values(self) -> list[bytes]:
-        """The bytes of every ranked token, in rank order."""
-        return sorted(self.mergeable_ranks, key=self.mergeable_ranks.__getitem__)
+        """The bytes of every ranked token, sorted as byte strings (as tiktoken's)."""
+        return sorted(self.mergeable_ranks)
 
     # ------------------------------------------------------------------ encoding
 

@@ -11,6 +11,7 @@ import pytest
 from bpetrain._reference import merges_from_ranks
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
+VOCABS = pathlib.Path(os.environ.get("BPETRAIN_VOCABS", SHARED / "vocabs"))
 CORPORA = pathlib.Path(os.environ.get("BPETRAIN_CORPORA", pathlib.Path(__file__).resolve().parents[2] / "corpora"))
 
 
@@ -47,6 +48,35 @@ def require(path: pathlib.Path, why: str) -> pathlib.Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: {why}")
     return path
+
+
+#: The special tokens of OpenAI's encodings (tiktoken_ext/openai_public.py).
+OPENAI_SPECIALS = {
+    "cl100k_base": {
+        "<|endoftext|>": 100257,
+        "<|fim_prefix|>": 100258,
+        "<|fim_middle|>": 100259,
+        "<|fim_suffix|>": 100260,
+        "<|endofprompt|>": 100276,
+    },
+    "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
+}
+
+
+def openai_encodings(name: str):
+    """bpetrain's and tiktoken's encodings of ``name`` (cl100k_base or o200k_base) from VOCABS."""
+    import tiktoken
+    from tiktoken.load import load_tiktoken_bpe
+
+    from bpetrain import PATTERNS, load_tiktoken
+
+    path = require(VOCABS / f"{name}.tiktoken", "the OpenAI vocabularies (set BPETRAIN_VOCABS)")
+    pat_str = PATTERNS[name.split("_")[0]]
+    ours = load_tiktoken(path, pat_str=pat_str, special_tokens=OPENAI_SPECIALS[name])
+    theirs = tiktoken.Encoding(
+        name, pat_str=pat_str, mergeable_ranks=load_tiktoken_bpe(str(path)), special_tokens=OPENAI_SPECIALS[name]
+    )
+    return ours, theirs
 
 
 def rustbpe_merges(texts, vocab_size, pat_str):

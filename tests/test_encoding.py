@@ -1,0 +1,303 @@
+"""Encoding: the compiled encoder against tiktoken and the reference, counting, chunking, errors."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from helpers import MULTILINGUAL, openai_encodings, stdlib_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpetrain import BpeTrainer, Encoding, Tokenizer, load_tiktoken
+from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
+
+tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
+
+OPENAI = ["cl100k_base", "o200k_base"]
+
+
+@pytest.fixture(scope="module", params=OPENAI)
+def pair(request):
+    """(bpetrain's Encoding, tiktoken's Encoding) of one OpenAI vocabulary."""
+    return openai_encodings(request.param)
+
+
+@pytest.fixture(scope="module")
+def real_text() -> str:
+    return stdlib_text(1_000_000).decode("utf-8") + MULTILINGUAL * 20
+
+
+def adversarial_texts() -> dict[str, str]:
+    rng = random.Random(4)
+    return {
+        "empty": "",
+        "one a": "a",
+        "a * 10**6": "a" * 10**6,
+        "letters without spaces": "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=10**5)),
+        "random bytes, replaced": bytes(rng.getrandbits(8) for _ in range(10**5)).decode("utf-8", "replace"),
+        "digits": "".join(rng.choices("0123456789", k=10**4)),
+        "whitespace": " " * 5000 + "\n" * 300 + "\t \r\n" * 500,
+        "lone surrogates": "ab\ud800cd\udfff \udcff\udc80 raw",
+        "special strings as text": "x<|endoftext|>y <|fim_prefix|><|endofprompt|>" * 50,
+        "emoji run": "👨‍👩‍👧‍👦🙂🚀" * 2000,
+    }
+
+
+# ------------------------------------------------------------ same ids as tiktoken
+
+
+def test_ids_identical_to_tiktoken_on_real_text(pair, real_text):
+    ours, theirs = pair
+    expected = theirs.encode_ordinary(real_text)
+    assert ours.encode_ordinary(real_text) == expected
+    array = ours.encode_to_numpy(real_text, disallowed_special=())
+    assert array.dtype == np.uint32 and array.tolist() == expected
+    assert ours.count(real_text) == len(expected)
+
+
+@pytest.mark.parametrize("name", list(adversarial_texts()))
+def test_ids_identical_to_tiktoken_on_adversarial_text(pair, name):
+    ours, theirs = pair
+    text = adversarial_texts()[name]
+    assert ours.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=st.text())
+def test_hypothesis_round_trip_and_same_ids(pair, text):
+    ours, theirs = pair
+    ids = ours.encode_ordinary(text)
+    assert ours.decode(ids) == text
+    assert ids == theirs.encode_ordinary(text)
+
+
+def test_special_tokens_follow_tiktoken(pair):
+    ours, theirs = pair
+    text = "a <|endoftext|> b <|endofprompt|>c"
+    for kwargs in [{"allowed_special": "all"}, {"allowed_special": {"<|endoftext|>"}, "disallowed_special": ()},
+                   {"disallowed_special": ()}]:
+        assert ours.encode(text, **kwargs) == theirs.encode(text, **kwargs)
+    with pytest.raises(ValueError, match="(?s)disallowed special token '<\\|endoftext\\|>'.*disallowed_special=\\(\\)"):
+        ours.encode(text)
+    with pytest.raises(ValueError, match="disallowed special token '<\\|endofprompt\\|>'"):
+        ours.encode(text, allowed_special={"<|endoftext|>"})
+    with pytest.raises(ValueError, match="not special tokens: \\['<\\|nope\\|>'\\]"):
+        ours.encode(text, allowed_special={"<|nope|>"})
+    assert ours.encode_single_token("<|endoftext|>") == ours.eot_token == theirs.eot_token
+    assert ours.encode_single_token(b"hello") == theirs.encode_single_token(b"hello")
+    with pytest.raises(KeyError, match="not a single token"):
+        ours.encode_single_token("<|nope|>")
+    assert ours.n_vocab == theirs.n_vocab and ours.max_token_value == theirs.max_token_value
+    assert ours.special_tokens_set == theirs.special_tokens_set
+    assert ours.is_special_token(ours.eot_token) and not ours.is_special_token(0)
+
+
+def test_batches_on_threads(pair, real_text):
+    ours, theirs = pair
+    docs = [real_text[i : i + 1000] for i in range(0, 200_000, 1000)]
+    assert ours.encode_ordinary_batch(docs, num_threads=2) == theirs.encode_ordinary_batch(docs, num_threads=2)
+    assert ours.encode_batch(docs, num_threads=2) == [ours.encode(d) for d in docs]
+
+
+def test_decode_and_bad_ids(pair):
+    ours, theirs = pair
+    ids = theirs.encode(MULTILINGUAL + "<|endoftext|>", allowed_special="all")
+    assert ours.decode(ids) == theirs.decode(ids) and ours.decode_bytes(ids) == theirs.decode_bytes(ids)
+    assert ours.decode_bytes(np.array(ids, dtype=np.uint32)) == theirs.decode_bytes(ids)
+    assert ours.decode_tokens_bytes(ids[:5]) == theirs.decode_tokens_bytes(ids[:5])
+    assert ours.decode_batch([ids, ids[:3]]) == theirs.decode_batch([ids, ids[:3]])
+    assert ours.decode_single_token_bytes(ours.eot_token) == b"<|endoftext|>"
+    assert ours.token_byte_values() == theirs.token_byte_values()
+    for bad in [ours.n_vocab, -1, 10**12]:
+        with pytest.raises(ValueError, match=f"token id {bad} is not in the vocabulary"):
+            ours.decode([1, bad])
+    with pytest.raises(ValueError, match="is not in the vocabulary"):
+        ours.decode_single_token_bytes(ours.n_vocab + 5)
+
+
+# ------------------------------------------------------- kernel against reference
+
+
+def small_vocabulary() -> dict[bytes, int]:
+    """A trained vocabulary over a 3-letter alphabet: long tokens, many ties."""
+    texts = ["".join(random.Random(seed).choices("abc", k=3000)) for seed in range(4)] + ["a" * 500]
+    tok = BpeTrainer(256 + 300, pattern=None, min_frequency=1, show_progress=False).train_from_iterator(texts)
+    return tok.mergeable_ranks
+
+
+@pytest.mark.parametrize("alphabet", [b"abc", b"ab", b"a"])
+def test_kernel_matches_reference_rule_on_raw_pieces(alphabet):
+    """Lengths on both sides of the short-piece path (32 bytes) and the heap path."""
+    ranks = small_vocabulary()
+    enc = Encoding("small", pat_str=None, mergeable_ranks=ranks)
+    rng = random.Random(len(alphabet))
+    for length in [*range(0, 80), 100, 257, 600]:
+        piece = bytes(rng.choices(alphabet, k=length))
+        assert enc._bpe.encode_bytes(piece).tolist() == encode_piece_ranks(piece, ranks), piece
+
+
+def test_kernel_matches_reference_rule_with_openai_ranks(pair):
+    ours, _ = pair
+    rng = random.Random(7)
+    for length in range(1, 120, 3):
+        for alphabet in [b"ab ", b"xyz0", bytes(range(0xE0, 0xF0)) + b"\x80\x81"]:
+            piece = bytes(rng.choices(alphabet, k=length))
+            assert ours._bpe.encode_bytes(piece).tolist() == encode_piece_ranks(piece, ours.mergeable_ranks)
+
+
+@pytest.fixture(scope="module")
+def trained():
+    text = stdlib_text(200_000).decode("utf-8") + MULTILINGUAL * 5
+    tok = BpeTrainer(256 + 1500, pattern="cl100k", min_frequency=1, special_tokens=["<|endoftext|>"],
+                     show_progress=False).train_from_iterator([text])
+    return tok, text
+
+
+def test_trained_vocab_reproduces_training_segmentation(trained):
+    tok, text = trained
+    enc = tok.encoding()
+    merges = {pair: 256 + i for i, pair in enumerate(tok.merges)}
+    pieces = count_pieces([text], tok.pat_str)
+    assert len(pieces) > 3000
+    for piece in pieces:
+        assert enc._bpe.encode_bytes(piece).tolist() == encode_piece(piece, merges), piece
+    assert enc.encode_ordinary(text) == tok.encode_ordinary(text)
+
+
+def test_trained_vocab_same_ids_as_tiktoken_with_exported_ranks(trained, tmp_path):
+    from tiktoken.load import load_tiktoken_bpe
+
+    tok, text = trained
+    path = tmp_path / "trained.tiktoken"
+    tok.save_tiktoken(path)
+    theirs = tiktoken.Encoding("trained", pat_str=tok.pat_str, mergeable_ranks=load_tiktoken_bpe(str(path)),
+                               special_tokens=tok.special_tokens)
+    ours = load_tiktoken(path, pat_str=tok.pat_str, special_tokens=tok.special_tokens)
+    sample = text[:50_000] + "<|endoftext|>" + MULTILINGUAL + adversarial_texts()["letters without spaces"]
+    assert ours.encode(sample, allowed_special="all") == theirs.encode(sample, allowed_special="all")
+    assert ours.name == "trained" and ours.encode_ordinary(sample) == tok.encoding().encode_ordinary(sample)
+
+
+def test_raw_mode_tokenizer_encodes_like_reference():
+    texts = ["abcabcabd" * 30, "xyz xyz" * 9, "<s>"]
+    tok = BpeTrainer(270, pattern=None, special_tokens=["<s>"], show_progress=False).train_from_iterator(texts)
+    enc = tok.encoding()
+    for text in [*texts, "abc<s>abcabd xyz"]:
+        assert enc.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+# ----------------------------------------------------------- counting, chunking
+
+
+def test_count_till_limit_agrees_with_encode(pair, real_text):
+    ours, _ = pair
+    for text in [real_text[:20_000], MULTILINGUAL, "", "a" * 5000, "x\ud800y"]:
+        n = len(ours.encode_ordinary(text))
+        assert ours.count(text) == n
+        assert ours.count_till_limit(text, n) == n
+        assert ours.count_till_limit(text, n + 10) == n
+        if n:
+            assert ours.count_till_limit(text, n - 1) is None
+
+
+def test_count_till_limit_stops_early(pair, real_text):
+    """Over the limit after the first batch of pieces: later pieces are never counted."""
+    from bpetrain.encoding import COUNT_BATCH
+
+    ours, _ = pair
+    counted = []
+    kernel = ours._bpe
+
+    class Recorder:
+        def count_pieces(self, pieces, limit):
+            counted.append(len(pieces))
+            return kernel.count_pieces(pieces, limit)
+
+    ours._bpe = Recorder()
+    try:
+        assert ours.count_till_limit(real_text, 100) is None
+    finally:
+        ours._bpe = kernel
+    assert counted == [COUNT_BATCH]
+
+
+@pytest.mark.parametrize("max_tokens", [4, 7, 50, 1000])
+def test_chunks_cut_on_characters_with_exact_counts(pair, real_text, max_tokens):
+    ours, theirs = pair
+    text = real_text[-30_000:] + adversarial_texts()["emoji run"][:3000] + "a" * 3000
+    chunks = ours.split_into_chunks(text, max_tokens)
+    assert "".join(chunks) == text and all(chunks)
+    counts = [len(theirs.encode_ordinary(chunk)) for chunk in chunks]
+    assert max(counts) <= max_tokens
+    assert [ours.count(chunk) for chunk in chunks] == counts
+    assert sum(counts[:-1]) >= 0.75 * max_tokens * (len(chunks) - 1)  # chunks are nearly full
+    head, rest = ours.split_at_token_limit(text, max_tokens)
+    assert head == chunks[0] and head + rest == text
+
+
+def test_chunks_with_a_pattern_that_skips_text():
+    ranks = small_vocabulary()
+    enc = Encoding("words", pat_str=r"[ab]+", mergeable_ranks=ranks)
+    text = "".join(random.Random(3).choices("abc  ", k=5000))
+    chunks = enc.split_into_chunks(text, 10)
+    assert "".join(chunks) == text
+    assert max(enc.count(chunk) for chunk in chunks) <= 10
+
+
+def test_chunk_limits():
+    enc = openai_encodings("cl100k_base")[0]
+    assert enc.split_at_token_limit("", 5) == ("", "")
+    assert enc.split_into_chunks("", 5) == []
+    assert enc.split_at_token_limit("hello world", 100) == ("hello world", "")
+    emoji = "\U0001f9ec"  # four bytes, more than one token in cl100k
+    assert enc.count(emoji) > 1
+    with pytest.raises(ValueError, match="at byte 0 of the text needs more than 1 tokens"):
+        enc.split_at_token_limit(emoji * 3, 1)
+    with pytest.raises(ValueError, match="max_tokens must be >= 1, got 0"):
+        enc.split_into_chunks("abc", 0)
+    with pytest.raises(TypeError, match="limit must be an int"):
+        enc.count_till_limit("abc", 2.5)
+    with pytest.raises(ValueError, match="limit must be >= 0"):
+        enc.count_till_limit("abc", -1)
+
+
+# ---------------------------------------------------------------- bad vocabularies
+
+
+def test_inconsistent_encodings_are_refused():
+    ranks = {bytes([i]): i for i in range(256)}
+    with pytest.raises(ValueError, match="1 of the 256 single bytes have no rank \\(first: b'a'\\)"):
+        Encoding("x", pat_str=None, mergeable_ranks={k: v for k, v in ranks.items() if k != b"a"})
+    with pytest.raises(ValueError, match="rank 3 is given to more than one token"):
+        Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": 3})
+    with pytest.raises(ValueError, match="the empty byte string"):
+        Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"": 256})
+    with pytest.raises(ValueError, match="ranks must be in"):
+        Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": -5})
+    with pytest.raises(ValueError, match="which is the rank of a token"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": 7})
+    with pytest.raises(ValueError, match="share id 300"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": 300, "</s>": 300})
+    with pytest.raises(ValueError, match="explicit_n_vocab=300"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, explicit_n_vocab=300)
+    with pytest.raises(ValueError, match="not a valid regular expression|neither a known name"):
+        Encoding("x", pat_str="(unclosed", mergeable_ranks=ranks)
+    gapped = Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": 1000}, special_tokens={"<s>": 500})
+    assert gapped.n_vocab == 1001 and gapped.encode("ab<s>", allowed_special="all") == [1000, 500]
+    with pytest.raises(ValueError, match="token id 700 is not in the vocabulary"):
+        gapped.decode([700])
+
+
+def test_tokenizer_with_duplicate_tokens_has_no_encoding():
+    tok = Tokenizer([(97, 98), (97, 98)], pat_str=None)
+    with pytest.raises(ValueError, match="spell the same bytes"):
+        tok.encoding()
+
+
+def test_load_tiktoken_reports_bad_files(tmp_path):
+    path = tmp_path / "bad.tiktoken"
+    path.write_bytes(b"YQ== 0\n!!!! 1\n")
+    with pytest.raises(ValueError, match="bad.tiktoken:2: .*not valid base64"):
+        load_tiktoken(path, pat_str="cl100k")
