@@ -133,7 +133,7 @@ def test_kernel_matches_reference_rule_on_raw_pieces(alphabet):
     ranks = small_vocabulary()
     enc = Encoding("small", pat_str=None, mergeable_ranks=ranks)
     rng = random.Random(len(alphabet))
-    for length in [*range(0, 80), 100, 257, 600]:
+    for length in [*range(80), 100, 257, 600]:
         piece = bytes(rng.choices(alphabet, k=length))
         assert enc._bpe.encode_bytes(piece).tolist() == encode_piece_ranks(piece, ranks), piece
 
