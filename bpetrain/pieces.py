@@ -15,6 +15,7 @@ import numpy as np
 import regex
 
 from .patterns import compile_pattern
+from .pretokenize import encode_utf8
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -139,7 +140,7 @@ class PieceCounter:
                 self._add_split(document)
                 continue
             if type(document) is not bytes:
-                document = _encode(document) if isinstance(document, str) else _as_bytes(document)
+                document = encode_utf8(document) if isinstance(document, str) else _as_bytes(document)
             self.n_input_bytes += len(document)
             if special_bytes is None:  # the common raw-mode case: one dict update
                 if document:
@@ -149,7 +150,7 @@ class PieceCounter:
 
     def _add_split(self, document) -> None:
         if isinstance(document, str):
-            self.n_input_bytes += len(document) if document.isascii() else len(_encode(document))
+            self.n_input_bytes += len(document) if document.isascii() else len(encode_utf8(document))
         else:
             document = _as_bytes(document)
             self.n_input_bytes += len(document)
@@ -170,7 +171,7 @@ class PieceCounter:
         counts: Counter = Counter()
         for piece, count in self._counts.items():
             if piece:
-                counts[_encode(piece)] += count
+                counts[encode_utf8(piece)] += count
         return PieceTable.from_counts(counts)
 
 
@@ -181,15 +182,3 @@ def _as_bytes(document) -> bytes:
         f"documents must be str or bytes, got {type(document).__name__}; "
         "iterate over the text field of your records"
     )
-
-
-def _encode(text: str) -> bytes:
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError as exc:
-        bad = text[exc.start]
-        raise ValueError(
-            f"text holds the lone surrogate U+{ord(bad):04X} at character {exc.start}, which is not "
-            "valid Unicode and has no UTF-8 bytes; pass such text as bytes, or decode it with "
-            "errors='surrogateescape'"
-        ) from None
