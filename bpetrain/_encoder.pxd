@@ -1,5 +1,6 @@
 # cython: language_level=3
 """The encoding kernel's contract: its tables, its buffers and the per-piece kernel."""
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain._core cimport token_t
@@ -9,10 +10,12 @@ cdef struct PairSlot:
     uint64_t key
     token_t rank
 
-# A slot of the whole-token table: a hash tag and the rank (-1: empty); bytes compared on a tag match.
+# A slot of the whole-token table: the token's first 8 bytes (zero-padded), its rank
+# (-1: empty slot) and length; a token of up to 8 bytes is matched without other reads.
 cdef struct TokenSlot:
-    uint32_t tag
+    uint64_t head
     token_t rank
+    uint32_t length
 
 # A growable array of output token ids (malloc'ed).
 cdef struct IdBuffer:
@@ -28,8 +31,10 @@ cdef struct Scratch:
     int64_t cap        # bytes the arrays can hold
 
 
+@cython.final
 cdef class BytePairEncoder:
     cdef object _arrays            # the numpy arrays that own the tables below
+    cdef list _ints                # the int objects 0..n_ranks - 1, shared by every output list
     cdef const uint8_t* token_bytes  # every token's bytes, by rank
     cdef const int64_t* token_start  # rank -> offset in token_bytes (n_ranks + 1 entries)
     cdef const int32_t* token_len    # rank -> length in bytes (0: no token has this rank)
@@ -44,10 +49,15 @@ cdef class BytePairEncoder:
     cdef readonly int64_t n_ranks        # highest rank + 1
     cdef readonly int64_t max_token_len  # bytes of the longest token
 
-    cdef token_t pair_rank(self, token_t left, token_t right) noexcept nogil
-    cdef token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
+    cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
+    cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, int pattern, IdBuffer* out,
+                                   Scratch* scratch, int64_t limit, bint keep,
+                                   int64_t* n_read) except -2 nogil
+    cdef object _result(self, IdBuffer* out, bint as_list)
+    cdef list _as_list(self, const uint32_t* ids, int64_t n)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1
     cdef int _fill_pairs(self, int64_t n_splits) except -1

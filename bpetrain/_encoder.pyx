@@ -27,12 +27,18 @@ hashed in the inner loops; the first pairs of a piece (two bytes) come from a di
 256 x 256 table. Everything after set-up runs without the GIL; the tables are read
 only, so threads share one encoder.
 """
+cimport cython
+from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport INT32_MAX, UINT64_MAX
+from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
+
+from bpetrain._pretok cimport PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K, piece_end
 
 cdef extern from *:
     """
@@ -47,21 +53,24 @@ cdef enum:
     SMALL_PIECE = 32                    # longest piece merged by linear scans
 
 
-cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n) noexcept nogil:
-    """A 64-bit hash of ``n`` bytes, eight at a time."""
-    cdef uint64_t h = <uint64_t>n * FIB
+cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:
+    """The first min(n, 8) bytes of ``data`` as a word, zero-padded."""
+    cdef uint64_t word = 0
+    memcpy(&word, data, n if n < 8 else 8)
+    return word
+
+
+cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n, uint64_t head) noexcept nogil:
+    """A 64-bit hash of ``n`` bytes whose first eight are ``head``, eight at a time."""
+    cdef uint64_t h = ((<uint64_t>n * FIB) ^ head) * FIB
     cdef uint64_t word
-    while n >= 8:
-        memcpy(&word, data, 8)
+    cdef int64_t i = 8
+    h ^= h >> 32
+    while i < n:
+        word = load_head(data + i, n - i)
         h = (h ^ word) * FIB
         h ^= h >> 32
-        data += 8
-        n -= 8
-    if n > 0:
-        word = 0
-        memcpy(&word, data, n)
-        h = (h ^ word) * FIB
-        h ^= h >> 32
+        i += 8
     return h
 
 
@@ -163,6 +172,7 @@ cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
     return (w << 6) + 63 - clz64(word)
 
 
+@cython.final
 cdef class BytePairEncoder:
     """Compiled tables of a vocabulary and the encoder loops over them.
 
@@ -201,9 +211,10 @@ cdef class BytePairEncoder:
         token_bytes = np.frombuffer(b"".join([tokens[i] for i in order]), dtype=np.uint8)
         self.max_token_len = lengths.max()
         self.whole_shift = table_shift(n_tokens, &self.whole_mask)
-        whole = np.full(self.whole_mask + 1, -1, dtype=np.int64)  # TokenSlot: tag, rank = -1
+        whole = np.empty((self.whole_mask + 1) * sizeof(TokenSlot), dtype=np.uint8)
         byte_pair = np.empty(65536, dtype=np.int32)
         self._arrays = [token_len, token_start, token_bytes, whole, byte_pair]
+        self._ints = list(range(self.n_ranks))
         self.token_len = <const int32_t*><Py_ssize_t>token_len.ctypes.data
         self.token_start = <const int64_t*><Py_ssize_t>token_start.ctypes.data
         self.token_bytes = <const uint8_t*><Py_ssize_t>token_bytes.ctypes.data
@@ -216,18 +227,24 @@ cdef class BytePairEncoder:
     cdef void _fill_whole(self) noexcept:
         """Insert every token into the whole-token table (open addressing, linear probing)."""
         cdef TokenSlot* whole = <TokenSlot*>self.whole
-        cdef int64_t rank
-        cdef uint64_t h, i
+        cdef int64_t rank, n
+        cdef const uint8_t* data
+        cdef uint64_t head, i
         with nogil:
+            for i in range(self.whole_mask + 1):
+                whole[i].rank = -1
             for rank in range(self.n_ranks):
-                if self.token_len[rank] == 0:
+                n = self.token_len[rank]
+                if n == 0:
                     continue
-                h = hash_bytes(self.token_bytes + self.token_start[rank], self.token_len[rank])
-                i = (h * FIB) >> self.whole_shift
+                data = self.token_bytes + self.token_start[rank]
+                head = load_head(data, n)
+                i = (hash_bytes(data, n, head) * FIB) >> self.whole_shift
                 while whole[i].rank >= 0:
                     i = (i + 1) & self.whole_mask
-                whole[i].tag = <uint32_t>h
+                whole[i].head = head
                 whole[i].rank = <token_t>rank
+                whole[i].length = <uint32_t>n
 
     cdef int _fill_bytes(self) except -1:
         """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
@@ -295,7 +312,7 @@ cdef class BytePairEncoder:
 
     # ------------------------------------------------------------------ lookups
 
-    cdef token_t pair_rank(self, token_t left, token_t right) noexcept nogil:
+    cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil:
         """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK."""
         cdef uint64_t key = pair_key(left, right)
         cdef uint64_t i = (key * FIB) >> self.pair_shift
@@ -306,23 +323,21 @@ cdef class BytePairEncoder:
                 return NO_RANK
             i = (i + 1) & self.pair_mask
 
-    cdef token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil:
+    cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil:
         """Rank of the token spelled by ``data[:n]``, or NO_RANK."""
-        cdef uint64_t h, i
-        cdef uint32_t tag
-        cdef token_t rank
+        cdef uint64_t head, i
+        cdef const TokenSlot* slot
         if n < 1 or n > self.max_token_len:
             return NO_RANK
-        h = hash_bytes(data, n)
-        tag = <uint32_t>h
-        i = (h * FIB) >> self.whole_shift
+        head = load_head(data, n)
+        i = (hash_bytes(data, n, head) * FIB) >> self.whole_shift
         while True:
-            rank = self.whole[i].rank
-            if rank < 0:
+            slot = &self.whole[i]
+            if slot.rank < 0:
                 return NO_RANK
-            if (self.whole[i].tag == tag and self.token_len[rank] == n
-                    and memcmp(self.token_bytes + self.token_start[rank], data, n) == 0):
-                return rank
+            if slot.head == head and slot.length == n and (
+                    n <= 8 or memcmp(self.token_bytes + self.token_start[slot.rank] + 8, data + 8, n - 8) == 0):
+                return slot.rank
             i = (i + 1) & self.whole_mask
 
     # ------------------------------------------------------------------ kernels
@@ -333,6 +348,10 @@ cdef class BytePairEncoder:
         cdef token_t rank
         if n == 0:
             return 0
+        if n > UINT32_MAX:
+            with gil:
+                raise ValueError(f"a piece of {n} bytes is too long: at most 2**32 - 1 bytes (positions in "
+                                 "the heap are 32-bit); split the text first")
         if out.size + n > out.cap:
             grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
         rank = self.token_rank(piece, n)
@@ -435,7 +454,7 @@ cdef class BytePairEncoder:
 
     # ------------------------------------------------------------------ drivers
 
-    def encode_pieces(self, list pieces not None):
+    def encode_pieces(self, list pieces not None, bint as_list=False):
         """Encode each piece (a ``str``, as UTF-8) on its own; the ids in one array.
 
         Parameters
@@ -445,6 +464,7 @@ cdef class BytePairEncoder:
         Returns
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
+            Or a list of int with ``as_list``.
 
         Raises
         ------
@@ -464,18 +484,19 @@ cdef class BytePairEncoder:
             with nogil:
                 for i in range(n_pieces):
                     self.encode_piece(<const uint8_t*>data[i], lengths[i], &out, &scratch)
-            return _to_array(&out)
+            return self._result(&out, as_list)
         finally:
             free(data)
             free(lengths)
             free_buffers(&out, &scratch)
 
-    def encode_bytes(self, const uint8_t[::1] data not None):
+    def encode_bytes(self, const uint8_t[::1] data not None, bint as_list=False):
         """Encode ``data`` as one piece (no pre-tokenization).
 
         Returns
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
+            Or a list of int with ``as_list``.
 
         Raises
         ------
@@ -484,13 +505,118 @@ cdef class BytePairEncoder:
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
-        if data.shape[0] >= <int64_t>1 << 32:
-            raise ValueError(f"one piece of {data.shape[0]} bytes is too long: at most 2**32 - 1 bytes; "
-                             "split the text first")
         try:
             with nogil:
                 self.encode_piece(&data[0] if data.shape[0] else NULL, data.shape[0], &out, &scratch)
-            return _to_array(&out)
+            return self._result(&out, as_list)
+        finally:
+            free_buffers(&out, &scratch)
+
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, int pattern, IdBuffer* out,
+                                   Scratch* scratch, int64_t limit, bint keep,
+                                   int64_t* n_read) except -2 nogil:
+        """Cut ``text`` into pieces with the compiled splitter and encode each one.
+
+        With ``keep`` the ids are appended to ``out``; without, only counted. Stops as
+        soon as the count exceeds ``limit``. Returns the count, or -1 past the limit;
+        ``n_read`` gets the bytes split and encoded.
+        """
+        cdef int64_t start = 0, stop, count = 0, before
+        while start < n:
+            stop = piece_end(pattern, text, start, n)
+            before = out.size
+            self.encode_piece(text + start, stop - start, out, scratch)
+            count += out.size - before
+            if not keep:
+                out.size = 0
+            start = stop
+            if count > limit:
+                n_read[0] = start
+                return -1
+        n_read[0] = n
+        return count
+
+    def encode_text(self, const uint8_t[::1] data not None, int pattern, bint as_list=False):
+        """Split UTF-8 ``data`` with a compiled pattern (``bpetrain._pretok``) and encode it.
+
+        Parameters
+        ----------
+        data : bytes-like, uint8
+        pattern : int
+            A compiled pattern's id (:func:`bpetrain.pretokenize.pattern_id`, not 0).
+
+        Returns
+        -------
+        numpy.ndarray of uint32, shape (n_tokens,)
+            Or a list of int with ``as_list``.
+        """
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef int64_t n_read
+        _check_pattern(pattern)
+        try:
+            with nogil:
+                self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], pattern,
+                                       &out, &scratch, INT64_MAX, True, &n_read)
+            return self._result(&out, as_list)
+        finally:
+            free_buffers(&out, &scratch)
+
+    def encode_texts(self, list texts not None, int pattern):
+        """Encode each of ``texts`` (UTF-8 ``bytes``) as :meth:`encode_text`, all in one call
+        without the GIL.
+
+        Returns
+        -------
+        list of list of int
+        """
+        cdef Py_ssize_t n_texts = len(texts), i
+        cdef const char** data = <const char**>malloc((n_texts + 1) * sizeof(char*))
+        cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef int64_t n_read
+        cdef bytes item
+        cdef int64_t* ends = <int64_t*>malloc((n_texts + 1) * sizeof(int64_t))
+        _check_pattern(pattern)
+        try:
+            if data == NULL or lengths == NULL or ends == NULL:
+                raise MemoryError()
+            for i in range(n_texts):
+                item = texts[i]  # the list keeps every item alive while the kernel reads it
+                data[i] = item
+                lengths[i] = len(item)
+            with nogil:
+                for i in range(n_texts):
+                    self._split_and_encode(<const uint8_t*>data[i], lengths[i], pattern, &out, &scratch,
+                                           INT64_MAX, True, &n_read)
+                    ends[i + 1] = out.size
+            ends[0] = 0
+            return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i]) for i in range(n_texts)]
+        finally:
+            free(ends)
+            free(data)
+            free(lengths)
+            free_buffers(&out, &scratch)
+
+    def count_text(self, const uint8_t[::1] data not None, int pattern, int64_t limit):
+        """Count the tokens of UTF-8 ``data`` as :meth:`encode_text` would make them,
+        stopping as soon as the count exceeds ``limit``.
+
+        Returns
+        -------
+        (int, int)
+            The count, or -1 if it exceeds ``limit``; and the bytes read to decide.
+        """
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef int64_t count, n_read
+        _check_pattern(pattern)
+        try:
+            with nogil:
+                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], pattern,
+                                               &out, &scratch, limit, False, &n_read)
+            return count, n_read
         finally:
             free_buffers(&out, &scratch)
 
@@ -519,10 +645,30 @@ cdef class BytePairEncoder:
         finally:
             free_buffers(&out, &scratch)
 
+    cdef object _result(self, IdBuffer* out, bint as_list):
+        return self._as_list(out.ids, out.size) if as_list else _to_array(out)
+
+    cdef list _as_list(self, const uint32_t* ids, int64_t n):
+        """The ids as a list of the cached int objects (no int is created)."""
+        cdef list result = PyList_New(n)
+        cdef PyObject* item
+        cdef int64_t i
+        for i in range(n):
+            item = PyList_GET_ITEM(self._ints, ids[i])
+            Py_INCREF(<object>item)
+            PyList_SET_ITEM(result, i, <object>item)
+        return result
+
     @property
     def token_lengths(self):
         """numpy.ndarray of int32, shape (n_ranks,): bytes of each rank's token (0: none)."""
         return self._arrays[0]
+
+
+cdef int _check_pattern(int pattern) except -1:
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
+        raise ValueError(f"pattern {pattern} has no compiled splitter (see bpetrain.pretokenize.pattern_id)")
+    return 0
 
 
 cdef object _to_array(IdBuffer* out):

@@ -21,6 +21,7 @@ import regex
 from ._encoder import BytePairEncoder
 from .model_file import read_tiktoken
 from .patterns import compile_pattern, resolve_pattern
+from .pretokenize import pattern_id
 
 __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
 
@@ -55,9 +56,10 @@ class Encoding:
 
     Notes
     -----
-    Text is split by the pattern with the ``regex`` module (text the pattern does not
-    match is dropped, as in tiktoken); lone surrogates in a ``str`` are replaced by
-    U+FFFD before encoding, as tiktoken does.
+    The named patterns (``gpt2``, ``cl100k``, ``o200k``) split text with the compiled
+    splitter :mod:`bpetrain._pretok`, without the GIL; any other pattern splits with the
+    ``regex`` module (text it does not match is dropped, as in tiktoken). Lone
+    surrogates in a ``str`` are replaced by U+FFFD before encoding, as tiktoken does.
     """
 
     def __init__(
@@ -72,6 +74,7 @@ class Encoding:
         self.name = name
         self.pat_str = resolve_pattern(pat_str)
         self._split = None if self.pat_str is None else compile_pattern(self.pat_str)
+        self._pattern = pattern_id(self.pat_str)  # 0: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         self._bpe = BytePairEncoder(self.mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
@@ -135,7 +138,7 @@ class Encoding:
         -------
         list of int
         """
-        return self._ordinary(text).tolist()
+        return self._ordinary(text, as_list=True)
 
     def encode(
         self,
@@ -164,9 +167,10 @@ class Encoding:
             If ``text`` holds a disallowed special token (the message says how to allow
             it), or ``allowed_special`` names a string that is not a special token.
         """
-        return self.encode_to_numpy(
-            text, allowed_special=allowed_special, disallowed_special=disallowed_special
-        ).tolist()
+        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+        if not allowed:
+            return self._ordinary(text, as_list=True)
+        return self._with_specials(text, allowed).tolist()
 
     def encode_to_numpy(
         self,
@@ -182,8 +186,10 @@ class Encoding:
         numpy.ndarray of uint32, shape (n_tokens,)
         """
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-        if not allowed:
-            return self._ordinary(text)
+        return self._with_specials(text, allowed) if allowed else self._ordinary(text)
+
+    def _with_specials(self, text: str, allowed: Collection[str]) -> np.ndarray:
+        """Token ids of ``text`` where every special token of ``allowed`` is its id."""
         parts = _special_regex(frozenset(allowed)).split(text)
         arrays = [
             np.array([self.special_tokens[part]], dtype=np.uint32) if i % 2 else self._ordinary(part)
@@ -192,9 +198,33 @@ class Encoding:
         return np.concatenate(arrays)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode_ordinary` of every text, on ``num_threads`` threads."""
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(self.encode_ordinary, text))
+        """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads.
+
+        With a compiled split pattern each thread encodes a contiguous share of the texts
+        in one kernel call without the GIL.
+        """
+        if not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+        text = list(text)
+        if not self._pattern:
+            with ThreadPoolExecutor(num_threads) as pool:
+                return list(pool.map(self.encode_ordinary, text))
+        n_shares = max(1, min(num_threads, len(text) // 16))
+        bounds = [len(text) * i // n_shares for i in range(n_shares + 1)]
+        shares = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+        if n_shares == 1:
+            return self._encode_share(shares[0])
+        with ThreadPoolExecutor(n_shares) as pool:
+            return [ids for share in pool.map(self._encode_share, shares) for ids in share]
+
+    def _encode_share(self, texts: list[str]) -> list[list[int]]:
+        data = []
+        for text in texts:
+            try:
+                data.append(text.encode("utf-8"))
+            except UnicodeEncodeError:
+                data.append(_replace_surrogates(text).encode("utf-8"))
+        return self._bpe.encode_texts(data, self._pattern)
 
     def encode_batch(
         self,
@@ -204,14 +234,20 @@ class Encoding:
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
-        """:meth:`encode` of every text, on ``num_threads`` threads (the kernel releases the GIL).
+        """:meth:`encode` of every text, on up to ``num_threads`` threads (the kernel releases the GIL).
 
         Raises
         ------
         ValueError
             As :meth:`encode`, for the first text that holds a disallowed special token.
         """
-        encode = partial(self.encode, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        text = list(text)
+        allowed = set()
+        for item in text:
+            allowed |= allowed_special_tokens(item, self.special_tokens, allowed_special, disallowed_special)
+        if not allowed or not any(_special_regex(frozenset(allowed)).search(item) for item in text):
+            return self.encode_ordinary_batch(text, num_threads=num_threads)
+        encode = partial(self.encode, allowed_special=allowed, disallowed_special=())
         with ThreadPoolExecutor(num_threads) as pool:
             return list(pool.map(encode, text))
 
@@ -232,17 +268,19 @@ class Encoding:
         except KeyError:
             raise KeyError(f"{text_or_bytes!r} is not a single token of encoding {self.name!r}") from None
 
-    def _ordinary(self, text: str) -> np.ndarray:
-        """Token ids of ``text`` without special tokens (uint32 array)."""
+    def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
+        """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
         try:
-            return self._encode_text(text)
+            return self._encode_text(text, as_list)
         except UnicodeEncodeError:
-            return self._encode_text(_replace_surrogates(text))
+            return self._encode_text(_replace_surrogates(text), as_list)
 
-    def _encode_text(self, text: str) -> np.ndarray:
+    def _encode_text(self, text: str, as_list: bool) -> np.ndarray | list[int]:
+        if self._pattern:
+            return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
         if self._split is None:
-            return self._bpe.encode_bytes(text.encode("utf-8"))
-        return self._bpe.encode_pieces(self._split.findall(text))
+            return self._bpe.encode_bytes(text.encode("utf-8"), as_list)
+        return self._bpe.encode_pieces(self._split.findall(text), as_list)
 
     # ------------------------------------------------------------------ decoding
 
@@ -297,11 +335,11 @@ class Encoding:
     def count_till_limit(self, text: str, limit: int) -> int | None:
         """The number of tokens of ``text`` if it is at most ``limit``, else ``None``.
 
-        Pieces are split and counted a batch at a time and counting stops at the first
-        batch that passes the limit, so a long text over the limit costs about as much as
-        its first ``limit`` tokens (seed 002, the rust-gems ``bpe`` crate's
-        ``count_till_limit``). Without a split pattern the text is one piece and is
-        counted whole. Special token strings count as ordinary text.
+        Counting stops at the first piece that passes the limit (with the ``regex``
+        module, at the first batch of ``COUNT_BATCH`` pieces), so a long text over the
+        limit costs about as much as its first ``limit`` tokens (seed 002, the rust-gems
+        ``bpe`` crate's ``count_till_limit``). Without a split pattern the text is one
+        piece and is counted whole. Special token strings count as ordinary text.
 
         Raises
         ------
@@ -318,6 +356,9 @@ class Encoding:
             return self._count_till_limit(_replace_surrogates(text), limit)
 
     def _count_till_limit(self, text: str, limit: int) -> int | None:
+        if self._pattern:
+            count, _ = self._bpe.count_text(text.encode("utf-8"), self._pattern, limit)
+            return None if count < 0 else count
         matches = self._split.finditer(text)
         count = 0
         while True:
@@ -409,6 +450,8 @@ class Encoding:
         lengths = self._bpe.token_lengths
         if self._split is None:
             return np.cumsum(lengths[self._bpe.encode_bytes(data)])
+        if self._pattern:
+            return np.cumsum(lengths[self._bpe.encode_text(data, self._pattern)])
         pieces = self._split.findall(text)
         if sum(map(len, pieces)) == len(text):  # the pieces tile the text
             return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])

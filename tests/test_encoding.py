@@ -99,6 +99,14 @@ def test_batches_on_threads(pair, real_text):
     docs = [real_text[i : i + 1000] for i in range(0, 200_000, 1000)]
     assert ours.encode_ordinary_batch(docs, num_threads=2) == theirs.encode_ordinary_batch(docs, num_threads=2)
     assert ours.encode_batch(docs, num_threads=2) == [ours.encode(d) for d in docs]
+    docs[7] += "<|endoftext|>"
+    assert ours.encode_batch(docs, num_threads=2, allowed_special="all") == theirs.encode_batch(
+        docs, num_threads=2, allowed_special="all"
+    )
+    with pytest.raises(ValueError, match="disallowed special token"):
+        ours.encode_batch(docs, num_threads=2)
+    with pytest.raises(ValueError, match="num_threads must be an int >= 1"):
+        ours.encode_ordinary_batch(docs, num_threads=0)
 
 
 def test_decode_and_bad_ids(pair):
@@ -203,24 +211,36 @@ def test_count_till_limit_agrees_with_encode(pair, real_text):
 
 
 def test_count_till_limit_stops_early(pair, real_text):
-    """Over the limit after the first batch of pieces: later pieces are never counted."""
+    """Past the limit, the rest of the text is neither split nor encoded."""
+    from bpetrain.pretokenize import pattern_id
+
+    ours, _ = pair
+    data = real_text.encode("utf-8")
+    count, n_read = ours._bpe.count_text(data, pattern_id(ours.pat_str), 100)
+    assert count == -1 and 0 < n_read < 2000
+    count, n_read = ours._bpe.count_text(data, pattern_id(ours.pat_str), 10**9)
+    assert count == ours.count(real_text) and n_read == len(data)
+
+
+def test_count_till_limit_stops_early_with_a_custom_pattern(pair, real_text):
+    """With the regex module, counting stops after the first batch of pieces."""
     from bpetrain.encoding import COUNT_BATCH
 
     ours, _ = pair
+    enc = Encoding("custom", pat_str=r"\s*\S+|\s+", mergeable_ranks=ours.mergeable_ranks)
     counted = []
-    kernel = ours._bpe
+    kernel = enc._bpe
 
     class Recorder:
         def count_pieces(self, pieces, limit):
             counted.append(len(pieces))
             return kernel.count_pieces(pieces, limit)
 
-    ours._bpe = Recorder()
-    try:
-        assert ours.count_till_limit(real_text, 100) is None
-    finally:
-        ours._bpe = kernel
+    enc._bpe = Recorder()
+    assert enc.count_till_limit(real_text, 100) is None
     assert counted == [COUNT_BATCH]
+    enc._bpe = kernel
+    assert enc.count_till_limit(real_text, 10**9) == len(enc.encode_ordinary(real_text))
 
 
 @pytest.mark.parametrize("max_tokens", [4, 7, 50, 1000])
