@@ -7,26 +7,14 @@ The peers side by side, with memory, are in ``train_peers.py``.
 from __future__ import annotations
 
 import os
-import pathlib
 import random
-import sysconfig
 
 import pytest
+from texts import stdlib_text
 
 from bpetrain import BpeTrainer
 
 rustbpe = pytest.importorskip("rustbpe", reason="rustbpe is a bench dependency: pip install '.[bench]'")
-
-
-def stdlib_text(n_bytes: int) -> str:
-    root = pathlib.Path(sysconfig.get_path("stdlib"))
-    parts, size = [], 0
-    for path in sorted(root.glob("*.py")):
-        parts.append(path.read_text(encoding="utf-8"))
-        size += len(parts[-1])
-        if size >= n_bytes:
-            break
-    return "".join(parts)[:n_bytes]
 
 
 def rustbpe_ranks(texts, vocab_size, pattern):
