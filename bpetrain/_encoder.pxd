@@ -5,11 +5,6 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain._core cimport token_t
 
-# A slot of the pair table: (left id << 32) | right id -> rank of the two tokens' bytes joined.
-cdef struct PairSlot:
-    uint64_t key
-    token_t rank
-
 # A slot of the whole-token table: the token's first 8 bytes (zero-padded), its rank
 # (-1: empty slot) and length; a token of up to 8 bytes is matched without other reads.
 cdef struct TokenSlot:
@@ -40,7 +35,7 @@ cdef class BytePairEncoder:
     cdef const int32_t* token_len    # rank -> length in bytes (0: no token has this rank)
     cdef token_t byte_rank[256]      # byte value -> rank of the one-byte token
     cdef const token_t* byte_pair    # (x << 8) | y -> rank of bytes([x, y]), NO_RANK if none
-    cdef const PairSlot* pairs
+    cdef const uint64_t* pairs       # pair table: (left << 42) | (right << 21) | rank, EMPTY = all ones
     cdef uint64_t pair_mask
     cdef int pair_shift
     cdef const TokenSlot* whole

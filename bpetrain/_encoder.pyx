@@ -22,8 +22,9 @@ version). Three paths give that result:
    bit and pushes at most two pairs, so a piece of n bytes costs O(n log n).
 
 The rank of two adjacent tokens comes from a table keyed by the pair of token ids
-(built once, from every split of every token into two tokens), so no byte string is
-hashed in the inner loops; the first pairs of a piece (two bytes) come from a direct
+(built once, from every split of every token into two tokens; each slot packs the two
+ids and the rank, 21 bits each, into 64 bits), so no byte string is hashed in the
+inner loops; the first pairs of a piece (two bytes) come from a direct
 256 x 256 table. Everything after set-up runs without the GIL; the tables are read
 only, so threads share one encoder.
 """
@@ -51,6 +52,10 @@ cdef uint64_t EMPTY = UINT64_MAX        # free slot of the pair table
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
 cdef enum:
     SMALL_PIECE = 32                    # longest piece merged by linear scans
+    ID_BITS = 21                        # bits of a rank in a pair-table slot
+cdef uint64_t ID_MASK = (1 << ID_BITS) - 1
+#: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
+MAX_RANK = ID_MASK - 1
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:
@@ -75,7 +80,8 @@ cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n, uint64_t head) n
 
 
 cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t><uint32_t>right
+    """The pair as one number: ``(left << ID_BITS) | right``."""
+    return (<uint64_t>left << ID_BITS) | <uint64_t>right
 
 
 cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
@@ -195,8 +201,9 @@ cdef class BytePairEncoder:
         tokens = list(mergeable_ranks)
         ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=n_tokens)
         lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n_tokens)
-        if ranks.min() < 0 or ranks.max() >= NO_RANK:
-            raise ValueError(f"ranks must be in [0, {NO_RANK - 1}], got {ranks.min()}..{ranks.max()}")
+        if ranks.min() < 0 or ranks.max() > MAX_RANK:
+            raise ValueError(f"ranks must be in [0, {MAX_RANK}] (the encoder packs three ranks in 64 bits), "
+                             f"got {ranks.min()}..{ranks.max()}")
         if lengths.min() == 0:
             raise ValueError("mergeable_ranks holds the empty byte string; tokens must be non-empty")
         self.n_ranks = ranks.max() + 1
@@ -294,20 +301,17 @@ cdef class BytePairEncoder:
                     value_view[n_pairs] = <int32_t>rank
                     n_pairs += 1
         self.pair_shift = table_shift(n_pairs, &self.pair_mask)
-        pairs = np.empty((self.pair_mask + 1) * sizeof(PairSlot), dtype=np.uint8)
+        pairs = np.full(self.pair_mask + 1, EMPTY, dtype=np.uint64)
         self._arrays.append(pairs)
-        cdef PairSlot* table = <PairSlot*><Py_ssize_t>pairs.ctypes.data
+        cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
         self.pairs = table
         with nogil:
-            for i in range(self.pair_mask + 1):
-                table[i].key = EMPTY
             for k in range(n_pairs):
                 key = key_view[k]
                 i = (key * FIB) >> self.pair_shift
-                while table[i].key != EMPTY:  # a pair's bytes are fixed: it is listed once
+                while table[i] != EMPTY:  # a pair's bytes are fixed: it is listed once
                     i = (i + 1) & self.pair_mask
-                table[i].key = key
-                table[i].rank = value_view[k]
+                table[i] = (key << ID_BITS) | <uint64_t>value_view[k]
         return 0
 
     # ------------------------------------------------------------------ lookups
@@ -316,10 +320,12 @@ cdef class BytePairEncoder:
         """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK."""
         cdef uint64_t key = pair_key(left, right)
         cdef uint64_t i = (key * FIB) >> self.pair_shift
+        cdef uint64_t slot
         while True:
-            if self.pairs[i].key == key:
-                return self.pairs[i].rank
-            if self.pairs[i].key == EMPTY:
+            slot = self.pairs[i]
+            if slot >> ID_BITS == key:
+                return <token_t>(slot & ID_MASK)
+            if slot == EMPTY:
                 return NO_RANK
             i = (i + 1) & self.pair_mask
 
@@ -354,7 +360,12 @@ cdef class BytePairEncoder:
                                  "the heap are 32-bit); split the text first")
         if out.size + n > out.cap:
             grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
-        rank = self.token_rank(piece, n)
+        if n == 1:
+            rank = self.byte_rank[piece[0]]
+        elif n == 2:
+            rank = self.byte_pair[(<int>piece[0] << 8) | piece[1]]
+        else:
+            rank = self.token_rank(piece, n)
         if rank != NO_RANK:
             out.ids[out.size] = rank
             out.size += 1
