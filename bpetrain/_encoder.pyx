@@ -502,18 +502,8 @@ cdef class BytePairEncoder:
             free_buffers(&out, &scratch)
 
     def encode_bytes(self, const uint8_t[::1] data not None, bint as_list=False):
-        """Encode ``data`` as one piece (no pre-tokenization).
-
-        Returns
-        -------
-        numpy.ndarray of uint32, shape (n_tokens,)
-            Or a list of int with ``as_list``.
-
-        Raises
-        ------
-        ValueError
-            If ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit).
-        """
+        """Encode ``data`` as one piece (no pre-tokenization); returns as :meth:`encode_pieces`.
+        ValueError if ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
         try:
