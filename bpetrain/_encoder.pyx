@@ -13,7 +13,7 @@ version). Three paths give that result:
    bounded length, and the fastest for short pieces.
 3. Longer pieces use the heap encoder of the rust-gems ``bpe`` crate
    (``byte_pair_encoding.rs``, ``encode_via_bitfield``): a bitfield with one bit per
-   byte marks the starts of tokens (all set at first), a min-heap holds
+   byte marks the starts of tokens (all set at first), a 4-ary min-heap holds
    ``(rank << 32) | start`` of every adjacent pair that joins into a token, and each pop
    either merges or drops a stale entry. An entry is stale when its start no longer
    starts a token, or when the pair there now spans other bytes than the entry's
@@ -140,14 +140,18 @@ cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil:
 
 
 cdef inline void sift_down(uint64_t* heap, int64_t size, int64_t i) noexcept nogil:
+    """Move ``heap[i]`` down to its place in the 4-ary min-heap ``heap[:size]``."""
     cdef uint64_t item = heap[i]
-    cdef int64_t child
+    cdef int64_t first, child, k, last
     while True:
-        child = 2 * i + 1
-        if child >= size:
+        first = 4 * i + 1
+        if first >= size:
             break
-        if child + 1 < size and heap[child + 1] < heap[child]:
-            child += 1
+        child = first
+        last = first + 4 if first + 4 < size else size
+        for k in range(first + 1, last):
+            if heap[k] < heap[child]:
+                child = k
         if heap[child] >= item:
             break
         heap[i] = heap[child]
@@ -156,16 +160,24 @@ cdef inline void sift_down(uint64_t* heap, int64_t size, int64_t i) noexcept nog
 
 
 cdef inline void push(uint64_t* heap, int64_t* size, uint64_t item) noexcept nogil:
+    """Add ``item`` to the 4-ary min-heap ``heap[:size]``."""
     cdef int64_t i = size[0]
     cdef int64_t parent
     size[0] += 1
     while i > 0:
-        parent = (i - 1) >> 1
+        parent = (i - 1) >> 2
         if heap[parent] <= item:
             break
         heap[i] = heap[parent]
         i = parent
     heap[i] = item
+
+
+cdef inline void pop(uint64_t* heap, int64_t* size) noexcept nogil:
+    """Remove the smallest item of the 4-ary min-heap ``heap[:size]``."""
+    size[0] -= 1
+    heap[0] = heap[size[0]]
+    sift_down(heap, size[0], 0)
 
 
 cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
@@ -417,7 +429,7 @@ cdef class BytePairEncoder:
         cdef uint64_t* bits = scratch.bits
         cdef uint64_t* heap = scratch.heap
         cdef int64_t size = 0, i, start, mid, end, left
-        cdef uint64_t top
+        cdef uint64_t top, on_left, on_right
         cdef token_t rank, a, b, joined
         for i in range(n):
             tok[i] = self.byte_rank[piece[i]]
@@ -427,36 +439,44 @@ cdef class BytePairEncoder:
             if rank != NO_RANK:
                 heap[size] = (<uint64_t>rank << 32) | <uint64_t>i
                 size += 1
-        for i in range(size // 2 - 1, -1, -1):
+        for i in range((size - 2) // 4, -1, -1):
             sift_down(heap, size, i)
         while size > 0:
             top = heap[0]
-            size -= 1
-            heap[0] = heap[size]
-            sift_down(heap, size, 0)
             rank = <token_t>(top >> 32)
             start = <int64_t><uint32_t>top
             if not (bits[start >> 6] >> (start & 63)) & 1:
-                continue  # start was absorbed by the token on its left
+                pop(heap, &size)  # start was absorbed by the token on its left
+                continue
             a = tok[start]
             mid = start + self.token_len[a]
-            if mid >= n:
+            b = tok[mid] if mid < n else 0
+            if mid >= n or self.token_len[a] + self.token_len[b] != self.token_len[rank]:
+                pop(heap, &size)  # the pair at start has grown since this entry was pushed
                 continue
-            b = tok[mid]
-            if self.token_len[a] + self.token_len[b] != self.token_len[rank]:
-                continue  # the pair at start has grown since this entry was pushed
             tok[start] = rank
             bits[mid >> 6] &= ~(<uint64_t>1 << (mid & 63))
+            # The new pairs on either side replace the top (a pop and a push in one sift).
+            on_left = on_right = EMPTY
             if start > 0:
                 left = prev_start(bits, start - 1)
                 joined = self.pair_rank(tok[left], rank)
                 if joined != NO_RANK:
-                    push(heap, &size, (<uint64_t>joined << 32) | <uint64_t>left)
+                    on_left = (<uint64_t>joined << 32) | <uint64_t>left
             end = start + self.token_len[rank]
             if end < n:
                 joined = self.pair_rank(rank, tok[end])
                 if joined != NO_RANK:
-                    push(heap, &size, (<uint64_t>joined << 32) | <uint64_t>start)
+                    on_right = (<uint64_t>joined << 32) | <uint64_t>start
+            if on_left == EMPTY:
+                on_left, on_right = on_right, EMPTY
+            if on_left == EMPTY:
+                pop(heap, &size)
+            else:
+                heap[0] = on_left
+                sift_down(heap, size, 0)
+                if on_right != EMPTY:
+                    push(heap, &size, on_right)
         i = 0
         while i < n:
             out.ids[out.size] = <uint32_t>tok[i]
