@@ -175,8 +175,9 @@ class Tokenizer:
     def encoding(self, name: str = "bpetrain") -> Encoding:
         """The fast encoder for this vocabulary: an :class:`~bpetrain.Encoding` (tiktoken's interface).
 
-        It applies tiktoken's rule (lowest rank of the joined pair first), which gives the
-        segmentation training made for every piece seen in training.
+        It applies tiktoken's rule (lowest rank of the joined pair first) to
+        :attr:`mergeable_ranks`; on the pieces training saw it reproduces training's
+        segmentation, as :meth:`encode` does (the tests check both on trained vocabularies).
 
         Raises
         ------
