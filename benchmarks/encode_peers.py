@@ -208,12 +208,12 @@ def markdown(report: dict) -> str:
         f"- vocabulary {head['vocab']}, {head['repeat']} runs each (median), Python {head['python']}, "
         f"{head['cpu_count']} CPUs; " + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v),
         "",
-        "| mode | input | encoder | median s | MB/s | time / bpetrain's | ids |",
+        "| mode | input | encoder | median ms | MB/s | time / bpetrain's | ids |",
         "|---|---|---|---:|---:|---:|---|",
     ]
     for r in report["results"]:
         lines.append(
-            f"| {r['mode']} | {r['case']} | {r['encoder']} | {r['seconds']:.4f} | {r['mb_per_s']:.1f} | "
+            f"| {r['mode']} | {r['case']} | {r['encoder']} | {r['seconds'] * 1e3:.4g} | {r['mb_per_s']:.1f} | "
             f"{r['vs_bpetrain']:.2f}x | {'identical' if r['ids_identical'] else '**differ**'} |"
         )
     return "\n".join(lines)
