@@ -76,6 +76,9 @@ class Encoding:
         self._split = None if self.pat_str is None else compile_pattern(self.pat_str)
         self._pattern = pattern_id(self.pat_str)  # 0: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
+        wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
+        if wrong is not None:
+            raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
         self._bpe = BytePairEncoder(self.mergeable_ranks)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         ids: dict[int, str] = {}
@@ -103,6 +106,18 @@ class Encoding:
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
+
+    def __getstate__(self) -> dict:
+        """Pickle the constructor's arguments (the compiled tables are rebuilt on load)."""
+        return {
+            "name": self.name,
+            "pat_str": self.pat_str,
+            "mergeable_ranks": self.mergeable_ranks,
+            "special_tokens": self.special_tokens,
+        }
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(**state)
 
     # ---------------------------------------------------------------- properties
 
@@ -270,6 +285,8 @@ class Encoding:
 
     def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
         """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
         try:
             return self._encode_text(text, as_list)
         except UnicodeEncodeError:
@@ -478,6 +495,8 @@ def allowed_special_tokens(
         If ``allowed_special`` names a string that is not a special token, or ``text``
         holds a disallowed special token (tiktoken's message, which says how to allow it).
     """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
     if allowed_special == "all":
         allowed = set(special_tokens)
     else:

@@ -89,9 +89,21 @@ def test_special_tokens_follow_tiktoken(pair):
     assert ours.encode_single_token(b"hello") == theirs.encode_single_token(b"hello")
     with pytest.raises(KeyError, match="not a single token"):
         ours.encode_single_token("<|nope|>")
+    for method in [ours.encode, ours.encode_ordinary, ours.encode_to_numpy, ours.count]:
+        with pytest.raises(TypeError, match="text must be a str, got bytes"):
+            method(b"hello")
     assert ours.n_vocab == theirs.n_vocab and ours.max_token_value == theirs.max_token_value
     assert ours.special_tokens_set == theirs.special_tokens_set
     assert ours.is_special_token(ours.eot_token) and not ours.is_special_token(0)
+
+
+def test_pickles_for_other_processes(pair):
+    import pickle
+
+    ours, _ = pair
+    copy = pickle.loads(pickle.dumps(ours))
+    assert copy.name == ours.name and copy.encode(MULTILINGUAL) == ours.encode(MULTILINGUAL)
+    assert copy.special_tokens == ours.special_tokens
 
 
 def test_batches_on_threads(pair, real_text):
@@ -304,6 +316,8 @@ def test_inconsistent_encodings_are_refused():
         Encoding("x", pat_str=None, mergeable_ranks=ranks, explicit_n_vocab=300)
     with pytest.raises(ValueError, match="not a valid regular expression|neither a known name"):
         Encoding("x", pat_str="(unclosed", mergeable_ranks=ranks)
+    with pytest.raises(TypeError, match="got the key 'a', not bytes"):
+        Encoding("x", pat_str=None, mergeable_ranks={**ranks, "a": 300})
     gapped = Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": 1000}, special_tokens={"<s>": 500})
     assert gapped.n_vocab == 1001 and gapped.encode("ab<s>", allowed_special="all") == [1000, 500]
     with pytest.raises(ValueError, match="token id 700 is not in the vocabulary"):
