@@ -168,8 +168,13 @@ def encode(
     merges: Mapping[tuple[int, int], int],
     pat_str: str | None,
     special_tokens: Mapping[str, int] | None = None,
+    byte_table: bytes | None = None,
 ) -> list[int]:
-    """Encode ``text``; every special token in it is encoded as its id."""
+    """Encode ``text``; every special token in it is encoded as its id.
+
+    ``byte_table`` (256 bytes) gives the id of each byte when the byte tokens are not
+    ids 0..255 in byte order (:attr:`bpetrain.Tokenizer.byte_ids`).
+    """
     special_tokens = special_tokens or {}
     if special_tokens:
         alternatives = "|".join(regex.escape(s) for s in sorted(special_tokens, key=len, reverse=True))
@@ -184,7 +189,10 @@ def encode(
         found = [part] if pat_str is None else regex.findall(pat_str, part)
         for piece in found:
             if piece:
-                ids.extend(encode_piece(piece.encode("utf-8", "surrogateescape"), merges))
+                piece_bytes = piece.encode("utf-8", "surrogateescape")
+                if byte_table is not None:
+                    piece_bytes = piece_bytes.translate(byte_table)
+                ids.extend(encode_piece(piece_bytes, merges))
     return ids
 
 
