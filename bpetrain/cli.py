@@ -5,7 +5,9 @@ import argparse
 import sys
 import warnings
 
+from .formats import FORMATS as EXPORT_FORMATS
 from .patterns import PATTERNS
+from .tokenizer import Tokenizer
 from .trainer import BpeTrainer
 
 FORMATS = ("bpetrain", "tiktoken")
@@ -38,6 +40,66 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
+EXPORT_NOTES = {
+    "gpt2": "note: vocab.json and merges.txt do not carry the split pattern; pass it when loading "
+            "(libraries that read these files assume GPT-2's)",
+}
+SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tdef f(x): return x ** 2"
+
+
+def _load_model(args: argparse.Namespace) -> Tokenizer:
+    options = {} if args.pattern is None else {"pat_str": args.pattern}
+    return Tokenizer.from_file(args.model, format=args.input_format, **options)
+
+
+def _export(args: argparse.Namespace) -> int:
+    tokenizer = _load_model(args)
+    tokenizer.export(args.output, format=args.format)
+    if args.format in EXPORT_NOTES:
+        print(f"bpetrain: {EXPORT_NOTES[args.format]}", file=sys.stderr)
+    print(f"wrote {args.format} files for {tokenizer.n_vocab:,} tokens at {args.output}", file=sys.stderr)
+    return 0
+
+
+def _inspect(args: argparse.Namespace) -> int:
+    tokenizer = _load_model(args)
+    vocab = tokenizer.vocab
+    print(f"vocab size: {tokenizer.n_vocab:,} (256 bytes, {len(tokenizer.merges):,} merges, "
+          f"{len(tokenizer.special_tokens)} special tokens)")
+    print(f"pattern: {'none (raw mode)' if tokenizer.pat_str is None else tokenizer.pat_str}")
+    print(f"special tokens: {tokenizer.special_tokens or 'none'}")
+    longest = sorted(range(256, 256 + len(tokenizer.merges)), key=lambda i: (-len(vocab[i]), i))[: args.longest]
+    print(f"longest tokens ({len(longest)}):")
+    for token_id in longest:
+        print(f"  {token_id:>8}  {len(vocab[token_id]):>4} bytes  {vocab[token_id]!r}")
+    text = SAMPLE_TEXT if args.text is None else args.text
+    ids = tokenizer.encode(text, allowed_special="all")
+    print(f"sample ({len(text.encode('utf-8'))} bytes -> {len(ids)} tokens):")
+    print(_show_tokens([vocab[i] for i in ids], color=sys.stdout.isatty()))
+    print(f"ids: {ids}")
+    return 0
+
+
+def _show_tokens(tokens: list[bytes], *, color: bool) -> str:
+    """The tokens side by side: on alternating background colors in a terminal, else
+    between ``|`` marks (invalid UTF-8 shown as U+FFFD, line breaks and tabs escaped)."""
+    shown = [t.decode("utf-8", "replace").replace("\n", "\\n").replace("\t", "\\t") for t in tokens]
+    if not color:
+        return "|" + "|".join(shown) + "|"
+    backgrounds = ("\x1b[48;5;24m", "\x1b[48;5;94m")
+    return "".join(f"{backgrounds[i % 2]}{s}" for i, s in enumerate(shown)) + "\x1b[0m"
+
+
+def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="MODEL",
+                        help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --from)")
+    parser.add_argument("--from", dest="input_format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
+                        help="the format of MODEL (default: from its name and content)")
+    parser.add_argument("--pattern", default=None, metavar="NAME|REGEX|none",
+                        help="split pattern for files that do not carry one (a tiktoken file without "
+                             "sidecar, GPT-2 files)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -60,6 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
                        help="bpetrain model file (default) or a tiktoken rank file")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(run=_train)
+
+    export = commands.add_parser(
+        "export",
+        help="write a model in a format other libraries load",
+        description="Write a model as tiktoken (rank file + PATH.json sidecar), hf (tokenizer.json), "
+                    "gpt2 (PATH/vocab.json + PATH/merges.txt) or minbpe (PATH.model + PATH.vocab).",
+    )
+    _add_model_arguments(export)
+    export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
+    export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
+    export.set_defaults(run=_export)
+
+    inspect = commands.add_parser(
+        "inspect",
+        help="show a model: vocab size, pattern, special tokens, longest tokens, a sample",
+        description="Show a model's vocab size, pattern, special tokens and longest tokens, and a sample "
+                    "text encoded with token borders (colors in a terminal, | marks otherwise).",
+    )
+    _add_model_arguments(inspect)
+    inspect.add_argument("--text", default=None, help="the sample text to encode (default: a short mixed sample)")
+    inspect.add_argument("--longest", type=int, default=10, metavar="N", help="how many longest tokens to list")
+    inspect.set_defaults(run=_inspect)
     return parser
 
 

@@ -156,7 +156,7 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
     elif pat_str is None:
         raise ValueError(
             f"{name}: a tiktoken rank file does not say its split pattern and there is no sidecar "
-            f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode)"
+            f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode; --pattern in the CLI)"
         )
     try:
         merges, byte_ids = merges_from_ranks(read_tiktoken(path))
