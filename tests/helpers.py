@@ -11,6 +11,7 @@ import pytest
 from bpetrain._reference import merges_from_ranks
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
+VOCABS = pathlib.Path(os.environ.get("BPETRAIN_VOCABS", SHARED / "vocabs"))
 CORPORA = pathlib.Path(os.environ.get("BPETRAIN_CORPORA", pathlib.Path(__file__).resolve().parents[2] / "corpora"))
 
 

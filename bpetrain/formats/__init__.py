@@ -60,8 +60,13 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
     """
     if format is None:
         format = _detect(path)
+    if options and format not in ("tiktoken", "gpt2"):
+        raise ValueError(
+            f"{os.fspath(path)} is a {format} file, which carries its own pattern and special tokens; "
+            f"{', '.join(options)} apply to tiktoken and gpt2 files only"
+        )
     if format == "bpetrain":
-        return Tokenizer.load(path, **options)
+        return Tokenizer.load(path)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: the formats are bpetrain, {', '.join(FORMATS)}")
     return FORMATS[format].load(path, **options)
