@@ -30,7 +30,7 @@ import os
 
 from ._atomic import atomic_write
 
-__all__ = ["read_model", "read_tiktoken", "write_model", "write_tiktoken"]
+__all__ = ["read_lines", "read_model", "read_tiktoken", "write_model", "write_tiktoken"]
 
 MAGIC = "bpetrain model v1"
 MAGIC_V2 = "bpetrain model v2"
@@ -51,6 +51,21 @@ def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None) -> None
         f.writelines(f"{a} {b}\n" for a, b in merges)
 
 
+def read_lines(path, what: str) -> list[str]:
+    """The lines of a UTF-8 text file, split at ``\n`` (a final newline gives a last ``""``).
+
+    Raises
+    ------
+    ValueError
+        If the file is not UTF-8, saying it is not ``what``.
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            return f.read().split("\n")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not {what} (not UTF-8 text: {exc.reason})") from None
+
+
 def read_model(path) -> dict:
     """Read a model file into ``merges``, ``pat_str``, ``special_tokens`` (and ``byte_ids`` from v2).
 
@@ -63,11 +78,7 @@ def read_model(path) -> dict:
         line is malformed; the message names the file and the line.
     """
     name = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        try:
-            lines = f.read().split("\n")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not a bpetrain model file (not UTF-8 text: {exc.reason})") from None
+    lines = read_lines(path, "a bpetrain model file")
     if not lines[0].startswith("bpetrain model "):
         raise ValueError(f"{name}:1: not a bpetrain model file (expected {MAGIC!r}, got {lines[0][:40]!r})")
     if lines[0] not in (MAGIC, MAGIC_V2):

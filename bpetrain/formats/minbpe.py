@@ -24,6 +24,7 @@ import os
 import unicodedata
 
 from .._atomic import atomic_write
+from ..model_file import read_lines
 from ..tokenizer import Tokenizer
 from ._vocab import check_exportable
 
@@ -88,11 +89,7 @@ def load(path) -> Tokenizer:
         the merges and special tokens do not fit together (:class:`~bpetrain.Tokenizer`).
     """
     name = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        try:
-            lines = f.read().split("\n")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not a minbpe model (not UTF-8 text: {exc.reason})") from None
+    lines = read_lines(path, "a minbpe model")
     if lines[-1] == "":
         lines.pop()
     if not lines or lines[0] != MAGIC:
