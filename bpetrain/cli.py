@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="merge only pairs seen at least K times (default: 2)")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=FORMATS, default="bpetrain",
-                       help="bpetrain model file (default) or a tiktoken rank file")
+                       help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
     train.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
     train.set_defaults(run=_train)
 

@@ -184,6 +184,9 @@ def test_imported_byte_order_survives_every_format(cl100k, tmp_path, sample):
         back = read_back(tmp_path, format, cl100k)
         assert back == cl100k and back.encode(text, allowed_special="all") == cl100k.encode(text, allowed_special="all")
     assert read_tiktoken(tmp_path / "ranks.tiktoken") == read_tiktoken(VOCABS / "cl100k_base.tiktoken")
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is a test dependency: pip install '.[test]'")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert hf.encode(text).ids == cl100k.encode(text, allowed_special="all")
     with pytest.raises(ValueError, match="minbpe's ids 0..255 are the bytes in byte order"):
         cl100k.export(tmp_path / "m", format="minbpe")
     assert not list(tmp_path.glob("m.*"))
@@ -209,6 +212,19 @@ def test_export_refuses_duplicate_and_unreachable_tokens(tmp_path):
     assert os.listdir(tmp_path) == []
     with pytest.raises(ValueError, match="unknown format 'sentencepiece'"):
         tiny().export(tmp_path / "x", format="sentencepiece")
+
+
+def test_hf_special_ids_with_gaps(tmp_path):
+    """tokenizers renumbers added tokens unless the model vocab holds them (safe for printable ASCII only)."""
+    gap = Tokenizer([(97, 98)], pat_str=None, special_tokens={"<|a|>": 260, "<|b|>": 258})
+    gap.export(tmp_path / "tokenizer.json", format="hf")
+    assert Tokenizer.from_file(tmp_path / "tokenizer.json") == gap
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is a test dependency: pip install '.[test]'")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert hf.encode("ab<|a|>b<|b|>").ids == gap.encode("ab<|a|>b<|b|>", allowed_special="all") == [256, 260, 98, 258]
+    with pytest.raises(ValueError, match="printable ASCII; '<é>' \\(id 300\\) is not"):
+        Tokenizer([], pat_str=None, special_tokens={"<é>": 300}).export(tmp_path / "t.json", format="hf")
+    assert not (tmp_path / "t.json").exists()
 
 
 def write_rank_file(path, tokens):

@@ -123,7 +123,7 @@ def tokenizer_from_vocab(
     """
     n_ranked = 256 + len(merges)
     specials = dict(special_tokens)
-    special_ids = set(specials.values())
+    specials_by_id = {token_id: content for content, token_id in specials.items()}
     ranked: dict[bytes, int] = {}
     by_id: dict[int, str] = {}
     for text, token_id in vocab.items():
@@ -134,8 +134,11 @@ def tokenizer_from_vocab(
         by_id[token_id] = text
         if token_id < n_ranked:
             ranked[str_to_token(text, name)] = token_id
-        elif token_id in special_ids:
-            continue
+        elif token_id in specials_by_id:
+            if specials_by_id[token_id] != text:
+                raise ValueError(
+                    f"{name}: the vocab has {text!r} at id {token_id}, the special token {specials_by_id[token_id]!r}"
+                )
         elif extra_tokens_are_special:
             specials[text] = token_id
         else:

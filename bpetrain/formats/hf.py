@@ -12,7 +12,10 @@ does:
 - ``pre_tokenizer``: ``Sequence[Split(pattern, "Isolated"), ByteLevel(add_prefix_space=false,
   use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone.
 - ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
-- ``added_tokens``: the special tokens (``special: true``, ``normalized: false``).
+- ``added_tokens``: the special tokens (``special: true``, ``normalized: false``). When
+  their ids do not follow the merges without a gap (cl100k_base's start at 100257),
+  they are also model vocab entries, as GPT-2's ``<|endoftext|>`` is: ``tokenizers``
+  would otherwise give them the next free ids.
 
 The pattern is rewritten for the Oniguruma engine of ``tokenizers`` by :func:`hf_pattern`.
 Text the pattern does not match is dropped by bpetrain and tiktoken but kept as its own
@@ -101,6 +104,19 @@ def save(tokenizer: Tokenizer, path) -> None:
     check_exportable(tokenizer, "Hugging Face tokenizer.json")
     vocab = tokenizer.vocab
     n_ranked = 256 + len(tokenizer.merges)
+    model_vocab = {token_to_str(vocab[i]): i for i in range(n_ranked)}
+    special_ids = sorted(tokenizer.special_tokens.values())
+    if special_ids != list(range(n_ranked, n_ranked + len(special_ids))):
+        # tokenizers gives added tokens the next free ids unless the model vocab has them
+        # (as GPT-2's tokenizer.json has <|endoftext|>); a piece of text can only equal a
+        # printable-ASCII special token in byte-level form if it is that token.
+        for content, token_id in tokenizer.special_tokens.items():
+            if not regex.fullmatch(r"[!-~]+", content):
+                raise ValueError(
+                    f"the special token ids leave gaps after the merges, so tokenizer.json must list them in the "
+                    f"model vocab, which is safe only for printable ASCII; {content!r} (id {token_id}) is not"
+                )
+            model_vocab[content] = token_id
     steps = [_BYTE_LEVEL]
     if tokenizer.pat_str is not None:
         split = {"type": "Split", "pattern": {"Regex": hf_pattern(tokenizer.pat_str)}, "behavior": "Isolated",
@@ -128,7 +144,7 @@ def save(tokenizer: Tokenizer, path) -> None:
             "fuse_unk": False,
             "byte_fallback": False,
             "ignore_merges": True,
-            "vocab": {token_to_str(vocab[i]): i for i in range(n_ranked)},
+            "vocab": model_vocab,
             "merges": [[token_to_str(vocab[a]), token_to_str(vocab[b])] for a, b in tokenizer.merges],
         },
     }
