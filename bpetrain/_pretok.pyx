@@ -439,20 +439,35 @@ cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py
     return _gpt2(text, start, end)
 
 
-cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    cdef Py_ssize_t p = hi - 1
+cdef inline bint _letter_at(const uint8_t* text, Py_ssize_t p, Py_ssize_t hi) noexcept nogil:
     cdef uint32_t cp
     cdef uint8_t f
+    if p >= hi:
+        return False
+    _char(text, p, hi, &cp, &f)
+    return (f & F_L) != 0
+
+
+cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    # A cut at p is safe when p is a piece boundary that no match probes past the
+    # character at p from the left, and nothing left of p changes the match at p (the
+    # patterns have no lookbehind). Two kinds, for gpt2, cl100k and o200k alike:
+    # - "\n" then a letter: no alternative goes on from a newline into a letter (the
+    #   optional prefixes exclude \r\n; whitespace and [\r\n/]* runs stop at a letter);
+    # - an ASCII letter, then " " and a letter: letter runs (and o200k's case runs) stop
+    #   at the space, no contraction starts with a space, and " " + letter is the start of
+    #   the next piece in all three patterns.
+    cdef Py_ssize_t p = hi - 1
+    cdef uint8_t b
     while p > lo:
-        # the last newline in text[lo:p]
-        while p > lo and text[p - 1] != 10:
-            p -= 1
-        if p <= lo:
-            break
-        if p < hi:
-            _char(text, p, hi, &cp, &f)
-            if f & F_L:
+        b = text[p - 1]
+        if b == 10:
+            if _letter_at(text, p, hi):
                 return p
+        elif b == 32 and p - 1 > lo:
+            b = text[p - 2]
+            if ((b | 32) >= 97 and (b | 32) <= 122) and _letter_at(text, p, hi):
+                return p - 1
         p -= 1
     return -1
 
