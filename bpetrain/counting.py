@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tqdm.auto import tqdm
 
-from .inputs import Source, read_blocks, read_records
+from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from .pieces import PieceCounter
 
 __all__ = ["count_sources", "default_workers"]
@@ -44,6 +44,7 @@ def count_sources(
     text_column: str = "text",
     workers: int | None = None,
     show_progress: bool = True,
+    block_bytes: int = BLOCK_BYTES,
 ) -> PieceCounter:
     """Count the pieces of every source on ``workers`` threads.
 
@@ -63,6 +64,8 @@ def count_sources(
         Counting threads (default: the CPUs available).
     show_progress : bool
         A tqdm bar of the bytes read (compressed bytes for compressed files).
+    block_bytes : int
+        Bytes read at a time; a block ends at the last safe cut in it.
 
     Returns
     -------
@@ -108,7 +111,7 @@ def count_sources(
             if source.format == "text":
                 cutter = counters[0]  # cut() reads only the options, never the counts
                 carry = bytearray()
-                for block in read_blocks(source, bar.update):
+                for block in read_blocks(source, bar.update, block_bytes):
                     searched = max(0, len(carry) - 8)  # no cut before here: searched already
                     carry += block
                     cut = cutter.cut(carry, searched)

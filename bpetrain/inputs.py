@@ -140,7 +140,7 @@ class _Counted(io.RawIOBase):
         return True
 
     def readinto(self, buffer) -> int:
-        n = self._raw.readinto(buffer)
+        n = self._raw.readinto(buffer)  # bytes read from the file itself (compressed or not)
         if n:
             self._progress(n)
         return n
@@ -155,23 +155,17 @@ def _open(source: Source, progress):
     if source.compression == "xz":
         return lzma.LZMAFile(counted, "rb")
     if source.compression == "zstd":
-        try:
-            import zstandard
-        except ImportError:
-            raise ValueError(f"{source.path}: reading .zst files needs the zstandard package (pip install zstandard)") from None
-        return zstandard.ZstdDecompressor().stream_reader(counted, read_across_frames=True, closefd=True)
+        import zstandard  # imported when needed: it is not needed otherwise
+
+        reader = zstandard.ZstdDecompressor().stream_reader(counted, read_across_frames=True, closefd=True)
+        return io.BufferedReader(reader, buffer_size=1 << 20)  # for readline()
     return counted
 
 
-def _decompression_errors():
-    errors = [gzip.BadGzipFile, EOFError, lzma.LZMAError, zlib.error]
-    try:
-        import zstandard
+def _decompression_errors() -> tuple:
+    import zstandard
 
-        errors.append(zstandard.ZstdError)
-    except ImportError:
-        pass
-    return tuple(errors)
+    return (gzip.BadGzipFile, EOFError, lzma.LZMAError, zlib.error, zstandard.ZstdError)
 
 
 def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
@@ -240,7 +234,7 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
             except ValueError as exc:
                 raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
             if not isinstance(record, dict):
-                raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")
+                raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")  # noqa: TRY004 (bad data in a file, not a bad argument)
             if field not in record:
                 raise ValueError(
                     f"{source.path}:{lineno}: the record has no field {field!r} (it has {', '.join(map(repr, record)) or 'none'}); "
@@ -248,7 +242,7 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
                 )
             text = record[field]
             if not isinstance(text, str):
-                raise ValueError(f"{source.path}:{lineno}: field {field!r} holds {type(text).__name__}, not text")
+                raise ValueError(f"{source.path}:{lineno}: field {field!r} holds {type(text).__name__}, not text")  # noqa: TRY004
             try:
                 data = encode_utf8(text)
             except ValueError as exc:

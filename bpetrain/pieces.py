@@ -164,7 +164,8 @@ class PieceCounter:
         self.special_tokens = list(special_tokens)
         self._pattern = None if pat_str is None else compile_pattern(pat_str)
         self._pattern_id = pattern_id(pat_str)
-        specials = sorted(self.special_tokens, key=len, reverse=True)
+        # a line holds no newline: in lines mode a special token with one never occurs
+        specials = sorted((t for t in self.special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
         self._special = self._special_text = None
         if specials:
             self._special = regex.compile(b"|".join(regex.escape(s.encode("utf-8")) for s in specials))

@@ -11,9 +11,9 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._core import PairMerger
-from .patterns import resolve_pattern
 from .counting import count_sources
 from .inputs import expand_inputs
+from .patterns import resolve_pattern
 from .pieces import PieceCounter, PieceTable
 from .tokenizer import Tokenizer
 

@@ -104,11 +104,15 @@ def test_safe_cuts_split_like_the_whole(name):
     The left side is split with the character after the cut as context (what the
     lookaheads see), as the counting kernel does; it must end exactly at the cut.
     """
-    data = MULTILINGUAL.encode("utf-8") + stdlib_text(20_000) + b"x.\n/y \n\nA\r\nB  \n\xff\nC \n\n\nD"
+    data = (
+        MULTILINGUAL.encode("utf-8")
+        + stdlib_text(20_000)
+        + b"x.\n/y \n\nA\r\nB  \n\xff\nC \n\n\nD can't 's a 'S b \xc5\xbf e\xcc\x81 \xc3\x89 x"
+    )
     whole = _pretok.split_bytes(data, NAMED[name])
     hi, n_cuts = len(data), 0
     while (cut := _pretok.safe_cut(data, 0, hi)) > 0:
-        assert data[cut - 1 : cut] == b"\n"
+        assert data[cut - 1 : cut] == b"\n" or data[cut : cut + 1] == b" "
         left = _pretok.split_bytes(data[: cut + 4], NAMED[name], stop=cut)
         right = _pretok.split_bytes(data[cut:], NAMED[name])
         assert left + right == whole, f"cut at {cut} is not safe"
@@ -116,9 +120,13 @@ def test_safe_cuts_split_like_the_whole(name):
     assert n_cuts > 100
 
 
-def test_safe_cut_needs_a_letter_after_the_newline():
+def test_safe_cut_needs_a_letter_after_the_newline_or_space():
     assert _pretok.safe_cut(b"a\n/b") == -1  # o200k keeps ".\n/" together
     assert _pretok.safe_cut(b"a\n b") == -1
+    assert _pretok.safe_cut(b"a b") == 1
+    assert _pretok.safe_cut(b". b") == -1
+    assert _pretok.safe_cut(b"a  b") == -1
+    assert _pretok.safe_cut(b"a 1") == -1
     assert _pretok.safe_cut(b"a\n\xc3") == -1  # a truncated letter is not known to be one
     assert _pretok.safe_cut(b"a\n\xc3\xa9") == 2
     assert _pretok.safe_cut(b"a\nb\nc", 0, 3) == 2
