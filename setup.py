@@ -20,7 +20,10 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
 
 setup(
     ext_modules=cythonize(
-        [Extension("bpetrain._core", ["bpetrain/_core.pyx"], extra_compile_args=COMPILE_ARGS)],
+        [
+            Extension(f"bpetrain.{name}", [f"bpetrain/{name}.pyx"], extra_compile_args=COMPILE_ARGS)
+            for name in ("_core", "_pretok", "_counter")
+        ],
         compiler_directives=DIRECTIVES,
     ),
 )

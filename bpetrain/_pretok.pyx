@@ -1,0 +1,520 @@
+"""Compiled pre-tokenizer: the named split patterns, matched directly on UTF-8 bytes.
+
+Each pattern (``gpt2``, ``cl100k``, ``o200k``, as tiktoken publishes them in
+``tiktoken_ext/openai_public.py``) is written out as the matcher the ``regex`` module
+would run: the alternatives in order, each with the backtracking its quantifiers allow
+(possessive ones none). The pieces are the ones ``regex.finditer`` gives on the text
+decoded with ``errors="surrogateescape"``, re-encoded the same way: every byte that is
+not part of valid UTF-8 (Python's strict decoder decides) is one character of its own,
+a lone surrogate (category Cs: not a letter, number or space).
+
+Character classes come from the ``regex`` module itself, at import: its ``\\p{L}``,
+``\\p{N}``, ``\\s``, the o200k case classes and the case-insensitive letters of the
+contractions are evaluated over every code point, so the tables follow whatever Unicode
+version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
+The tables are a two-stage lookup (code point >> 8 -> block of 256 flags).
+"""
+from libc.stdint cimport uint8_t, uint16_t, uint32_t
+from libc.string cimport memchr
+
+import numpy as np
+import regex
+
+cdef enum:
+    F_L = 1     # \p{L}
+    F_N = 2     # \p{N}
+    F_WS = 4    # \s
+    F_U = 8     # o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+    F_W = 16    # o200k's [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+
+# A byte that is not valid UTF-8: no flags, and equal to no character the patterns name.
+DEF INVALID = 0xFFFFFFFF
+DEF N_CODE_POINTS = 0x110000
+
+cdef uint8_t _ascii_flags[128]
+cdef const uint16_t* _stage1 = NULL
+cdef const uint8_t* _stage2 = NULL
+# The ASCII letter (lower case) a code point matches case-insensitively, for the letters
+# of the contractions ('s 't 're 've 'm 'll 'd); 0 for every other code point.
+cdef uint8_t _fold_ascii[128]
+cdef uint32_t _fold_extra_cp[16]
+cdef uint8_t _fold_extra_to[16]
+cdef int _n_fold_extra = 0
+
+
+def _build_tables():
+    """Evaluate the patterns' character classes with the regex module over all code points."""
+    global _stage1, _stage2, _n_fold_extra, _tables
+    every = "".join(map(chr, range(N_CODE_POINTS)))
+    flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
+    for flag, cls in (
+        (F_L, r"\p{L}"),
+        (F_N, r"\p{N}"),
+        (F_WS, r"\s"),
+        (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+        (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+    ):
+        for m in regex.finditer(cls + "+", every):
+            flat[m.start() : m.end()] |= flag
+    blocks, index = np.unique(flat.reshape(-1, 256), axis=0, return_inverse=True)
+    stage1 = np.ascontiguousarray(index.reshape(-1), dtype=np.uint16)
+    stage2 = np.ascontiguousarray(blocks.reshape(-1), dtype=np.uint8)
+    _tables = (stage1, stage2)  # keeps the buffers alive
+    cdef const uint16_t[::1] s1 = stage1
+    cdef const uint8_t[::1] s2 = stage2
+    _stage1 = &s1[0]
+    _stage2 = &s2[0]
+    cdef int i
+    for i in range(128):
+        _ascii_flags[i] = flat[i]
+        _fold_ascii[i] = 0
+    _n_fold_extra = 0
+    for letter in "sdmtlver":
+        for m in regex.finditer(f"(?i:{letter})", every):
+            cp = m.start()
+            if cp < 128:
+                _fold_ascii[cp] = ord(letter)
+            else:
+                if _n_fold_extra == 16:
+                    raise RuntimeError("too many case variants of the contraction letters")
+                _fold_extra_cp[_n_fold_extra] = cp
+                _fold_extra_to[_n_fold_extra] = ord(letter)
+                _n_fold_extra += 1
+
+
+_tables = None
+_build_tables()
+
+#: Python names of the compiled patterns' ids (see ``_pretok.pxd``).
+GPT2 = PATTERN_GPT2
+CL100K = PATTERN_CL100K
+O200K = PATTERN_O200K
+
+
+cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
+    """The character at ``i`` (``s[i] >= 0x80``): its code point in ``cp``, its length in bytes."""
+    cdef uint32_t b0 = s[i], b1, b2, b3
+    if b0 < 0xC2 or b0 > 0xF4:
+        cp[0] = INVALID
+        return 1
+    if i + 1 >= end:
+        cp[0] = INVALID
+        return 1
+    b1 = s[i + 1]
+    if b0 < 0xE0:
+        if (b1 & 0xC0) != 0x80:
+            cp[0] = INVALID
+            return 1
+        cp[0] = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+        return 2
+    if (b1 & 0xC0) != 0x80 or (b0 == 0xE0 and b1 < 0xA0) or (b0 == 0xED and b1 >= 0xA0) \
+            or (b0 == 0xF0 and b1 < 0x90) or (b0 == 0xF4 and b1 >= 0x90) or i + 2 >= end:
+        cp[0] = INVALID
+        return 1
+    b2 = s[i + 2]
+    if (b2 & 0xC0) != 0x80:
+        cp[0] = INVALID
+        return 1
+    if b0 < 0xF0:
+        cp[0] = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        return 3
+    if i + 3 >= end:
+        cp[0] = INVALID
+        return 1
+    b3 = s[i + 3]
+    if (b3 & 0xC0) != 0x80:
+        cp[0] = INVALID
+        return 1
+    cp[0] = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+    return 4
+
+
+cdef inline uint8_t _flags_of(uint32_t cp) noexcept nogil:
+    if cp < 128:
+        return _ascii_flags[cp]
+    if cp >= N_CODE_POINTS:
+        return 0
+    return _stage2[(<Py_ssize_t>_stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef inline Py_ssize_t _char(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                             uint32_t* cp, uint8_t* flags) noexcept nogil:
+    """Decode the character at ``i < end``: code point, flags, length in bytes."""
+    cdef uint8_t b = s[i]
+    cdef Py_ssize_t n
+    if b < 0x80:
+        cp[0] = b
+        flags[0] = _ascii_flags[b]
+        return 1
+    n = _decode(s, i, end, cp)
+    flags[0] = _flags_of(cp[0])
+    return n
+
+
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask) noexcept nogil:
+    """End of the run of characters from ``i`` that have a flag in ``mask``."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef Py_ssize_t n
+    while i < end:
+        if s[i] < 0x80:
+            if not (_ascii_flags[s[i]] & mask):
+                return i
+            i += 1
+        else:
+            n = _char(s, i, end, &cp, &f)
+            if not (f & mask):
+                return i
+            i += n
+    return i
+
+
+cdef inline Py_ssize_t _run_other(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """End of the run of ``[^\\s\\p{L}\\p{N}]`` from ``i``."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef Py_ssize_t n
+    while i < end:
+        if s[i] < 0x80:
+            if _ascii_flags[s[i]]:
+                return i
+            i += 1
+        else:
+            n = _char(s, i, end, &cp, &f)
+            if f & (F_L | F_N | F_WS):
+                return i
+            i += n
+    return i
+
+
+cdef inline Py_ssize_t _run_digits3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """``\\p{N}{1,3}`` at ``i``, which is known to hold a number."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef int k
+    cdef Py_ssize_t n
+    i += _char(s, i, end, &cp, &f)
+    for k in range(2):
+        if i >= end:
+            break
+        n = _char(s, i, end, &cp, &f)
+        if not (f & F_N):
+            break
+        i += n
+    return i
+
+
+cdef inline Py_ssize_t _run_bytes(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                  uint8_t a, uint8_t b, uint8_t c) noexcept nogil:
+    """End of the run of the ASCII bytes ``a``, ``b``, ``c`` from ``i``."""
+    while i < end and (s[i] == a or s[i] == b or s[i] == c):
+        i += 1
+    return i
+
+
+cdef inline uint8_t _fold(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* n) noexcept nogil:
+    """The contraction letter the character at ``i`` matches case-insensitively (0: none)."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef int k
+    if i >= end:
+        n[0] = 0
+        return 0
+    n[0] = _char(s, i, end, &cp, &f)
+    if cp < 128:
+        return _fold_ascii[cp]
+    for k in range(_n_fold_extra):
+        if _fold_extra_cp[k] == cp:
+            return _fold_extra_to[k]
+    return 0
+
+
+cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                    bint ignore_case) noexcept nogil:
+    """End of ``'s|'t|'re|'ve|'m|'ll|'d`` at ``i`` (``s[i]`` is ``'``), or -1.
+
+    The alternatives share no prefix, so their order (gpt2 and cl100k list them
+    differently from o200k) does not matter. ``ignore_case``: ``(?i:...)``.
+    """
+    cdef Py_ssize_t n1, n2
+    cdef uint8_t c1, c2
+    if ignore_case:
+        c1 = _fold(s, i + 1, end, &n1)
+    else:
+        n1 = 1
+        c1 = s[i + 1] if i + 1 < end and s[i + 1] < 0x80 else 0
+    if c1 == b's' or c1 == b't' or c1 == b'm' or c1 == b'd':
+        return i + 1 + n1
+    if c1 == b'l' or c1 == b'v' or c1 == b'r':
+        if ignore_case:
+            c2 = _fold(s, i + 1 + n1, end, &n2)
+        else:
+            n2 = 1
+            c2 = s[i + 2] if i + 2 < end and s[i + 2] < 0x80 else 0
+        if (c1 == b'l' and c2 == b'l') or (c1 != b'l' and c2 == b'e'):
+            return i + 1 + n1 + n2
+    return -1
+
+
+cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                   Py_ssize_t* last, Py_ssize_t* after_newline) noexcept nogil:
+    """The whitespace run at ``i``: its end, the start of its last character, and the
+    end of its last ``\\r``/``\\n`` (-1 if it has none)."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef Py_ssize_t n
+    last[0] = i
+    after_newline[0] = -1
+    while i < end:
+        n = _char(s, i, end, &cp, &f)
+        if not (f & F_WS):
+            break
+        last[0] = i
+        if cp == 10 or cp == 13:
+            after_newline[0] = i + n
+        i += n
+    return i
+
+
+cdef Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
+    cdef uint32_t c0, c1
+    cdef uint8_t f0, f1
+    cdef Py_ssize_t n0, n1, j, last, nl
+    n0 = _char(s, i, end, &c0, &f0)
+    if c0 == 39:
+        j = _contraction(s, i, end, False)
+        if j >= 0:
+            return j
+    if c0 == 32 and i + 1 < end:
+        n1 = _char(s, i + 1, end, &c1, &f1)
+        if f1 & F_L:
+            return _run(s, i + 1 + n1, end, F_L)
+        if f1 & F_N:
+            return _run(s, i + 1 + n1, end, F_N)
+        if not (f1 & F_WS):
+            return _run_other(s, i + 1 + n1, end)
+    if f0 & F_L:
+        return _run(s, i + n0, end, F_L)
+    if f0 & F_N:
+        return _run(s, i + n0, end, F_N)
+    if not (f0 & F_WS):
+        return _run_other(s, i + n0, end)
+    j = _whitespace(s, i, end, &last, &nl)
+    if j == end:
+        return end          # \s++$
+    if last > i:
+        return last         # \s+(?!\S): all but the last space
+    return j                # \s
+
+
+cdef Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+    # |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+    cdef uint32_t c0, c1
+    cdef uint8_t f0, f1
+    cdef Py_ssize_t n0, n1, j, last, nl
+    n0 = _char(s, i, end, &c0, &f0)
+    if c0 == 39:
+        j = _contraction(s, i, end, True)
+        if j >= 0:
+            return j
+    if f0 & F_L:
+        return _run(s, i + n0, end, F_L)
+    if not (f0 & F_N) and c0 != 10 and c0 != 13 and i + n0 < end:
+        n1 = _char(s, i + n0, end, &c1, &f1)
+        if f1 & F_L:
+            return _run(s, i + n0 + n1, end, F_L)
+    if f0 & F_N:
+        return _run_digits3(s, i, end)
+    if c0 == 32 and i + 1 < end:
+        n1 = _char(s, i + 1, end, &c1, &f1)
+        if not (f1 & (F_L | F_N | F_WS)):
+            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, 10)
+    if not (f0 & F_WS):
+        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, 10)
+    j = _whitespace(s, i, end, &last, &nl)
+    if j == end:
+        return end          # \s++$
+    if nl >= 0:
+        return nl           # \s*[\r\n]
+    if last > i:
+        return last         # \s+(?!\S)
+    return j                # \s
+
+
+cdef inline Py_ssize_t _o200k_lower(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+    """``[U]*[W]+(?i:'s|...)?`` at ``p`` with the regex module's backtracking, or -1.
+
+    U = [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], W = [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}].
+    """
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef Py_ssize_t n, both_end = -1
+    while p < end:  # U* greedily, remembering the end of its last character that is also W
+        n = _char(s, p, end, &cp, &f)
+        if not (f & F_U):
+            break
+        p += n
+        if f & F_W:
+            both_end = p
+    if p < end:
+        n = _char(s, p, end, &cp, &f)
+        if f & F_W:
+            return _o200k_suffix(s, _run(s, p + n, end, F_W), end)
+    if both_end < 0:
+        return -1
+    # U* gives back characters until W+ can start: at the last character that is also W.
+    return _o200k_suffix(s, both_end, end)
+
+
+cdef inline Py_ssize_t _o200k_upper(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+    """``[U]+[W]*(?i:'s|...)?`` at ``p``, or -1."""
+    cdef uint32_t cp
+    cdef uint8_t f
+    cdef Py_ssize_t n
+    if p >= end:
+        return -1
+    n = _char(s, p, end, &cp, &f)
+    if not (f & F_U):
+        return -1
+    return _o200k_suffix(s, _run(s, _run(s, p + n, end, F_U), end, F_W), end)
+
+
+cdef inline Py_ssize_t _o200k_suffix(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+    cdef Py_ssize_t j
+    if p < end and s[p] == 39:
+        j = _contraction(s, p, end, True)
+        if j >= 0:
+            return j
+    return p
+
+
+cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    # [^\r\n\p{L}\p{N}]?[U]*[W]+C?|[^\r\n\p{L}\p{N}]?[U]+[W]*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*
+    # |\s*[\r\n]+|\s+(?!\S)|\s+        (C = (?i:'s|'t|'re|'ve|'m|'ll|'d))
+    cdef uint32_t c0, c1
+    cdef uint8_t f0, f1
+    cdef Py_ssize_t n0, n1, j, last, nl
+    cdef bint prefix
+    n0 = _char(s, i, end, &c0, &f0)
+    prefix = not (f0 & (F_L | F_N)) and c0 != 10 and c0 != 13
+    if prefix:
+        j = _o200k_lower(s, i + n0, end)
+        if j >= 0:
+            return j
+    j = _o200k_lower(s, i, end)
+    if j >= 0:
+        return j
+    if prefix:
+        j = _o200k_upper(s, i + n0, end)
+        if j >= 0:
+            return j
+    j = _o200k_upper(s, i, end)
+    if j >= 0:
+        return j
+    if f0 & F_N:
+        return _run_digits3(s, i, end)
+    if c0 == 32 and i + 1 < end:
+        n1 = _char(s, i + 1, end, &c1, &f1)
+        if not (f1 & (F_L | F_N | F_WS)):
+            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, 47)
+    if not (f0 & F_WS):
+        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, 47)
+    j = _whitespace(s, i, end, &last, &nl)
+    if nl >= 0:
+        return nl           # \s*[\r\n]+
+    if j == end:
+        return end          # \s+(?!\S) at the end of the text
+    if last > i:
+        return last         # \s+(?!\S)
+    return j                # \s+ (one character)
+
+
+cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    if pattern == PATTERN_CL100K:
+        return _cl100k(text, start, end)
+    if pattern == PATTERN_O200K:
+        return _o200k(text, start, end)
+    return _gpt2(text, start, end)
+
+
+cdef inline bint _letter_at(const uint8_t* text, Py_ssize_t p, Py_ssize_t hi) noexcept nogil:
+    cdef uint32_t cp
+    cdef uint8_t f
+    if p >= hi:
+        return False
+    _char(text, p, hi, &cp, &f)
+    return (f & F_L) != 0
+
+
+cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    # A cut at p is safe when p is a piece boundary that no match probes past the
+    # character at p from the left, and nothing left of p changes the match at p (the
+    # patterns have no lookbehind). Two kinds, for gpt2, cl100k and o200k alike:
+    # - "\n" then a letter: no alternative goes on from a newline into a letter (the
+    #   optional prefixes exclude \r\n; whitespace and [\r\n/]* runs stop at a letter);
+    # - an ASCII letter, then " " and a letter: letter runs (and o200k's case runs) stop
+    #   at the space, no contraction starts with a space, and " " + letter is the start of
+    #   the next piece in all three patterns.
+    cdef Py_ssize_t p = hi - 1
+    cdef uint8_t b
+    while p > lo:
+        b = text[p - 1]
+        if b == 10:
+            if _letter_at(text, p, hi):
+                return p
+        elif b == 32 and p - 1 > lo:
+            b = text[p - 2]
+            if ((b | 32) >= 97 and (b | 32) <= 122) and _letter_at(text, p, hi):
+                return p - 1
+        p -= 1
+    return -1
+
+
+def split_bytes(data, int pattern, stop=None):
+    """Split UTF-8 bytes (any bytes-like) with a named pattern: the pieces as ``bytes``.
+
+    Pieces that start before ``stop`` (default: the end) are returned; the text after
+    ``stop`` is context only (what the lookaheads see). For tests and small inputs; the
+    counting and encoding kernels call :c:func:`piece_end` directly.
+    """
+    cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef Py_ssize_t n = len(data), i = 0, j
+    cdef Py_ssize_t last = n if stop is None else stop
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
+        raise ValueError(f"no compiled splitter for pattern id {pattern}")
+    if not 0 <= last <= n:
+        raise ValueError(f"stop={stop} is outside the data (0..{n})")
+    pieces = []
+    raw = bytes(data)
+    while i < last:
+        j = piece_end(pattern, &view[0], i, n)
+        pieces.append(raw[i:j])
+        i = j
+    return pieces
+
+
+def safe_cut(data, Py_ssize_t lo=0, hi=None):
+    """:c:func:`last_safe_cut` for tests: the last safe cut in ``data[lo:hi]`` or -1."""
+    cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef Py_ssize_t h = len(data) if hi is None else hi
+    if not 0 <= lo <= h <= len(data):
+        raise ValueError("need 0 <= lo <= hi <= len(data)")
+    return last_safe_cut(&view[0], lo, h)
+
+
+def n_pieces(data, int pattern):
+    """How many pieces a named pattern cuts ``data`` (UTF-8 bytes) into; runs without the GIL.
+
+    The splitter alone, for benchmarks (``benchmarks/test_bench_pretok.py``).
+    """
+    cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef Py_ssize_t n = len(data), i = 0, count = 0
+    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
+        raise ValueError(f"no compiled splitter for pattern id {pattern}")
+    with nogil:
+        while i < n:
+            i = piece_end(pattern, &view[0], i, n)
+            count += 1
+    return count
