@@ -5,12 +5,17 @@ from __future__ import annotations
 import base64
 import json
 import os
+import pathlib
+import tempfile
+import warnings
 
 import pytest
 import regex
 from helpers import MULTILINGUAL, VOCABS, require, stdlib_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Tokenizer
+from bpetrain import BpeTrainer, Tokenizer, VocabSizeNotReachedWarning
 from bpetrain._reference import merges_from_ranks as reference_merges_from_ranks
 from bpetrain.formats.hf import hf_pattern
 from bpetrain.formats.tiktoken import merges_from_ranks
@@ -72,6 +77,20 @@ def test_export_writes_the_documented_files(trained, tmp_path):
     assert len(vocab_lines) == trained.n_vocab and vocab_lines[256].endswith(" 256")
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.binary(min_size=0, max_size=40), min_size=1, max_size=12))
+def test_round_trip_any_bytes(docs):
+    """Tokens made of any bytes (invalid UTF-8, controls, spaces) survive every format (raw mode)."""
+    docs = [*docs, b"\xff\xfe\x00\n \t" * 3, b"a" * 300]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VocabSizeNotReachedWarning)
+        tok = BpeTrainer(256 + 40 + 1, pattern=None, special_tokens=["<|eot|>"], min_frequency=1,
+                         show_progress=False).train_from_iterator(docs)
+    with tempfile.TemporaryDirectory() as tmp:
+        for format in PATHS:
+            assert read_back(pathlib.Path(tmp), format, tok) == tok
+
+
 # ------------------------------------------------------------ the real libraries
 
 
@@ -96,7 +115,7 @@ def test_tiktoken_loads_export_with_sidecar(trained, sample, tmp_path):
     tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
     from tiktoken.load import load_tiktoken_bpe
 
-    from bpetrain.formats.tiktoken import encoding
+    from bpetrain.formats.tiktoken import tiktoken_encoding
 
     trained.export(tmp_path / "ranks.tiktoken", format="tiktoken")
     sidecar = json.loads((tmp_path / "ranks.tiktoken.json").read_text(encoding="utf-8"))
@@ -104,7 +123,7 @@ def test_tiktoken_loads_export_with_sidecar(trained, sample, tmp_path):
     if trained.pat_str is not None:  # the sidecar alone is enough to build the Encoding
         enc = tiktoken.Encoding("t", mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ranks.tiktoken")), **sidecar)
         assert enc.encode(sample, allowed_special="all") == ids
-    assert encoding(trained).encode(sample, allowed_special="all") == ids
+    assert tiktoken_encoding(trained).encode(sample, allowed_special="all") == ids
 
 
 def test_hf_reads_gpt2_files(trained, sample, tmp_path):

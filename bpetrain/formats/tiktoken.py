@@ -27,7 +27,7 @@ from ..patterns import resolve_pattern
 from ..tokenizer import Tokenizer
 from ._vocab import check_exportable, read_json
 
-__all__ = ["encoding", "load", "merges_from_ranks", "save", "sidecar_path"]
+__all__ = ["load", "merges_from_ranks", "save", "sidecar_path", "tiktoken_encoding"]
 
 #: The pattern a raw-mode tokenizer is given in ``tiktoken.Encoding``: each text
 #: between special tokens is one piece, as in bpetrain's raw mode.
@@ -182,7 +182,7 @@ def _read_sidecar(path: str) -> dict:
     return sidecar
 
 
-def encoding(tokenizer: Tokenizer, name: str = "bpetrain"):
+def tiktoken_encoding(tokenizer: Tokenizer, name: str = "bpetrain"):
     """A ``tiktoken.Encoding`` with the tokenizer's ranks, pattern and special tokens.
 
     tiktoken is not a dependency of bpetrain; this needs it installed. A raw-mode
