@@ -121,8 +121,43 @@ def tokenizer_from_vocab(
         parts are not in the vocab (or not made yet), a merge whose result is not in the
         vocab or not at id ``256 + k``, and a token no merge makes.
     """
-    n_ranked = 256 + len(merges)
     specials = dict(special_tokens)
+    ranked, by_id = split_vocab(vocab, specials, 256 + len(merges), name, extra_tokens_are_special)
+    byte_ids = byte_ids_of(by_id, name)
+    merge_ids = []
+    for k, (left_text, right_text) in enumerate(merges):
+        where = merges_at(k)
+        left_id, right_id, made = listed_merge(left_text, right_text, ranked, where)
+        if max(left_id, right_id) >= 256 + k:
+            raise ValueError(f"{where}: a part of ({left_text!r}, {right_text!r}) is made by a later merge")
+        if made != 256 + k:
+            raise ValueError(
+                f"{where}: the merged token {left_text + right_text!r} has id {made}, not {256 + k}: merge k "
+                "must make id 256 + k (a duplicate merge, or ids not in merge order)"
+            )
+        merge_ids.append((left_id, right_id))
+    try:
+        return Tokenizer(merge_ids, pat_str=pat_str, special_tokens=specials, byte_ids=byte_ids)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+
+
+def split_vocab(
+    vocab: Mapping[str, int], specials: dict[str, int], n_ranked: int | None, name: str, extra_tokens_are_special: bool
+) -> tuple[dict[bytes, int], dict[int, str]]:
+    """Decode the byte-level tokens of ``vocab`` (ids below ``n_ranked``, or every entry
+    that is not a special token when it is None) and check the rest are special tokens.
+
+    Entries at or above ``n_ranked`` are added to ``specials`` when
+    ``extra_tokens_are_special``, and are errors otherwise.
+
+    Returns
+    -------
+    ranked : dict of bytes to int
+        Token bytes -> id.
+    by_id : dict of int to str
+        Every entry of ``vocab`` by id.
+    """
     specials_by_id = {token_id: content for content, token_id in specials.items()}
     ranked: dict[bytes, int] = {}
     by_id: dict[int, str] = {}
@@ -132,13 +167,13 @@ def tokenizer_from_vocab(
         if token_id in by_id:
             raise ValueError(f"{name}: tokens {by_id[token_id]!r} and {text!r} share id {token_id} (duplicate ids)")
         by_id[token_id] = text
-        if token_id < n_ranked:
-            ranked[str_to_token(text, name)] = token_id
-        elif token_id in specials_by_id:
+        if token_id in specials_by_id and (n_ranked is None or token_id >= n_ranked):
             if specials_by_id[token_id] != text:
                 raise ValueError(
                     f"{name}: the vocab has {text!r} at id {token_id}, the special token {specials_by_id[token_id]!r}"
                 )
+        elif n_ranked is None or token_id < n_ranked:
+            ranked[str_to_token(text, name)] = token_id
         elif extra_tokens_are_special:
             specials[text] = token_id
         else:
@@ -146,6 +181,17 @@ def tokenizer_from_vocab(
                 f"{name}: token {text!r} (id {token_id}) is in the vocab but no merge makes it and it is not "
                 "a special token"
             )
+    return ranked, by_id
+
+
+def byte_ids_of(by_id: Mapping[int, str], name: str) -> list[int]:
+    """``byte_ids[b]``: the id of the one-byte token ``b``, which must be one of ids 0..255.
+
+    Raises
+    ------
+    ValueError
+        If an id in 0..255 is missing or is not a one-byte token.
+    """
     byte_ids = [-1] * 256
     for token_id in range(256):
         text = by_id.get(token_id)
@@ -155,29 +201,25 @@ def tokenizer_from_vocab(
                 "BPE vocabularies whose ids 0..255 are the 256 one-byte tokens (in any order)"
             )
         byte_ids[str_to_token(text, name)[0]] = token_id
-    merge_ids = []
-    for k, (left_text, right_text) in enumerate(merges):
-        where = merges_at(k)
-        left, right = str_to_token(left_text, where), str_to_token(right_text, where)
-        for part, text in ((left, left_text), (right, right_text)):
-            part_id = ranked.get(part)
-            if part_id is None:
-                raise ValueError(f"{where}: the part {text!r} is not in the vocab")
-            if part_id >= 256 + k:
-                raise ValueError(f"{where}: the part {text!r} (id {part_id}) is made by a later merge")
-        made = ranked.get(left + right)
-        if made is None:
-            raise ValueError(f"{where}: the merged token {left_text + right_text!r} is not in the vocab")
-        if made != 256 + k:
-            raise ValueError(
-                f"{where}: the merged token {left_text + right_text!r} has id {made}, not {256 + k}: merge k "
-                "must make id 256 + k (a duplicate merge, or ids not in merge order)"
-            )
-        merge_ids.append((ranked[left], ranked[right]))
-    try:
-        return Tokenizer(merge_ids, pat_str=pat_str, special_tokens=specials, byte_ids=byte_ids)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+    return byte_ids
+
+
+def listed_merge(left_text: str, right_text: str, ranked: Mapping[bytes, int], where: str) -> tuple[int, int, int]:
+    """The ids of a listed merge's two parts and of the token they make.
+
+    Raises
+    ------
+    ValueError
+        If a part or the merged token is not in the vocab (``where`` names the merge).
+    """
+    left, right = str_to_token(left_text, where), str_to_token(right_text, where)
+    for part, text in ((left, left_text), (right, right_text)):
+        if part not in ranked:
+            raise ValueError(f"{where}: the part {text!r} is not in the vocab")
+    made = ranked.get(left + right)
+    if made is None:
+        raise ValueError(f"{where}: the merged token {left_text + right_text!r} is not in the vocab")
+    return ranked[left], ranked[right], made
 
 
 def read_json(path):
