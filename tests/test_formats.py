@@ -142,6 +142,25 @@ def test_hf_reads_gpt2_files(trained, sample, tmp_path):
     assert hf.encode(sample).ids == trained.encode(sample, allowed_special="all")
 
 
+def test_reads_tokenizer_json_written_by_transformers_converter(trained, sample, tmp_path):
+    """TikTokenConverter lists every split of every token as a merge; the merges come back from the ranks."""
+    pytest.importorskip("transformers", reason="transformers is a test dependency: pip install '.[test]'")
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    if trained.pat_str is None:
+        pytest.skip("TikTokenConverter always writes a Split pattern; raw mode is covered by our own layout")
+    trained.export(tmp_path / "ranks.tiktoken", format="tiktoken")
+    converted = TikTokenConverter(vocab_file=str(tmp_path / "ranks.tiktoken"), pattern=hf_pattern(trained.pat_str),
+                                  extra_special_tokens=list(trained.special_tokens)).converted()
+    converted.save(str(tmp_path / "tokenizer.json"))
+    assert len(json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))["model"]["merges"]) > len(
+        trained.merges
+    )
+    back = Tokenizer.from_file(tmp_path / "tokenizer.json")
+    assert back == trained
+    assert converted.encode(sample).ids == back.encode(sample, allowed_special="all")
+
+
 @pytest.mark.parametrize("name", ["gpt2", "cl100k", "o200k"])
 def test_hf_pattern_splits_like_ours(name):
     """Oniguruma reads cl100k's ``\\p{N}{1,3}+`` as a repeated group; the rewrite must not."""
@@ -312,6 +331,33 @@ def test_malformed_hf_import(tmp_path, change, message):
     edit_json(path, change)
     with pytest.raises(ValueError, match=f"tokenizer.json: .*{message}"):
         Tokenizer.from_file(path)
+
+
+@pytest.mark.parametrize(
+    "merges, message",
+    [
+        ([["a", "b"], ["b", "c"], ["ab", "c"], ["a", "bc"]], None),
+        ([["a", "b"], ["b", "c"], ["a", "bc"], ["a", "bc"]], "token 258 \\('abc'\\) splits into the ids \\(256, 99\\)"),
+        ([["b", "c"], ["a", "b"], ["ab", "c"], ["a", "bc"]], "merges\\[1\\]: \\('a', 'b'\\) makes id 256, after a merge that made id 257"),
+        ([["a", "b"], ["b", "c"], ["ab", "c"], ["ab", "d"]], "merges\\[3\\]: the merged token 'abd' is not in the vocab"),
+    ],
+)
+def test_hf_import_of_converter_layout(tmp_path, merges, message):
+    """Every split of every token listed, as transformers' TikTokenConverter writes."""
+    path = tmp_path / "tokenizer.json"
+    tiny().export(path, format="hf")
+
+    def change(d):
+        d["model"]["vocab"] = {k: v for k, v in d["model"]["vocab"].items() if v < 256} | {"ab": 256, "bc": 257, "abc": 258}
+        d["model"]["merges"] = merges
+        d["added_tokens"][0]["id"] = 259
+
+    edit_json(path, change)
+    if message is None:
+        assert Tokenizer.from_file(path).merges == [(97, 98), (98, 99), (256, 99)]
+    else:
+        with pytest.raises(ValueError, match=message):
+            Tokenizer.from_file(path)
 
 
 def test_hf_import_syntax_errors_name_the_line(tmp_path):

@@ -31,7 +31,15 @@ import regex
 from .._atomic import atomic_write
 from ..patterns import PATTERNS
 from ..tokenizer import Tokenizer
-from ._vocab import check_exportable, read_json, token_to_str, tokenizer_from_vocab
+from ._vocab import (
+    check_exportable,
+    listed_merge,
+    read_json,
+    split_vocab,
+    token_to_str,
+    tokenizer_from_vocab,
+)
+from .tiktoken import merges_from_ranks
 
 __all__ = ["hf_pattern", "load", "save"]
 
@@ -154,7 +162,10 @@ def save(tokenizer: Tokenizer, path) -> None:
 
 
 def load(path) -> Tokenizer:
-    """Read a byte-level BPE ``tokenizer.json`` (the layout :func:`save` writes).
+    """Read a byte-level BPE ``tokenizer.json``: the layout :func:`save` writes (one merge per
+    token, merge ``k`` making id ``256 + k``, as GPT-2's), or the one ``transformers``'
+    ``TikTokenConverter`` writes (every split of every token listed; the merges are then
+    recovered from the ids as ranks).
 
     A pattern that :func:`hf_pattern` makes from a named pattern reads back as that
     name's ``pat_str``; any other is kept as written (the ``regex`` module reads
@@ -192,15 +203,19 @@ def load(path) -> Tokenizer:
         if not (isinstance(added, dict) and isinstance(added.get("content"), str) and type(added.get("id")) is int):
             raise ValueError(f"{name}: added_tokens[{k}] needs a string content and an integer id")
         special_tokens[added["content"]] = added["id"]
-    tokenizer = tokenizer_from_vocab(
-        vocab,
-        pairs,
-        pat_str=pat_str,
-        special_tokens=special_tokens,
-        name=name,
-        merges_at=lambda k: f"{name}: model.merges[{k}]",
-        extra_tokens_are_special=False,
-    )
+    n_special_entries = sum(vocab.get(content) == token_id for content, token_id in special_tokens.items())
+    if len(pairs) > len(vocab) - n_special_entries - 256:
+        tokenizer = _from_all_splits(name, vocab, pairs, pat_str, special_tokens)
+    else:
+        tokenizer = tokenizer_from_vocab(
+            vocab,
+            pairs,
+            pat_str=pat_str,
+            special_tokens=special_tokens,
+            name=name,
+            merges_at=lambda k: f"{name}: model.merges[{k}]",
+            extra_tokens_are_special=False,
+        )
     if model.get("ignore_merges"):
         unreachable = tokenizer.unreachable_tokens()
         if unreachable:
@@ -209,6 +224,39 @@ def load(path) -> Tokenizer:
                 f"{unreachable[0]}); bpetrain's encoder, which applies the merges, would give other ids"
             )
     return tokenizer
+
+
+def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Tokenizer:
+    """The layout ``transformers``' ``TikTokenConverter`` writes: ids are tiktoken ranks and
+    ``merges`` lists every split of each token into two earlier ones, in the order of the
+    ids they make (a split may use a token made later: the converter lists every split
+    whose parts are tokens). The merges are recovered from the ranks (tiktoken's rule,
+    :func:`~bpetrain.formats.tiktoken.merges_from_ranks`); each must be a listed one.
+    """
+    ranked, by_id = split_vocab(vocab, dict(special_tokens), None, name, False)
+    listed: dict[int, set[tuple[int, int]]] = {}
+    last = -1
+    for k, (left_text, right_text) in enumerate(pairs):
+        where = f"{name}: model.merges[{k}]"
+        left_id, right_id, made = listed_merge(left_text, right_text, ranked, where)
+        if made < last:
+            raise ValueError(
+                f"{where}: ({left_text!r}, {right_text!r}) makes id {made}, after a merge that made id {last}; merges "
+                "that list several splits of a token must come in the order of the ids they make"
+            )
+        last = made
+        listed.setdefault(made, set()).add((left_id, right_id))
+    try:
+        merges, byte_ids = merges_from_ranks(ranked)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    for i, pair in enumerate(merges):
+        if pair not in listed.get(256 + i, ()):
+            raise ValueError(
+                f"{name}: token {256 + i} ({by_id[256 + i]!r}) splits into the ids {pair} with the earlier ranks, "
+                "but model.merges does not list that merge"
+            )
+    return Tokenizer(merges, pat_str=pat_str, special_tokens=special_tokens, byte_ids=byte_ids)
 
 
 def _read_pre_tokenizer(name: str, pre_tokenizer) -> str | None:
