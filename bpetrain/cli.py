@@ -159,6 +159,32 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "sidecar, GPT-2 files)")
 
 
+def _add_export_command(commands) -> None:
+    export = commands.add_parser(
+        "export",
+        help="write a model in a format other libraries load",
+        description="Write a model as tiktoken (rank file + PATH.json sidecar), hf (tokenizer.json), "
+                    "gpt2 (PATH/vocab.json + PATH/merges.txt) or minbpe (PATH.model + PATH.vocab).",
+    )
+    _add_model_arguments(export)
+    export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
+    export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
+    export.set_defaults(run=_export)
+
+
+def _add_inspect_command(commands) -> None:
+    inspect = commands.add_parser(
+        "inspect",
+        help="show a model: vocab size, pattern, special tokens, longest tokens, a sample",
+        description="Show a model's vocab size, pattern, special tokens and longest tokens, and a sample "
+                    "text encoded with token borders (colors in a terminal, | marks otherwise).",
+    )
+    _add_model_arguments(inspect)
+    inspect.add_argument("--text", default=None, help="the sample text to encode (default: a short mixed sample)")
+    inspect.add_argument("--longest", type=int, default=10, metavar="N", help="how many longest tokens to list")
+    inspect.set_defaults(run=_inspect)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -189,28 +215,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_splitting(count)
     count.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="counts shard to write")
     count.set_defaults(run=_count)
-
-    export = commands.add_parser(
-        "export",
-        help="write a model in a format other libraries load",
-        description="Write a model as tiktoken (rank file + PATH.json sidecar), hf (tokenizer.json), "
-                    "gpt2 (PATH/vocab.json + PATH/merges.txt) or minbpe (PATH.model + PATH.vocab).",
-    )
-    _add_model_arguments(export)
-    export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
-    export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
-    export.set_defaults(run=_export)
-
-    inspect = commands.add_parser(
-        "inspect",
-        help="show a model: vocab size, pattern, special tokens, longest tokens, a sample",
-        description="Show a model's vocab size, pattern, special tokens and longest tokens, and a sample "
-                    "text encoded with token borders (colors in a terminal, | marks otherwise).",
-    )
-    _add_model_arguments(inspect)
-    inspect.add_argument("--text", default=None, help="the sample text to encode (default: a short mixed sample)")
-    inspect.add_argument("--longest", type=int, default=10, metavar="N", help="how many longest tokens to list")
-    inspect.set_defaults(run=_inspect)
+    _add_export_command(commands)
+    _add_inspect_command(commands)
     return parser
 
 
