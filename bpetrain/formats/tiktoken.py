@@ -46,7 +46,7 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> tuple[list[tuple[
     encoder finds when it encodes the token's bytes with the ranks below ``r`` only
     (adjacent parts whose concatenation has the lowest rank merge first, leftmost on
     ties: tiktoken's ``byte_pair_merge`` in ``src/lib.rs``), ending at exactly two
-    parts. Hugging Face's ``TikTokenConverter`` recovers merges the same way. The
+    parts; minbpe's ``recover_merges`` (``minbpe/gpt4.py``) does the same. The
     pure-Python oracle, :func:`bpetrain._reference.merges_from_ranks`, replays the id
     merges instead; tests check that both agree.
 
