@@ -111,3 +111,11 @@ def test_export_errors_exit_2(model, tmp_path, capsys):
         main(["inspect", str(model), "--pattern", "gpt2"])
     assert exit_info.value.code == 2 and "pat_str apply to tiktoken and gpt2 files only" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
+
+
+def test_token_borders_are_colours_in_a_terminal():
+    from bpetrain.cli import _show_tokens
+
+    shown = _show_tokens([b"ab", b"\n", b"\xff"], color=True)
+    assert shown == "\x1b[48;5;24mab\x1b[48;5;94m\\n\x1b[48;5;24m\ufffd\x1b[0m"
+    assert _show_tokens([b"ab", b"\t"], color=False) == "|ab|\\t|"

@@ -414,6 +414,18 @@ def test_malformed_gpt2_import(tmp_path, file, old, new, message):
         Tokenizer.from_file(tmp_path, pat_str="none")
 
 
+def test_format_is_detected_from_content(tmp_path):
+    tok = tiny()
+    tok.save(tmp_path / "named.model")  # a bpetrain model file, whatever its name
+    tok.export(tmp_path / "mini", format="minbpe")
+    os.rename(tmp_path / "mini.model", tmp_path / "mini.txt")
+    tok.export(tmp_path / "hf.txt", format="hf")
+    for name in ("named.model", "mini.txt", "hf.txt"):
+        assert Tokenizer.from_file(tmp_path / name) == tok
+    with pytest.raises(ValueError, match="unknown format 'spm'"):
+        Tokenizer.from_file(tmp_path / "hf.txt", format="spm")
+
+
 def test_gpt2_special_tokens_are_plain_vocab_entries(tmp_path):
     tiny().export(tmp_path, format="gpt2")
     assert json.loads((tmp_path / "vocab.json").read_text(encoding="utf-8"))["<s>"] == 258

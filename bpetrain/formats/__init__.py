@@ -48,9 +48,9 @@ def export(tokenizer: Tokenizer, path, format: str) -> None:
 def load(path, format: str | None = None, **options) -> Tokenizer:
     """Read a tokenizer from ``path`` in ``format``, or the format its name and content show.
 
-    Without ``format``: a directory or ``vocab.json`` is gpt2, ``*.model`` is minbpe,
-    ``*.json`` is hf, a file starting ``bpetrain model`` is bpetrain's model file, and
-    anything else is a tiktoken rank file. ``options`` go to the format's ``load``
+    Without ``format``: a directory is gpt2; a file starting ``bpetrain model`` is
+    bpetrain's model file, one starting ``minbpe v1`` a minbpe model, a JSON object named
+    ``vocab.json`` gpt2 and any other JSON object hf; anything else is a tiktoken rank file. ``options`` go to the format's ``load``
     (``pat_str`` for tiktoken and gpt2, ``special_tokens`` for tiktoken).
 
     Raises
@@ -74,13 +74,14 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
 
 def _detect(path) -> str:
     name = os.fspath(path)
-    if os.path.isdir(name) or os.path.basename(name) == gpt2.VOCAB_NAME:
+    if os.path.isdir(name):
         return "gpt2"
-    if name.endswith(".model"):
-        return "minbpe"
-    if name.endswith(".json"):
-        return "hf"
     with open(name, "rb") as f:
-        if f.read(len(MAGIC) - 2) == MAGIC[:-2].encode():
-            return "bpetrain"
+        head = f.read(64)
+    if head.startswith(MAGIC[:-2].encode()):
+        return "bpetrain"
+    if head.startswith(minbpe.MAGIC.encode() + b"\n"):
+        return "minbpe"
+    if head.lstrip().startswith(b"{"):
+        return "gpt2" if os.path.basename(name) == gpt2.VOCAB_NAME else "hf"
     return "tiktoken"
