@@ -48,9 +48,10 @@ def export(tokenizer: Tokenizer, path, format: str) -> None:
 def load(path, format: str | None = None, **options) -> Tokenizer:
     """Read a tokenizer from ``path`` in ``format``, or the format its name and content show.
 
-    Without ``format``: a directory is gpt2; a file starting ``bpetrain model`` is
-    bpetrain's model file, one starting ``minbpe v1`` a minbpe model, a JSON object named
-    ``vocab.json`` gpt2 and any other JSON object hf; anything else is a tiktoken rank file. ``options`` go to the format's ``load``
+    Without ``format``: a directory or ``vocab.json`` is gpt2; a file starting
+    ``bpetrain model`` is bpetrain's model file, one starting ``minbpe v1`` a minbpe
+    model, a JSON object or ``*.json`` hf, another ``*.model`` minbpe (so a damaged one
+    gets minbpe's error); anything else is a tiktoken rank file. ``options`` go to the format's ``load``
     (``pat_str`` for tiktoken and gpt2, ``special_tokens`` for tiktoken).
 
     Raises
@@ -82,6 +83,8 @@ def _detect(path) -> str:
         return "bpetrain"
     if head.startswith(minbpe.MAGIC.encode() + b"\n"):
         return "minbpe"
-    if head.lstrip().startswith(b"{"):
-        return "gpt2" if os.path.basename(name) == gpt2.VOCAB_NAME else "hf"
-    return "tiktoken"
+    if os.path.basename(name) == gpt2.VOCAB_NAME:
+        return "gpt2"
+    if head.lstrip().startswith(b"{") or name.endswith(".json"):
+        return "hf"
+    return "minbpe" if name.endswith(".model") else "tiktoken"
