@@ -298,6 +298,12 @@ def test_tiktoken_sidecar_problems(tmp_path):
     (tmp_path / "r.tiktoken.json").write_text('{"pat_str": null,\n "special_tokens": {"<s>": "x"}}')
     with pytest.raises(ValueError, match="r.tiktoken.json: special_tokens must be an object of token -> integer"):
         Tokenizer.from_file(path)
+    (tmp_path / "r.tiktoken.json").write_text('{"pat_str": "[bad", "special_tokens": {"<s>": 257}}')
+    with pytest.raises(ValueError, match="r.tiktoken: pattern '\\[bad' is neither"):
+        Tokenizer.from_file(path)
+    (tmp_path / "r.tiktoken.json").write_text('{"pat_str": null, "special_tokens": {"<s>": 257}}')
+    with pytest.raises(ValueError, match="r.tiktoken: special token '<s>' has id 257, which is a byte or merge id"):
+        Tokenizer.from_file(path)
     (tmp_path / "r.tiktoken.json").write_text('{"pat_str": null,\n "special_tokens": {')
     with pytest.raises(ValueError, match="r.tiktoken.json:2: not valid JSON"):
         Tokenizer.from_file(path)

@@ -136,8 +136,14 @@ def tokenizer_from_vocab(
                 "must make id 256 + k (a duplicate merge, or ids not in merge order)"
             )
         merge_ids.append((left_id, right_id))
+    return make_tokenizer(name, merge_ids, pat_str=pat_str, special_tokens=specials, byte_ids=byte_ids)
+
+
+def make_tokenizer(name: str, merges, **options) -> Tokenizer:
+    """``Tokenizer(merges, **options)``, with the file ``name`` in front of its errors
+    (a pattern that does not compile, special ids that collide)."""
     try:
-        return Tokenizer(merge_ids, pat_str=pat_str, special_tokens=specials, byte_ids=byte_ids)
+        return Tokenizer(merges, **options)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
 

@@ -34,6 +34,7 @@ from ..tokenizer import Tokenizer
 from ._vocab import (
     check_exportable,
     listed_merge,
+    make_tokenizer,
     read_json,
     split_vocab,
     token_to_str,
@@ -256,7 +257,7 @@ def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Tokenizer:
                 f"{name}: token {256 + i} ({by_id[256 + i]!r}) splits into the ids {pair} with the earlier ranks, "
                 "but model.merges does not list that merge"
             )
-    return Tokenizer(merges, pat_str=pat_str, special_tokens=special_tokens, byte_ids=byte_ids)
+    return make_tokenizer(name, merges, pat_str=pat_str, special_tokens=special_tokens, byte_ids=byte_ids)
 
 
 def _read_pre_tokenizer(name: str, pre_tokenizer) -> str | None:

@@ -26,7 +26,7 @@ import unicodedata
 from .._atomic import atomic_write
 from ..model_file import read_lines
 from ..tokenizer import Tokenizer
-from ._vocab import check_exportable
+from ._vocab import check_exportable, make_tokenizer
 
 __all__ = ["load", "save"]
 
@@ -111,7 +111,4 @@ def load(path) -> Tokenizer:
         if len(parts) != 2 or not all(p.isdecimal() for p in parts):
             raise ValueError(f"{name}:{lineno}: expected a merge line 'left right', got {lines[lineno - 1][:40]!r}")
         merges.append((int(parts[0]), int(parts[1])))
-    try:
-        return Tokenizer(merges, pat_str=lines[1].strip() or None, special_tokens=special_tokens)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+    return make_tokenizer(name, merges, pat_str=lines[1].strip() or None, special_tokens=special_tokens)

@@ -25,7 +25,7 @@ from .._atomic import atomic_write
 from ..model_file import read_tiktoken, write_tiktoken
 from ..patterns import resolve_pattern
 from ..tokenizer import Tokenizer
-from ._vocab import check_exportable, read_json
+from ._vocab import check_exportable, make_tokenizer, read_json
 
 __all__ = ["load", "merges_from_ranks", "save", "sidecar_path", "tiktoken_encoding"]
 
@@ -162,7 +162,8 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
         merges, byte_ids = merges_from_ranks(read_tiktoken(path))
     except ValueError as exc:
         raise ValueError(exc.args[0] if exc.args[0].startswith(name) else f"{name}: {exc}") from None
-    return Tokenizer(
+    return make_tokenizer(
+        name,
         merges,
         pat_str=resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
         special_tokens=special_tokens if special_tokens is not None else sidecar.get("special_tokens", {}),
