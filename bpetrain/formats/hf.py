@@ -17,7 +17,9 @@ does:
   they are also model vocab entries, as GPT-2's ``<|endoftext|>`` is: ``tokenizers``
   would otherwise give them the next free ids.
 
-The pattern is rewritten for the Oniguruma engine of ``tokenizers`` by :func:`hf_pattern`.
+``tokenizers`` always cuts special tokens out of the text, so its ids are bpetrain's with
+``allowed_special="all"``. The pattern is rewritten for the Oniguruma engine of
+``tokenizers`` by :func:`hf_pattern`.
 Text the pattern does not match is dropped by bpetrain and tiktoken but kept as its own
 piece by ``Split``; the named patterns match every character.
 """
