@@ -45,7 +45,8 @@ cdef int _n_fold_extra = 0
 def _build_tables():
     """Evaluate the patterns' character classes with the regex module over all code points."""
     global _stage1, _stage2, _n_fold_extra, _tables
-    every = "".join(map(chr, range(N_CODE_POINTS)))
+    # every code point in one str, made without a Python object per character
+    every = np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
     for flag, cls in (
         (F_L, r"\p{L}"),
