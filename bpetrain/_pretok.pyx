@@ -152,19 +152,21 @@ cdef inline Py_ssize_t _char(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
     return n
 
 
-cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask) noexcept nogil:
-    """End of the run of characters from ``i`` that have a flag in ``mask``."""
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
+                            bint inside=True) noexcept nogil:
+    """End of the run from ``i`` of characters with a flag in ``mask`` (``inside``) or
+    with none of them (not ``inside``)."""
     cdef uint32_t cp
     cdef uint8_t f
     cdef Py_ssize_t n
     while i < end:
         if s[i] < 0x80:
-            if not (_ascii_flags[s[i]] & mask):
+            if ((_ascii_flags[s[i]] & mask) != 0) != inside:
                 return i
             i += 1
         else:
             n = _char(s, i, end, &cp, &f)
-            if not (f & mask):
+            if ((f & mask) != 0) != inside:
                 return i
             i += n
     return i
@@ -172,20 +174,7 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
 
 cdef inline Py_ssize_t _run_other(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """End of the run of ``[^\\s\\p{L}\\p{N}]`` from ``i``."""
-    cdef uint32_t cp
-    cdef uint8_t f
-    cdef Py_ssize_t n
-    while i < end:
-        if s[i] < 0x80:
-            if _ascii_flags[s[i]]:
-                return i
-            i += 1
-        else:
-            n = _char(s, i, end, &cp, &f)
-            if f & (F_L | F_N | F_WS):
-                return i
-            i += n
-    return i
+    return _run(s, i, end, F_L | F_N | F_WS, False)
 
 
 cdef inline Py_ssize_t _run_digits3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:

@@ -221,3 +221,32 @@ def test_missing_inputs_and_bad_options(tmp_path, capsys):
         BpeTrainer(300).train([tmp_path / "p.parquet"], documents="lines")
     assert cli("train", "--vocab-size", "300", "-o", str(tmp_path / "m"), "-q") == 2
     assert "give either text FILEs or --counts" in capsys.readouterr().err
+
+
+def test_piece_table_against_a_counter():
+    """The compiled table on pieces with zero bytes, lengths around the 8-byte inline limit,
+    long pieces, merges of tables, and counts beyond int32."""
+    import random
+
+    from bpetrain._counter import PieceCounts
+
+    rng = random.Random(3)
+    pieces = [b"a", b"a\x00", b"\x00", b"\x00\x00", b"a" * 8, b"a" * 9, b"\x00" * 8 + b"a", b"x" * 100_000]
+    pieces += [bytes(rng.randrange(3) for _ in range(rng.randrange(1, 20))) for _ in range(3000)]
+    want: Counter = Counter()
+    first, second = PieceCounts(), PieceCounts()
+    for i, piece in enumerate(pieces * 3):
+        count = 1 + (i % 5) * 2**33
+        (first if i % 2 else second).add(piece, count)
+        want[piece] += count
+    first.update(second)
+    assert as_counter(PieceTable(*first.arrays())) == want
+    again = PieceCounts()
+    again.update_arrays(*first.arrays())
+    assert as_counter(PieceTable(*again.arrays())) == want and again.n_pieces == len(want)
+    with pytest.raises(ValueError, match="exceeds 2\\*\\*63 - 1"):
+        first.add(b"a", 2**63 - 1)
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        first.add(b"a", -1)
+    with pytest.raises(ValueError, match="not inside the data"):
+        first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), 0)
