@@ -74,8 +74,19 @@ def test_documents_iterator_batches_and_specials(text):
     counter.update([documents[:10], documents[10:20], *documents[20:]], batch_bytes=5000)
     assert as_counter(counter.table()) == want
     assert counter.n_documents == len(documents)
-    with pytest.raises(TypeError, match=r"a dataset row\? pass dataset\['text'\]"):
-        PieceCounter(None).update([{"text": "a"}])
+    with pytest.raises(ValueError, match=r"a row has no field 'text' \(it has 'body'\); name the text field"):
+        PieceCounter(None).update([{"body": "a"}])
+    with pytest.raises(TypeError, match="documents must be str or bytes, got int"):
+        PieceCounter(None).update([["a", 5]])
+
+
+def test_hugging_face_datasets_as_they_are(text):
+    datasets = pytest.importorskip("datasets", reason="datasets is a test dependency: pip install '.[test]'")
+    documents = [text[i : i + 500].decode("utf-8", "replace") for i in range(0, 20_000, 500)]
+    dataset = datasets.Dataset.from_dict({"body": documents, "n": list(range(len(documents)))})
+    want = BpeTrainer(400, show_progress=False).train_from_iterator(documents)
+    for items in (dataset, dataset.iter(batch_size=7), dataset.to_iterable_dataset(), dataset["body"]):
+        assert BpeTrainer(400, show_progress=False).train_from_iterator(items, text_field="body") == want
 
 
 def test_long_line_without_cut_points_and_huge_repeats(tmp_path):
