@@ -429,35 +429,53 @@ cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py
     return _gpt2(text, start, end)
 
 
-cdef inline bint _letter_at(const uint8_t* text, Py_ssize_t p, Py_ssize_t hi) noexcept nogil:
+cdef inline uint8_t _flags_at(const uint8_t* text, Py_ssize_t p, Py_ssize_t hi, Py_ssize_t* n) noexcept nogil:
+    """Flags of the character at ``p`` (``n``: its length); 0xFF if it may be cut off by ``hi``."""
+    cdef uint32_t cp
+    cdef uint8_t f, b = text[p]
+    cdef Py_ssize_t need = 4 if b >= 0xF0 else 3 if b >= 0xE0 else 2 if b >= 0xC2 else 1
+    if p + need > hi:
+        return 0xFF
+    n[0] = _char(text, p, hi, &cp, &f)
+    return f
+
+
+cdef inline bint _letter_before(const uint8_t* text, Py_ssize_t lo, Py_ssize_t p) noexcept nogil:
+    """Whether a letter ends at ``p`` (its first byte at or after ``lo``)."""
+    cdef Py_ssize_t q = p - 1, n
     cdef uint32_t cp
     cdef uint8_t f
-    if p >= hi:
+    while q > lo and p - q < 4 and (text[q] & 0xC0) == 0x80:
+        q -= 1
+    if q < lo:
         return False
-    _char(text, p, hi, &cp, &f)
-    return (f & F_L) != 0
+    n = _char(text, q, p, &cp, &f)
+    return q + n == p and (f & F_L) != 0
 
 
 cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    # A cut at p is safe when p is a piece boundary that no match probes past the
-    # character at p from the left, and nothing left of p changes the match at p (the
-    # patterns have no lookbehind). Two kinds, for gpt2, cl100k and o200k alike:
+    # A cut at p is safe when p is a piece boundary whatever surrounds it, and no match
+    # from the left looks past the character at p (the patterns have no lookbehind, so
+    # what comes before p never changes the pieces from p on). Two kinds, for gpt2,
+    # cl100k and o200k alike:
     # - "\n" then a letter: no alternative goes on from a newline into a letter (the
     #   optional prefixes exclude \r\n; whitespace and [\r\n/]* runs stop at a letter);
-    # - an ASCII letter, then " " and a letter: letter runs (and o200k's case runs) stop
-    #   at the space, no contraction starts with a space, and " " + letter is the start of
-    #   the next piece in all three patterns.
-    cdef Py_ssize_t p = hi - 1
-    cdef uint8_t b
+    # - a letter, then a character that is neither a letter, a mark nor ': the piece that
+    #   holds the letter is a letter run (gpt2, cl100k) or o200k's case runs over letters
+    #   and marks, ending in a letter or a contraction ('s ...); all stop there.
+    # Both also hold when the text ends at p, for cl100k and o200k (not gpt2, whose
+    # \s+(?!\S) sees the end): tested in tests/test_pretok.py.
+    cdef Py_ssize_t p = hi - 1, n
+    cdef uint8_t f
     while p > lo:
-        b = text[p - 1]
-        if b == 10:
-            if _letter_at(text, p, hi):
-                return p
-        elif b == 32 and p - 1 > lo:
-            b = text[p - 2]
-            if ((b | 32) >= 97 and (b | 32) <= 122) and _letter_at(text, p, hi):
-                return p - 1
+        if (text[p] & 0xC0) != 0x80:  # p starts a character
+            f = _flags_at(text, p, hi, &n)
+            if f != 0xFF:
+                if text[p - 1] == 10:
+                    if f & F_L:
+                        return p
+                elif not (f & (F_L | F_U | F_W)) and text[p] != 39 and _letter_before(text, lo, p):
+                    return p
         p -= 1
     return -1
 
