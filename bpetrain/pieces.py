@@ -257,22 +257,31 @@ class PieceCounter:
         for piece, count in counts.items():
             self._table.add(encode_utf8(piece), count)
 
-    def update(self, documents: Iterable[str | bytes], *, batch_bytes: int = 1 << 22) -> None:
+    def update(self, documents: Iterable, *, text_field: str = "text", batch_bytes: int = 1 << 22) -> None:
         """Count the pieces of every document in ``documents``.
 
-        Items may be ``str``, ``bytes``, or lists of them (batches, as Hugging Face
-        ``datasets`` yields with ``batched=True``).
+        Items may be ``str`` or ``bytes`` (one document each), lists of them (a batch),
+        or mappings whose ``text_field`` holds either (the rows and batches a Hugging Face
+        ``datasets.Dataset`` or ``IterableDataset`` yields).
 
         Raises
         ------
         TypeError
             If a document is neither ``str`` nor ``bytes``.
         ValueError
-            If a ``str`` holds a lone surrogate that is not an escaped byte.
+            If a ``str`` holds a lone surrogate that is not an escaped byte, or a mapping
+            has no ``text_field``.
         """
         batch: list[bytes] = []
         size = 0
         for item in documents:
+            if isinstance(item, Mapping):
+                if text_field not in item:
+                    raise ValueError(
+                        f"a row has no field {text_field!r} (it has {', '.join(map(repr, item))}); "
+                        "name the text field with text_field="
+                    )
+                item = item[text_field]
             for document in item if isinstance(item, (list, tuple)) else (item,):
                 data = _as_bytes(document)
                 batch.append(data)
@@ -323,8 +332,7 @@ def _as_bytes(document) -> bytes:
         return encode_utf8(document)
     if isinstance(document, (bytes, bytearray, memoryview)):
         return bytes(document)
-    hint = " (a dataset row? pass dataset['text'] or a generator of its text field)" if isinstance(document, dict) else ""
     raise TypeError(
-        f"documents must be str or bytes, got {type(document).__name__}{hint}; "
+        f"documents must be str or bytes, got {type(document).__name__}: {document!r:.60}; "
         "iterate over the text field of your records"
     )

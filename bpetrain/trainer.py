@@ -268,18 +268,22 @@ class BpeTrainer:
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, stacklevel=3)
 
-    def train_from_iterator(self, iterator: Iterable[str | bytes], length: int | None = None) -> Tokenizer:
+    def train_from_iterator(
+        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text"
+    ) -> Tokenizer:
         """Train on documents from an iterator (each item, ``str`` or ``bytes``, is one document).
 
         Parameters
         ----------
-        iterator : iterable of str or bytes, or of lists of them
-            Documents, or batches of documents (a list per item, as a Hugging Face
-            ``datasets`` text column yields when iterated in batches). A
-            ``datasets.Dataset`` itself yields dict rows: pass ``dataset["text"]`` or a
-            generator over the text field instead.
+        iterator : iterable
+            Documents (``str`` or ``bytes``), batches of them (lists), or mappings whose
+            ``text_field`` holds either: a Hugging Face ``datasets.Dataset`` or
+            ``IterableDataset`` (rows), its ``.iter(batch_size=...)`` (batches), or its
+            text column can be passed as they are.
         length : int, optional
             Number of items, for the progress bar's ETA.
+        text_field : str, default "text"
+            The field of mapping items that holds the text.
 
         Returns
         -------
@@ -288,9 +292,9 @@ class BpeTrainer:
         Raises
         ------
         TypeError
-            If an item is neither ``str`` nor ``bytes`` (nor a list of them).
+            If a document is neither ``str`` nor ``bytes``.
         ValueError
-            If the documents hold no text to train on.
+            If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
         started = time.perf_counter()
         counter = PieceCounter(self.pat_str, self.special_tokens)
@@ -304,7 +308,7 @@ class BpeTrainer:
             bar.update(n % PROGRESS_EVERY)
 
         with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
-            counter.update(progress(bar))
+            counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, stacklevel=3)
 

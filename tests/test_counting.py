@@ -74,8 +74,19 @@ def test_documents_iterator_batches_and_specials(text):
     counter.update([documents[:10], documents[10:20], *documents[20:]], batch_bytes=5000)
     assert as_counter(counter.table()) == want
     assert counter.n_documents == len(documents)
-    with pytest.raises(TypeError, match=r"a dataset row\? pass dataset\['text'\]"):
-        PieceCounter(None).update([{"text": "a"}])
+    with pytest.raises(ValueError, match=r"a row has no field 'text' \(it has 'body'\); name the text field"):
+        PieceCounter(None).update([{"body": "a"}])
+    with pytest.raises(TypeError, match="documents must be str or bytes, got int"):
+        PieceCounter(None).update([["a", 5]])
+
+
+def test_hugging_face_datasets_as_they_are(text):
+    datasets = pytest.importorskip("datasets", reason="datasets is a test dependency: pip install '.[test]'")
+    documents = [text[i : i + 500].decode("utf-8", "replace") for i in range(0, 20_000, 500)]
+    dataset = datasets.Dataset.from_dict({"body": documents, "n": list(range(len(documents)))})
+    want = BpeTrainer(400, show_progress=False).train_from_iterator(documents)
+    for items in (dataset, dataset.iter(batch_size=7), dataset.to_iterable_dataset(), dataset["body"]):
+        assert BpeTrainer(400, show_progress=False).train_from_iterator(items, text_field="body") == want
 
 
 def test_long_line_without_cut_points_and_huge_repeats(tmp_path):
@@ -221,3 +232,32 @@ def test_missing_inputs_and_bad_options(tmp_path, capsys):
         BpeTrainer(300).train([tmp_path / "p.parquet"], documents="lines")
     assert cli("train", "--vocab-size", "300", "-o", str(tmp_path / "m"), "-q") == 2
     assert "give either text FILEs or --counts" in capsys.readouterr().err
+
+
+def test_piece_table_against_a_counter():
+    """The compiled table on pieces with zero bytes, lengths around the 8-byte inline limit,
+    long pieces, merges of tables, and counts beyond int32."""
+    import random
+
+    from bpetrain._counter import PieceCounts
+
+    rng = random.Random(3)
+    pieces = [b"a", b"a\x00", b"\x00", b"\x00\x00", b"a" * 8, b"a" * 9, b"\x00" * 8 + b"a", b"x" * 100_000]
+    pieces += [bytes(rng.randrange(3) for _ in range(rng.randrange(1, 20))) for _ in range(3000)]
+    want: Counter = Counter()
+    first, second = PieceCounts(), PieceCounts()
+    for i, piece in enumerate(pieces * 3):
+        count = 1 + (i % 5) * 2**33
+        (first if i % 2 else second).add(piece, count)
+        want[piece] += count
+    first.update(second)
+    assert as_counter(PieceTable(*first.arrays())) == want
+    again = PieceCounts()
+    again.update_arrays(*first.arrays())
+    assert as_counter(PieceTable(*again.arrays())) == want and again.n_pieces == len(want)
+    with pytest.raises(ValueError, match="exceeds 2\\*\\*63 - 1"):
+        first.add(b"a", 2**63 - 1)
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        first.add(b"a", -1)
+    with pytest.raises(ValueError, match="not inside the data"):
+        first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), 0)
