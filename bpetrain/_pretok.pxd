@@ -17,5 +17,8 @@ cdef enum:
 cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 
 # The last position p in (lo, hi) where text is cut into pieces the same way whatever
-# comes before p and after the character at p (a newline followed by a letter), or -1.
+# comes before p and after the character at p, or -1: a newline followed by a letter, or
+# a letter followed by a character that is not a letter, mark or ' (see _pretok.pyx for
+# why these are safe). The pieces left of p must be split with the character at p in
+# view (end > p).
 cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil

@@ -45,7 +45,8 @@ cdef int _n_fold_extra = 0
 def _build_tables():
     """Evaluate the patterns' character classes with the regex module over all code points."""
     global _stage1, _stage2, _n_fold_extra, _tables
-    every = "".join(map(chr, range(N_CODE_POINTS)))
+    # every code point in one str, made without a Python object per character
+    every = np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
     for flag, cls in (
         (F_L, r"\p{L}"),
@@ -151,19 +152,21 @@ cdef inline Py_ssize_t _char(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
     return n
 
 
-cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask) noexcept nogil:
-    """End of the run of characters from ``i`` that have a flag in ``mask``."""
+cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
+                            bint inside=True) noexcept nogil:
+    """End of the run from ``i`` of characters with a flag in ``mask`` (``inside``) or
+    with none of them (not ``inside``)."""
     cdef uint32_t cp
     cdef uint8_t f
     cdef Py_ssize_t n
     while i < end:
         if s[i] < 0x80:
-            if not (_ascii_flags[s[i]] & mask):
+            if ((_ascii_flags[s[i]] & mask) != 0) != inside:
                 return i
             i += 1
         else:
             n = _char(s, i, end, &cp, &f)
-            if not (f & mask):
+            if ((f & mask) != 0) != inside:
                 return i
             i += n
     return i
@@ -171,20 +174,7 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
 
 cdef inline Py_ssize_t _run_other(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """End of the run of ``[^\\s\\p{L}\\p{N}]`` from ``i``."""
-    cdef uint32_t cp
-    cdef uint8_t f
-    cdef Py_ssize_t n
-    while i < end:
-        if s[i] < 0x80:
-            if _ascii_flags[s[i]]:
-                return i
-            i += 1
-        else:
-            n = _char(s, i, end, &cp, &f)
-            if f & (F_L | F_N | F_WS):
-                return i
-            i += n
-    return i
+    return _run(s, i, end, F_L | F_N | F_WS, False)
 
 
 cdef inline Py_ssize_t _run_digits3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -439,20 +429,53 @@ cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py
     return _gpt2(text, start, end)
 
 
-cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
-    cdef Py_ssize_t p = hi - 1
+cdef inline uint8_t _flags_at(const uint8_t* text, Py_ssize_t p, Py_ssize_t hi, Py_ssize_t* n) noexcept nogil:
+    """Flags of the character at ``p`` (``n``: its length); 0xFF if it may be cut off by ``hi``."""
+    cdef uint32_t cp
+    cdef uint8_t f, b = text[p]
+    cdef Py_ssize_t need = 4 if b >= 0xF0 else 3 if b >= 0xE0 else 2 if b >= 0xC2 else 1
+    if p + need > hi:
+        return 0xFF
+    n[0] = _char(text, p, hi, &cp, &f)
+    return f
+
+
+cdef inline bint _letter_before(const uint8_t* text, Py_ssize_t lo, Py_ssize_t p) noexcept nogil:
+    """Whether a letter ends at ``p`` (its first byte at or after ``lo``)."""
+    cdef Py_ssize_t q = p - 1, n
     cdef uint32_t cp
     cdef uint8_t f
+    while q > lo and p - q < 4 and (text[q] & 0xC0) == 0x80:
+        q -= 1
+    if q < lo:
+        return False
+    n = _char(text, q, p, &cp, &f)
+    return q + n == p and (f & F_L) != 0
+
+
+cdef Py_ssize_t last_safe_cut(const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    # A cut at p is safe when p is a piece boundary whatever surrounds it, and no match
+    # from the left looks past the character at p (the patterns have no lookbehind, so
+    # what comes before p never changes the pieces from p on). Two kinds, for gpt2,
+    # cl100k and o200k alike:
+    # - "\n" then a letter: no alternative goes on from a newline into a letter (the
+    #   optional prefixes exclude \r\n; whitespace and [\r\n/]* runs stop at a letter);
+    # - a letter, then a character that is neither a letter, a mark nor ': the piece that
+    #   holds the letter is a letter run (gpt2, cl100k) or o200k's case runs over letters
+    #   and marks, ending in a letter or a contraction ('s ...); all stop there.
+    # Both also hold when the text ends at p, for cl100k and o200k (not gpt2, whose
+    # \s+(?!\S) sees the end): tested in tests/test_pretok.py.
+    cdef Py_ssize_t p = hi - 1, n
+    cdef uint8_t f
     while p > lo:
-        # the last newline in text[lo:p]
-        while p > lo and text[p - 1] != 10:
-            p -= 1
-        if p <= lo:
-            break
-        if p < hi:
-            _char(text, p, hi, &cp, &f)
-            if f & F_L:
-                return p
+        if (text[p] & 0xC0) != 0x80:  # p starts a character
+            f = _flags_at(text, p, hi, &n)
+            if f != 0xFF:
+                if text[p - 1] == 10:
+                    if f & F_L:
+                        return p
+                elif not (f & (F_L | F_U | F_W)) and text[p] != 39 and _letter_before(text, lo, p):
+                    return p
         p -= 1
     return -1
 

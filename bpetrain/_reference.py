@@ -4,15 +4,16 @@ Tests and benchmarks compare the compiled kernels and the peers against these
 functions; the library itself uses only :func:`encode_piece` (the reference encoder of
 :class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one).
 
+The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
+pairs, pick the best, assign ``256 + i``, replace, repeat.
+
 Encoding rules
 --------------
 :func:`encode_piece` applies the merges in training order (minbpe). tiktoken, and
 :class:`~bpetrain.Encoding`, need no merges, only ``mergeable_ranks``: inside a piece
 they merge the adjacent pair whose joined bytes have the lowest rank, the leftmost on
 ties (:func:`encode_piece_ranks`). Both give the training segmentation of a piece seen
-in training; :func:`encode` applies either to a whole text.
-The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
-pairs, pick the best, assign ``256 + i``, replace, repeat.
+in training.
 
 Training semantics (followed everywhere in bpetrain)
 ----------------------------------------------------
@@ -192,16 +193,15 @@ def encode_piece_ranks(piece: bytes, mergeable_ranks: Mapping[bytes, int]) -> li
 
 def encode(
     text: str,
-    merges: Mapping[tuple[int, int], int] | None,
+    merges: Mapping[tuple[int, int], int],
     pat_str: str | None,
     special_tokens: Mapping[str, int] | None = None,
-    *,
-    mergeable_ranks: Mapping[bytes, int] | None = None,
+    byte_table: bytes | None = None,
 ) -> list[int]:
     """Encode ``text``; every special token in it is encoded as its id.
 
-    Pieces are encoded by :func:`encode_piece` with ``merges``, or, when
-    ``mergeable_ranks`` is given instead, by :func:`encode_piece_ranks` (tiktoken's rule).
+    ``byte_table`` (256 bytes) gives the id of each byte when the byte tokens are not
+    ids 0..255 in byte order (:attr:`bpetrain.Tokenizer.byte_ids`).
     """
     special_tokens = special_tokens or {}
     if special_tokens:
@@ -216,13 +216,11 @@ def encode(
             continue
         found = [part] if pat_str is None else regex.findall(pat_str, part)
         for piece in found:
-            if not piece:
-                continue
-            data = piece.encode("utf-8", "surrogateescape")
-            if mergeable_ranks is None:
-                ids.extend(encode_piece(data, merges))
-            else:
-                ids.extend(encode_piece_ranks(data, mergeable_ranks))
+            if piece:
+                piece_bytes = piece.encode("utf-8", "surrogateescape")
+                if byte_table is not None:
+                    piece_bytes = piece_bytes.translate(byte_table)
+                ids.extend(encode_piece(piece_bytes, merges))
     return ids
 
 

@@ -526,7 +526,7 @@ def allowed_special_tokens(
 def load_tiktoken(
     path,
     *,
-    pat_str: str | None,
+    pat_str: str | None = None,
     special_tokens: Mapping[str, int] | None = None,
     name: str | None = None,
 ) -> Encoding:
@@ -536,10 +536,14 @@ def load_tiktoken(
     ----------
     path : str or os.PathLike
         A ``base64(token) rank`` file (tiktoken's format; e.g. ``cl100k_base.tiktoken``).
-    pat_str : str or None
-        The split pattern (a regex, a name such as ``"cl100k"`` or ``"o200k"``, or
-        ``None``); a rank file does not carry it.
+        Its sidecar ``path.json`` (written by :meth:`bpetrain.Tokenizer.save_tiktoken`,
+        see :mod:`bpetrain.formats.tiktoken`) gives the pattern and special tokens when
+        it exists.
+    pat_str : str, optional
+        The split pattern: a regex, a name such as ``"cl100k"`` or ``"o200k"``, or
+        ``"none"`` for raw mode. Needed when there is no sidecar; overrides the sidecar.
     special_tokens : mapping of str to int, optional
+        Overrides the sidecar's special tokens (default: the sidecar's, or none).
     name : str, optional
         The encoding's name; the file name without its extension by default.
 
@@ -548,9 +552,22 @@ def load_tiktoken(
     FileNotFoundError
         If ``path`` does not exist.
     ValueError
-        If the file is malformed (:func:`bpetrain.model_file.read_tiktoken`) or the
-        encoding is inconsistent (:class:`Encoding`).
+        If the rank file or the sidecar is malformed (:func:`bpetrain.model_file.read_tiktoken`),
+        there is neither a sidecar nor ``pat_str``, or the encoding is inconsistent
+        (:class:`Encoding`).
     """
+    from .formats.tiktoken import _read_sidecar, sidecar_path
+
+    sidecar = _read_sidecar(sidecar_path(path)) if os.path.exists(sidecar_path(path)) else None
+    if pat_str is None and sidecar is None:
+        raise ValueError(
+            f"{os.fspath(path)}: a tiktoken rank file does not say its split pattern and there is no sidecar "
+            f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode)"
+        )
+    if pat_str is None:
+        pat_str = sidecar["pat_str"]
+    if special_tokens is None and sidecar is not None:
+        special_tokens = sidecar["special_tokens"]
     ranks = read_tiktoken(path)
     if name is None:
         name = os.path.splitext(os.path.basename(os.fspath(path)))[0]

@@ -13,6 +13,11 @@ Model file, version 1 (UTF-8 text; the first line is the version, as in minbpe):
 One merge per line, ``left right`` as decimal token ids, in rank order (line ``i``
 of the merges makes id ``256 + i``).
 
+Version 2 adds one line after ``special_tokens``, ``byte_ids: [33, 34, ...]`` (the id
+of each one-byte token, a permutation of 0..255; see :class:`bpetrain.Tokenizer`). It
+is written only for models whose bytes are not ids 0..255 in byte order (imported
+cl100k_base, GPT-2); every other model stays a version 1 file.
+
 tiktoken rank file: one ``base64(token bytes) rank`` line per token, ranks dense from
 0, as read by ``tiktoken.load.load_tiktoken_bpe`` (tiktoken's own format).
 """
@@ -25,23 +30,44 @@ import os
 
 from ._atomic import atomic_write
 
-__all__ = ["read_model", "read_tiktoken", "write_model", "write_tiktoken"]
+__all__ = ["read_lines", "read_model", "read_tiktoken", "write_model", "write_tiktoken"]
 
 MAGIC = "bpetrain model v1"
+MAGIC_V2 = "bpetrain model v2"
 
 
-def write_model(path, *, merges, pat_str, special_tokens) -> None:
-    """Write a model file atomically (see the module docstring for the format)."""
+def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None) -> None:
+    """Write a model file atomically (see the module docstring for the format).
+
+    ``byte_ids`` (None or a permutation of 0..255) makes it a version 2 file.
+    """
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(f"{MAGIC}\n")
+        f.write(f"{MAGIC if byte_ids is None else MAGIC_V2}\n")
         f.write(f"pat_str: {json.dumps(pat_str)}\n")
         f.write(f"special_tokens: {json.dumps(special_tokens, ensure_ascii=False)}\n")
+        if byte_ids is not None:
+            f.write(f"byte_ids: {json.dumps(list(byte_ids))}\n")
         f.write(f"merges: {len(merges)}\n")
         f.writelines(f"{a} {b}\n" for a, b in merges)
 
 
+def read_lines(path, what: str) -> list[str]:
+    """The lines of a UTF-8 text file, split at ``\n`` (a final newline gives a last ``""``).
+
+    Raises
+    ------
+    ValueError
+        If the file is not UTF-8, saying it is not ``what``.
+    """
+    with open(path, encoding="utf-8") as f:
+        try:
+            return f.read().split("\n")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{os.fspath(path)}: not {what} (not UTF-8 text: {exc.reason})") from None
+
+
 def read_model(path) -> dict:
-    """Read a model file into ``merges``, ``pat_str`` and ``special_tokens``.
+    """Read a model file into ``merges``, ``pat_str``, ``special_tokens`` (and ``byte_ids`` from v2).
 
     Raises
     ------
@@ -52,15 +78,13 @@ def read_model(path) -> dict:
         line is malformed; the message names the file and the line.
     """
     name = os.fspath(path)
-    with open(path, encoding="utf-8") as f:
-        try:
-            lines = f.read().split("\n")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not a bpetrain model file (not UTF-8 text: {exc.reason})") from None
+    lines = read_lines(path, "a bpetrain model file")
     if not lines[0].startswith("bpetrain model "):
         raise ValueError(f"{name}:1: not a bpetrain model file (expected {MAGIC!r}, got {lines[0][:40]!r})")
-    if lines[0] != MAGIC:
-        raise ValueError(f"{name}:1: model file version {lines[0][15:]!r} is not supported (this release reads v1)")
+    if lines[0] not in (MAGIC, MAGIC_V2):
+        raise ValueError(
+            f"{name}:1: model file version {lines[0][15:]!r} is not supported (this release reads v1 and v2)"
+        )
 
     def field(lineno: int, key: str):
         line = lines[lineno - 1] if lineno <= len(lines) else ""
@@ -79,23 +103,37 @@ def read_model(path) -> dict:
         isinstance(v, int) and not isinstance(v, bool) for v in special_tokens.values()
     ):
         raise ValueError(f"{name}:3: special_tokens must be an object of token -> integer id")
-    n_merges = field(4, "merges")
+    model = {"pat_str": pat_str, "special_tokens": special_tokens}
+    n_header = 4
+    if lines[0] == MAGIC_V2:
+        byte_ids = field(4, "byte_ids")
+        if not (
+            isinstance(byte_ids, list)
+            and all(type(b) is int for b in byte_ids)
+            and sorted(byte_ids) == list(range(256))
+        ):
+            raise ValueError(f"{name}:4: byte_ids must be a permutation of the integers 0..255")
+        model["byte_ids"] = byte_ids
+        n_header = 5
+    n_merges = field(n_header, "merges")
     if not isinstance(n_merges, int) or n_merges < 0:
-        raise ValueError(f"{name}:4: merges must be a count >= 0")
-    body = lines[4 : 4 + n_merges]
-    rest = lines[4 + n_merges :]
+        raise ValueError(f"{name}:{n_header}: merges must be a count >= 0")
+    body = lines[n_header : n_header + n_merges]
+    rest = lines[n_header + n_merges :]
     if len(body) < n_merges or rest != [""]:
         raise ValueError(
             f"{name}: the header announces {n_merges} merges but the file holds "
-            f"{len(lines) - 5} merge lines (truncated or edited file)"
+            f"{len(lines) - n_header - 1} merge lines (truncated or edited file)"
         )
     merges = []
     for i, line in enumerate(body):
         parts = line.split(" ")
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
-            raise ValueError(f"{name}:{i + 5}: expected two token ids 'left right', got {line[:40]!r}")
+            raise ValueError(
+                f"{name}:{i + n_header + 1}: expected two token ids 'left right', got {line[:40]!r}"
+            )
         merges.append((int(parts[0]), int(parts[1])))
-    return {"merges": merges, "pat_str": pat_str, "special_tokens": special_tokens}
+    return {"merges": merges, **model}
 
 
 def write_tiktoken(path, tokens) -> None:

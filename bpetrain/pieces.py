@@ -3,10 +3,14 @@
 A *piece* is what the split pattern cuts a document into (or the whole document in
 raw mode, ``pat_str=None``); BPE never merges across pieces, so training needs only
 each unique piece and how often it occurs. :class:`PieceTable` holds them as three
-numpy arrays, the input of the compiled trainer (:mod:`bpetrain._core`).
+numpy arrays, the input of the compiled trainer (:mod:`bpetrain._core`), and saves
+them as a ``.npz`` shard. :class:`PieceCounter` fills the compiled hash table of
+:mod:`bpetrain._counter` from documents or from blocks of a long text.
 """
 from __future__ import annotations
 
+import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -14,8 +18,10 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
+from . import _counter, _pretok
+from ._atomic import atomic_write
 from .patterns import compile_pattern
-from .pretokenize import encode_utf8
+from .pretokenize import encode_utf8, pattern_id
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -84,101 +90,249 @@ class PieceTable:
         """The bytes of piece ``i``."""
         return self.data[self.offsets[i] : self.offsets[i + 1]].tobytes()
 
+    def save(self, path, *, pat_str: str | None, special_tokens: Iterable[str] = (),
+             n_input_bytes: int = 0, n_documents: int = 0) -> None:
+        """Save the table as a counts shard (``.npz``, written atomically).
+
+        The file holds the three arrays and a JSON header: format version, the split
+        pattern and special tokens the text was counted with, and the input's size.
+        """
+        header = {
+            "format": SHARD_FORMAT,
+            "pat_str": pat_str,
+            "special_tokens": list(special_tokens),
+            "n_input_bytes": int(n_input_bytes),
+            "n_documents": int(n_documents),
+        }
+        with atomic_write(path, "wb") as f:
+            np.savez(f, data=self.data, offsets=self.offsets, counts=self.counts, header=np.array(json.dumps(header)))
+
+    @classmethod
+    def load(cls, path) -> tuple[PieceTable, dict]:
+        """Read a counts shard written by :meth:`save`: the table and the header.
+
+        Raises
+        ------
+        ValueError
+            If the file is not a bpetrain counts shard or its arrays are inconsistent.
+        """
+        name = os.fspath(path)
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                header = json.loads(str(z["header"]))
+                arrays = z["data"], z["offsets"], z["counts"]
+        except (OSError, KeyError, ValueError) as exc:
+            raise ValueError(f"{name}: not a bpetrain counts shard (.npz from 'bpetrain count'): {exc}") from None
+        if not isinstance(header, dict) or header.get("format") != SHARD_FORMAT:
+            raise ValueError(f"{name}: counts shard format {header.get('format')!r} is not {SHARD_FORMAT!r}")
+        data, offsets, counts = arrays
+        if (data.dtype != np.uint8 or offsets.dtype != np.int64 or counts.dtype != np.int64
+                or offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
+                or np.any(np.diff(offsets) < 0) or np.any(counts < 0)):
+            raise ValueError(f"{name}: the counts shard's arrays are inconsistent (damaged file?)")
+        return cls(data, offsets, counts), header
+
+
+SHARD_FORMAT = "bpetrain counts v1"
+
 
 class PieceCounter:
-    """Split documents into pieces and count them.
+    """Split documents into pieces and count them in a compiled hash table.
 
     Parameters
     ----------
     pat_str : str or None
-        The split pattern (a ``regex`` module regex), or ``None`` for raw mode, where
-        every document (between special tokens) is one piece.
+        The split pattern, or ``None`` for raw mode, where every document (between
+        special tokens) is one piece. The named patterns are split by the compiled
+        splitter; other patterns by the ``regex`` module, with the same pieces.
     special_tokens : iterable of str
-        Strings cut out of every document before splitting; they split the text and
-        are not counted.
+        Strings cut out of every document before splitting; they split the text (like
+        document ends) and are not counted.
+    lines : bool, default False
+        Every line (up to and including ``\\n``) of a text is a document of its own.
 
     Notes
     -----
-    Text given as ``bytes`` is decoded as UTF-8 with ``errors="surrogateescape"``, so
-    invalid bytes survive as lone surrogates that the named patterns class with
-    punctuation, and every piece is encoded back to the original bytes.
+    Text given as ``bytes`` need not be valid UTF-8: each invalid byte is one character
+    that is not a letter, number or space (what ``errors="surrogateescape"`` decodes it
+    to), and every piece keeps the original bytes.
     """
 
-    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = ()):
+    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, lines: bool = False):
         self.pat_str = pat_str
+        self.lines = lines
+        self.special_tokens = list(special_tokens)
         self._pattern = None if pat_str is None else compile_pattern(pat_str)
-        specials = sorted(special_tokens, key=len, reverse=True)
-        self._special = None
-        self._special_bytes = None
+        self._pattern_id = pattern_id(pat_str)
+        # a line holds no newline: in lines mode a special token with one never occurs
+        specials = sorted((t for t in self.special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
+        self._special = self._special_text = None
         if specials:
-            self._special = regex.compile("|".join(regex.escape(s) for s in specials))
-            self._special_bytes = regex.compile(
-                b"|".join(regex.escape(s.encode("utf-8")) for s in specials)
-            )
-        self._counts: Counter = Counter()
-        #: Bytes of documents seen so far (UTF-8 bytes, special tokens included).
+            self._special = regex.compile(b"|".join(regex.escape(s.encode("utf-8")) for s in specials))
+            self._special_text = regex.compile("|".join(regex.escape(s) for s in specials))
+        self._table = _counter.PieceCounts()
+        #: Bytes of text seen so far (UTF-8 bytes, special tokens included).
         self.n_input_bytes = 0
         #: Documents seen so far.
         self.n_documents = 0
+        #: Seconds spent reading and counting (set by whoever drives the counter).
+        self.seconds = 0.0
 
-    def update(self, documents: Iterable[str | bytes]) -> None:
+    @property
+    def can_cut(self) -> bool:
+        """Whether a long text can be cut into blocks counted one by one (see :meth:`cut`)."""
+        return self.lines or self._pattern_id != 0
+
+    def cut(self, data: bytes, searched: int = 0) -> int:
+        """Where to end a block of ``data`` (which starts where the text or the previous
+        block starts) so that counting the blocks one by one gives the pieces of the whole
+        text: the last safe cut of the pattern (a line end in ``lines`` mode), or the end
+        of a special token that would straddle it; -1 if there is none. ``searched``:
+        ``data[:searched]`` is known to hold no cut."""
+        if self.lines:
+            cut = data.rfind(b"\n", searched) + 1
+        elif self._pattern_id:
+            cut = _pretok.safe_cut(data, searched)
+        else:
+            return -1
+        if cut > 0 and self._special is not None:
+            for m in self._special.finditer(data):  # from the start: the matches of the whole text
+                if m.start() >= cut:
+                    break
+                if m.end() > cut:
+                    return m.end()
+        return cut if cut > 0 else -1
+
+    def count_text(self, data: bytes, stop: int, *, final: bool) -> None:
+        """Count the pieces in ``data[:stop]``, a block of a long text cut by :meth:`cut`.
+
+        ``final``: the text ends at ``stop``; otherwise ``data[stop:]`` is what follows
+        (the splitter may look at it).
+        """
+        end = stop if final else len(data)
+        self.n_input_bytes += stop
+        if self.lines:
+            self.n_documents += data.count(b"\n", 0, stop) + (final and stop > 0 and data[stop - 1] != 10)
+        if self._pattern_id == 0 and self.pat_str is not None:
+            self._count_with_regex(data[:stop])
+            return
+        self._table.count(data, self._segments(data, 0, stop, end), self._pattern_id, self.lines)
+
+    def count_documents(self, data: bytes, bounds: np.ndarray) -> None:
+        """Count documents given as one buffer: document ``i`` is ``data[bounds[i]:bounds[i + 1]]``."""
+        self.n_input_bytes += int(bounds[-1] - bounds[0])
+        self.n_documents += len(bounds) - 1
+        if self._pattern_id == 0 and self.pat_str is not None:
+            for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+                self._count_with_regex(data[a:b])
+            return
+        if self._special is None:
+            segments = np.stack([bounds[:-1], bounds[1:], bounds[1:]], axis=1).astype(np.int64)
+        else:
+            segments = np.concatenate(
+                [self._segments(data, a, b, b) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+                or [np.zeros((0, 3), dtype=np.int64)]
+            )
+        self._table.count(data, np.ascontiguousarray(segments), self._pattern_id, self.lines)
+
+    def _segments(self, data: bytes, start: int, stop: int, end: int) -> np.ndarray:
+        """Rows (start, stop, end) for the text between special tokens in ``data[start:stop]``."""
+        if self._special is None:
+            return np.array([[start, stop, end]], dtype=np.int64)
+        rows = []
+        for m in self._special.finditer(data, start, stop):
+            rows.append((start, m.start(), m.start()))
+            start = m.end()
+        rows.append((start, stop, end))
+        return np.array(rows, dtype=np.int64)
+
+    def _count_with_regex(self, text: bytes) -> None:
+        """A custom pattern: split with the regex module, count in the compiled table."""
+        decoded = text.decode("utf-8", "surrogateescape")
+        parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
+        if self.lines:
+            parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
+        finditer = self._pattern.finditer
+        counts = Counter(m.group() for part in parts for m in finditer(part))
+        for piece, count in counts.items():
+            self._table.add(encode_utf8(piece), count)
+
+    def update(self, documents: Iterable, *, text_field: str = "text", batch_bytes: int = 1 << 22) -> None:
         """Count the pieces of every document in ``documents``.
+
+        Items may be ``str`` or ``bytes`` (one document each), lists of them (a batch),
+        or mappings whose ``text_field`` holds either (the rows and batches a Hugging Face
+        ``datasets.Dataset`` or ``IterableDataset`` yields).
 
         Raises
         ------
         TypeError
             If a document is neither ``str`` nor ``bytes``.
         ValueError
-            If a ``str`` holds a lone surrogate that is not an escaped byte.
+            If a ``str`` holds a lone surrogate that is not an escaped byte, or a mapping
+            has no ``text_field``.
         """
-        counts = self._counts
-        get = counts.get
-        special_bytes = self._special_bytes
-        for document in documents:
-            self.n_documents += 1
-            if self._pattern is not None:
-                self._add_split(document)
-                continue
-            if type(document) is not bytes:
-                document = encode_utf8(document) if isinstance(document, str) else _as_bytes(document)
-            self.n_input_bytes += len(document)
-            if special_bytes is None:  # the common raw-mode case: one dict update
-                if document:
-                    counts[document] = get(document, 0) + 1
-            else:
-                counts.update(part for part in special_bytes.split(document) if part)
+        batch: list[bytes] = []
+        size = 0
+        for item in documents:
+            if isinstance(item, Mapping):
+                if text_field not in item:
+                    raise ValueError(
+                        f"a row has no field {text_field!r} (it has {', '.join(map(repr, item))}); "
+                        "name the text field with text_field="
+                    )
+                item = item[text_field]
+            for document in item if isinstance(item, (list, tuple)) else (item,):
+                data = _as_bytes(document)
+                batch.append(data)
+                size += len(data)
+            if size >= batch_bytes:
+                self._count_batch(batch)
+                batch, size = [], 0
+        if batch:
+            self._count_batch(batch)
 
-    def _add_split(self, document) -> None:
-        if isinstance(document, str):
-            self.n_input_bytes += len(document) if document.isascii() else len(encode_utf8(document))
-        else:
-            document = _as_bytes(document)
-            self.n_input_bytes += len(document)
-            document = document.decode("utf-8", "surrogateescape")
-        parts = [document] if self._special is None else self._special.split(document)
-        finditer = self._pattern.finditer
-        for part in parts:
-            self._counts.update(m.group() for m in finditer(part))
+    def _count_batch(self, batch: list[bytes]) -> None:
+        bounds = np.zeros(len(batch) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, batch), dtype=np.int64, count=len(batch)), out=bounds[1:])
+        if self.lines:  # each line of each document is a document of its own
+            for data in batch:
+                self.count_text(data, len(data), final=True)
+            return
+        self.count_documents(b"".join(batch), bounds)
+
+    def save(self, path) -> None:
+        """Save the counted pieces as a counts shard (see :meth:`PieceTable.save`)."""
+        self.table().save(
+            path, pat_str=self.pat_str, special_tokens=self.special_tokens,
+            n_input_bytes=self.n_input_bytes, n_documents=self.n_documents,
+        )
+
+    def merge(self, other: PieceCounter) -> None:
+        """Add the pieces and totals of ``other`` (counted with the same options)."""
+        self._table.update(other._table)
+        self.n_input_bytes += other.n_input_bytes
+        self.n_documents += other.n_documents
+
+    def add_table(self, table: PieceTable) -> None:
+        """Add already counted pieces (a loaded shard, say)."""
+        self._table.update_arrays(table.data, table.offsets, table.counts)
 
     def clear(self) -> None:
         """Forget the counted pieces (the totals stay)."""
-        self._counts = Counter()
+        self._table = _counter.PieceCounts()
 
     def table(self) -> PieceTable:
-        """The counted pieces as a :class:`PieceTable` (pieces as UTF-8 bytes)."""
-        if self._pattern is None:  # raw mode counts bytes already
-            return PieceTable.from_counts(self._counts)
-        counts: Counter = Counter()
-        for piece, count in self._counts.items():
-            if piece:
-                counts[encode_utf8(piece)] += count
-        return PieceTable.from_counts(counts)
+        """The counted pieces as a :class:`PieceTable`."""
+        return PieceTable(*self._table.arrays())
 
 
 def _as_bytes(document) -> bytes:
+    if isinstance(document, str):
+        return encode_utf8(document)
     if isinstance(document, (bytes, bytearray, memoryview)):
         return bytes(document)
     raise TypeError(
-        f"documents must be str or bytes, got {type(document).__name__}; "
+        f"documents must be str or bytes, got {type(document).__name__}: {document!r:.60}; "
         "iterate over the text field of your records"
     )

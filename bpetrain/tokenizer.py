@@ -7,7 +7,7 @@ from typing import Literal
 
 from . import _reference
 from .encoding import Encoding, allowed_special_tokens
-from .model_file import read_model, write_model, write_tiktoken
+from .model_file import read_model, write_model
 from .patterns import compile_pattern
 
 __all__ = ["Tokenizer"]
@@ -28,12 +28,18 @@ class Tokenizer:
         The split pattern used in training (``None``: raw mode, no pre-tokenization).
     special_tokens : mapping of str to int, optional
         Special token strings and their ids (normally ``256 + len(merges)`` onwards).
+    byte_ids : sequence of 256 int, optional
+        ``byte_ids[b]`` is the id of the one-byte token ``b``: a permutation of 0..255.
+        Default: ``b`` itself (how bpetrain and minbpe train). Imported vocabularies
+        such as cl100k_base and GPT-2 order the bytes differently (``b"!"`` is id 0);
+        this keeps their ids (minbpe's ``GPT4Tokenizer`` calls it ``byte_shuffle``).
 
     Raises
     ------
     ValueError
-        If a merge names an id that does not exist yet, or a special token id collides
-        with a byte or merge id or with another special token.
+        If a merge names an id that does not exist yet, a special token id collides
+        with a byte or merge id or with another special token, or ``byte_ids`` is not
+        a permutation of 0..255.
     """
 
     def __init__(
@@ -42,7 +48,12 @@ class Tokenizer:
         *,
         pat_str: str | None,
         special_tokens: Mapping[str, int] | None = None,
+        byte_ids: Sequence[int] | None = None,
     ):
+        if byte_ids is not None and sorted(byte_ids) != list(range(256)):
+            raise ValueError("byte_ids must be a permutation of 0..255 (byte_ids[b] is the id of the byte b)")
+        #: ``bytes(byte_ids)``, or None for the identity: ``piece.translate(self._byte_table)`` gives byte ids.
+        self._byte_table = None if byte_ids is None or list(byte_ids) == list(range(256)) else bytes(byte_ids)
         self.merges: list[tuple[int, int]] = [(int(a), int(b)) for a, b in merges]
         for i, (a, b) in enumerate(self.merges):
             if not (0 <= a < 256 + i and 0 <= b < 256 + i):
@@ -74,10 +85,15 @@ class Tokenizer:
     def _merge_ids(self) -> dict[tuple[int, int], int]:
         return {pair: 256 + i for i, pair in enumerate(self.merges)}
 
+    @property
+    def byte_ids(self) -> list[int]:
+        """``byte_ids[b]``: the id of the one-byte token ``b`` (``list(range(256))`` unless imported)."""
+        return list(range(256)) if self._byte_table is None else list(self._byte_table)
+
     @cached_property
     def vocab(self) -> dict[int, bytes]:
         """Token id -> token bytes, for bytes, merges and special tokens (UTF-8)."""
-        vocab = {i: bytes([i]) for i in range(256)}
+        vocab = {token_id: bytes([b]) for b, token_id in enumerate(self.byte_ids)}
         for i, (a, b) in enumerate(self.merges):
             vocab[256 + i] = vocab[a] + vocab[b]
         for token, token_id in self.special_tokens.items():
@@ -106,6 +122,21 @@ class Tokenizer:
             if ranks[self.vocab[i]] != i
         ]
 
+    def unreachable_tokens(self) -> list[int]:
+        """Merge token ids whose own bytes do not encode to them (with :meth:`encode`'s rule).
+
+        Such a token can never appear in an encoding; encoders that look a whole piece up
+        in the vocabulary first (tiktoken, Hugging Face with ``ignore_merges``) would
+        output it anyway, so exports refuse vocabularies that have any.
+        """
+        vocab, table = self.vocab, self._byte_table
+        return [
+            i
+            for i in range(256, 256 + len(self.merges))
+            if _reference.encode_piece(vocab[i] if table is None else vocab[i].translate(table), self._merge_ids)
+            != [i]
+        ]
+
     @property
     def n_vocab(self) -> int:
         """Number of token ids: 256 + merges + special tokens (tiktoken's name)."""
@@ -120,10 +151,11 @@ class Tokenizer:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        return (self.merges, self.pat_str, self.special_tokens) == (
+        return (self.merges, self.pat_str, self.special_tokens, self._byte_table) == (
             other.merges,
             other.pat_str,
             other.special_tokens,
+            other._byte_table,
         )
 
     __hash__ = None  # mutable lists inside
@@ -162,12 +194,12 @@ class Tokenizer:
         """
         allowed = self._allowed_special(text, allowed_special, disallowed_special)
         return _reference.encode(
-            text, self._merge_ids, self.pat_str, {s: self.special_tokens[s] for s in allowed}
+            text, self._merge_ids, self.pat_str, {s: self.special_tokens[s] for s in allowed}, self._byte_table
         )
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special token strings as ordinary text."""
-        return _reference.encode(text, self._merge_ids, self.pat_str, None)
+        return _reference.encode(text, self._merge_ids, self.pat_str, None, self._byte_table)
 
     def _allowed_special(self, text, allowed_special, disallowed_special) -> set[str]:
         return allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
@@ -182,9 +214,14 @@ class Tokenizer:
         Raises
         ------
         ValueError
-            If two merges spell the same bytes (:meth:`duplicate_tokens`).
+            If two merges spell the same bytes (:meth:`duplicate_tokens`) or a token does
+            not encode to itself (:meth:`unreachable_tokens`): tiktoken's rule would give
+            other ids than the merges, as for a tiktoken export.
         """
-        return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self._unique_ranks(),
+        from .formats._vocab import check_exportable
+
+        check_exportable(self, "tiktoken")
+        return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self.mergeable_ranks,
                         special_tokens=self.special_tokens)
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
@@ -211,7 +248,13 @@ class Tokenizer:
 
     def save(self, path) -> None:
         """Write the model file (format in :mod:`bpetrain.model_file`), atomically."""
-        write_model(path, merges=self.merges, pat_str=self.pat_str, special_tokens=self.special_tokens)
+        write_model(
+            path,
+            merges=self.merges,
+            pat_str=self.pat_str,
+            special_tokens=self.special_tokens,
+            byte_ids=None if self._byte_table is None else self.byte_ids,
+        )
 
     @classmethod
     def load(cls, path) -> Tokenizer:
@@ -226,28 +269,46 @@ class Tokenizer:
         return cls(**read_model(path))
 
     def save_tiktoken(self, path) -> None:
-        """Write a tiktoken rank file (``base64(token) rank`` per line, dense ranks), atomically.
+        """Write a tiktoken rank file and its sidecar ``path.json``: ``export(path, format="tiktoken")``."""
+        self.export(path, format="tiktoken")
 
-        The file loads with ``tiktoken.load.load_tiktoken_bpe``; it carries neither the
-        pattern nor the special tokens (pass :attr:`pat_str` and :attr:`special_tokens`
-        to ``tiktoken.Encoding``).
+    def export(self, path, *, format: str) -> None:
+        """Write the tokenizer in a format other libraries load, atomically.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            ``tiktoken``: the rank file (the sidecar goes to ``path.json``); ``hf``: the
+            ``tokenizer.json`` file; ``gpt2``: a directory for ``vocab.json`` and
+            ``merges.txt``; ``minbpe``: the prefix of ``.model`` and ``.vocab``.
+        format : {"tiktoken", "hf", "gpt2", "minbpe"}
+            See :mod:`bpetrain.formats` for what each can carry.
 
         Raises
         ------
         ValueError
-            If two merges spell the same bytes (:meth:`duplicate_tokens`): the format maps
-            each byte string to one rank.
+            If the format is unknown, two merges spell the same bytes, a token does not
+            encode to itself, or the format cannot carry this tokenizer.
         """
-        self._unique_ranks()
-        write_tiktoken(path, [self.vocab[i] for i in range(256 + len(self.merges))])
+        from . import formats
 
-    def _unique_ranks(self) -> dict[bytes, int]:
-        """:attr:`mergeable_ranks`, or ValueError if two merges spell the same bytes."""
-        duplicates = self.duplicate_tokens()
-        if duplicates:
-            first, later = duplicates[0]
-            raise ValueError(
-                f"{len(duplicates)} merge tokens spell the same bytes as earlier ones (first: ids {first} "
-                f"and {later}, {self.vocab[later]!r}); tiktoken's ranks need unique token bytes"
-            )
-        return self.mergeable_ranks
+        formats.export(self, path, format)
+
+    @classmethod
+    def from_file(cls, path, *, format: str | None = None, **options) -> Tokenizer:
+        """Read a tokenizer from any format :meth:`export` writes, or a :meth:`save` model file.
+
+        ``format`` (``"bpetrain"``, ``"tiktoken"``, ``"hf"``, ``"gpt2"``, ``"minbpe"``)
+        defaults to what the path shows (:func:`bpetrain.formats.load`); ``options``
+        go to the format's reader, e.g. ``pat_str="cl100k"`` for a rank file without a
+        sidecar such as ``cl100k_base.tiktoken``.
+
+        Raises
+        ------
+        ValueError
+            If the file is malformed (naming the file and line) or does not describe a
+            byte-level BPE bpetrain can hold.
+        """
+        from . import formats
+
+        return formats.load(path, format, **options)

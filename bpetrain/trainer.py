@@ -11,6 +11,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ._core import PairMerger
+from .counting import count_sources
+from .inputs import expand_inputs
 from .patterns import resolve_pattern
 from .pieces import PieceCounter, PieceTable
 from .tokenizer import Tokenizer
@@ -147,16 +149,42 @@ class BpeTrainer:
 
     # ------------------------------------------------------------------ inputs
 
-    def train(self, files: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
-        """Train on text files; each file is one document.
+    def train(
+        self,
+        files: str | os.PathLike | Iterable[str | os.PathLike],
+        *,
+        documents: str = "file",
+        input_format: str = "auto",
+        text_field: str = "text",
+        text_column: str = "text",
+        workers: int | None = None,
+    ) -> Tokenizer:
+        """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
-        With a split pattern the pattern splits each file's text; in raw mode each file
-        is one piece. Files need not be valid UTF-8: they are read as bytes (see
-        :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
+        Reading and counting run in parallel (see :mod:`bpetrain.counting`); the pieces,
+        and so the merges, are the same for any number of workers.
 
         Parameters
         ----------
         files : path or iterable of paths
+            Files, directories (every file below, sorted; hidden ones skipped), glob
+            patterns, or ``"-"`` for standard input. ``.gz``, ``.xz`` and ``.zst`` files
+            are decompressed. Text need not be valid UTF-8 (see
+            :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
+        documents : {"file", "line"}, default "file"
+            What a document is in a plain-text file: the whole file, or each line (up to
+            and including ``\\n``). In raw mode (``pattern=None``) each document is one
+            piece; with a pattern, the end of a document ends the text the pattern sees.
+            JSON Lines records and Parquet rows are always one document each.
+        input_format : {"auto", "text", "jsonl", "parquet"}, default "auto"
+            ``auto``: ``.jsonl``/``.ndjson`` are JSON Lines, ``.parquet`` Parquet, the
+            rest plain text (the name without its compression suffix decides).
+        text_field : str, default "text"
+            The field of each JSON Lines record that holds the text.
+        text_column : str, default "text"
+            The Parquet column that holds the text (needs ``pyarrow``).
+        workers : int, optional
+            Counting threads (default: the CPUs available).
 
         Returns
         -------
@@ -165,36 +193,97 @@ class BpeTrainer:
         Raises
         ------
         FileNotFoundError
-            If a file does not exist (checked for all files before reading any).
+            If a file does not exist or a glob matches nothing (checked before reading).
         ValueError
-            If the files hold no text to train on.
+            If the files hold no text to train on, an option is invalid, a compressed file
+            is corrupt, or a record is malformed (the message names the file and line).
         """
-        if isinstance(files, (str, os.PathLike)):
-            files = [files]
-        paths = [os.fspath(f) for f in files]
-        missing = [p for p in paths if not os.path.isfile(p)]
-        if missing:
-            raise FileNotFoundError(f"no such file: {missing[0]}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
-        total = sum(os.path.getsize(p) for p in paths)
+        counter = self.count(
+            files, documents=documents, input_format=input_format, text_field=text_field,
+            text_column=text_column, workers=workers,
+        )
+        return self._train_counter(counter, stacklevel=3)
 
-        def documents(bar):
-            for path in paths:
-                with open(path, "rb") as f:
-                    data = f.read()
-                bar.update(len(data))
-                yield data
-                del data  # let the counter's copy be the only one
+    def count(
+        self,
+        files: str | os.PathLike | Iterable[str | os.PathLike],
+        *,
+        documents: str = "file",
+        input_format: str = "auto",
+        text_field: str = "text",
+        text_column: str = "text",
+        workers: int | None = None,
+    ) -> PieceCounter:
+        """Count the pieces of files without training (the first half of :meth:`train`).
 
-        return self._run(documents, total=total, unit="B", desc="reading")
+        Takes the arguments of :meth:`train`. The result's
+        :meth:`~bpetrain.pieces.PieceCounter.save` writes a counts shard that
+        :meth:`train_from_shards` trains on, alone or merged with others.
 
-    def train_from_iterator(self, iterator: Iterable[str | bytes], length: int | None = None) -> Tokenizer:
+        Returns
+        -------
+        PieceCounter
+        """
+        if documents not in ("file", "line"):
+            raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+        sources = expand_inputs(files, input_format)
+        started = time.perf_counter()
+        counter = count_sources(
+            sources,
+            pat_str=self.pat_str,
+            special_tokens=self.special_tokens,
+            lines=documents == "line",
+            text_field=text_field,
+            text_column=text_column,
+            workers=workers,
+            show_progress=self.show_progress,
+        )
+        counter.seconds = time.perf_counter() - started
+        return counter
+
+    def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
+        """Train on counts shards (``.npz`` from :meth:`count` or ``bpetrain count``), merged.
+
+        Raises
+        ------
+        ValueError
+            If a shard is not a counts shard, or was counted with another split pattern or
+            other special tokens than this trainer's.
+        """
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        started = time.perf_counter()
+        counter = PieceCounter(self.pat_str, self.special_tokens)
+        for path in paths:
+            table, header = PieceTable.load(path)
+            for key, mine in (("pat_str", self.pat_str), ("special_tokens", self.special_tokens)):
+                if header.get(key) != mine:
+                    raise ValueError(
+                        f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
+                        f"{key}={mine!r}; train with the options the shard was counted with, or count again"
+                    )
+            counter.add_table(table)
+            counter.n_input_bytes += header.get("n_input_bytes", 0)
+            counter.n_documents += header.get("n_documents", 0)
+        counter.seconds = time.perf_counter() - started
+        return self._train_counter(counter, stacklevel=3)
+
+    def train_from_iterator(
+        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text"
+    ) -> Tokenizer:
         """Train on documents from an iterator (each item, ``str`` or ``bytes``, is one document).
 
         Parameters
         ----------
-        iterator : iterable of str or bytes
+        iterator : iterable
+            Documents (``str`` or ``bytes``), batches of them (lists), or mappings whose
+            ``text_field`` holds either: a Hugging Face ``datasets.Dataset`` or
+            ``IterableDataset`` (rows), its ``.iter(batch_size=...)`` (batches), or its
+            text column can be passed as they are.
         length : int, optional
-            Number of documents, for the progress bar's ETA.
+            Number of items, for the progress bar's ETA.
+        text_field : str, default "text"
+            The field of mapping items that holds the text.
 
         Returns
         -------
@@ -203,12 +292,14 @@ class BpeTrainer:
         Raises
         ------
         TypeError
-            If an item is neither ``str`` nor ``bytes``.
+            If a document is neither ``str`` nor ``bytes``.
         ValueError
-            If the documents hold no text to train on.
+            If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
+        started = time.perf_counter()
+        counter = PieceCounter(self.pat_str, self.special_tokens)
 
-        def documents(bar):
+        def progress(bar):
             n = 0
             for n, document in enumerate(iterator, 1):
                 yield document
@@ -216,7 +307,10 @@ class BpeTrainer:
                     bar.update(PROGRESS_EVERY)
             bar.update(n % PROGRESS_EVERY)
 
-        return self._run(documents, total=length, unit="doc", desc="reading")
+        with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
+            counter.update(progress(bar), text_field=text_field)
+        counter.seconds = time.perf_counter() - started
+        return self._train_counter(counter, stacklevel=3)
 
     def train_from_counts(self, counts: Mapping[str | bytes, int]) -> Tokenizer:
         """Train on pieces that are already counted (a word-frequency list, say).
@@ -246,15 +340,16 @@ class BpeTrainer:
 
     # ---------------------------------------------------------------- training
 
-    def _run(self, documents, *, total, unit, desc) -> Tokenizer:
-        started = time.perf_counter()
-        counter = PieceCounter(self.pat_str, self.special_tokens)
-        with tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=not self.show_progress) as bar:
-            counter.update(documents(bar))
-        n_input_bytes, n_documents = counter.n_input_bytes, counter.n_documents
-        # the table is passed on, not kept: _train_table drops it once the kernel has copied it
+    def _train_counter(self, counter: PieceCounter, *, stacklevel: int) -> Tokenizer:
+        """Train on a counter's pieces; the counter is emptied so its memory can go."""
+        table = counter.table()
+        counter.clear()
         return self._train_table(
-            _take_table(counter), started, n_input_bytes=n_input_bytes, n_documents=n_documents, stacklevel=4
+            table,
+            time.perf_counter() - counter.seconds,
+            n_input_bytes=counter.n_input_bytes,
+            n_documents=counter.n_documents,
+            stacklevel=stacklevel + 1,
         )
 
     def _train_table(
@@ -305,13 +400,6 @@ class BpeTrainer:
             merge_counts=merger.merge_counts,
         )
         return tokenizer
-
-
-def _take_table(counter: PieceCounter) -> PieceTable:
-    """The counter's table, with the counter emptied so the documents can be freed."""
-    table = counter.table()
-    counter.clear()
-    return table
 
 
 def _check_int(name: str, value) -> None:

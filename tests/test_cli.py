@@ -59,3 +59,63 @@ def test_missing_file_is_reported(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["train", str(tmp_path / "nope.txt"), "--vocab-size", "300", "-o", str(tmp_path / "m")])
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.fixture
+def model(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog 12345\n" * 200, encoding="utf-8")
+    path = tmp_path / "model.bpe"
+    assert main(["train", str(corpus), "--vocab-size", "300", "--special-token", "<|endoftext|>", "-o", str(path), "-q"]) == 0
+    return path
+
+
+@pytest.mark.parametrize("format, output, read", [
+    ("tiktoken", "out.tiktoken", "out.tiktoken"),
+    ("hf", "tokenizer.json", "tokenizer.json"),
+    ("gpt2", "gpt2", "gpt2"),
+    ("minbpe", "out", "out.model"),
+])
+def test_export_then_export_back(model, tmp_path, capsys, format, output, read):
+    assert main(["export", str(model), "--format", format, "-o", str(tmp_path / output)]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote {format} files for {Tokenizer.load(model).n_vocab} tokens" in err
+    assert ("do not carry the split pattern" in err) == (format == "gpt2")
+    # any written format reads back as MODEL (gpt2 files need the pattern)
+    back = tmp_path / "back.tiktoken"
+    pattern = ["--pattern", "cl100k"] if format == "gpt2" else []
+    assert main(["export", str(tmp_path / read), *pattern, "--format", "tiktoken", "-o", str(back)]) == 0
+    assert Tokenizer.from_file(back) == Tokenizer.load(model)
+
+
+def test_inspect_shows_the_model_plainly_when_not_a_tty(model, capsys):
+    assert main(["inspect", str(model), "--text", "the lazy dog<|endoftext|>", "--longest", "2"]) == 0
+    out = capsys.readouterr().out
+    tok = Tokenizer.load(model)
+    assert f"vocab size: {tok.n_vocab} (256 bytes, {len(tok.merges)} merges, 1 special tokens)" in out
+    assert f"special tokens: {{'<|endoftext|>': {tok.n_vocab - 1}}}" in out and "longest tokens (2):" in out
+    ids = tok.encode("the lazy dog<|endoftext|>", allowed_special="all")
+    assert "|" + "|".join(tok.decode([i]) for i in ids) + "|" in out and f"ids: {ids}" in out
+    assert "\x1b[" not in out
+
+
+def test_export_errors_exit_2(model, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", str(tmp_path / "ranks.tiktoken"), "--format", "hf", "-o", str(tmp_path / "t.json")])
+    assert exit_info.value.code == 2 and "No such file" in capsys.readouterr().err
+    (tmp_path / "ranks.tiktoken").write_bytes(b"YQ== 0\n")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["export", str(tmp_path / "ranks.tiktoken"), "--format", "hf", "-o", str(tmp_path / "t.json")])
+    assert exit_info.value.code == 2 and "does not say its split pattern" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        main(["inspect", str(model), "--pattern", "gpt2"])
+    assert exit_info.value.code == 2 and "pat_str apply to tiktoken and gpt2 files only" in capsys.readouterr().err
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_token_borders_are_colours_in_a_terminal():
+    from bpetrain.cli import _show_tokens
+
+    shown = _show_tokens([b"ab", b"\n", b"\xff"], color=True)
+    assert shown == "\x1b[48;5;24mab\x1b[48;5;94m\\n\x1b[48;5;24m\ufffd\x1b[0m"
+    assert _show_tokens([b"ab", b"\t"], color=False) == "|ab|\\t|"

@@ -30,3 +30,29 @@ def test_raw_lines_same_as_rustbpe(mix10m):
     lines = mix10m.decode("utf-8").splitlines(keepends=True)
     ours = BpeTrainer(32768, pattern=None, min_frequency=1, show_progress=False).train_from_iterator(lines)
     assert ours.merges == rustbpe_merges(lines, 32768, r"[\s\S]+")
+
+
+@pytest.mark.parametrize("name", ["kernel-docs.txt", "python-docs.txt"])
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_compiled_splitter_same_as_regex_on_real_corpora(name, pattern):
+    import regex
+
+    from bpetrain import _pretok
+
+    data = require(CORPORA / name, "build it with ../shared/corpora/build.sh").read_bytes()[:20_000_000]
+    text = data.decode("utf-8", "surrogateescape")
+    want = [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(PATTERNS[pattern], text)]
+    ids = {"gpt2": _pretok.GPT2, "cl100k": _pretok.CL100K, "o200k": _pretok.O200K}
+    assert _pretok.split_bytes(data, ids[pattern]) == want
+
+
+def test_workers_count_kernel_c_identically():
+    from bpetrain.counting import count_sources
+    from bpetrain.inputs import expand_inputs
+
+    path = require(CORPORA / "kernel-c.txt", "build it with ../shared/corpora/build.sh")
+    tables = []
+    for workers in (1, 2):
+        table = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], workers=workers, show_progress=False).table()
+        tables.append({table.piece(i): int(c) for i, c in enumerate(table.counts)})
+    assert tables[0] == tables[1]

@@ -198,6 +198,9 @@ def test_trained_vocab_same_ids_as_tiktoken_with_exported_ranks(trained, tmp_pat
     sample = text[:50_000] + "<|endoftext|>" + MULTILINGUAL + adversarial_texts()["letters without spaces"]
     assert ours.encode(sample, allowed_special="all") == theirs.encode(sample, allowed_special="all")
     assert ours.name == "trained" and ours.encode_ordinary(sample) == tok.encoding().encode_ordinary(sample)
+    from_sidecar = load_tiktoken(path)  # save_tiktoken wrote path.json: pattern and special tokens
+    assert from_sidecar.pat_str == tok.pat_str and from_sidecar.special_tokens == tok.special_tokens
+    assert from_sidecar.encode(sample, allowed_special="all") == theirs.encode(sample, allowed_special="all")
 
 
 def test_raw_mode_tokenizer_encodes_like_reference():
@@ -335,3 +338,5 @@ def test_load_tiktoken_reports_bad_files(tmp_path):
     path.write_bytes(b"YQ== 0\n!!!! 1\n")
     with pytest.raises(ValueError, match="bad.tiktoken:2: .*not valid base64"):
         load_tiktoken(path, pat_str="cl100k")
+    with pytest.raises(ValueError, match="there is no sidecar .*; pass pat_str"):
+        load_tiktoken(path)

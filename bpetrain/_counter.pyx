@@ -1,0 +1,302 @@
+"""Compiled piece counting: a hash table keyed by the pieces' bytes, counts in int64.
+
+Text is split with the compiled splitter (:mod:`bpetrain._pretok`) and every piece is
+looked up in an open-addressing table (linear probing, load <= 1/2). A slot holds the
+whole entry in 32 bytes: the piece itself when it has at most 8 bytes (most pieces), or
+its 64-bit hash and its place in a byte arena when longer, its length and its count. So
+a lookup of a short piece touches one cache line; the splitter runs one piece ahead and
+prefetches that piece's slot. No Python object is made per piece.
+"""
+from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy
+
+import numpy as np
+
+from ._pretok cimport PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K, piece_end
+
+cdef extern from *:
+    """
+    #define BPT_PREFETCH(p) __builtin_prefetch((p), 1, 1)
+    """
+    void BPT_PREFETCH(const void* p) noexcept nogil
+
+cdef struct Slot:
+    uint64_t key     # the piece's bytes (zero-padded) if length <= 8, else its hash
+    int64_t count
+    int64_t offset   # into the arena (pieces longer than 8 bytes)
+    int64_t length   # bytes; 0: the slot is empty
+
+cdef int64_t MAX_PIECES = 1 << 40
+DEF MIN_SLOTS = 1024
+DEF INLINE = 8
+
+
+cdef inline uint64_t _key(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """The slot key of ``p[0:n]``: the bytes themselves up to 8, else a 64-bit hash."""
+    cdef uint64_t h, w = 0
+    if n <= INLINE:
+        memcpy(&w, p, n)
+        return w
+    h = 0x9E3779B97F4A7C15ULL ^ <uint64_t>n
+    while n >= 8:
+        memcpy(&w, p, 8)
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+        h ^= h >> 29
+        p += 8
+        n -= 8
+    if n:
+        w = 0
+        memcpy(&w, p, n)
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL
+    h ^= h >> 32
+    h *= 0x94D049BB133111EBULL
+    h ^= h >> 29
+    return h
+
+
+cdef inline Py_ssize_t _home(uint64_t key, Py_ssize_t length, int shift) noexcept nogil:
+    """The slot a key hashes to (Fibonacci hashing; ``shift`` = 64 - log2(n_slots))."""
+    return <Py_ssize_t>(((key ^ <uint64_t>length) * 0x9E3779B97F4A7C15ULL) >> shift)
+
+
+cdef class PieceCounts:
+    """Unique pieces (bytes) and how often each occurred.
+
+    Add text with :meth:`count`, single pieces with :meth:`add`, other tables with
+    :meth:`update`; read the result with :meth:`arrays`. Not thread-safe: give each
+    thread its own table and merge them.
+    """
+    cdef uint8_t* arena
+    cdef int64_t arena_size, arena_cap
+    cdef Slot* slots
+    cdef Py_ssize_t n_slots, n_used
+    cdef int shift
+
+    def __cinit__(self):
+        self.arena_cap = 1 << 16
+        self.n_slots = MIN_SLOTS
+        self.shift = 64 - 10
+        self.arena = <uint8_t*>malloc(self.arena_cap)
+        self.slots = <Slot*>calloc(self.n_slots, sizeof(Slot))
+        if self.arena == NULL or self.slots == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.arena)
+        free(self.slots)
+
+    @property
+    def n_pieces(self) -> int:
+        """Number of unique pieces."""
+        return self.n_used
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of memory the table holds."""
+        return self.arena_cap + self.n_slots * sizeof(Slot)
+
+    cdef int _grow(self) except -1 nogil:
+        cdef Py_ssize_t n = self.n_slots * 2, i, j
+        cdef Slot* slots = <Slot*>calloc(n, sizeof(Slot))
+        if slots == NULL:
+            with gil:
+                raise MemoryError()
+        self.shift -= 1
+        for i in range(self.n_slots):
+            if self.slots[i].length:
+                j = _home(self.slots[i].key, self.slots[i].length, self.shift)
+                while slots[j].length:
+                    j = (j + 1) & (n - 1)
+                slots[j] = self.slots[i]
+        free(self.slots)
+        self.slots = slots
+        self.n_slots = n
+        return 0
+
+    cdef int _store(self, const uint8_t* p, Py_ssize_t length) except -1 nogil:
+        """Copy a long piece into the arena."""
+        cdef int64_t cap
+        cdef void* q
+        if self.arena_size + length > self.arena_cap:
+            cap = self.arena_cap * 2
+            while cap < self.arena_size + length:
+                cap *= 2
+            q = realloc(self.arena, cap)
+            if q == NULL:
+                with gil:
+                    raise MemoryError()
+            self.arena = <uint8_t*>q
+            self.arena_cap = cap
+        memcpy(self.arena + self.arena_size, p, length)
+        self.arena_size += length
+        return 0
+
+    cdef int _add(self, const uint8_t* p, Py_ssize_t length, uint64_t key, int64_t count) except -1 nogil:
+        cdef Py_ssize_t j = _home(key, length, self.shift)
+        cdef Slot* s
+        while True:
+            s = &self.slots[j]
+            if s.length == 0:
+                break
+            if s.key == key and s.length == length and (
+                    length <= INLINE or memcmp(self.arena + s.offset, p, length) == 0):
+                if s.count > INT64_MAX - count:
+                    with gil:
+                        raise ValueError("a piece's count exceeds 2**63 - 1")
+                s.count += count
+                return 0
+            j = (j + 1) & (self.n_slots - 1)
+        if 2 * (self.n_used + 1) > self.n_slots:
+            if self.n_used >= MAX_PIECES:
+                with gil:
+                    raise ValueError(f"more than {MAX_PIECES} unique pieces: too many for one table")
+            self._grow()
+            j = _home(key, length, self.shift)
+            while self.slots[j].length:
+                j = (j + 1) & (self.n_slots - 1)
+            s = &self.slots[j]
+        if length > INLINE:
+            s.offset = self.arena_size
+            self._store(p, length)
+        s.key = key
+        s.length = length
+        s.count = count
+        self.n_used += 1
+        return 0
+
+    cdef int _split(self, int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
+                    Py_ssize_t end) except -1 nogil:
+        """Count the pieces that start in ``[start, stop)`` of the text ``text[0:end]``.
+
+        Runs one piece ahead: the next piece's slot is prefetched while this one is added.
+        """
+        cdef Py_ssize_t j, k
+        cdef uint64_t key, next_key
+        if start >= stop:
+            return 0
+        j = piece_end(pattern, text, start, end)
+        key = _key(text + start, j - start)
+        while True:
+            if j < stop:
+                k = piece_end(pattern, text, j, end)
+                next_key = _key(text + j, k - j)
+                BPT_PREFETCH(&self.slots[_home(next_key, k - j, self.shift)])
+            self._add(text + start, j - start, key, 1)
+            if j >= stop:
+                return 0
+            start, j, key = j, k, next_key
+
+    def add(self, piece, int64_t count=1):
+        """Add ``count`` occurrences of one piece (bytes-like)."""
+        cdef const uint8_t[::1] view = memoryview(piece).cast("B") if len(piece) else b"\0"
+        if count < 0:
+            raise ValueError(f"a count must be >= 0, got {count}")
+        if len(piece) and count:
+            self._add(&view[0], len(piece), _key(&view[0], len(piece)), count)
+
+    def count(self, data, const int64_t[:, ::1] segments, int pattern, bint lines=False):
+        """Count the pieces of ``data`` (UTF-8 bytes) segment by segment, without the GIL.
+
+        Parameters
+        ----------
+        data : bytes-like
+            The text.
+        segments : numpy.ndarray of int64, shape (n_segments, 3)
+            Rows ``(start, stop, end)``: count the pieces starting in ``data[start:stop]``
+            of the text ``data[start:end]`` (``end > stop`` is context the splitter may
+            look at, the rest of the text after a safe cut; ``end == stop`` ends the text).
+        pattern : int
+            A compiled pattern id (:mod:`bpetrain._pretok`), or 0 for no pre-tokenization:
+            each document is one piece.
+        lines : bool
+            Each line (up to and including ``\\n``) of a segment is a document of its own
+            (the text after ``stop`` is then not looked at).
+        """
+        cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+        cdef const uint8_t* text = &view[0]
+        cdef Py_ssize_t n = len(data), k, a, b, e, stop
+        cdef const void* nl
+        if pattern not in (0, PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
+            raise ValueError(f"no compiled splitter for pattern id {pattern}")
+        for k in range(segments.shape[0]):
+            if not 0 <= segments[k, 0] <= segments[k, 1] <= segments[k, 2] <= n:
+                raise ValueError(f"segment {k} {tuple(segments[k])} is not inside the data (0..{n})")
+        with nogil:
+            for k in range(segments.shape[0]):
+                a = segments[k, 0]
+                stop = segments[k, 1]
+                e = segments[k, 2]
+                while a < stop:
+                    if lines:
+                        nl = memchr(text + a, 10, stop - a)
+                        b = stop if nl == NULL else (<const uint8_t*>nl - text) + 1
+                        e = b
+                    else:
+                        b = stop
+                    if pattern == 0:
+                        if b > a:
+                            self._add(text + a, b - a, _key(text + a, b - a), 1)
+                    else:
+                        self._split(pattern, text, a, b, e)
+                    a = b
+
+    def update(self, PieceCounts other):
+        """Add every piece of ``other`` with its count."""
+        cdef Py_ssize_t i
+        cdef Slot* s
+        cdef const uint8_t* p
+        with nogil:
+            for i in range(other.n_slots):
+                s = &other.slots[i]
+                if s.length:
+                    p = <const uint8_t*>&s.key if s.length <= INLINE else other.arena + s.offset
+                    self._add(p, s.length, s.key, s.count)
+
+    def update_arrays(self, const uint8_t[::1] data, const int64_t[::1] offsets, const int64_t[::1] counts):
+        """Add pieces given as :class:`~bpetrain.pieces.PieceTable` arrays."""
+        cdef Py_ssize_t i, n = counts.shape[0], length
+        cdef const uint8_t* p
+        if offsets.shape[0] != n + 1 or (n and (offsets[0] != 0 or offsets[n] != data.shape[0])):
+            raise ValueError("offsets must have one entry more than counts and run from 0 to len(data)")
+        for i in range(n):
+            if offsets[i + 1] < offsets[i]:
+                raise ValueError(f"offsets must not decrease (at {i})")
+            if counts[i] < 0:
+                raise ValueError(f"counts must be >= 0 (piece {i} has {counts[i]})")
+        with nogil:
+            for i in range(n):
+                length = offsets[i + 1] - offsets[i]
+                if length and counts[i]:
+                    p = &data[0] + offsets[i]
+                    self._add(p, length, _key(p, length), counts[i])
+
+    def arrays(self):
+        """The pieces as ``(data, offsets, counts)``: uint8, int64 (n + 1,), int64 (n,).
+
+        The pieces come in slot order (which depends on the table's history, not only on
+        its content); BPE training does not depend on the order.
+        """
+        cdef Py_ssize_t i, k = 0, n = self.n_used
+        cdef int64_t size = 0
+        cdef Slot* s
+        for i in range(self.n_slots):
+            size += self.slots[i].length
+        data = np.empty(size, dtype=np.uint8)
+        offsets = np.empty(n + 1, dtype=np.int64)
+        counts = np.empty(n, dtype=np.int64)
+        cdef uint8_t[::1] d = data
+        cdef int64_t[::1] o = offsets
+        cdef int64_t[::1] c = counts
+        size = 0
+        with nogil:
+            for i in range(self.n_slots):
+                s = &self.slots[i]
+                if s.length:
+                    memcpy(&d[0] + size, <const uint8_t*>&s.key if s.length <= INLINE else self.arena + s.offset, s.length)
+                    o[k] = size
+                    c[k] = s.count
+                    size += s.length
+                    k += 1
+        o[n] = size
+        return data, offsets, counts

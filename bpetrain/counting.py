@@ -1,0 +1,133 @@
+"""Counting a corpus in parallel: read blocks, cut them where the pattern cuts, count on threads.
+
+The main thread reads each source (:mod:`bpetrain.inputs`) in blocks of a few MB and
+ends every block at a safe cut of the split pattern (:meth:`PieceCounter.cut`: a point
+the pattern cuts at whatever surrounds it), so the blocks can be counted independently;
+JSON Lines and Parquet sources come as batches of whole documents. Worker threads count
+blocks into tables of their own with the compiled splitter and counter, which run
+without the GIL; the tables are merged at the end. The pieces, and so the merges, are
+the same as splitting every document whole, for any number of workers.
+
+Where no safe cut exists (raw mode with whole files as documents, a custom pattern,
+or a text with no cut point at all) a file is counted as one block.
+"""
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from tqdm.auto import tqdm
+
+from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
+from .pieces import PieceCounter
+
+__all__ = ["count_sources", "default_workers"]
+
+
+def default_workers() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def count_sources(
+    sources: Iterable[Source],
+    *,
+    pat_str: str | None,
+    special_tokens: Iterable[str] = (),
+    lines: bool = False,
+    text_field: str = "text",
+    text_column: str = "text",
+    workers: int | None = None,
+    show_progress: bool = True,
+    block_bytes: int = BLOCK_BYTES,
+) -> PieceCounter:
+    """Count the pieces of every source on ``workers`` threads.
+
+    Parameters
+    ----------
+    sources : iterable of Source
+        From :func:`bpetrain.inputs.expand_inputs`.
+    pat_str : str or None
+        The split pattern (None: raw mode, each document is one piece).
+    special_tokens : iterable of str
+        Cut out of the text, not counted.
+    lines : bool
+        Each line of a plain-text source is a document (otherwise each file is one).
+    text_field, text_column : str
+        Where the text is in JSON Lines records and Parquet rows.
+    workers : int, optional
+        Counting threads (default: the CPUs available).
+    show_progress : bool
+        A tqdm bar of the bytes read (compressed bytes for compressed files).
+    block_bytes : int
+        Bytes read at a time; a block ends at the last safe cut in it.
+
+    Returns
+    -------
+    PieceCounter
+        All pieces, with ``n_input_bytes`` (text bytes, decompressed) and ``n_documents``.
+
+    Raises
+    ------
+    ValueError
+        If a source is corrupt, a record malformed, or ``workers`` < 1.
+    """
+    sources = list(sources)
+    workers = default_workers() if workers is None else workers
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    special_tokens = list(special_tokens)
+    counters = [PieceCounter(pat_str, special_tokens, lines=lines) for _ in range(workers)]
+    idle: queue.SimpleQueue = queue.SimpleQueue()
+    for counter in counters:
+        idle.put(counter)
+
+    def run(method, *args, **kwargs):
+        counter = idle.get()
+        try:
+            getattr(counter, method)(*args, **kwargs)
+        finally:
+            idle.put(counter)
+
+    sizes = [s.size for s in sources]
+    total = None if None in sizes else sum(sizes)
+    pending: list = []
+    with ThreadPoolExecutor(workers) as pool, tqdm(
+        total=total, unit="B", unit_scale=True, desc="counting", disable=not show_progress
+    ) as bar:
+
+        def submit(method, *args, **kwargs):
+            pending.append(pool.submit(run, method, *args, **kwargs))
+            while len(pending) > 2 * workers:  # bounded read-ahead: memory stays a few blocks
+                pending.pop(0).result()
+
+        n_files = 0
+        for source in sources:
+            if source.format == "text":
+                cutter = counters[0]  # cut() reads only the options, never the counts
+                carry = bytearray()
+                for block in read_blocks(source, bar.update, block_bytes):
+                    searched = max(0, len(carry) - 8)  # no cut before here: searched already
+                    carry += block
+                    cut = cutter.cut(carry, searched)
+                    if cut > 0:
+                        data, carry = carry, carry[cut:]
+                        submit("count_text", data, cut, final=False)
+                submit("count_text", carry, len(carry), final=True)
+                n_files += 1
+            else:
+                for data, bounds in read_records(source, text_field=text_field, text_column=text_column, progress=bar.update):
+                    submit("count_documents", data, bounds)
+        for future in pending:
+            future.result()
+    total = counters[0]
+    for other in counters[1:]:
+        total.merge(other)
+    if not lines:
+        total.n_documents += n_files
+    return total

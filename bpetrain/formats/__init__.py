@@ -1,0 +1,90 @@
+"""File formats the LLM ecosystem loads, one module each: export and import.
+
+========  ==========================================  =================================
+format    files                                       module
+========  ==========================================  =================================
+tiktoken  ``PATH`` rank file + ``PATH.json`` sidecar  :mod:`bpetrain.formats.tiktoken`
+hf        ``tokenizer.json`` (Hugging Face)           :mod:`bpetrain.formats.hf`
+gpt2      ``DIR/vocab.json`` + ``DIR/merges.txt``     :mod:`bpetrain.formats.gpt2`
+minbpe    ``PREFIX.model`` + ``PREFIX.vocab``         :mod:`bpetrain.formats.minbpe`
+========  ==========================================  =================================
+
+What each carries: all four hold the merges and the special tokens (GPT-2's as plain
+``vocab.json`` entries). The pattern, raw mode (``pat_str=None``) included, is in the
+tiktoken sidecar, the ``tokenizer.json`` pre-tokenizer and the minbpe model (an empty
+pattern line); GPT-2 files carry none (loading assumes GPT-2's pattern unless told).
+minbpe cannot hold bytes ordered other than 0..255 (imported cl100k_base, GPT-2).
+"""
+from __future__ import annotations
+
+import os
+
+from ..model_file import MAGIC
+from ..tokenizer import Tokenizer
+from . import gpt2, hf, minbpe, tiktoken
+
+__all__ = ["FORMATS", "export", "load"]
+
+#: Format name -> module with ``save(tokenizer, path)`` and ``load(path, ...)``.
+FORMATS = {"tiktoken": tiktoken, "hf": hf, "gpt2": gpt2, "minbpe": minbpe}
+
+
+def export(tokenizer: Tokenizer, path, format: str) -> None:
+    """Write ``tokenizer`` as ``format`` (a key of :data:`FORMATS`) at ``path``.
+
+    Every export first checks that the token bytes are unique and that every token
+    encodes to itself; files are written atomically.
+
+    Raises
+    ------
+    ValueError
+        If ``format`` is unknown or the format cannot carry this tokenizer.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: the formats are {', '.join(FORMATS)}")
+    FORMATS[format].save(tokenizer, path)
+
+
+def load(path, format: str | None = None, **options) -> Tokenizer:
+    """Read a tokenizer from ``path`` in ``format``, or the format its name and content show.
+
+    Without ``format``: a directory or ``vocab.json`` is gpt2; a file starting
+    ``bpetrain model`` is bpetrain's model file, one starting ``minbpe v1`` a minbpe
+    model, a JSON object or ``*.json`` hf, another ``*.model`` minbpe (so a damaged one
+    gets minbpe's error); anything else is a tiktoken rank file. ``options`` go to the format's ``load``
+    (``pat_str`` for tiktoken and gpt2, ``special_tokens`` for tiktoken).
+
+    Raises
+    ------
+    ValueError
+        If the format is unknown or the file is malformed (naming the file and line).
+    """
+    if format is None:
+        format = _detect(path)
+    if options and format not in ("tiktoken", "gpt2"):
+        raise ValueError(
+            f"{os.fspath(path)} is a {format} file, which carries its own pattern and special tokens; "
+            f"{', '.join(options)} apply to tiktoken and gpt2 files only"
+        )
+    if format == "bpetrain":
+        return Tokenizer.load(path)
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: the formats are bpetrain, {', '.join(FORMATS)}")
+    return FORMATS[format].load(path, **options)
+
+
+def _detect(path) -> str:
+    name = os.fspath(path)
+    if os.path.isdir(name):
+        return "gpt2"
+    with open(name, "rb") as f:
+        head = f.read(64)
+    if head.startswith(MAGIC[:-2].encode()):
+        return "bpetrain"
+    if head.startswith(minbpe.MAGIC.encode() + b"\n"):
+        return "minbpe"
+    if os.path.basename(name) == gpt2.VOCAB_NAME:
+        return "gpt2"
+    if head.lstrip().startswith(b"{") or name.endswith(".json"):
+        return "hf"
+    return "minbpe" if name.endswith(".model") else "tiktoken"

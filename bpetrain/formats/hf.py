@@ -1,0 +1,288 @@
+"""Hugging Face ``tokenizer.json`` for a byte-level BPE, written and read.
+
+The layout is what ``transformers``' ``TikTokenConverter`` (``convert_slow_tokenizer.py``)
+builds with the ``tokenizers`` library, serialized as ``tokenizers.Tokenizer.to_str``
+does:
+
+- ``model``: ``{"type": "BPE", "vocab": {token: id}, "merges": [[left, right], ...],
+  "ignore_merges": true, ...}``, tokens in GPT-2's byte-level alphabet
+  (:func:`~bpetrain.formats._vocab.token_to_str`). ``ignore_merges`` makes the model
+  look a whole piece up in the vocab first, as tiktoken does; exports check that every
+  token encodes to itself, so it gives the same ids as the merges.
+- ``pre_tokenizer``: ``Sequence[Split(pattern, "Isolated"), ByteLevel(add_prefix_space=false,
+  use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone.
+- ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
+- ``added_tokens``: the special tokens (``special: true``, ``normalized: false``). When
+  their ids do not follow the merges without a gap (cl100k_base's start at 100257),
+  they are also model vocab entries, as GPT-2's ``<|endoftext|>`` is: ``tokenizers``
+  would otherwise give them the next free ids.
+
+``tokenizers`` always cuts special tokens out of the text, so its ids are bpetrain's with
+``allowed_special="all"``. The pattern is rewritten for the Oniguruma engine of
+``tokenizers`` by :func:`hf_pattern`.
+Text the pattern does not match is dropped by bpetrain and tiktoken but kept as its own
+piece by ``Split``; the named patterns match every character.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import regex
+
+from .._atomic import atomic_write
+from ..patterns import PATTERNS
+from ..tokenizer import Tokenizer
+from ._vocab import (
+    check_exportable,
+    listed_merge,
+    make_tokenizer,
+    read_json,
+    split_vocab,
+    token_to_str,
+    tokenizer_from_vocab,
+)
+from .tiktoken import merges_from_ranks
+
+__all__ = ["hf_pattern", "load", "save"]
+
+_BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+_INTERVAL_POSSESSIVE = regex.compile(r"\{\d+(?:,\d*)?\}\+")
+
+
+def hf_pattern(pat_str: str) -> str:
+    """Rewrite a ``regex``-module pattern so Oniguruma splits text into the same pieces.
+
+    Oniguruma (Ruby syntax) reads ``X{n,m}+`` as ``(?:X{n,m})+``, a repeated interval,
+    where the ``regex`` module and tiktoken read a possessive interval: cl100k's
+    ``\\p{N}{1,3}+`` then takes any run of digits instead of at most three. Each
+    ``X{n,m}+`` becomes the equivalent atomic group ``(?>X{n,m})``; ``++``, ``*+`` and
+    ``?+`` mean the same in both engines and stay.
+
+    >>> hf_pattern(r"\\p{N}{1,3}+|[a-z]{2}+")
+    '(?>\\\\p{N}{1,3})|(?>[a-z]{2})'
+    """
+    atoms: list[str] = []  # the pattern so far, one atom (or quantifier, or operator) per item
+    groups: list[int] = []  # where each open group starts in ``atoms``
+    i, n = 0, len(pat_str)
+    while i < n:
+        c = pat_str[i]
+        interval = _INTERVAL_POSSESSIVE.match(pat_str, i)
+        if interval and atoms:
+            atoms.append(f"(?>{atoms.pop()}{interval.group()[:-1]})")
+            i = interval.end()
+            continue
+        if c == "\\":
+            end = i + 2
+            if pat_str[i + 1 : i + 2] in ("p", "P", "x", "N") and pat_str[end : end + 1] == "{":
+                end = pat_str.index("}", end) + 1
+            elif pat_str[i + 1 : i + 2] in ("x", "u", "U"):
+                end += {"x": 2, "u": 4, "U": 8}[pat_str[i + 1]]
+            atoms.append(pat_str[i:end])
+        elif c == "[":
+            end = i + 1
+            if pat_str[end : end + 1] == "^":
+                end += 1
+            if pat_str[end : end + 1] == "]":
+                end += 1
+            while pat_str[end] != "]":
+                end += 2 if pat_str[end] == "\\" else 1
+            end += 1
+            atoms.append(pat_str[i:end])
+        elif c == "(":
+            groups.append(len(atoms))
+            end = i + 1
+            atoms.append(c)
+        elif c == ")":
+            start = groups.pop()
+            atoms[start:] = ["".join(atoms[start:]) + ")"]
+            end = i + 1
+        else:
+            end = i + 1
+            atoms.append(c)
+        i = end
+    return "".join(atoms)
+
+
+def save(tokenizer: Tokenizer, path) -> None:
+    """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file``, atomically.
+
+    Raises
+    ------
+    ValueError
+        If two merges spell the same bytes or a token does not encode to itself.
+    """
+    check_exportable(tokenizer, "Hugging Face tokenizer.json")
+    vocab = tokenizer.vocab
+    n_ranked = 256 + len(tokenizer.merges)
+    model_vocab = {token_to_str(vocab[i]): i for i in range(n_ranked)}
+    special_ids = sorted(tokenizer.special_tokens.values())
+    if special_ids != list(range(n_ranked, n_ranked + len(special_ids))):
+        # tokenizers gives added tokens the next free ids unless the model vocab has them
+        # (as GPT-2's tokenizer.json has <|endoftext|>); a piece of text can only equal a
+        # printable-ASCII special token in byte-level form if it is that token.
+        for content, token_id in tokenizer.special_tokens.items():
+            if not regex.fullmatch(r"[!-~]+", content):
+                raise ValueError(
+                    f"the special token ids leave gaps after the merges, so tokenizer.json must list them in the "
+                    f"model vocab, which is safe only for printable ASCII; {content!r} (id {token_id}) is not"
+                )
+            model_vocab[content] = token_id
+    steps = [_BYTE_LEVEL]
+    if tokenizer.pat_str is not None:
+        split = {"type": "Split", "pattern": {"Regex": hf_pattern(tokenizer.pat_str)}, "behavior": "Isolated",
+                 "invert": False}
+        steps = [split, _BYTE_LEVEL]
+    document = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": token_id, "content": content, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for content, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+        ],
+        "normalizer": None,
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": steps},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": True,
+            "vocab": model_vocab,
+            "merges": [[token_to_str(vocab[a]), token_to_str(vocab[b])] for a, b in tokenizer.merges],
+        },
+    }
+    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
+        json.dump(document, f, ensure_ascii=False, indent=2)
+        f.write("\n")
+
+
+def load(path) -> Tokenizer:
+    """Read a byte-level BPE ``tokenizer.json``: the layout :func:`save` writes (one merge per
+    token, merge ``k`` making id ``256 + k``, as GPT-2's), or the one ``transformers``'
+    ``TikTokenConverter`` writes (every split of every token listed; the merges are then
+    recovered from the ids as ranks).
+
+    A pattern that :func:`hf_pattern` makes from a named pattern reads back as that
+    name's ``pat_str``; any other is kept as written (the ``regex`` module reads
+    Oniguruma's atomic groups the same way).
+
+    Raises
+    ------
+    ValueError
+        If the file is not valid JSON or has a duplicate key (naming the line), is not
+        a byte-level BPE of this layout (naming the field), or its vocab and merges do
+        not fit together (:func:`~bpetrain.formats._vocab.tokenizer_from_vocab`).
+    """
+    name = os.fspath(path)
+    document = read_json(path)
+    model = document.get("model") if isinstance(document, dict) else None
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        raise ValueError(f"{name}: model.type must be 'BPE' (bpetrain reads byte-level BPE tokenizers)")
+    for key, expected in (("normalizer", None), ("continuing_subword_prefix", None), ("end_of_word_suffix", None)):
+        value = document.get(key) if key == "normalizer" else model.get(key)
+        if value != expected:
+            raise ValueError(f"{name}: {key} is {value!r}; bpetrain reads byte-level BPE without one")
+    pat_str = _read_pre_tokenizer(name, document.get("pre_tokenizer"))
+    vocab, merges = model.get("vocab"), model.get("merges")
+    if not isinstance(vocab, dict) or not isinstance(merges, list):
+        raise ValueError(f"{name}: model.vocab must be an object and model.merges a list")  # noqa: TRY004 (a malformed file)
+    pairs = []
+    for k, merge in enumerate(merges):
+        if isinstance(merge, str):  # the older "left right" form
+            merge = merge.split(" ")
+        if not (isinstance(merge, list) and len(merge) == 2 and all(isinstance(p, str) for p in merge)):
+            raise ValueError(f"{name}: model.merges[{k}] is {merge!r}, not a pair of tokens")
+        pairs.append((merge[0], merge[1]))
+    special_tokens = {}
+    for k, added in enumerate(document.get("added_tokens") or []):
+        if not (isinstance(added, dict) and isinstance(added.get("content"), str) and type(added.get("id")) is int):
+            raise ValueError(f"{name}: added_tokens[{k}] needs a string content and an integer id")
+        special_tokens[added["content"]] = added["id"]
+    n_special_entries = sum(vocab.get(content) == token_id for content, token_id in special_tokens.items())
+    if len(pairs) > len(vocab) - n_special_entries - 256:
+        tokenizer = _from_all_splits(name, vocab, pairs, pat_str, special_tokens)
+    else:
+        tokenizer = tokenizer_from_vocab(
+            vocab,
+            pairs,
+            pat_str=pat_str,
+            special_tokens=special_tokens,
+            name=name,
+            merges_at=lambda k: f"{name}: model.merges[{k}]",
+            extra_tokens_are_special=False,
+        )
+    if model.get("ignore_merges"):
+        unreachable = tokenizer.unreachable_tokens()
+        if unreachable:
+            raise ValueError(
+                f"{name}: ignore_merges is true but {len(unreachable)} tokens do not encode to themselves (first: id "
+                f"{unreachable[0]}); bpetrain's encoder, which applies the merges, would give other ids"
+            )
+    return tokenizer
+
+
+def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Tokenizer:
+    """The layout ``transformers``' ``TikTokenConverter`` writes: ids are tiktoken ranks and
+    ``merges`` lists every split of each token into two earlier ones, in the order of the
+    ids they make (a split may use a token made later: the converter lists every split
+    whose parts are tokens). The merges are recovered from the ranks (tiktoken's rule,
+    :func:`~bpetrain.formats.tiktoken.merges_from_ranks`); each must be a listed one.
+    """
+    ranked, by_id = split_vocab(vocab, dict(special_tokens), None, name, False)
+    listed: dict[int, set[tuple[int, int]]] = {}
+    last = -1
+    for k, (left_text, right_text) in enumerate(pairs):
+        where = f"{name}: model.merges[{k}]"
+        left_id, right_id, made = listed_merge(left_text, right_text, ranked, where)
+        if made < last:
+            raise ValueError(
+                f"{where}: ({left_text!r}, {right_text!r}) makes id {made}, after a merge that made id {last}; merges "
+                "that list several splits of a token must come in the order of the ids they make"
+            )
+        last = made
+        listed.setdefault(made, set()).add((left_id, right_id))
+    try:
+        merges, byte_ids = merges_from_ranks(ranked)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    for i, pair in enumerate(merges):
+        if pair not in listed.get(256 + i, ()):
+            raise ValueError(
+                f"{name}: token {256 + i} ({by_id[256 + i]!r}) splits into the ids {pair} with the earlier ranks, "
+                "but model.merges does not list that merge"
+            )
+    return make_tokenizer(name, merges, pat_str=pat_str, special_tokens=special_tokens, byte_ids=byte_ids)
+
+
+def _read_pre_tokenizer(name: str, pre_tokenizer) -> str | None:
+    steps = pre_tokenizer.get("pretokenizers") if isinstance(pre_tokenizer, dict) else None
+    if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "ByteLevel":
+        steps = [pre_tokenizer]
+    if not isinstance(steps, list) or not 1 <= len(steps) <= 2 or not isinstance(steps[-1], dict):
+        steps = []
+    last = steps[-1] if steps else {}
+    if not (last.get("type") == "ByteLevel" and last.get("add_prefix_space") is False
+            and last.get("use_regex") is False):
+        raise ValueError(
+            f"{name}: pre_tokenizer must be Sequence[Split(pattern, 'Isolated'), ByteLevel(add_prefix_space=false, "
+            "use_regex=false)] or that ByteLevel alone (raw mode); other layouts are not read"
+        )
+    if len(steps) == 1:
+        return None
+    split = steps[0]
+    pattern = split.get("pattern") if isinstance(split, dict) else None
+    if not (split.get("type") == "Split" and split.get("behavior") == "Isolated" and split.get("invert") is False
+            and isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
+        raise ValueError(f"{name}: the first pre-tokenizer must be Split with a Regex, behavior 'Isolated', invert false")
+    for pat_str in PATTERNS.values():
+        if hf_pattern(pat_str) == pattern["Regex"]:
+            return pat_str
+    return pattern["Regex"]

@@ -1,0 +1,293 @@
+"""Corpus inputs: which files, how to open them, and how to read them as text or records.
+
+A corpus is named by paths, directories (every file below, sorted, hidden ones skipped),
+glob patterns, or ``-`` for standard input. Each file is read as bytes, decompressed by
+its suffix (``.gz`` with :mod:`gzip`, ``.xz`` with :mod:`lzma`, ``.zst`` with the
+``zstandard`` package), and parsed by its format: plain text, JSON Lines (one record a
+line, the text in a field) or Parquet (the text in a column; needs ``pyarrow``).
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import io
+import json
+import lzma
+import os
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .pretokenize import encode_utf8
+
+__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
+
+#: Input formats; ``auto`` picks one from the file name.
+FORMATS = ("auto", "text", "jsonl", "parquet")
+COMPRESSIONS = {".gz": "gzip", ".xz": "xz", ".zst": "zstd"}
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+BLOCK_BYTES = 1 << 23  # bytes read at a time
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input: a path (or ``-`` for standard input), its format and compression.
+
+    Attributes
+    ----------
+    path : str
+    format : str
+        ``text``, ``jsonl`` or ``parquet``.
+    compression : str or None
+        ``gzip``, ``xz``, ``zstd`` or None.
+    size : int or None
+        Bytes on disk (None for standard input), for progress bars.
+    """
+
+    path: str
+    format: str
+    compression: str | None
+    size: int | None
+
+
+def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto") -> list[Source]:
+    """Resolve paths, directories, globs and ``-`` into a list of :class:`Source`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist or a glob matches nothing (all are checked before any
+        file is read).
+    ValueError
+        If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
+    """
+    if input_format not in FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(FORMATS)}, got {input_format!r}")
+    if isinstance(inputs, (str, os.PathLike)):
+        inputs = [inputs]
+    paths: list[str] = []
+    missing: list[str] = []
+    for item in inputs:
+        name = os.fspath(item)
+        if name == "-":
+            if "-" in paths:
+                raise ValueError("standard input ('-') can be read only once")
+            paths.append(name)
+        elif os.path.isdir(name):
+            paths.extend(_walk(name))
+        elif os.path.exists(name):
+            paths.append(name)
+        elif glob.has_magic(name):
+            matches = sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p))
+            if not matches:
+                missing.append(f"{name} (no file matches this pattern)")
+            paths.extend(matches)
+        else:
+            missing.append(name)
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        raise FileNotFoundError(f"no such file: {missing[0]}{more}")
+    return [_source(p, input_format) for p in paths]
+
+
+def _walk(root: str) -> list[str]:
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(os.path.join(folder, f) for f in sorted(files) if not f.startswith("."))
+    return found
+
+
+def _source(path: str, input_format: str) -> Source:
+    stem, suffix = os.path.splitext(path.lower())
+    compression = COMPRESSIONS.get(suffix)
+    if compression is None:
+        stem = path.lower()
+    fmt = input_format
+    if fmt == "auto":
+        if stem.endswith(JSONL_SUFFIXES):
+            fmt = "jsonl"
+        elif stem.endswith(".parquet"):
+            fmt = "parquet"
+        else:
+            fmt = "text"
+    if path == "-":
+        if fmt == "parquet":
+            raise ValueError("Parquet cannot be read from standard input; give the file's path")
+        return Source(path, fmt, None, None)
+    if fmt == "parquet" and compression:
+        raise ValueError(f"{path}: Parquet files carry their own compression; decompress the file first")
+    return Source(path, fmt, compression, os.path.getsize(path))
+
+
+class _Counted(io.RawIOBase):
+    """A binary file that reports the bytes read from it (the compressed bytes)."""
+
+    def __init__(self, raw, progress, *, owns_raw: bool):
+        self._raw = raw
+        self._progress = progress
+        self._owns_raw = owns_raw
+
+    def close(self) -> None:
+        if not self.closed and self._owns_raw:
+            self._raw.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self._raw.readinto(buffer)  # bytes read from the file itself (compressed or not)
+        if n:
+            self._progress(n)
+        return n
+
+
+def _open(source: Source, progress):
+    """The source's decompressed bytes as a binary stream (caller closes it)."""
+    raw = sys.stdin.buffer if source.path == "-" else open(source.path, "rb")  # noqa: SIM115
+    counted = io.BufferedReader(_Counted(raw, progress, owns_raw=source.path != "-"), buffer_size=1 << 20)
+    if source.compression == "gzip":
+        return gzip.GzipFile(fileobj=counted, mode="rb")
+    if source.compression == "xz":
+        return lzma.LZMAFile(counted, "rb")
+    if source.compression == "zstd":
+        import zstandard  # imported when needed: it is not needed otherwise
+
+        reader = zstandard.ZstdDecompressor().stream_reader(counted, read_across_frames=True, closefd=True)
+        return io.BufferedReader(reader, buffer_size=1 << 20)  # for readline()
+    return counted
+
+
+def _decompression_errors() -> tuple:
+    import zstandard
+
+    return (gzip.BadGzipFile, EOFError, lzma.LZMAError, zlib.error, zstandard.ZstdError)
+
+
+def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """The bytes of a text source, ``block_bytes`` at a time (the last block may be shorter).
+
+    Raises
+    ------
+    ValueError
+        If the compressed data is corrupt or truncated (the message names the file).
+    """
+    broken = _decompression_errors()
+    with _open(source, progress) as stream:
+        while True:
+            try:
+                block = stream.read(block_bytes)
+            except broken as exc:
+                raise ValueError(f"{source.path}: corrupt or truncated {source.compression} data ({exc})") from None
+            if not block:
+                return
+            yield block
+
+
+def read_records(
+    source: Source, *, text_field: str = "text", text_column: str = "text", progress=lambda n: None
+) -> Iterator[tuple[bytes, np.ndarray]]:
+    """The documents of a JSON Lines or Parquet source, in batches.
+
+    Yields
+    ------
+    data : bytes
+        The UTF-8 text of a batch of documents, concatenated.
+    bounds : numpy.ndarray of int64, shape (n_documents + 1,)
+        Document ``i`` is ``data[bounds[i]:bounds[i + 1]]``.
+
+    Raises
+    ------
+    ValueError
+        If a JSON line is not valid JSON, not an object, lacks ``text_field`` or holds a
+        non-string there (the message names the file and line), if the Parquet file has no
+        string column ``text_column``, or the data is corrupt.
+    """
+    if source.format == "parquet":
+        yield from _parquet_batches(source, text_column, progress)
+    else:
+        yield from _jsonl_batches(source, text_field, progress)
+
+
+def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes, np.ndarray]]:
+    broken = _decompression_errors()
+    batch: list[bytes] = []
+    size = 0
+    with _open(source, progress) as stream:
+        lineno = 0
+        while True:
+            try:
+                line = stream.readline()
+            except broken as exc:
+                raise ValueError(f"{source.path}: corrupt or truncated {source.compression} data ({exc})") from None
+            if not line:
+                break
+            lineno += 1
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
+            if not isinstance(record, dict):
+                raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")  # noqa: TRY004 (bad data in a file, not a bad argument)
+            if field not in record:
+                raise ValueError(
+                    f"{source.path}:{lineno}: the record has no field {field!r} (it has {', '.join(map(repr, record)) or 'none'}); "
+                    "name the text field with --text-field"
+                )
+            text = record[field]
+            if not isinstance(text, str):
+                raise ValueError(f"{source.path}:{lineno}: field {field!r} holds {type(text).__name__}, not text")  # noqa: TRY004
+            try:
+                data = encode_utf8(text)
+            except ValueError as exc:
+                raise ValueError(f"{source.path}:{lineno}: {exc}") from None
+            batch.append(data)
+            size += len(data)
+            if size >= BLOCK_BYTES:
+                yield _join(batch)
+                batch, size = [], 0
+    if batch:
+        yield _join(batch)
+
+
+def _join(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
+    bounds = np.zeros(len(documents) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, documents), dtype=np.int64, count=len(documents)), out=bounds[1:])
+    return b"".join(documents), bounds
+
+
+def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[bytes, np.ndarray]]:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ValueError(f"{source.path}: reading Parquet needs pyarrow: pip install 'bpetrain[parquet]'") from None
+    try:
+        parquet = pq.ParquetFile(source.path)
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{source.path}: not a readable Parquet file ({exc})") from None
+    schema = parquet.schema_arrow
+    if column not in schema.names:
+        raise ValueError(
+            f"{source.path}: no column {column!r} (columns: {', '.join(schema.names)}); name it with --text-column"
+        )
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        raise ValueError(f"{source.path}: column {column!r} holds {kind}, not strings")
+    try:
+        for batch in parquet.iter_batches(columns=[column], batch_size=65536):
+            array = batch.column(0).cast(pa.large_string())
+            valid = array.filter(array.is_valid())
+            offsets = np.frombuffer(valid.buffers()[1], dtype=np.int64)[valid.offset : valid.offset + len(valid) + 1]
+            data = valid.buffers()[2]
+            data = b"" if data is None else memoryview(data)[offsets[0] : offsets[-1]].tobytes()
+            yield data, offsets - offsets[0]
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{source.path}: corrupt Parquet data ({exc})") from None
+    progress(source.size or 0)

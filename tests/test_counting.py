@@ -1,0 +1,263 @@
+"""Parallel counting and the input formats: the same pieces as the reference, whatever the cut."""
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import os
+import re
+import sys
+from collections import Counter
+
+import numpy as np
+import pytest
+import zstandard
+from helpers import MULTILINGUAL, stdlib_text
+
+from bpetrain import BpeTrainer, _reference
+from bpetrain.cli import main
+from bpetrain.counting import count_sources
+from bpetrain.inputs import expand_inputs
+from bpetrain.patterns import PATTERNS
+from bpetrain.pieces import PieceCounter, PieceTable
+
+SPECIALS = ["<|endoftext|>", "<|x\ny|>"]
+
+
+def cli(*argv) -> int:
+    """Run the command line in-process: its exit status."""
+    try:
+        return main([str(a) for a in argv])
+    except SystemExit as exit_info:
+        return exit_info.code
+
+
+def as_counter(table: PieceTable) -> Counter:
+    return Counter({table.piece(i): int(c) for i, c in enumerate(table.counts) if c})
+
+
+@pytest.fixture(scope="module")
+def text() -> bytes:
+    """Real text with every kind of cut point, invalid bytes and special tokens (one with a
+    newline and a letter inside: a cut must not fall in it)."""
+    parts = [stdlib_text(300_000), MULTILINGUAL.encode("utf-8"), b"\xff\xfe broken \xe2\x82 bytes\n"]
+    body = b"".join(parts)
+    return body[:100_000] + b"<|endoftext|>" + body[100_000:200_000] + b"ab<|x\ny|>cd\n" + body[200_000:] + b"  \n\n"
+
+
+def reference(data: bytes, pat_str, specials=(), lines=False) -> Counter:
+    documents = re.split(rb"(?<=\n)", data) if lines else [data]
+    return _reference.count_pieces([d for d in documents if d], pat_str, specials)
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "custom", None])
+@pytest.mark.parametrize("lines", [False, True])
+def test_blocks_and_workers_count_like_the_whole(tmp_path, text, pattern, lines):
+    pat_str = r"\w+|[^\w]+" if pattern == "custom" else PATTERNS.get(pattern)
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text)
+    want = reference(text, pat_str, SPECIALS, lines)
+    for workers, block_bytes in ((1, 1 << 23), (2, 4096), (3, 1000)):
+        counter = count_sources(
+            expand_inputs([path]), pat_str=pat_str, special_tokens=SPECIALS, lines=lines,
+            workers=workers, block_bytes=block_bytes, show_progress=False,
+        )
+        assert as_counter(counter.table()) == want, (workers, block_bytes)
+        assert counter.n_input_bytes == len(text)
+    assert counter.n_documents == (text.count(b"\n") + (not text.endswith(b"\n")) if lines else 1)
+
+
+def test_documents_iterator_batches_and_specials(text):
+    documents = [text[i : i + 777].decode("utf-8", "surrogateescape") for i in range(0, 50_000, 777)]
+    want = _reference.count_pieces(documents, PATTERNS["o200k"], SPECIALS)
+    counter = PieceCounter(PATTERNS["o200k"], SPECIALS)
+    counter.update([documents[:10], documents[10:20], *documents[20:]], batch_bytes=5000)
+    assert as_counter(counter.table()) == want
+    assert counter.n_documents == len(documents)
+    with pytest.raises(ValueError, match=r"a row has no field 'text' \(it has 'body'\); name the text field"):
+        PieceCounter(None).update([{"body": "a"}])
+    with pytest.raises(TypeError, match="documents must be str or bytes, got int"):
+        PieceCounter(None).update([["a", 5]])
+
+
+def test_hugging_face_datasets_as_they_are(text):
+    datasets = pytest.importorskip("datasets", reason="datasets is a test dependency: pip install '.[test]'")
+    documents = [text[i : i + 500].decode("utf-8", "replace") for i in range(0, 20_000, 500)]
+    dataset = datasets.Dataset.from_dict({"body": documents, "n": list(range(len(documents)))})
+    want = BpeTrainer(400, show_progress=False).train_from_iterator(documents)
+    for items in (dataset, dataset.iter(batch_size=7), dataset.to_iterable_dataset(), dataset["body"]):
+        assert BpeTrainer(400, show_progress=False).train_from_iterator(items, text_field="body") == want
+
+
+def test_long_line_without_cut_points_and_huge_repeats(tmp_path):
+    data = b"\x00." * 300_000 + b"a" * 10**6 + b" " * 5000
+    path = tmp_path / "one-line.txt"
+    path.write_bytes(data)
+    for pattern in ("cl100k", "o200k"):
+        counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], workers=2, block_bytes=4096, show_progress=False)
+        assert as_counter(counter.table()) == reference(data, PATTERNS[pattern])
+
+
+def _write(path, data: bytes) -> None:
+    opener = {".gz": gzip.open, ".xz": lzma.open}.get(path.suffix)
+    if path.suffix == ".zst":
+        path.write_bytes(zstandard.ZstdCompressor().compress(data))
+    elif opener:
+        with opener(path, "wb") as f:
+            f.write(data)
+    else:
+        path.write_bytes(data)
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz", ".txt.xz", ".txt.zst"])
+def test_compressed_text_counts_like_plain(tmp_path, text, suffix):
+    path = tmp_path / f"corpus{suffix}"
+    _write(path, text)
+    counter = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], workers=2, show_progress=False)
+    assert as_counter(counter.table()) == reference(text, PATTERNS["cl100k"])
+    assert counter.n_input_bytes == len(text)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".jsonl.gz", ".ndjson.zst", ".parquet"])
+def test_records_are_documents(tmp_path, text, suffix):
+    documents = [text[i : i + 1000].decode("utf-8", "replace") for i in range(0, 60_000, 1000)] + ["", "ß\u2028x"]
+    path = tmp_path / f"records{suffix}"
+    if suffix == ".parquet":
+        pa = pytest.importorskip("pyarrow", reason="Parquet needs pyarrow (the 'parquet' extra)")
+        import pyarrow.parquet as pq
+
+        table = pa.table({"id": list(range(len(documents) + 1)), "body": documents + [None]})
+        pq.write_table(table, path, row_group_size=17)
+    else:
+        lines = [json.dumps({"body": d, "id": i}) for i, d in enumerate(documents)]
+        _write(path, ("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n").encode("utf-8"))
+    for pattern in ("o200k", None):
+        counter = count_sources(
+            expand_inputs([path]), pat_str=PATTERNS.get(pattern), text_field="body", text_column="body",
+            workers=2, show_progress=False,
+        )
+        assert as_counter(counter.table()) == _reference.count_pieces(documents, PATTERNS.get(pattern))
+        assert counter.n_documents == len(documents)
+
+
+def test_directories_globs_and_stdin(tmp_path, monkeypatch, text):
+    (tmp_path / "d" / "sub").mkdir(parents=True)
+    (tmp_path / "d" / "a.txt").write_bytes(text[:1000])
+    (tmp_path / "d" / "sub" / "b.txt").write_bytes(text[1000:3000])
+    (tmp_path / "d" / ".hidden").write_bytes(b"never read")
+    assert [os.path.basename(s.path) for s in expand_inputs([tmp_path / "d"])] == ["a.txt", "b.txt"]
+    assert [os.path.basename(s.path) for s in expand_inputs([str(tmp_path / "d" / "**" / "*.txt")])] == ["a.txt", "b.txt"]
+    read, write = os.pipe()
+    os.write(write, text[:3000])
+    os.close(write)
+    with os.fdopen(read, "rb") as stdin:
+        monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"buffer": stdin})())
+        counter = count_sources(expand_inputs(["-"]), pat_str=PATTERNS["gpt2"], show_progress=False)
+    want = reference(text[:3000], PATTERNS["gpt2"])
+    assert as_counter(counter.table()) == want
+
+
+def test_shards_merge_to_the_whole(tmp_path, text):
+    half = text.index(b"\n", len(text) // 2) + 1
+    (tmp_path / "a.txt").write_bytes(text[:half])
+    (tmp_path / "b.txt").write_bytes(text[half:])
+    assert cli("count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "a.npz"), "-q", "--special-token", SPECIALS[0]) == 0
+    assert cli("count", str(tmp_path / "b.txt"), "-o", str(tmp_path / "b.npz"), "-q", "--special-token", SPECIALS[0]) == 0
+    _, header = PieceTable.load(tmp_path / "a.npz")
+    assert header["pat_str"] == PATTERNS["cl100k"] and header["n_input_bytes"] == half
+    trainer = BpeTrainer(600, special_tokens=SPECIALS[:1], show_progress=False)
+    from_shards = trainer.train_from_shards([tmp_path / "a.npz", tmp_path / "b.npz"])
+    assert trainer.stats.n_input_bytes == len(text) and trainer.stats.n_documents == 2
+    from_files = trainer.train([tmp_path / "a.txt", tmp_path / "b.txt"])
+    assert from_shards == from_files
+    assert cli("train", "--counts", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--special-token", SPECIALS[0],
+                 "--vocab-size", "600", "-o", str(tmp_path / "m.bpe"), "-q") == 0
+    from bpetrain import Tokenizer
+
+    assert Tokenizer.load(tmp_path / "m.bpe") == from_files
+
+
+def test_shard_errors(tmp_path):
+    (tmp_path / "a.txt").write_text("hello world\n" * 10)
+    assert cli("count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "a.npz"), "-q", "--pattern", "gpt2") == 0
+    with pytest.raises(ValueError, match=r"a.npz was counted with pat_str=.*train with the options"):
+        BpeTrainer(300, show_progress=False).train_from_shards(tmp_path / "a.npz")
+    (tmp_path / "bad.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="bad.npz: not a bpetrain counts shard"):
+        BpeTrainer(300, show_progress=False).train_from_shards(tmp_path / "bad.npz")
+    np.savez(tmp_path / "other.npz", data=np.zeros(3, np.uint8), offsets=np.array([0, 5]), counts=np.array([1]),
+             header=np.array(json.dumps({"format": "bpetrain counts v1"})))
+    with pytest.raises(ValueError, match="inconsistent"):
+        PieceTable.load(tmp_path / "other.npz")
+
+
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("c.txt.gz", b"\x1f\x8b\x08\x00garbage", "c.txt.gz: corrupt or truncated gzip data"),
+        ("c.txt.gz", gzip.compress(b"hello " * 1000)[:-30], "c.txt.gz: corrupt or truncated gzip data"),
+        ("c.txt.xz", lzma.compress(b"hello " * 1000)[:-30], "c.txt.xz: corrupt or truncated xz data"),
+        ("c.txt.zst", b"\x28\xb5\x2f\xfd garbage", "c.txt.zst: corrupt or truncated zstd data"),
+        ("r.jsonl", b'{"text": "a"}\n{"text": "b"\n', r"r.jsonl:2: not a JSON line"),
+        ("r.jsonl", b'{"text": "a"}\n\n{"body": "b"}\n', r"r.jsonl:3: the record has no field 'text' \(it has 'body'\)"),
+        ("r.jsonl", b'{"text": 5}\n', r"r.jsonl:1: field 'text' holds int, not text"),
+        ("r.jsonl", b'[1, 2]\n', r"r.jsonl:1: expected a JSON object, got list"),
+        ("r.jsonl", b'{"text": "\\ud800"}\n', r"r.jsonl:1: text holds the lone surrogate U\+D800"),
+        ("p.parquet", b"PAR1 not really", r"p.parquet: not a readable Parquet file"),
+    ],
+)
+def test_bad_inputs_name_the_file_and_line_and_write_nothing(tmp_path, capsys, name, content, message):
+    (tmp_path / name).write_bytes(content)
+    out = tmp_path / "out.npz"
+    assert cli("count", str(tmp_path / name), "-o", str(out), "-q") == 2
+    assert re.search(message, capsys.readouterr().err)
+    assert not out.exists() and os.listdir(tmp_path) == [name]
+
+
+def test_missing_inputs_and_bad_options(tmp_path, capsys):
+    assert cli("count", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o.npz"), "-q") == 2
+    assert "no such file: " in capsys.readouterr().err
+    assert cli("count", str(tmp_path / "*.txt"), "-o", str(tmp_path / "o.npz"), "-q") == 2
+    assert "no file matches this pattern" in capsys.readouterr().err
+    (tmp_path / "p.parquet").write_bytes(b"x")
+    with pytest.raises(ValueError, match="no column 'body'"):
+        pa = pytest.importorskip("pyarrow", reason="Parquet needs pyarrow (the 'parquet' extra)")
+        import pyarrow.parquet as pq
+
+        pq.write_table(pa.table({"text": ["a"]}), tmp_path / "p.parquet")
+        count_sources(expand_inputs([tmp_path / "p.parquet"]), pat_str=None, text_column="body", show_progress=False)
+    with pytest.raises(ValueError, match="workers must be an int >= 1"):
+        count_sources([], pat_str=None, workers=0)
+    with pytest.raises(ValueError, match="documents must be 'file' or 'line'"):
+        BpeTrainer(300).train([tmp_path / "p.parquet"], documents="lines")
+    assert cli("train", "--vocab-size", "300", "-o", str(tmp_path / "m"), "-q") == 2
+    assert "give either text FILEs or --counts" in capsys.readouterr().err
+
+
+def test_piece_table_against_a_counter():
+    """The compiled table on pieces with zero bytes, lengths around the 8-byte inline limit,
+    long pieces, merges of tables, and counts beyond int32."""
+    import random
+
+    from bpetrain._counter import PieceCounts
+
+    rng = random.Random(3)
+    pieces = [b"a", b"a\x00", b"\x00", b"\x00\x00", b"a" * 8, b"a" * 9, b"\x00" * 8 + b"a", b"x" * 100_000]
+    pieces += [bytes(rng.randrange(3) for _ in range(rng.randrange(1, 20))) for _ in range(3000)]
+    want: Counter = Counter()
+    first, second = PieceCounts(), PieceCounts()
+    for i, piece in enumerate(pieces * 3):
+        count = 1 + (i % 5) * 2**33
+        (first if i % 2 else second).add(piece, count)
+        want[piece] += count
+    first.update(second)
+    assert as_counter(PieceTable(*first.arrays())) == want
+    again = PieceCounts()
+    again.update_arrays(*first.arrays())
+    assert as_counter(PieceTable(*again.arrays())) == want and again.n_pieces == len(want)
+    with pytest.raises(ValueError, match="exceeds 2\\*\\*63 - 1"):
+        first.add(b"a", 2**63 - 1)
+    with pytest.raises(ValueError, match="count must be >= 0"):
+        first.add(b"a", -1)
+    with pytest.raises(ValueError, match="not inside the data"):
+        first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), 0)
