@@ -578,6 +578,7 @@ cdef class BytePairEncoder:
         _check_pattern(pattern)
         try:
             with nogil:
+                grow_ids(&out, data.shape[0] // 3 + 64)  # about the ids of real text: one growth at most
                 self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], pattern,
                                        &out, &scratch, INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
