@@ -49,10 +49,13 @@ class Encoding:
 
     Raises
     ------
+    TypeError
+        If a key of ``mergeable_ranks`` is not ``bytes``.
     ValueError
-        If a byte has no rank, a rank repeats or is out of ``[0, 2**31 - 2]``, a special
-        token is empty or shares an id, the pattern does not compile, or
-        ``explicit_n_vocab`` does not match.
+        If a byte has no rank, a rank repeats or is out of ``[0, 2**21 - 2]`` (the
+        encoder packs two ids and a rank into 64 bits), a special token is empty or
+        shares an id, the pattern does not compile, or ``explicit_n_vocab`` does not
+        match.
 
     Notes
     -----
@@ -178,6 +181,8 @@ class Encoding:
 
         Raises
         ------
+        TypeError
+            If ``text`` is not a ``str``.
         ValueError
             If ``text`` holds a disallowed special token (the message says how to allow
             it), or ``allowed_special`` names a string that is not a special token.
@@ -285,8 +290,7 @@ class Encoding:
 
     def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
         """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        _check_text(text)
         try:
             return self._encode_text(text, as_list)
         except UnicodeEncodeError:
@@ -363,6 +367,7 @@ class Encoding:
         ValueError
             If ``limit`` is negative.
         """
+        _check_text(text)
         _check_count("limit", limit, 0)
         if self._split is None:
             count = self.count(text)
@@ -433,6 +438,7 @@ class Encoding:
 
     def _chunks(self, text: str, max_tokens: int, first_only: bool) -> tuple[str, list[str]]:
         """The text (lone surrogates replaced) and its chunks (only the first if ``first_only``)."""
+        _check_text(text)
         _check_count("max_tokens", max_tokens, 1)
         try:
             data = text.encode("utf-8")
@@ -495,8 +501,7 @@ def allowed_special_tokens(
         If ``allowed_special`` names a string that is not a special token, or ``text``
         holds a disallowed special token (tiktoken's message, which says how to allow it).
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    _check_text(text)
     if allowed_special == "all":
         allowed = set(special_tokens)
     else:
@@ -583,6 +588,11 @@ def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
 def _replace_surrogates(text: str) -> str:
     """``text`` with lone surrogates replaced by U+FFFD (tiktoken's fix-up before encoding)."""
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _check_text(text) -> None:
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
 
 
 def _check_count(name: str, value: int, minimum: int) -> None:

@@ -89,7 +89,8 @@ def test_special_tokens_follow_tiktoken(pair):
     assert ours.encode_single_token(b"hello") == theirs.encode_single_token(b"hello")
     with pytest.raises(KeyError, match="not a single token"):
         ours.encode_single_token("<|nope|>")
-    for method in [ours.encode, ours.encode_ordinary, ours.encode_to_numpy, ours.count]:
+    for method in [ours.encode, ours.encode_ordinary, ours.encode_to_numpy, ours.count,
+                   lambda text: ours.count_till_limit(text, 5), lambda text: ours.split_into_chunks(text, 5)]:
         with pytest.raises(TypeError, match="text must be a str, got bytes"):
             method(b"hello")
     assert ours.n_vocab == theirs.n_vocab and ours.max_token_value == theirs.max_token_value
