@@ -277,7 +277,7 @@ def run_trainer(name: str, args, merges_out: str, check_pieces: bool) -> dict:
     if check_pieces:
         command.append("--check-pieces")
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=args.timeout)
+        done = subprocess.run(command, check=False, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
         return {"status": "timeout"}
     if done.returncode != 0:
@@ -361,8 +361,8 @@ def render(report: dict) -> str:
         "- versions: " + ", ".join(f"{name} {version}" for name, version in head["versions"].items()),
         f"- runs per trainer: {head['repeat']} (median time, maximum RSS)",
         "",
-        "| trainer | wall s | cpu s | peak RSS MiB | RSS before MiB | wall vs bpetrain | cpu vs bpetrain "
-        "| RSS vs bpetrain | merges |",
+        ("| trainer | wall s | cpu s | peak RSS MiB | RSS before MiB | wall vs bpetrain | cpu vs bpetrain "
+        "| RSS vs bpetrain | merges |"),
         "|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     base = results["bpetrain"]["summary"]
@@ -389,22 +389,22 @@ def render(report: dict) -> str:
     if head["mode"] == "stream":
         lines += [
             "",
-            "Stream mode times the whole job: reading the file, splitting, counting and merging "
+            ("Stream mode times the whole job: reading the file, splitting, counting and merging "
             "(bpetrain: its command line, `bpetrain train`, writing the model included; the peers: "
-            "their train_from_iterator over ~16 KB str chunks cut where cl100k cuts anyway).",
+            "their train_from_iterator over ~16 KB str chunks cut where cl100k cuts anyway)."),
         ]
     lines += [
         "",
-        "Times cover the training call only; cpu is user + sys of all threads. Peak RSS is the "
+        ("Times cover the training call only; cpu is user + sys of all threads. Peak RSS is the "
         "worker's `ru_maxrss` and includes the interpreter, the library and the input in memory; "
         "RSS before is the same figure just before training. Merges: rustbpe's are rebuilt from its "
-        "ranks and compared with bpetrain's; tokenizers breaks ties differently, so its are not.",
+        "ranks and compared with bpetrain's; tokenizers breaks ties differently, so its are not."),
     ]
     if any(result["summary"].get("replaced_invalid_utf8") for result in results.values()):
         lines += [
             "",
-            "The input is not valid UTF-8: the peers take str, so they trained on it with invalid "
-            "bytes replaced by U+FFFD, and their merges cannot be compared with bpetrain's.",
+            ("The input is not valid UTF-8: the peers take str, so they trained on it with invalid "
+            "bytes replaced by U+FFFD, and their merges cannot be compared with bpetrain's."),
         ]
     pieces = report.get("rustbpe_pieces")
     if pieces:
@@ -413,8 +413,8 @@ def render(report: dict) -> str:
             verdict = f"NOT the same as (first different token {pieces['first_different_token']})"
         lines += [
             "",
-            f"rustbpe's pieces: {verdict} bpetrain's, judged by rustbpe's encoding of the whole text "
-            f"against its encodings of bpetrain's {pieces['n_pieces']} pieces one by one.",
+            (f"rustbpe's pieces: {verdict} bpetrain's, judged by rustbpe's encoding of the whole text "
+            f"against its encodings of bpetrain's {pieces['n_pieces']} pieces one by one."),
         ]
     if head["mode"] == "raw-whole" and base["status"] == "ok":
         per_byte = base["peak_rss_kib"] * 1024 / head["input_bytes"]
