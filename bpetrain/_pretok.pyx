@@ -388,21 +388,28 @@ cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept 
     cdef Py_ssize_t n0, n1, j, last, nl
     cdef bint prefix
     n0 = _char(s, i, end, &c0, &f0)
-    prefix = not (f0 & (F_L | F_N)) and c0 != 10 and c0 != 13
+    # the case alternatives need a cased character (U or W) where they start: after the
+    # optional prefix, or at i; skip the attempts that cannot match
+    prefix = not (f0 & (F_L | F_N)) and c0 != 10 and c0 != 13 and i + n0 < end
+    if prefix:
+        _char(s, i + n0, end, &c1, &f1)
+        prefix = (f1 & (F_U | F_W)) != 0
     if prefix:
         j = _o200k_lower(s, i + n0, end)
         if j >= 0:
             return j
-    j = _o200k_lower(s, i, end)
-    if j >= 0:
-        return j
+    if f0 & (F_U | F_W):
+        j = _o200k_lower(s, i, end)
+        if j >= 0:
+            return j
     if prefix:
         j = _o200k_upper(s, i + n0, end)
         if j >= 0:
             return j
-    j = _o200k_upper(s, i, end)
-    if j >= 0:
-        return j
+    if f0 & (F_U | F_W):
+        j = _o200k_upper(s, i, end)
+        if j >= 0:
+            return j
     if f0 & F_N:
         return _run_digits3(s, i, end)
     if c0 == 32 and i + 1 < end:
