@@ -1,7 +1,7 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
 from .encoding import Encoding, load_tiktoken
 from .patterns import PATTERNS
-from .pieces import PieceTable
+from .pieces import PieceCounter, PieceTable
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 
@@ -9,6 +9,7 @@ __all__ = [
     "PATTERNS",
     "BpeTrainer",
     "Encoding",
+    "PieceCounter",
     "PieceTable",
     "Tokenizer",
     "TrainingStats",
