@@ -112,7 +112,7 @@ def count_sources(
                 cutter = counters[0]  # cut() reads only the options, never the counts
                 carry = bytearray()
                 for block in read_blocks(source, bar.update, block_bytes):
-                    searched = max(0, len(carry) - 8)  # no cut before here: searched already
+                    searched = max(0, len(carry) - 8 - cutter.lookahead)  # no cut before: searched already
                     carry += block
                     cut = cutter.cut(carry, searched)
                     if cut > 0:

@@ -171,6 +171,8 @@ class PieceCounter:
             self._special = regex.compile(b"|".join(regex.escape(s.encode("utf-8")) for s in specials))
             self._special_text = regex.compile("|".join(regex.escape(s) for s in specials))
         self._table = _counter.PieceCounts()
+        #: Bytes after a cut that :meth:`cut` needs to see (the longest special token - 1).
+        self.lookahead = max((len(t.encode("utf-8")) - 1 for t in specials), default=0)
         #: Bytes of text seen so far (UTF-8 bytes, special tokens included).
         self.n_input_bytes = 0
         #: Documents seen so far.
@@ -189,10 +191,15 @@ class PieceCounter:
         text: the last safe cut of the pattern (a line end in ``lines`` mode), or the end
         of a special token that would straddle it; -1 if there is none. ``searched``:
         ``data[:searched]`` is known to hold no cut."""
+        # a special token that starts before the cut must end inside the data, or the
+        # straddle check below cannot see it
+        hi = len(data) - self.lookahead
+        if hi <= searched:
+            return -1
         if self.lines:
-            cut = data.rfind(b"\n", searched) + 1
+            cut = data.rfind(b"\n", searched, hi) + 1
         elif self._pattern_id:
-            cut = _pretok.safe_cut(data, searched)
+            cut = _pretok.safe_cut(data, searched, hi)
         else:
             return -1
         if cut > 0 and self._special is not None:

@@ -261,3 +261,16 @@ def test_piece_table_against_a_counter():
         first.add(b"a", -1)
     with pytest.raises(ValueError, match="not inside the data"):
         first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), 0)
+
+
+def test_cuts_never_split_a_special_token(tmp_path):
+    """The special token holds a cut point (newline, letter); blocks end inside it often."""
+    data = b"".join(b"ab <|x\nB|> c%d\n" % i for i in range(3000))
+    path = tmp_path / "dense.txt"
+    path.write_bytes(data)
+    for pattern in ("cl100k", "o200k"):
+        want = reference(data, PATTERNS[pattern], ["<|x\nB|>"])
+        for block_bytes in (97, 1000):
+            counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], special_tokens=["<|x\nB|>"],
+                                    workers=2, block_bytes=block_bytes, show_progress=False)
+            assert as_counter(counter.table()) == want
