@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 import zstandard
 from helpers import MULTILINGUAL, stdlib_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer, _reference
 from bpetrain.cli import main
@@ -274,3 +276,28 @@ def test_cuts_never_split_a_special_token(tmp_path):
             counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], special_tokens=["<|x\nB|>"],
                                     workers=2, block_bytes=block_bytes, show_progress=False)
             assert as_counter(counter.table()) == want
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(["a", "B", "é", "中", " ", "\n", "\r\n", "1", ".", "'", "<|a|>", "<|a\nb|>", "|>", "\xff"]),
+                  max_size=300).map("".join),
+    pattern=st.sampled_from(["gpt2", "cl100k", "o200k", None]),
+    lines=st.booleans(),
+    block_bytes=st.integers(8, 200),
+    workers=st.integers(1, 3),
+)
+def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, workers):
+    """Overlapping special tokens ("|>" is the end of the others), cut points inside them,
+    invalid bytes, CR/LF: any block size and worker count gives the reference's counts."""
+    import tempfile
+
+    data = text.encode("utf-8").replace("\xff".encode(), b"\xff")
+    specials = ["<|a|>", "<|a\nb|>", "|>"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "t.txt")
+        with open(path, "wb") as f:
+            f.write(data)
+        counter = count_sources(expand_inputs([path]), pat_str=PATTERNS.get(pattern), special_tokens=specials,
+                                lines=lines, workers=workers, block_bytes=block_bytes, show_progress=False)
+    assert as_counter(counter.table()) == reference(data, PATTERNS.get(pattern), specials, lines)
