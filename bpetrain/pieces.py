@@ -282,6 +282,15 @@ class PieceCounter:
         batch: list[bytes] = []
         size = 0
         for item in documents:
+            kind = type(item)
+            if kind is bytes or kind is str:  # the common case first: no isinstance chain
+                data = item if kind is bytes else encode_utf8(item)
+                batch.append(data)
+                size += len(data)
+                if size >= batch_bytes:
+                    self._count_batch(batch)
+                    batch, size = [], 0
+                continue
             if isinstance(item, Mapping):
                 if text_field not in item:
                     raise ValueError(
