@@ -266,6 +266,23 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t en
     return i
 
 
+cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t c0,
+                                    uint8_t f0, Py_ssize_t n0, uint8_t also) noexcept nogil:
+    """`` ?[^\\s\\p{L}\\p{N}]+`` at ``i`` (character ``c0``, flags ``f0``, ``n0`` bytes),
+    then a run of ``\\r``, ``\\n`` and ``also``: cl100k's ``[\\r\\n]*`` (``also`` = ``\\n``)
+    and o200k's ``[\\r\\n/]*`` (``also`` = ``/``); -1 if it does not match."""
+    cdef uint32_t c1
+    cdef uint8_t f1
+    cdef Py_ssize_t n1
+    if c0 == 32 and i + 1 < end:
+        n1 = _char(s, i + 1, end, &c1, &f1)
+        if not (f1 & (F_L | F_N | F_WS)):
+            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, also)
+    if not (f0 & F_WS):
+        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, also)
+    return -1
+
+
 cdef Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
     cdef uint32_t c0, c1
@@ -317,12 +334,9 @@ cdef Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept
             return _run(s, i + n0 + n1, end, F_L)
     if f0 & F_N:
         return _run_digits3(s, i, end)
-    if c0 == 32 and i + 1 < end:
-        n1 = _char(s, i + 1, end, &c1, &f1)
-        if not (f1 & (F_L | F_N | F_WS)):
-            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, 10)
-    if not (f0 & F_WS):
-        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, 10)
+    j = _punctuation(s, i, end, c0, f0, n0, 10)
+    if j >= 0:
+        return j
     j = _whitespace(s, i, end, &last, &nl)
     if j == end:
         return end          # \s++$
@@ -385,7 +399,7 @@ cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept 
     # |\s*[\r\n]+|\s+(?!\S)|\s+        (C = (?i:'s|'t|'re|'ve|'m|'ll|'d))
     cdef uint32_t c0, c1
     cdef uint8_t f0, f1
-    cdef Py_ssize_t n0, n1, j, last, nl
+    cdef Py_ssize_t n0, j, last, nl
     cdef bint prefix
     n0 = _char(s, i, end, &c0, &f0)
     # the case alternatives need a cased character (U or W) where they start: after the
@@ -412,12 +426,9 @@ cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept 
             return j
     if f0 & F_N:
         return _run_digits3(s, i, end)
-    if c0 == 32 and i + 1 < end:
-        n1 = _char(s, i + 1, end, &c1, &f1)
-        if not (f1 & (F_L | F_N | F_WS)):
-            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, 47)
-    if not (f0 & F_WS):
-        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, 47)
+    j = _punctuation(s, i, end, c0, f0, n0, 47)
+    if j >= 0:
+        return j
     j = _whitespace(s, i, end, &last, &nl)
     if nl >= 0:
         return nl           # \s*[\r\n]+
