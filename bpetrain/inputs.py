@@ -8,6 +8,7 @@ line, the text in a field) or Parquet (the text in a column; needs ``pyarrow``).
 """
 from __future__ import annotations
 
+import functools
 import glob
 import gzip
 import io
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .pieces import join_documents
 from .pretokenize import encode_utf8
 
 __all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
@@ -162,10 +164,20 @@ def _open(source: Source, progress):
     return counted
 
 
+@functools.cache
 def _decompression_errors() -> tuple:
     import zstandard
 
     return (gzip.BadGzipFile, EOFError, lzma.LZMAError, zlib.error, zstandard.ZstdError)
+
+
+def _checked_read(source: Source, read, *args):
+    """``read(*args)`` on a source's stream; corrupt compressed data becomes a ValueError
+    that names the file."""
+    try:
+        return read(*args)
+    except _decompression_errors() as exc:
+        raise ValueError(f"{source.path}: corrupt or truncated {source.compression} data ({exc})") from None
 
 
 def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
@@ -176,13 +188,9 @@ def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOC
     ValueError
         If the compressed data is corrupt or truncated (the message names the file).
     """
-    broken = _decompression_errors()
     with _open(source, progress) as stream:
         while True:
-            try:
-                block = stream.read(block_bytes)
-            except broken as exc:
-                raise ValueError(f"{source.path}: corrupt or truncated {source.compression} data ({exc})") from None
+            block = _checked_read(source, stream.read, block_bytes)
             if not block:
                 return
             yield block
@@ -214,16 +222,12 @@ def read_records(
 
 
 def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes, np.ndarray]]:
-    broken = _decompression_errors()
     batch: list[bytes] = []
     size = 0
     with _open(source, progress) as stream:
         lineno = 0
         while True:
-            try:
-                line = stream.readline()
-            except broken as exc:
-                raise ValueError(f"{source.path}: corrupt or truncated {source.compression} data ({exc})") from None
+            line = _checked_read(source, stream.readline)
             if not line:
                 break
             lineno += 1
@@ -250,16 +254,10 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
             batch.append(data)
             size += len(data)
             if size >= BLOCK_BYTES:
-                yield _join(batch)
+                yield join_documents(batch)
                 batch, size = [], 0
     if batch:
-        yield _join(batch)
-
-
-def _join(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
-    bounds = np.zeros(len(documents) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, documents), dtype=np.int64, count=len(documents)), out=bounds[1:])
-    return b"".join(documents), bounds
+        yield join_documents(batch)
 
 
 def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[bytes, np.ndarray]]:

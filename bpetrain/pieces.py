@@ -180,11 +180,6 @@ class PieceCounter:
         #: Seconds spent reading and counting (set by whoever drives the counter).
         self.seconds = 0.0
 
-    @property
-    def can_cut(self) -> bool:
-        """Whether a long text can be cut into blocks counted one by one (see :meth:`cut`)."""
-        return self.lines or self._pattern_id != 0
-
     def cut(self, data: bytes, searched: int = 0) -> int:
         """Where to end a block of ``data`` (which starts where the text or the previous
         block starts) so that counting the blocks one by one gives the pieces of the whole
@@ -287,21 +282,10 @@ class PieceCounter:
                 data = item if kind is bytes else encode_utf8(item)
                 batch.append(data)
                 size += len(data)
-                if size >= batch_bytes:
-                    self._count_batch(batch)
-                    batch, size = [], 0
-                continue
-            if isinstance(item, Mapping):
-                if text_field not in item:
-                    raise ValueError(
-                        f"a row has no field {text_field!r} (it has {', '.join(map(repr, item))}); "
-                        "name the text field with text_field="
-                    )
-                item = item[text_field]
-            for document in item if isinstance(item, (list, tuple)) else (item,):
-                data = _as_bytes(document)
-                batch.append(data)
-                size += len(data)
+            else:
+                found = _documents_of(item, text_field)
+                batch.extend(found)
+                size += sum(map(len, found))
             if size >= batch_bytes:
                 self._count_batch(batch)
                 batch, size = [], 0
@@ -309,13 +293,11 @@ class PieceCounter:
             self._count_batch(batch)
 
     def _count_batch(self, batch: list[bytes]) -> None:
-        bounds = np.zeros(len(batch) + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, batch), dtype=np.int64, count=len(batch)), out=bounds[1:])
         if self.lines:  # each line of each document is a document of its own
             for data in batch:
                 self.count_text(data, len(data), final=True)
             return
-        self.count_documents(b"".join(batch), bounds)
+        self.count_documents(*join_documents(batch))
 
     def save(self, path) -> None:
         """Save the counted pieces as a counts shard (see :meth:`PieceTable.save`)."""
@@ -341,6 +323,34 @@ class PieceCounter:
     def table(self) -> PieceTable:
         """The counted pieces as a :class:`PieceTable`."""
         return PieceTable(*self._table.arrays())
+
+
+def join_documents(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
+    """Documents as one buffer and their bounds, the input of :meth:`PieceCounter.count_documents`.
+
+    Returns
+    -------
+    data : bytes
+        The documents, concatenated.
+    bounds : numpy.ndarray of int64, shape (n_documents + 1,)
+        Document ``i`` is ``data[bounds[i]:bounds[i + 1]]``.
+    """
+    bounds = np.zeros(len(documents) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, documents), dtype=np.int64, count=len(documents)), out=bounds[1:])
+    return b"".join(documents), bounds
+
+
+def _documents_of(item, text_field: str) -> list[bytes]:
+    """The documents of one item that is not ``str`` or ``bytes``: a batch (list or tuple),
+    a mapping (a dataset row or batch) holding them in ``text_field``, or a bytes-like."""
+    if isinstance(item, Mapping):
+        if text_field not in item:
+            raise ValueError(
+                f"a row has no field {text_field!r} (it has {', '.join(map(repr, item))}); "
+                "name the text field with text_field="
+            )
+        item = item[text_field]
+    return [_as_bytes(document) for document in (item if isinstance(item, (list, tuple)) else (item,))]
 
 
 def _as_bytes(document) -> bytes:

@@ -1,4 +1,4 @@
-"""Which split patterns have a compiled splitter, and splitting text into pieces.
+"""Which split patterns have a compiled splitter, and text as the bytes the splitters take.
 
 The named patterns (``gpt2``, ``cl100k``/``gpt4``, ``o200k``) are matched by the
 compiled splitter :mod:`bpetrain._pretok` directly on UTF-8 bytes; any other pattern
@@ -10,9 +10,9 @@ is not a letter, number or space), re-encoded the same way.
 from __future__ import annotations
 
 from . import _pretok
-from .patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, compile_pattern
+from .patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
 
-__all__ = ["encode_utf8", "pattern_id", "split"]
+__all__ = ["encode_utf8", "pattern_id"]
 
 _COMPILED = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}
 
@@ -23,34 +23,6 @@ def pattern_id(pat_str: str | None) -> int:
     Only the exact strings of :data:`bpetrain.PATTERNS` have a compiled splitter.
     """
     return _COMPILED.get(pat_str, 0)
-
-
-def split(text: str | bytes, pat_str: str) -> list[bytes]:
-    """Split ``text`` into pieces with ``pat_str``: the pieces as UTF-8 bytes.
-
-    Parameters
-    ----------
-    text : str or bytes
-        ``bytes`` need not be valid UTF-8 (see the module docstring).
-    pat_str : str
-        A split pattern (a name's ``pat_str`` from :data:`bpetrain.PATTERNS` or any regex).
-
-    Returns
-    -------
-    list of bytes
-        The pieces, in order; they concatenate to the text's bytes.
-
-    Raises
-    ------
-    ValueError
-        If ``pat_str`` is not a valid pattern, or a ``str`` holds a lone surrogate.
-    """
-    data = text if isinstance(text, bytes) else encode_utf8(text)
-    pid = pattern_id(pat_str)
-    if pid:
-        return _pretok.split_bytes(data, pid)
-    decoded = data.decode("utf-8", "surrogateescape")
-    return [m.group().encode("utf-8", "surrogateescape") for m in compile_pattern(pat_str).finditer(decoded)]
 
 
 def encode_utf8(text: str) -> bytes:
