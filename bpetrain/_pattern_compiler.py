@@ -1,0 +1,735 @@
+"""Compile a split pattern (``pat_str``) into the program that :mod:`bpetrain._splitter` runs.
+
+The pattern is parsed into a tree (alternatives of sequences of quantified atoms), and
+the tree into instructions for a backtracking matcher, the classic construction of
+Thompson's and Pike's virtual machines as Russ Cox describes it ("Regular Expression
+Matching: the Virtual Machine Approach", 2009), run depth first so that the first
+alternative that matches wins, as in the ``regex`` module (Perl semantics, not the
+leftmost-longest of a DFA). Every single-character atom (a literal, ``.``, an escape such
+as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, evaluated by the
+installed ``regex`` module itself over every code point under the flags in force, so
+membership, case-insensitivity and the Unicode version are exactly the ``regex``
+module's. Up to 64 distinct sets get one bit each; the matcher looks a character's bits
+up in a two-stage table (code point >> 8 -> block of 256 signatures).
+
+Supported syntax: literals and escapes; ``.``; classes; ``\\d \\D \\s \\S \\w \\W`` and
+``\\p{..}``/``\\P{..}``; alternation; ``(?:...)``, capturing groups (as non-capturing),
+named groups; scoped flags ``i`` and ``s`` (``(?i:...)``, ``(?-i:...)``), and the same
+flags as a whole-pattern prefix ``(?i)``; the quantifiers ``? * + {n} {n,} {,m} {n,m}``,
+greedy, lazy and possessive; atomic groups ``(?>...)``; ``^ $ \\A \\Z \\z``; lookahead
+``(?=...)`` and ``(?!...)``. Anything else (lookbehind, ``\\b``, backreferences, the
+flags ``m x a f`` and versions, ``\\X``, conditionals, fuzzy matching, ...) raises
+:class:`Unsupported`, and so does a pattern that can match the empty string, a loop whose
+body can match the empty string, more than 64 distinct sets, or a program of more than
+``MAX_INSTRUCTIONS``; the caller then splits with the ``regex`` module.
+
+The compiler also works out where the pattern can be cut (:func:`_follow_pairs`): which
+character sets can be read right after which inside one attempt to match. Between two
+characters no such pair covers, no piece can continue and no attempt reads on, so text
+can be split in blocks there (see ``_splitter.last_safe_cut``).
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+import numpy as np
+import regex
+
+__all__ = ["Unsupported", "compile_program"]
+
+N_CODE_POINTS = 0x110000
+MAX_SETS = 64
+MAX_INSTRUCTIONS = 20_000
+MAX_STEPS = 32  # as in _splitter.pyx
+
+# Opcodes, the same numbers as in _splitter.pyx.
+OP_SET, OP_RUN, OP_SPLIT, OP_JMP, OP_ATOMIC, OP_ATOMIC_END = 1, 2, 3, 4, 5, 6
+OP_LOOK, OP_LOOK_END, OP_BOS, OP_EOS, OP_EOL, OP_MATCH = 7, 8, 9, 10, 11, 12
+GREEDY, LAZY, POSSESSIVE = 0, 1, 2
+
+_SET_ESCAPES = frozenset("dDsSwW")
+_CHAR_ESCAPES = frozenset("afnrtv0")
+_SCOPED_FLAGS = frozenset("is")
+_QUANTIFIER = regex.compile(r"\{(\d*)(?:(,)(\d*))?\}")
+
+
+class Unsupported(ValueError):
+    """The pattern uses syntax the compiled matcher does not run; the ``regex`` module splits it."""
+
+
+# ------------------------------------------------------------------ the tree
+
+@dataclass
+class Node:
+    """A node of the parsed pattern.
+
+    ``kind`` is one of ``set`` (``value``: the set's index), ``seq`` and ``alt``
+    (``children``), ``rep`` (one child; ``lo``, ``hi`` (None: no limit), ``mode``),
+    ``atomic`` (one child), ``look`` (one child; ``value``: True if negative), and
+    ``bos``, ``eos``, ``eol`` (the anchors ``^``/``\\A``, ``\\Z``/``\\z``, ``$``).
+    """
+
+    kind: str
+    children: list = field(default_factory=list)
+    value: object = None
+    lo: int = 0
+    hi: int | None = None
+    mode: int = GREEDY
+
+
+class _Parser:
+    """Recursive descent over ``pat_str``, following the ``regex`` module's (VERSION0) syntax.
+
+    Only patterns the ``regex`` module has already compiled are parsed, so what is not
+    recognized here is unsupported syntax, never a syntax error.
+    """
+
+    def __init__(self, pat_str: str):
+        self.s = pat_str
+        self.i = 0
+        self.sets: dict[tuple[str, str], int] = {}  # (source, flags) -> set index
+
+    def parse(self) -> Node:
+        flags = ""
+        m = regex.match(r"\(\?([a-zA-Z]+)\)", self.s)
+        if m:  # whole-pattern flags, written first
+            for flag in m.group(1):
+                if flag not in _SCOPED_FLAGS:
+                    raise Unsupported(f"the flag {flag!r}")
+            flags = "".join(sorted(set(m.group(1))))
+            self.i = m.end()
+        node = self.alternation(flags)
+        if self.i != len(self.s):
+            raise Unsupported(f"{self.s[self.i]!r} at position {self.i}")
+        return node
+
+    def peek(self) -> str:
+        return self.s[self.i] if self.i < len(self.s) else ""
+
+    def alternation(self, flags: str) -> Node:
+        branches = [self.sequence(flags)]
+        while self.peek() == "|":
+            self.i += 1
+            branches.append(self.sequence(flags))
+        return branches[0] if len(branches) == 1 else Node("alt", branches)
+
+    def sequence(self, flags: str) -> Node:
+        items = []
+        while self.i < len(self.s) and self.s[self.i] not in "|)":
+            items.append(self.quantified(self.atom(flags)))
+        return items[0] if len(items) == 1 else Node("seq", items)
+
+    def quantified(self, atom: Node) -> Node:
+        c = self.peek()
+        if c == "?":
+            lo, hi, self.i = 0, 1, self.i + 1
+        elif c == "*":
+            lo, hi, self.i = 0, None, self.i + 1
+        elif c == "+":
+            lo, hi, self.i = 1, None, self.i + 1
+        elif c == "{" and (m := _QUANTIFIER.match(self.s, self.i)) and (m.group(1) or m.group(2)):
+            lo = int(m.group(1) or 0)
+            hi = None if m.group(2) and not m.group(3) else int(m.group(3) if m.group(2) else m.group(1))
+            self.i = m.end()
+        else:
+            return atom
+        mode = GREEDY
+        if self.peek() == "?":
+            mode, self.i = LAZY, self.i + 1
+        elif self.peek() == "+":
+            mode, self.i = POSSESSIVE, self.i + 1
+        if atom.kind in ("look", "bos", "eos", "eol"):
+            raise Unsupported("a quantifier on an anchor or lookahead")
+        if self.peek() in ("?", "*", "+") or (self.peek() == "{" and _QUANTIFIER.match(self.s, self.i)):
+            raise Unsupported("a quantifier on a quantifier")
+        return Node("rep", [atom], lo=lo, hi=hi, mode=mode)
+
+    def add_set(self, source: str, flags: str) -> Node:
+        key = (source, flags)
+        if key not in self.sets:
+            self.sets[key] = len(self.sets)
+        return Node("set", value=self.sets[key])
+
+    def atom(self, flags: str) -> Node:
+        s, i = self.s, self.i
+        c = s[i]
+        if c == "(":
+            return self.group(flags)
+        if c == "[":
+            end = _class_end(s, i)
+            self.i = end
+            return self.add_set(s[i:end], flags)
+        if c == "\\":
+            return self.escape(flags)
+        self.i += 1
+        if c == "^":
+            return Node("bos")
+        if c == "$":
+            return Node("eol")
+        if c in "*+?":
+            raise Unsupported(f"{c!r} at position {i}")
+        return self.add_set(regex.escape(c) if c != "." else ".", flags)
+
+    def escape(self, flags: str) -> Node:
+        s, i = self.s, self.i
+        if i + 1 >= len(s):
+            raise Unsupported("a trailing backslash")
+        c = s[i + 1]
+        self.i = i + 2
+        if c == "A":
+            return Node("bos")
+        if c in "Zz":
+            return Node("eos")
+        if c in "pP":
+            if self.peek() == "{":
+                close = s.find("}", self.i)
+                if close < 0:
+                    raise Unsupported("an unterminated \\p{")
+                self.i = close + 1
+            else:
+                self.i += 1
+            return self.add_set(s[i : self.i], flags)
+        if c == "x":
+            self.i += 2
+        elif c == "u":
+            self.i += 4
+        elif c == "U":
+            self.i += 8
+        elif c == "N":
+            close = s.find("}", self.i)
+            if self.peek() != "{" or close < 0:
+                raise Unsupported("\\N without {name}")
+            self.i = close + 1
+        elif c == "0":
+            while self.i < min(i + 4, len(s)) and s[self.i] in "01234567":
+                self.i += 1
+        elif c.isalnum() and c not in _SET_ESCAPES and c not in _CHAR_ESCAPES:
+            raise Unsupported(f"the escape \\{c}")
+        return self.add_set(s[i : self.i], flags)
+
+    def group(self, flags: str) -> Node:
+        s = self.s
+        self.i += 1
+        kind = "group"
+        if s.startswith("?", self.i):
+            rest = s[self.i + 1 :]
+            if rest.startswith(":"):
+                self.i += 2
+            elif rest.startswith(">"):
+                kind, self.i = "atomic", self.i + 2
+            elif rest.startswith(("=", "!")):
+                kind, self.i = rest[0], self.i + 2
+            elif rest.startswith("#"):
+                close = s.find(")", self.i)
+                self.i = close + 1
+                return Node("seq")
+            elif m := regex.match(r"P?<[^\W\d]\w*>", rest):
+                self.i += 1 + m.end()
+            elif m := regex.match(r"([a-zA-Z]*)(?:-([a-zA-Z]+))?:", rest):
+                on, off = m.group(1), m.group(2) or ""
+                for flag in on + off:
+                    if flag not in _SCOPED_FLAGS:
+                        raise Unsupported(f"the flag {flag!r}")
+                flags = "".join(sorted((set(flags) | set(on)) - set(off)))
+                self.i += 1 + m.end()
+            else:
+                raise Unsupported(f"the group syntax (?{rest[:3]}")
+        body = self.alternation(flags)
+        if self.peek() != ")":
+            raise Unsupported(f"an unclosed group at position {self.i}")
+        self.i += 1
+        if kind == "atomic":
+            return Node("atomic", [body])
+        if kind in ("=", "!"):
+            return Node("look", [body], value=kind == "!")
+        return body
+
+
+def _class_end(s: str, i: int) -> int:
+    """The index after the ``]`` that closes the class opened at ``s[i]``."""
+    j = i + 1
+    if j < len(s) and s[j] == "^":
+        j += 1
+    if j < len(s) and s[j] == "]":
+        j += 1
+    while j < len(s):
+        c = s[j]
+        if c == "\\":
+            j += 2
+        elif c == "[" and s.startswith(":", j + 1) and (k := s.find(":]", j + 2)) >= 0:
+            j = k + 2
+        elif c == "]":
+            return j + 1
+        else:
+            j += 1
+    raise Unsupported("an unterminated character class")
+
+
+# ------------------------------------------------------------------ analyses
+
+def _nullable(node: Node) -> bool:
+    """Whether ``node`` can match without consuming a character (anchors and lookaheads consume none)."""
+    k = node.kind
+    if k == "set":
+        return False
+    if k == "seq":
+        return all(map(_nullable, node.children))
+    if k == "alt":
+        return any(map(_nullable, node.children))
+    if k == "rep":
+        return node.lo == 0 or _nullable(node.children[0])
+    if k == "atomic":
+        return _nullable(node.children[0])
+    return True
+
+
+def _glushkov(node: Node, pairs: set) -> tuple[bool, frozenset, frozenset]:
+    """(nullable, first, last) of ``node`` over its set atoms, adding to ``pairs`` every
+    (set a, set b) that one attempt to match can read in a row.
+
+    ``first`` holds the sets that can read the first character (a lookahead's body
+    included: it reads the characters that follow); ``last`` those that can consume the
+    last one (never a lookahead's: after one, matching goes on where it started).
+    ``$`` reads the character after it (a final ``\\n``?) and is given the set ``\\n``
+    (``node.value``, filled in by :func:`compile_program`).
+    """
+    k = node.kind
+    if k == "set":
+        atom = frozenset([node.value])
+        return False, atom, atom
+    if k in ("bos", "eos"):
+        return True, frozenset(), frozenset()
+    if k == "eol":
+        return True, frozenset([node.value]), frozenset()
+    if k == "look":
+        _, first, _ = _glushkov(node.children[0], pairs)
+        return True, first, frozenset()
+    if k == "atomic":
+        return _glushkov(node.children[0], pairs)
+    if k == "alt":
+        parts = [_glushkov(child, pairs) for child in node.children]
+        return (any(p[0] for p in parts), frozenset().union(*(p[1] for p in parts)),
+                frozenset().union(*(p[2] for p in parts)))
+    if k == "rep":
+        nullable, first, last = _glushkov(node.children[0], pairs)
+        if node.hi is None or node.hi > 1:
+            pairs.update((a, b) for a in last for b in first)
+        return nullable or node.lo == 0, first, last
+    # seq
+    nullable, first, last = True, frozenset(), frozenset()
+    for child in node.children:
+        c_nullable, c_first, c_last = _glushkov(child, pairs)
+        pairs.update((a, b) for a in last for b in c_first)
+        if nullable:
+            first |= c_first
+        last = c_last | last if c_nullable else c_last
+        nullable = nullable and c_nullable
+    return nullable, first, last
+
+
+def _first_sets(node: Node) -> frozenset:
+    """The sets that can consume the first character of a match of ``node`` (not nullable)."""
+    k = node.kind
+    if k == "set":
+        return frozenset([node.value])
+    if k in ("alt",):
+        return frozenset().union(*map(_first_sets, node.children))
+    if k in ("rep", "atomic"):
+        return _first_sets(node.children[0])
+    if k == "seq":
+        found = frozenset()
+        for child in node.children:
+            found |= _first_sets(child)
+            if not _nullable(child):
+                break
+        return found
+    return frozenset()
+
+
+# ------------------------------------------------------------------ code
+
+class _Emitter:
+    """Instructions as rows ``[op, a, b, c, mask]``."""
+
+    def __init__(self, bits: list[int]):
+        self.code: list[list[int]] = []
+        self.bits = bits  # set index -> class bit
+
+    def add(self, op: int, a: int = 0, b: int = 0, c: int = 0, mask: int = 0) -> int:
+        if len(self.code) >= MAX_INSTRUCTIONS:
+            raise Unsupported(f"the program would exceed {MAX_INSTRUCTIONS} instructions")
+        self.code.append([op, a, b, c, mask])
+        return len(self.code) - 1
+
+    def emit(self, node: Node) -> None:
+        k = node.kind
+        if k == "set":
+            self.add(OP_SET, mask=1 << self.bits[node.value])
+        elif k == "seq":
+            for child in node.children:
+                self.emit(child)
+        elif k == "alt":
+            jumps = []
+            for child in node.children[:-1]:
+                split = self.add(OP_SPLIT, a=len(self.code) + 1)
+                self.emit(child)
+                jumps.append(self.add(OP_JMP))
+                self.code[split][2] = len(self.code)
+            self.emit(node.children[-1])
+            for jump in jumps:
+                self.code[jump][1] = len(self.code)
+        elif k == "rep":
+            self.emit_repeat(node)
+        elif k == "atomic":
+            self.add(OP_ATOMIC)
+            self.emit(node.children[0])
+            self.add(OP_ATOMIC_END)
+        elif k == "look":
+            look = self.add(OP_LOOK, a=int(node.value))
+            self.emit(node.children[0])
+            self.add(OP_LOOK_END)
+            self.code[look][2] = len(self.code)
+        elif k == "bos":
+            self.add(OP_BOS)
+        elif k == "eos":
+            self.add(OP_EOS)
+        elif k == "eol":
+            self.add(OP_EOL)
+
+    def emit_repeat(self, node: Node) -> None:
+        body = node.children[0]
+        hi = -1 if node.hi is None else node.hi
+        if body.kind == "set":
+            self.add(OP_RUN, a=node.lo, b=hi, c=node.mode, mask=1 << self.bits[body.value])
+            return
+        if node.lo == 0 and hi == 0:
+            return
+        if _nullable(body) and hi != node.lo:
+            raise Unsupported("a loop whose body can match the empty string")
+        if node.mode == POSSESSIVE:
+            self.add(OP_ATOMIC)
+            self.emit_repeat(Node("rep", [body], lo=node.lo, hi=node.hi, mode=GREEDY))
+            self.add(OP_ATOMIC_END)
+            return
+        lazy = node.mode == LAZY
+        for _ in range(node.lo):
+            self.emit(body)
+        if hi < 0:
+            loop = self.add(OP_SPLIT)
+            self.emit(body)
+            self.add(OP_JMP, a=loop)
+            self._branch(loop, loop + 1, len(self.code), lazy)
+            return
+        splits = []
+        for _ in range(hi - node.lo):
+            splits.append(self.add(OP_SPLIT))
+            self.emit(body)
+        for split in splits:
+            self._branch(split, split + 1, len(self.code), lazy)
+
+    def _branch(self, split: int, body: int, out: int, lazy: bool) -> None:
+        """Make ``split`` try ``body`` first (greedy) or ``out`` first (lazy)."""
+        self.code[split][1:3] = [out, body] if lazy else [body, out]
+
+
+# ------------------------------------------------------------------ sets
+
+@functools.lru_cache(maxsize=None)
+def _every_code_point() -> str:
+    """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
+    return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+@functools.lru_cache(maxsize=256)
+def _members(source: str, flags: str) -> bytes:
+    """The code points the one-character regex ``source`` matches under ``flags``, as
+    packed bits (``numpy.packbits`` of a bool array over all code points)."""
+    prefix = f"(?{flags}:" if flags else "(?:"
+    member = np.zeros(N_CODE_POINTS + 1, dtype=np.int8)
+    for m in regex.finditer(prefix + source + ")+", _every_code_point()):
+        member[m.start()] += 1
+        member[m.end()] -= 1
+    return np.packbits(np.cumsum(member[:-1], dtype=np.int8).astype(bool)).tobytes()
+
+
+def _class_table(memberships: list[bytes]) -> np.ndarray:
+    """uint64 per code point: bit k set if the code point is in set k."""
+    masks = np.zeros(N_CODE_POINTS, dtype=np.uint64)
+    for k, packed in enumerate(memberships):
+        member = np.unpackbits(np.frombuffer(packed, dtype=np.uint8))[:N_CODE_POINTS].astype(bool)
+        masks[member] |= np.uint64(1 << k)
+    return masks
+
+
+def _two_stage(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Compress a uint64 per code point into (stage1 uint16 [cp >> 8], stage2 uint16
+    [block * 256 + (cp & 255)], signatures uint64): value = signatures[stage2[...]]."""
+    signatures, index = np.unique(values, return_inverse=True)
+    if len(signatures) > 0xFFFF:
+        raise Unsupported("too many distinct combinations of character sets")
+    index = index.astype(np.uint16).reshape(-1, 256)
+    blocks: dict[bytes, int] = {}
+    stage1 = np.empty(len(index), dtype=np.uint16)
+    for b, row in enumerate(index):
+        stage1[b] = blocks.setdefault(row.tobytes(), len(blocks))
+    stage2 = np.frombuffer(b"".join(blocks), dtype=np.uint16)
+    return stage1, stage2.copy(), signatures
+
+
+# ------------------------------------------------------------------ entry point
+
+def compile_program(pat_str: str) -> dict[str, np.ndarray]:
+    """Parse and compile ``pat_str`` (already accepted by ``regex.compile``).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``code`` and ``steps`` (int64, shape (n, 7): op, a, b, c, 0, 0, mask as the bits
+        of a uint64; each alternative's steps end with ``OP_MATCH``); ``alternatives``
+        (int64, shape (n_alternatives, 7): first instruction, first step, steps (-1: none,
+        run by the general matcher), tail instruction (-1: none), whether the tail has a
+        first-character guard, whether the steps have no choices and no tail, the
+        guard's sets); ``ascii_mask``, ``ascii_cand`` (uint64, shape (128,): the sets an ASCII
+        byte is in, and the top-level alternatives it can start); ``stage1``, ``stage2``
+        (uint16) and ``sig_mask``, ``sig_cand`` (uint64) for the other code points; and
+        ``follow`` (uint64, shape (64,): for each set, the sets that can be read right
+        after it in one attempt to match).
+
+    Raises
+    ------
+    Unsupported
+        If the pattern needs the ``regex`` module (the message says why).
+    """
+    if regex.DEFAULT_VERSION != regex.VERSION0:
+        raise Unsupported("regex.DEFAULT_VERSION is not VERSION0")
+    parser = _Parser(pat_str)
+    root = parser.parse()
+    if _nullable(root):
+        raise Unsupported("the pattern can match the empty string")
+    _fill_eol(root, parser)
+    sources = sorted(parser.sets, key=parser.sets.__getitem__)
+    memberships = [_members(source, flags) for source, flags in sources]
+    distinct: dict[bytes, int] = {}
+    bits = [distinct.setdefault(m, len(distinct)) for m in memberships]
+    if len(distinct) > MAX_SETS:
+        raise Unsupported(f"more than {MAX_SETS} distinct character sets")
+    masks = _class_table(list(distinct))
+
+    branches = root.children if root.kind == "alt" else [root]
+    emitter = _Emitter(bits)
+    starts, first = [], []
+    for branch in branches:
+        starts.append(len(emitter.code))
+        emitter.emit(branch)
+        emitter.add(OP_MATCH)
+        first.append(sum(1 << bits[s] for s in _first_sets(branch)))
+    if len(branches) > 64:
+        raise Unsupported("more than 64 top-level alternatives")
+
+    stage1, stage2, sig_mask = _two_stage(masks)
+    sig_cand = np.zeros(len(sig_mask), dtype=np.uint64)
+    for k, sets in enumerate(first):
+        sig_cand[(sig_mask & np.uint64(sets)) != 0] |= np.uint64(1 << k)
+
+    pairs: set = set()
+    _glushkov(root, pairs)
+    follow = np.zeros(64, dtype=np.uint64)
+    for a, b in pairs:
+        follow[bits[a]] |= np.uint64(1 << bits[b])
+
+    overlap = [0] * 64  # set k -> the sets that share a code point with it
+    for signature in map(int, sig_mask):
+        for k in range(64):
+            if signature >> k & 1:
+                overlap[k] |= signature
+    _optimize(emitter.code, overlap)
+    steps: list[list[int]] = []
+    alternatives = []  # per alternative: start pc, first step, steps, tail pc, tail guarded, tail mask
+    for start in starts:
+        found = _steps(emitter.code, start)
+        if found is None:
+            alternatives.append([start, 0, -1, -1, 0, 0, 0])
+            continue
+        alt_steps, tail, tail_first = found
+        linear = tail < 0 and all(step[0] != OP_RUN or step[3] == POSSESSIVE for step in alt_steps)
+        alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
+                             tail_first or 0])
+        steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
+    return {
+        "code": _code_array(emitter.code),
+        "steps": _code_array(steps),
+        "alternatives": _code_array(alternatives),
+        "ascii_mask": np.ascontiguousarray(masks[:128]),
+        "ascii_cand": np.ascontiguousarray(sig_cand[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
+        "stage1": stage1,
+        "stage2": stage2,
+        "sig_mask": sig_mask,
+        "sig_cand": sig_cand,
+        "follow": follow,
+    }
+
+
+def _first_after(code: list[list[int]], start: int) -> int | None:
+    """The sets that can consume the next character when matching goes on at ``start``,
+    or None if it may meet an anchor, a lookahead or an atomic group first (whose
+    outcome depends on more than the next character). Reaching the end of the program
+    adds nothing: the match is then found without the next character.
+    """
+    sets, todo, seen = 0, [start], set()
+    while todo:
+        pc = todo.pop()
+        if pc in seen:
+            continue
+        seen.add(pc)
+        op, a, b, _, mask = code[pc]
+        if op == OP_SET:
+            sets |= mask
+        elif op == OP_RUN:
+            sets |= mask
+            if a == 0:
+                todo.append(pc + 1)
+        elif op == OP_SPLIT:
+            todo += [a, b]
+        elif op == OP_JMP:
+            todo.append(a)
+        elif op not in (OP_MATCH, OP_LOOK_END):
+            return None
+    return sets
+
+
+def _nullable_from(code: list[list[int]], start: int) -> bool:
+    """Whether the program can get from ``start`` to its end without consuming (conservative)."""
+    todo, seen = [start], set()
+    while todo:
+        pc = todo.pop()
+        if pc in seen:
+            continue
+        seen.add(pc)
+        op, a, b, _, _ = code[pc]
+        if op in (OP_MATCH, OP_LOOK_END):
+            return True
+        if op == OP_SPLIT:
+            todo += [a, b]
+        elif op == OP_JMP:
+            todo.append(a)
+        elif op != OP_SET and not (op == OP_RUN and a > 0):
+            todo.append(pc + 1)  # zero-width (or possibly empty): go on
+    return False
+
+
+def _optimize(code: list[list[int]], overlap: list[int]) -> None:
+    """Two rewrites that change no match, only the work of finding it.
+
+    - A greedy run of a set that nothing after it can start with (no set after it shares
+      a code point with it: ``overlap``) becomes possessive
+      (PCRE's auto-possessification): giving back a character would leave a character
+      of the run next, which every way on must consume but cannot, and a way on that
+      consumes nothing succeeds at the run's longest end already.
+    - A split whose first way must consume a character gets the sets that can consume
+      it (``mask``, ``c`` = 1): the matcher takes the second way at once when the next
+      character is in none of them.
+    """
+    for pc, (op, a, b, c, mask) in enumerate(code):
+        if op == OP_RUN and c == GREEDY:
+            after = _first_after(code, pc + 1)
+            if after is not None and not after & overlap[mask.bit_length() - 1]:
+                code[pc][3] = POSSESSIVE
+        elif op == OP_SPLIT and not _nullable_from(code, a):
+            first = _first_after(code, a)
+            if first is not None:
+                code[pc][3:5] = [1, first]
+
+
+def _steps(code: list[list[int]], start: int) -> tuple[list[list[int]], int, int | None] | None:
+    """The alternative at ``start`` as *steps* and a tail, or None if it has no such form.
+
+    Steps are what the matcher runs with backtracking of its own, in a small array
+    instead of the general stack: runs and single sets (``OP_RUN``, ``OP_SET``), a
+    lookahead at one character (``OP_LOOK`` with the set in ``mask``, ``a`` = 1 if
+    negative), ``OP_EOS`` and ``OP_EOL``. The tail (its first instruction, or -1 if the
+    steps end the alternative) is whatever follows, provided it always succeeds: it can
+    reach the end without consuming or passing an anchor or a lookahead, and holds no
+    atomic group, so the depth-first search always finds a match in it and never
+    backtracks into the steps. ``tail_first``: the sets that can consume the tail's first
+    character, if known (a next character in none of them means the tail matches empty).
+    """
+    steps = []
+    pc = start
+    while True:
+        op, a, b, c, mask = code[pc]
+        if op in (OP_SET, OP_RUN, OP_EOS, OP_EOL):
+            steps.append([op, a, b, c, mask])
+            pc += 1
+        elif op == OP_LOOK and code[pc + 1][0] == OP_SET and code[pc + 2][0] == OP_LOOK_END:
+            steps.append([OP_LOOK, a, 0, 0, code[pc + 1][4]])
+            pc += 3
+        else:
+            break
+    if len(steps) > MAX_STEPS:
+        return None
+    if code[pc][0] == OP_MATCH:
+        return steps, -1, None
+    if not _always_succeeds(code, pc):
+        return None
+    return steps, pc, _first_after(code, pc)
+
+
+def _always_succeeds(code: list[list[int]], start: int) -> bool:
+    """Whether matching from ``start`` cannot fail (see :func:`_steps`)."""
+    todo, seen, empty_path = [start], set(), False
+    while todo:
+        pc = todo.pop()
+        if pc in seen:
+            continue
+        seen.add(pc)
+        op, a, b, _, _ = code[pc]
+        if op in (OP_ATOMIC, OP_ATOMIC_END):
+            return False
+        if op == OP_MATCH:
+            empty_path = True
+        elif op == OP_SPLIT:
+            todo += [a, b]
+        elif op == OP_JMP:
+            todo.append(a)
+        elif op == OP_RUN and a == 0:
+            todo.append(pc + 1)
+    # ``seen`` holds what can be reached without consuming; atomic groups elsewhere in
+    # the tail could still cut the search, so look at everything the tail reaches.
+    return empty_path and not any(code[pc][0] in (OP_ATOMIC, OP_ATOMIC_END) for pc in _reachable(code, start))
+
+
+def _reachable(code: list[list[int]], start: int) -> set[int]:
+    todo, seen = [start], set()
+    while todo:
+        pc = todo.pop()
+        if pc in seen or code[pc][0] == OP_MATCH:
+            continue
+        seen.add(pc)
+        op, a, b, _, _ = code[pc]
+        if op == OP_SPLIT:
+            todo += [a, b]
+        elif op == OP_JMP:
+            todo.append(a)
+        elif op == OP_LOOK:
+            todo += [pc + 1, b]
+        elif op != OP_LOOK_END:
+            todo.append(pc + 1)
+    return seen
+
+
+def _code_array(rows: list[list[int]]) -> np.ndarray:
+    """Rows of ints as an int64 array; the last column is a uint64 mask (stored as its bits)."""
+    array = np.zeros((len(rows), 7), dtype=np.int64)
+    for i, row in enumerate(rows):
+        array[i, : len(row) - 1] = row[:-1]
+        array[i, -1] = row[-1] - 2**64 if row[-1] >= 2**63 else row[-1]
+    return array
+
+
+def _fill_eol(node: Node, parser: _Parser) -> None:
+    """Give every ``$`` the set ``\\n`` (what it reads, see :func:`_glushkov`)."""
+    if node.kind == "eol":
+        node.value = parser.add_set(r"\n", "").value
+    for child in node.children:
+        _fill_eol(child, parser)

@@ -1,0 +1,88 @@
+# cython: language_level=3
+"""The compiled splitter's contract: a split pattern's program and the matcher that runs it.
+
+A :class:`Program` is made by :func:`bpetrain._pattern_compiler.compile_program`; the
+counting and encoding kernels call :c:func:`piece_end` on UTF-8 bytes without the GIL.
+Bytes that are not valid UTF-8 are one character each, the lone surrogate
+U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
+"""
+from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
+
+
+# One instruction (see _pattern_compiler.py for the opcodes).
+cdef struct Instr:
+    uint64_t mask    # the character set(s), one bit each
+    int32_t op
+    int32_t a
+    int32_t b
+    int32_t c
+
+
+# A backtracking point: where to resume, and the state to resume with.
+cdef struct Backtrack:
+    Py_ssize_t pos
+    Py_ssize_t pos2
+    int32_t kind
+    int32_t pc
+
+
+# A top-level alternative: where its instructions start, and its steps and tail if it has
+# that form (see _pattern_compiler._steps).
+cdef struct Alternative:
+    uint64_t tail_mask   # the sets that can consume the tail's first character
+    int32_t start        # first instruction
+    int32_t first_step
+    int32_t n_steps      # -1: run by the general matcher from ``start``
+    int32_t tail         # first instruction of the tail, -1: none
+    int32_t guarded      # 1: a next character in none of tail_mask means the tail matches empty
+    int32_t linear       # 1: steps without choices, then MATCH (at first_step .. first_step + n_steps)
+
+
+# The matcher's stack, reused from piece to piece (malloc'ed, grown on demand).
+cdef struct Stack:
+    Backtrack* items
+    Py_ssize_t cap
+
+
+# A program's tables, read only: threads share them.
+cdef struct Tables:
+    const Instr* code
+    const Instr* steps
+    const Alternative* alternatives
+    const uint64_t* ascii_mask    # byte < 0x80 -> the sets it is in
+    const uint64_t* ascii_cand    # byte < 0x80 -> the alternatives it can start
+    const uint16_t* stage1        # code point >> 8 -> block
+    const uint16_t* stage2        # block * 256 + (code point & 0xFF) -> signature
+    const uint64_t* sig_mask      # signature -> the sets
+    const uint64_t* sig_cand      # signature -> the alternatives it can start
+    const uint64_t* follow        # set -> the sets one attempt can read right after it
+
+
+cdef class Program:
+    cdef Tables tables
+    cdef object _arrays           # the numpy arrays that own the tables
+    cdef readonly str pat_str
+
+
+# End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,
+# or -1 if it does not match there. ``bos`` is where the string starts (for ``^`` and
+# ``\A``; -1: before ``text``). Raises MemoryError (returns -2) if the stack cannot grow.
+# Split ``text[0:end]`` from ``start``: the (start, end) of each piece that starts before
+# ``stop``, at most ``max_pieces`` of them, into ``bounds`` (2 * max_pieces entries); text
+# the pattern does not match is skipped. Returns how many; ``next[0]`` is where to go on.
+cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                             Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+                             Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil
+
+cdef Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                          Py_ssize_t end, Py_ssize_t bos) except -2 nogil
+
+# Bytes of the character at ``i < end`` (1 for a byte that is not valid UTF-8).
+cdef Py_ssize_t char_length(const uint8_t* text, Py_ssize_t i, Py_ssize_t end) noexcept nogil
+
+# The last position p in (lo, hi) where the pattern cuts text the same way whatever comes
+# before p and after the character at p, or -1 (see _splitter.pyx). The pieces before p
+# must be matched with the character at p in view (end > p).
+cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
+
+cdef void free_stack(Stack* stack) noexcept nogil

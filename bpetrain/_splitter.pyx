@@ -1,0 +1,626 @@
+# cython: language_level=3
+"""The compiled splitter: a backtracking matcher for split patterns, on UTF-8 bytes.
+
+It runs the programs of :mod:`bpetrain._pattern_compiler` the way the ``regex`` module
+runs the pattern: depth first, the first alternative that matches wins, quantifiers
+greedy, lazy or possessive, so the pieces are those of ``regex.finditer``. What makes it
+fast on split patterns:
+
+- each character is decoded once per test and looked up in one table that gives all its
+  sets at once (a bit each); ASCII bytes skip the decoding;
+- a run of one set (``\\p{L}+``, ``[^\\s\\p{L}\\p{N}]*``, ``\\p{N}{1,3}``) is one
+  instruction and one tight loop; a greedy run pushes one backtracking point for all
+  its characters, which gives them back one at a time (to where the next instruction's
+  set matches), and none when nothing can follow it;
+- the first character picks the top-level alternatives that can start with it.
+
+Bytes that are not valid UTF-8 (Python's strict decoder decides) are one character each,
+the lone surrogate U+DC80 + (byte - 0x80) that ``errors="surrogateescape"`` decodes them
+to, and are classed as the ``regex`` module classes that surrogate.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
+
+import numpy as np
+
+cdef extern from *:
+    """
+    #define BPT_CTZ64(x) __builtin_ctzll(x)
+    """
+    int ctz64 "BPT_CTZ64"(uint64_t x) noexcept nogil
+
+cdef enum:  # opcodes: the same numbers as in _pattern_compiler.py
+    OP_SET = 1
+    OP_RUN = 2
+    OP_SPLIT = 3
+    OP_JMP = 4
+    OP_ATOMIC = 5
+    OP_ATOMIC_END = 6
+    OP_LOOK = 7
+    OP_LOOK_END = 8
+    OP_BOS = 9
+    OP_EOS = 10
+    OP_EOL = 11
+    OP_MATCH = 12
+
+cdef enum:  # quantifier modes of OP_RUN
+    GREEDY = 0
+    LAZY = 1
+    POSSESSIVE = 2
+
+cdef enum:  # kinds of backtracking points
+    BT_BRANCH = 0   # resume at pc, pos
+    BT_GREEDY = 1   # give back one character of the run of instruction pc: pos its end, pos2 its least end
+    BT_LAZY = 2     # take one more character into the run of instruction pc: pos its end, pos2 its length
+    BT_ATOMIC = 3   # an atomic group's start; pos2: the enclosing one's (-1: none)
+
+INSTRUCTION = np.dtype([("mask", "<u8"), ("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("c", "<i4")], align=True)
+ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
+                        ("tail", "<i4"), ("guarded", "<i4"), ("linear", "<i4")], align=True)
+
+
+def _instructions(rows):
+    """Rows (op, a, b, c, 0, 0, mask bits) as an array of ``Instr``."""
+    out = np.zeros(max(len(rows), 1), dtype=INSTRUCTION)
+    if len(rows):
+        out["mask"] = rows[:, 6].view(np.uint64)
+        for k, name in enumerate(("op", "a", "b", "c")):
+            out[name] = rows[:, k]
+    return out
+
+
+# ------------------------------------------------------------------ characters
+
+cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
+    """The character at ``i`` (``s[i] >= 0x80``): its code point in ``cp``, its length in
+    bytes. A byte that does not start valid UTF-8 is U+DC00 + byte, one byte long."""
+    cdef uint32_t b0 = s[i], b1, b2, b3
+    cp[0] = 0xDC00 | b0
+    if b0 < 0xC2 or b0 > 0xF4 or i + 1 >= end:
+        return 1
+    b1 = s[i + 1]
+    if (b1 & 0xC0) != 0x80:
+        return 1
+    if b0 < 0xE0:
+        cp[0] = ((b0 & 0x1F) << 6) | (b1 & 0x3F)
+        return 2
+    if (b0 == 0xE0 and b1 < 0xA0) or (b0 == 0xED and b1 >= 0xA0) \
+            or (b0 == 0xF0 and b1 < 0x90) or (b0 == 0xF4 and b1 >= 0x90) or i + 2 >= end:
+        return 1
+    b2 = s[i + 2]
+    if (b2 & 0xC0) != 0x80:
+        return 1
+    if b0 < 0xF0:
+        cp[0] = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        return 3
+    if i + 3 >= end:
+        return 1
+    b3 = s[i + 3]
+    if (b3 & 0xC0) != 0x80:
+        return 1
+    cp[0] = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+    return 4
+
+
+cdef inline uint16_t _signature(const Tables* t, uint32_t cp) noexcept nogil:
+    return t.stage2[(<Py_ssize_t>t.stage1[cp >> 8] << 8) | (cp & 0xFF)]
+
+
+cdef inline uint64_t _sets_at(const Tables* t, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                              Py_ssize_t* n) noexcept nogil:
+    """The sets of the character at ``i < end`` (a bit each); its length in ``n``."""
+    cdef uint8_t b = s[i]
+    cdef uint32_t cp
+    if b < 0x80:
+        n[0] = 1
+        return t.ascii_mask[b]
+    n[0] = _decode(s, i, end, &cp)
+    return t.sig_mask[_signature(t, cp)]
+
+
+cdef Py_ssize_t char_length(const uint8_t* text, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    cdef uint32_t cp
+    if text[i] < 0x80:
+        return 1
+    return _decode(text, i, end, &cp)
+
+
+cdef inline Py_ssize_t _char_before(const uint8_t* s, Py_ssize_t lo, Py_ssize_t p) noexcept nogil:
+    """Start of the character that ends at ``p`` (``lo < p``, ``lo`` starts a character).
+
+    Every byte that is not a continuation byte starts a character; a continuation byte
+    ends one only as the last byte of the valid sequence that its lead byte starts,
+    else it is a character of its own.
+    """
+    cdef Py_ssize_t q = p - 1
+    cdef uint32_t cp
+    if s[q] < 0x80:
+        return q
+    while q > lo and p - q < 4 and (s[q] & 0xC0) == 0x80:
+        q -= 1
+    if s[q] >= 0xC2 and _decode(s, q, p, &cp) == p - q:
+        return q
+    return p - 1
+
+
+# ------------------------------------------------------------------ the matcher
+
+cdef int _grow(Stack* stack) except -1 nogil:
+    cdef Py_ssize_t cap = 2 * stack.cap if stack.cap else 64
+    cdef Backtrack* items = <Backtrack*>realloc(stack.items, cap * sizeof(Backtrack))
+    if items == NULL:
+        with gil:
+            raise MemoryError()
+    stack.items = items
+    stack.cap = cap
+    return 0
+
+
+cdef inline int _push(Stack* stack, Py_ssize_t* sp, int32_t kind, int32_t pc, Py_ssize_t pos,
+                      Py_ssize_t pos2) except -1 nogil:
+    cdef Backtrack* e
+    if sp[0] == stack.cap:
+        _grow(stack)
+    e = &stack.items[sp[0]]
+    e.kind = kind
+    e.pc = pc
+    e.pos = pos
+    e.pos2 = pos2
+    sp[0] += 1
+    return 0
+
+
+cdef void free_stack(Stack* stack) noexcept nogil:
+    free(stack.items)
+    stack.items = NULL
+    stack.cap = 0
+
+
+cdef int _run(const Tables* t, Stack* stack, Py_ssize_t* sp, int32_t pc, const uint8_t* s,
+              Py_ssize_t* at, Py_ssize_t end) except -1 nogil:
+    """OP_RUN at ``at[0]``: a run of one set, ``a`` to ``b`` (-1: any number) characters.
+
+    Returns 1 and moves ``at`` to the run's end (greedy and possessive: the longest,
+    lazy: the shortest), with a backtracking point unless the run cannot change; 0 if
+    fewer than ``a`` characters are in the set.
+    """
+    cdef const Instr* ins = &t.code[pc]
+    cdef uint64_t bit = ins.mask
+    cdef Py_ssize_t pos = at[0], floor, n, count = 0, most = ins.b
+    cdef uint8_t b
+    while count < ins.a:
+        if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+            return 0
+        pos += n
+        count += 1
+    floor = pos
+    if ins.c == LAZY:
+        if most < 0 or count < most:
+            _push(stack, sp, BT_LAZY, pc, pos, count)
+        at[0] = pos
+        return 1
+    if most < 0:
+        while pos < end:
+            b = s[pos]
+            if b < 0x80:
+                if (t.ascii_mask[b] & bit) == 0:
+                    break
+                pos += 1
+            elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                pos += n
+            else:
+                break
+    else:
+        while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+            pos += n
+            count += 1
+    if ins.c == GREEDY and pos > floor and t.code[pc + 1].op != OP_MATCH and t.code[pc + 1].op != OP_LOOK_END:
+        _push(stack, sp, BT_GREEDY, pc, pos, floor)
+    at[0] = pos
+    return 1
+
+
+cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc, const uint8_t* s,
+                       Py_ssize_t pos, Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+    """Run the program from instruction ``pc`` at ``pos``: the end of the first match, or -1.
+
+    Backtracking points go on ``stack`` above ``sp``; a lookahead runs as a nested call
+    above the caller's points and is atomic (its points are dropped when it returns).
+    """
+    cdef Py_ssize_t base = sp, atomic = -1, n, p, floor
+    cdef const Instr* ins
+    cdef Backtrack* e
+    cdef uint64_t want
+    cdef int32_t op
+    cdef bint ok
+    while True:
+        ins = &t.code[pc]
+        op = ins.op
+        ok = True
+        if op == OP_SET:
+            if pos < end and (_sets_at(t, s, pos, end, &n) & ins.mask) != 0:
+                pos += n
+                pc += 1
+            else:
+                ok = False
+        elif op == OP_RUN:
+            ok = _run(t, stack, &sp, pc, s, &pos, end)
+            pc += 1
+        elif op == OP_MATCH or op == OP_LOOK_END:
+            return pos
+        elif op == OP_SPLIT:
+            if ins.c and (pos >= end or (_sets_at(t, s, pos, end, &n) & ins.mask) == 0):
+                pc = ins.b  # the first way cannot start here
+            else:
+                _push(stack, &sp, BT_BRANCH, ins.b, pos, 0)
+                pc = ins.a
+        elif op == OP_JMP:
+            pc = ins.a
+        elif op == OP_ATOMIC:
+            _push(stack, &sp, BT_ATOMIC, 0, 0, atomic)
+            atomic = sp - 1
+            pc += 1
+        elif op == OP_ATOMIC_END:
+            sp = atomic  # drop every point inside the group, and its start
+            atomic = stack.items[sp].pos2
+            pc += 1
+        elif op == OP_LOOK:
+            ok = (_match(t, stack, sp, pc + 1, s, pos, end, bos) >= 0) != (ins.a != 0)
+            pc = ins.b
+        elif op == OP_BOS:
+            ok = pos == bos
+            pc += 1
+        elif op == OP_EOS:
+            ok = pos == end
+            pc += 1
+        else:  # OP_EOL: the end, or a final newline
+            ok = pos == end or (pos + 1 == end and s[pos] == 10)
+            pc += 1
+        if ok:
+            continue
+        while True:  # backtrack to the latest point that gives another way
+            if sp == base:
+                return -1
+            sp -= 1
+            e = &stack.items[sp]
+            if e.kind == BT_BRANCH:
+                pc = e.pc
+                pos = e.pos
+                break
+            if e.kind == BT_GREEDY:
+                floor = e.pos2
+                p = _char_before(s, floor, e.pos)
+                if t.code[e.pc + 1].op == OP_SET:  # give back to where the next set matches
+                    want = t.code[e.pc + 1].mask
+                    while p > floor and (_sets_at(t, s, p, end, &n) & want) == 0:
+                        p = _char_before(s, floor, p)
+                if p > floor:
+                    e.pos = p
+                    sp += 1
+                pc = e.pc + 1
+                pos = p
+                break
+            if e.kind == BT_LAZY:
+                ins = &t.code[e.pc]
+                if e.pos < end and (_sets_at(t, s, e.pos, end, &n) & ins.mask) != 0:
+                    pos = e.pos + n
+                    pc = e.pc + 1
+                    if ins.b < 0 or e.pos2 + 1 < ins.b:
+                        e.pos = pos
+                        e.pos2 += 1
+                        sp += 1
+                    break
+            elif e.kind == BT_ATOMIC:
+                atomic = e.pos2
+
+
+cdef enum:
+    MAX_STEPS = 32  # as in _pattern_compiler.py
+
+
+cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Stack* stack, const uint8_t* s,
+                                    Py_ssize_t pos, Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+    """An alternative of steps and a tail (``Alternative``): depth first over the steps'
+    choices, kept in arrays on the C stack, then the tail, which cannot fail."""
+    cdef Py_ssize_t top[MAX_STEPS]    # a run's current end
+    cdef Py_ssize_t low[MAX_STEPS]    # greedy: the run's least end; lazy: its length
+    cdef const Instr* steps = t.steps + alt.first_step
+    cdef const Instr* ins
+    cdef int i = 0, j, n_steps = alt.n_steps
+    cdef Py_ssize_t n, p, count, most
+    cdef uint64_t bit
+    cdef uint8_t b
+    cdef bint ok
+    while True:
+        while i < n_steps:  # forward, each step at its first choice
+            ins = &steps[i]
+            bit = ins.mask
+            if ins.op == OP_RUN:
+                count = 0
+                while count < ins.a:
+                    if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                        break
+                    pos += n
+                    count += 1
+                if count < ins.a:
+                    break
+                low[i] = pos
+                most = ins.b
+                if ins.c == LAZY:
+                    low[i] = count
+                elif most < 0:
+                    while pos < end:
+                        b = s[pos]
+                        if b < 0x80:
+                            if (t.ascii_mask[b] & bit) == 0:
+                                break
+                            pos += 1
+                        elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                            pos += n
+                        else:
+                            break
+                else:
+                    while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                        pos += n
+                        count += 1
+                top[i] = pos
+            elif ins.op == OP_SET:
+                if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                    break
+                pos += n
+            elif ins.op == OP_LOOK:
+                ok = pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0
+                if ok == (ins.a != 0):
+                    break
+            elif ins.op == OP_EOS:
+                if pos != end:
+                    break
+            elif pos != end and not (pos + 1 == end and s[pos] == 10):  # OP_EOL
+                break
+            i += 1
+        if i == n_steps:
+            if alt.tail < 0 or (alt.guarded and (pos >= end or (_sets_at(t, s, pos, end, &n) & alt.tail_mask) == 0)):
+                return pos
+            return _match(t, stack, 0, alt.tail, s, pos, end, bos)
+        j = i - 1  # step i failed: back to the latest step with another choice
+        while j >= 0:
+            ins = &steps[j]
+            if ins.op == OP_RUN and ins.c == GREEDY and top[j] > low[j]:
+                p = _char_before(s, low[j], top[j])
+                if j + 1 < n_steps and (steps[j + 1].op == OP_SET or (steps[j + 1].op == OP_RUN and steps[j + 1].a > 0)):
+                    bit = steps[j + 1].mask  # give back to where the next step can start
+                    while p > low[j] and (_sets_at(t, s, p, end, &n) & bit) == 0:
+                        p = _char_before(s, low[j], p)
+                top[j] = p
+                break
+            if ins.op == OP_RUN and ins.c == LAZY and (ins.b < 0 or low[j] < ins.b) and top[j] < end \
+                    and (_sets_at(t, s, top[j], end, &n) & ins.mask) != 0:
+                top[j] += n
+                low[j] += 1
+                break
+            j -= 1
+        if j < 0:
+            return -1
+        pos = top[j]
+        i = j + 1
+
+
+cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const uint8_t* s, Py_ssize_t pos,
+                                     Py_ssize_t end) noexcept nogil:
+    """Steps without choices (possessive runs, sets, one-character lookaheads, anchors)
+    and no tail: one pass, no backtracking (``Alternative.linear``)."""
+    cdef uint64_t bit
+    cdef Py_ssize_t n, count, most
+    cdef uint8_t b
+    while True:
+        bit = ins.mask
+        if ins.op == OP_RUN:
+            count = 0
+            while count < ins.a:
+                if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                    return -1
+                pos += n
+                count += 1
+            most = ins.b
+            if most < 0:
+                while pos < end:
+                    b = s[pos]
+                    if b < 0x80:
+                        if (t.ascii_mask[b] & bit) == 0:
+                            break
+                        pos += 1
+                    elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                        pos += n
+                    else:
+                        break
+            else:
+                while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                    pos += n
+                    count += 1
+        elif ins.op == OP_SET:
+            if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                return -1
+            pos += n
+        elif ins.op == OP_MATCH:
+            return pos
+        elif ins.op == OP_LOOK:
+            if (pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0) == (ins.a != 0):
+                return -1
+        elif ins.op == OP_EOS:
+            if pos != end:
+                return -1
+        elif pos != end and not (pos + 1 == end and s[pos] == 10):  # OP_EOL
+            return -1
+        ins += 1
+
+
+cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                                  Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+    cdef uint64_t cand
+    cdef uint32_t cp
+    cdef Py_ssize_t found
+    cdef const Alternative* alt
+    if start >= end:
+        return -1
+    if text[start] < 0x80:
+        cand = t.ascii_cand[text[start]]
+    else:
+        _decode(text, start, end, &cp)
+        cand = t.sig_cand[_signature(t, cp)]
+    while cand:
+        alt = &t.alternatives[ctz64(cand)]
+        if alt.linear:
+            found = _match_linear(t, t.steps + alt.first_step, text, start, end)
+        elif alt.n_steps >= 0:
+            found = _match_steps(t, alt, stack, text, start, end, bos)
+        else:
+            found = _match(t, stack, 0, alt.start, text, start, end, bos)
+        if found >= 0:
+            return found
+        cand &= cand - 1
+    return -1
+
+
+cdef Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                          Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+    return _piece_end(t, stack, text, start, end, bos)
+
+
+cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                             Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+                             Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
+    cdef Py_ssize_t count = 0, j
+    while start < stop and count < max_pieces:
+        j = _piece_end(t, stack, text, start, end, bos)
+        if j < 0:
+            start += char_length(text, start, end)
+        else:
+            bounds[2 * count] = start
+            bounds[2 * count + 1] = j
+            count += 1
+            start = j
+    next[0] = start
+    return count
+
+
+cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil:
+    # A cut at p, between the characters x (before p) and y (at p), is safe when no attempt
+    # to match reads y right after x: t.follow holds, for each set, the sets that can be
+    # read right after it (lookaheads and $ included). Then every attempt that started
+    # before p stops at y at the latest, so the pieces before p end at p or before it and
+    # need only y in view; the pieces from p on do not look before p (the programs have no
+    # lookbehind), and p > 0 is no string start for ^. So the text splits as a whole.
+    cdef Py_ssize_t p = hi - 1, q, n
+    cdef uint64_t before, after, follow
+    cdef uint8_t b
+    while p > lo:
+        b = text[p]
+        if (b & 0xC0) != 0x80 and p + (4 if b >= 0xF0 else 3 if b >= 0xE0 else 2 if b >= 0xC0 else 1) <= hi:
+            after = _sets_at(t, text, p, hi, &n)
+            q = _char_before(text, lo, p)
+            before = _sets_at(t, text, q, p, &n)
+            follow = 0
+            while before:
+                follow |= t.follow[ctz64(before)]
+                before &= before - 1
+            if (follow & after) == 0:
+                return p
+        p -= 1
+    return -1
+
+
+# ------------------------------------------------------------------ the program object
+
+cdef class Program:
+    """A split pattern compiled for the matcher (:func:`bpetrain._pattern_compiler.compile_program`).
+
+    Parameters
+    ----------
+    pat_str : str
+        The pattern (kept for ``repr`` and errors).
+    arrays : dict of numpy.ndarray
+        What :func:`~bpetrain._pattern_compiler.compile_program` returns.
+    """
+
+    def __cinit__(self, str pat_str not None, dict arrays not None):
+        code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
+        owned = {name: np.ascontiguousarray(arrays[name]) for name in
+                 ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
+        if owned["stage1"].dtype != np.uint16 or owned["stage2"].dtype != np.uint16 or owned["follow"].shape != (64,) \
+                or owned["ascii_mask"].shape != (128,) or len(alternatives) > 64:
+            raise ValueError("not a program from bpetrain._pattern_compiler.compile_program")
+        owned["code"] = _instructions(code)
+        owned["steps"] = _instructions(steps)
+        table = np.zeros(len(alternatives), dtype=ALTERNATIVE)
+        table["tail_mask"] = alternatives[:, 6].view(np.uint64)
+        for k, name in enumerate(("start", "first_step", "n_steps", "tail", "guarded", "linear")):
+            table[name] = alternatives[:, k]
+        owned["alternatives"] = table
+        self._arrays = owned
+        self.pat_str = pat_str
+        self.tables.code = <const Instr*><Py_ssize_t>owned["code"].ctypes.data
+        self.tables.steps = <const Instr*><Py_ssize_t>owned["steps"].ctypes.data
+        self.tables.alternatives = <const Alternative*><Py_ssize_t>table.ctypes.data
+        self.tables.ascii_mask = <const uint64_t*><Py_ssize_t>owned["ascii_mask"].ctypes.data
+        self.tables.ascii_cand = <const uint64_t*><Py_ssize_t>owned["ascii_cand"].ctypes.data
+        self.tables.stage1 = <const uint16_t*><Py_ssize_t>owned["stage1"].ctypes.data
+        self.tables.stage2 = <const uint16_t*><Py_ssize_t>owned["stage2"].ctypes.data
+        self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
+        self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
+        self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
+
+    def __repr__(self):
+        return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
+
+    def split(self, data, stop=None, *, bint at_start=True):
+        """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.
+
+        Pieces that start before ``stop`` (default: the end) are returned; the text after
+        ``stop`` is context only. ``at_start``: ``data`` starts the string (``^``).
+        """
+        cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+        cdef Py_ssize_t n = len(data), i = 0, j
+        cdef Py_ssize_t last = n if stop is None else stop
+        cdef Stack stack = Stack(NULL, 0)
+        if not 0 <= last <= n:
+            raise ValueError(f"stop={stop} is outside the data (0..{n})")
+        raw = bytes(data)
+        pieces = []
+        try:
+            while i < last:
+                j = _piece_end(&self.tables, &stack, &view[0], i, n, 0 if at_start else -1)
+                if j < 0:
+                    i += char_length(&view[0], i, n)
+                else:
+                    pieces.append(raw[i:j])
+                    i = j
+        finally:
+            free_stack(&stack)
+        return pieces
+
+    def n_pieces(self, data):
+        """How many pieces ``data`` (UTF-8 bytes) splits into; the matcher alone, without
+        the GIL (for benchmarks)."""
+        cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+        cdef Py_ssize_t n = len(data), i = 0, j, count = 0
+        cdef Stack stack = Stack(NULL, 0)
+        try:
+            with nogil:
+                while i < n:
+                    j = _piece_end(&self.tables, &stack, &view[0], i, n, 0)
+                    if j < 0:
+                        i += char_length(&view[0], i, n)
+                    else:
+                        count += 1
+                        i = j
+        finally:
+            free_stack(&stack)
+        return count
+
+    def safe_cut(self, data, Py_ssize_t lo=0, hi=None):
+        """:c:func:`last_safe_cut`: the last safe cut in ``data[lo:hi]`` (bytes-like), or -1."""
+        cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+        cdef Py_ssize_t h = len(data) if hi is None else hi
+        if not 0 <= lo <= h <= len(data):
+            raise ValueError("need 0 <= lo <= hi <= len(data)")
+        return last_safe_cut(&self.tables, &view[0], lo, h)
