@@ -1,6 +1,6 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
 from .encoding import Encoding, load_tiktoken
-from .patterns import PATTERNS
+from .pretokenize import PATTERNS
 from .pieces import PieceCounter, PieceTable
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning

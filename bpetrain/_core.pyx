@@ -154,7 +154,7 @@ cdef class PairMerger:
             raise ValueError(
                 f"the pieces of two or more bytes hold {n_slots - 1 - n_kept} bytes, more than the "
                 f"kernel's int32 positions can address ({INT32_MAX - 2 - n_kept} at most); "
-                "split the corpus into documents (pattern=None) or use a split pattern")
+                "split the corpus into documents (pat_str=None) or use a split pattern")
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
         self.min_frequency = min_frequency
         self.tok_array = np.empty(n_slots, dtype=np.int32)

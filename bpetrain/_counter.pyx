@@ -1,12 +1,13 @@
 """Compiled piece counting: a hash table keyed by the pieces' bytes, counts in int64.
 
-Text is split with the compiled splitter (:mod:`bpetrain._pretok`) and every piece is
+Text is split with the compiled splitter (:mod:`bpetrain._splitter`) and every piece is
 looked up in an open-addressing table (linear probing, load <= 1/2). A slot holds the
 whole entry in 32 bytes: the piece itself when it has at most 8 bytes (most pieces), or
 its 64-bit hash and its place in a byte arena when longer, its length, its count and
 the order it was first seen in. So
-a lookup of a short piece touches one cache line; the splitter runs one piece ahead and
-prefetches that piece's slot. No Python object is made per piece.
+a lookup of a short piece touches one cache line; the splitter cuts a batch of pieces
+ahead and their slots are prefetched before they are added. No Python object is made
+per piece.
 """
 from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -14,7 +15,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 import numpy as np
 
-from ._pretok cimport PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K, piece_end
+from ._splitter cimport Program, Stack, Tables, free_stack, split_pieces
 
 cdef extern from *:
     """
@@ -30,8 +31,10 @@ cdef struct Slot:
     uint32_t order   # how many pieces were in the table before this one
 
 cdef int64_t MAX_PIECES = 0xFFFFFFFF  # unique pieces in a table, and bytes in a piece
-DEF MIN_SLOTS = 1024
-DEF INLINE = 8
+cdef enum:
+    MIN_SLOTS = 1024
+    INLINE = 8        # pieces of at most this many bytes are kept in their slot
+    BATCH = 64        # pieces cut, hashed and prefetched at a time
 
 
 cdef inline uint64_t _key(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -174,27 +177,24 @@ cdef class PieceCounts:
         self.n_used += 1
         return 0
 
-    cdef int _split(self, int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
-                    Py_ssize_t end) except -1 nogil:
-        """Count the pieces that start in ``[start, stop)`` of the text ``text[0:end]``.
-
-        Runs one piece ahead: the next piece's slot is prefetched while this one is added.
-        """
-        cdef Py_ssize_t j, k
-        cdef uint64_t key, next_key
-        if start >= stop:
-            return 0
-        j = piece_end(pattern, text, start, end)
-        key = _key(text + start, j - start)
-        while True:
-            if j < stop:
-                k = piece_end(pattern, text, j, end)
-                next_key = _key(text + j, k - j)
-                BPT_PREFETCH(&self.slots[_home(next_key, k - j, self.shift)])
-            self._add(text + start, j - start, key, 1)
-            if j >= stop:
-                return 0
-            start, j, key = j, k, next_key
+    cdef int _split(self, const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                    Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos) except -1 nogil:
+        """Count the pieces that start in ``[start, stop)`` of the text ``text[0:end]``
+        (``bos``: where the string starts, -1 if before ``text``), a batch at a time."""
+        cdef Py_ssize_t bounds[2 * BATCH]
+        cdef uint64_t keys[BATCH]
+        cdef Py_ssize_t n, i, a, length
+        while start < stop:
+            n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
+            for i in range(n):
+                a = bounds[2 * i]
+                length = bounds[2 * i + 1] - a
+                keys[i] = _key(text + a, length)
+                BPT_PREFETCH(&self.slots[_home(keys[i], length, self.shift)])
+            for i in range(n):
+                a = bounds[2 * i]
+                self._add(text + a, bounds[2 * i + 1] - a, keys[i], 1)
+        return 0
 
     def add(self, piece, int64_t count=1):
         """Add ``count`` occurrences of one piece (bytes-like)."""
@@ -204,7 +204,8 @@ cdef class PieceCounts:
         if len(piece) and count:
             self._add(&view[0], len(piece), _key(&view[0], len(piece)), count)
 
-    def count(self, data, const int64_t[:, ::1] segments, int pattern, bint lines=False):
+    def count(self, data, const int64_t[:, ::1] segments, Program program, bint lines=False,
+              bint continued=False):
         """Count the pieces of ``data`` (UTF-8 bytes) segment by segment, without the GIL.
 
         Parameters
@@ -215,40 +216,47 @@ cdef class PieceCounts:
             Rows ``(start, stop, end)``: count the pieces starting in ``data[start:stop]``
             of the text ``data[start:end]`` (``end > stop`` is context the splitter may
             look at, the rest of the text after a safe cut; ``end == stop`` ends the text).
-        pattern : int
-            A compiled pattern id (:mod:`bpetrain._pretok`), or 0 for no pre-tokenization:
-            each document is one piece.
+            Each segment starts a string (for ``^``), except the first if ``continued``.
+        program : bpetrain._splitter.Program or None
+            The split pattern, or None for no pre-tokenization: each document is one piece.
         lines : bool
             Each line (up to and including ``\\n``) of a segment is a document of its own
             (the text after ``stop`` is then not looked at).
+        continued : bool
+            The first segment goes on a text that started before ``data``.
         """
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef const uint8_t* text = &view[0]
-        cdef Py_ssize_t n = len(data), k, a, b, e, stop
+        cdef Py_ssize_t n = len(data), k, a, b, e, stop, bos
         cdef const void* nl
-        if pattern not in (0, PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
-            raise ValueError(f"no compiled splitter for pattern id {pattern}")
+        cdef const Tables* t = NULL if program is None else &program.tables
+        cdef Stack stack = Stack(NULL, 0)
         for k in range(segments.shape[0]):
             if not 0 <= segments[k, 0] <= segments[k, 1] <= segments[k, 2] <= n:
                 raise ValueError(f"segment {k} {tuple(segments[k])} is not inside the data (0..{n})")
-        with nogil:
-            for k in range(segments.shape[0]):
-                a = segments[k, 0]
-                stop = segments[k, 1]
-                e = segments[k, 2]
-                while a < stop:
-                    if lines:
-                        nl = memchr(text + a, 10, stop - a)
-                        b = stop if nl == NULL else (<const uint8_t*>nl - text) + 1
-                        e = b
-                    else:
-                        b = stop
-                    if pattern == 0:
-                        if b > a:
-                            self._add(text + a, b - a, _key(text + a, b - a), 1)
-                    else:
-                        self._split(pattern, text, a, b, e)
-                    a = b
+        try:
+            with nogil:
+                for k in range(segments.shape[0]):
+                    a = segments[k, 0]
+                    stop = segments[k, 1]
+                    e = segments[k, 2]
+                    bos = -1 if continued and k == 0 else a
+                    while a < stop:
+                        if lines:
+                            nl = memchr(text + a, 10, stop - a)
+                            b = stop if nl == NULL else (<const uint8_t*>nl - text) + 1
+                            e = b
+                            bos = a
+                        else:
+                            b = stop
+                        if t == NULL:
+                            if b > a:
+                                self._add(text + a, b - a, _key(text + a, b - a), 1)
+                        else:
+                            self._split(t, &stack, text, a, b, e, bos)
+                        a = b
+        finally:
+            free_stack(&stack)
 
     def update(self, PieceCounts other):
         """Add every piece of ``other`` with its count."""

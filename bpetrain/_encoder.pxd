@@ -4,6 +4,7 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain._core cimport token_t
+from bpetrain._splitter cimport Stack, Tables
 
 # A slot of the whole-token table: the token's first 8 bytes (zero-padded), its rank
 # (-1: empty slot) and length; a token of up to 8 bytes is matched without other reads.
@@ -48,8 +49,8 @@ cdef class BytePairEncoder:
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil
-    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, int pattern, IdBuffer* out,
-                                   Scratch* scratch, int64_t limit, bint keep,
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, const Tables* pattern, Stack* stack,
+                                   IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil
     cdef object _result(self, IdBuffer* out, bint as_list)
     cdef list _as_list(self, const uint32_t* ids, int64_t n)

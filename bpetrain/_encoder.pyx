@@ -39,7 +39,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
-from bpetrain._pretok cimport PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K, piece_end
+from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack, piece_end
 
 cdef extern from *:
     """
@@ -534,10 +534,11 @@ cdef class BytePairEncoder:
         finally:
             free_buffers(&out, &scratch)
 
-    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, int pattern, IdBuffer* out,
-                                   Scratch* scratch, int64_t limit, bint keep,
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, const Tables* pattern, Stack* stack,
+                                   IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil:
-        """Cut ``text`` into pieces with the compiled splitter and encode each one.
+        """Cut ``text`` into pieces with the compiled splitter and encode each one (text the
+        pattern does not match is dropped, as by tiktoken).
 
         With ``keep`` the ids are appended to ``out``; without, only counted. Stops as
         soon as the count exceeds ``limit``. Returns the count, or -1 past the limit;
@@ -545,7 +546,10 @@ cdef class BytePairEncoder:
         """
         cdef int64_t start = 0, stop, count = 0, before
         while start < n:
-            stop = piece_end(pattern, text, start, n)
+            stop = piece_end(pattern, stack, text, start, n, 0)
+            if stop < 0:
+                start += char_length(text, start, n)
+                continue
             before = out.size
             self.encode_piece(text + start, stop - start, out, scratch)
             count += out.size - before
@@ -558,14 +562,14 @@ cdef class BytePairEncoder:
         n_read[0] = n
         return count
 
-    def encode_text(self, const uint8_t[::1] data not None, int pattern, bint as_list=False):
-        """Split UTF-8 ``data`` with a compiled pattern (``bpetrain._pretok``) and encode it.
+    def encode_text(self, const uint8_t[::1] data not None, Program pattern not None, bint as_list=False):
+        """Split UTF-8 ``data`` with a compiled pattern and encode it.
 
         Parameters
         ----------
         data : bytes-like, uint8
-        pattern : int
-            A compiled pattern's id (:func:`bpetrain.pretokenize.pattern_id`, not 0).
+        pattern : bpetrain._splitter.Program
+            The split pattern (:attr:`bpetrain.pretokenize.SplitPattern.program`).
 
         Returns
         -------
@@ -574,18 +578,19 @@ cdef class BytePairEncoder:
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Stack stack = Stack(NULL, 0)
         cdef int64_t n_read
-        _check_pattern(pattern)
         try:
             with nogil:
                 grow_ids(&out, data.shape[0] // 3 + 64)  # about the ids of real text: one growth at most
-                self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], pattern,
-                                       &out, &scratch, INT64_MAX, True, &n_read)
+                self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], &pattern.tables,
+                                       &stack, &out, &scratch, INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
         finally:
             free_buffers(&out, &scratch)
+            free_stack(&stack)
 
-    def encode_texts(self, list texts not None, int pattern):
+    def encode_texts(self, list texts not None, Program pattern not None):
         """Encode each of ``texts`` (UTF-8 ``bytes``) as :meth:`encode_text`, all in one call
         without the GIL.
 
@@ -601,7 +606,7 @@ cdef class BytePairEncoder:
         cdef int64_t n_read
         cdef bytes item
         cdef int64_t* ends = <int64_t*>malloc((n_texts + 1) * sizeof(int64_t))
-        _check_pattern(pattern)
+        cdef Stack stack = Stack(NULL, 0)
         try:
             if data == NULL or lengths == NULL or ends == NULL:
                 raise MemoryError()
@@ -611,8 +616,8 @@ cdef class BytePairEncoder:
                 lengths[i] = len(item)
             with nogil:
                 for i in range(n_texts):
-                    self._split_and_encode(<const uint8_t*>data[i], lengths[i], pattern, &out, &scratch,
-                                           INT64_MAX, True, &n_read)
+                    self._split_and_encode(<const uint8_t*>data[i], lengths[i], &pattern.tables, &stack,
+                                           &out, &scratch, INT64_MAX, True, &n_read)
                     ends[i + 1] = out.size
             ends[0] = 0
             return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i]) for i in range(n_texts)]
@@ -621,8 +626,9 @@ cdef class BytePairEncoder:
             free(data)
             free(lengths)
             free_buffers(&out, &scratch)
+            free_stack(&stack)
 
-    def count_text(self, const uint8_t[::1] data not None, int pattern, int64_t limit):
+    def count_text(self, const uint8_t[::1] data not None, Program pattern not None, int64_t limit):
         """Count the tokens of UTF-8 ``data`` as :meth:`encode_text` would make them,
         stopping as soon as the count exceeds ``limit``.
 
@@ -634,14 +640,15 @@ cdef class BytePairEncoder:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
         cdef int64_t count, n_read
-        _check_pattern(pattern)
+        cdef Stack stack = Stack(NULL, 0)
         try:
             with nogil:
-                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], pattern,
-                                               &out, &scratch, limit, False, &n_read)
+                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0],
+                                               &pattern.tables, &stack, &out, &scratch, limit, False, &n_read)
             return count, n_read
         finally:
             free_buffers(&out, &scratch)
+            free_stack(&stack)
 
     def count_pieces(self, list pieces not None, int64_t limit):
         """Count the tokens of the pieces, stopping once the count exceeds ``limit``.
@@ -686,12 +693,6 @@ cdef class BytePairEncoder:
     def token_lengths(self):
         """numpy.ndarray of int32, shape (n_ranks,): bytes of each rank's token (0: none)."""
         return self._arrays[0]
-
-
-cdef int _check_pattern(int pattern) except -1:
-    if pattern not in (PATTERN_GPT2, PATTERN_CL100K, PATTERN_O200K):
-        raise ValueError(f"pattern {pattern} has no compiled splitter (see bpetrain.pretokenize.pattern_id)")
-    return 0
 
 
 cdef object _to_array(IdBuffer* out):

@@ -56,6 +56,7 @@ cdef struct Tables:
     const uint64_t* sig_mask      # signature -> the sets
     const uint64_t* sig_cand      # signature -> the alternatives it can start
     const uint64_t* follow        # set -> the sets one attempt can read right after it
+    int native                    # a hand-written matcher of _pretok for this pattern (0: none)
 
 
 cdef class Program:

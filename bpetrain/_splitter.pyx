@@ -23,6 +23,8 @@ from libc.stdlib cimport free, realloc
 
 import numpy as np
 
+from bpetrain._pretok cimport piece_end as native_piece_end
+
 cdef extern from *:
     """
     #define BPT_CTZ64(x) __builtin_ctzll(x)
@@ -462,6 +464,8 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     cdef const Alternative* alt
     if start >= end:
         return -1
+    if t.native:
+        return native_piece_end(t.native, text, start, end)
     if text[start] < 0x80:
         cand = t.ascii_cand[text[start]]
     else:
@@ -540,9 +544,13 @@ cdef class Program:
         The pattern (kept for ``repr`` and errors).
     arrays : dict of numpy.ndarray
         What :func:`~bpetrain._pattern_compiler.compile_program` returns.
+    native : int
+        The id of a hand-written matcher in :mod:`bpetrain._pretok` that splits exactly
+        as the program does, faster (``bpetrain.pretokenize`` decides); 0: none. The
+        program's tables still give the safe cuts.
     """
 
-    def __cinit__(self, str pat_str not None, dict arrays not None):
+    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0):
         code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
         owned = {name: np.ascontiguousarray(arrays[name]) for name in
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
@@ -568,9 +576,15 @@ cdef class Program:
         self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
         self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
         self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
+        self.tables.native = native
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
+
+    @property
+    def native(self) -> int:
+        """The hand-written matcher used instead of the program (0: none)."""
+        return self.tables.native
 
     def split(self, data, stop=None, *, bint at_start=True):
         """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.

@@ -7,7 +7,7 @@ import warnings
 
 from .formats import FORMATS as EXPORT_FORMATS
 from .inputs import FORMATS as FORMATS_IN
-from .patterns import PATTERNS
+from .pretokenize import PATTERNS
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer
 
@@ -18,7 +18,7 @@ FORMATS = ("bpetrain", "tiktoken")
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
     return BpeTrainer(
         vocab_size,
-        pattern=args.pattern,
+        pat_str=args.pat_str,
         special_tokens=args.special_token,
         min_frequency=getattr(args, "min_frequency", 2),
         show_progress=not args.quiet,
@@ -74,8 +74,9 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pattern", default="cl100k", metavar="NAME|REGEX|none",
-                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k)")
+    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default="cl100k", metavar="NAME|REGEX|none",
+                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k); "
+                             "--pattern is the same option")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -107,7 +108,7 @@ SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tde
 
 
 def _load_model(args: argparse.Namespace) -> Tokenizer:
-    options = {} if args.pattern is None else {"pat_str": args.pattern}
+    options = {} if args.pat_str is None else {"pat_str": args.pat_str}
     return Tokenizer.from_file(args.model, format=args.input_format, **options)
 
 
@@ -154,9 +155,9 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --from)")
     parser.add_argument("--from", dest="input_format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
                         help="the format of MODEL (default: from its name and content)")
-    parser.add_argument("--pattern", default=None, metavar="NAME|REGEX|none",
+    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern for files that do not carry one (a tiktoken file without "
-                             "sidecar, GPT-2 files)")
+                             "sidecar, GPT-2 files); --pattern is the same option")
 
 
 def _add_export_command(commands) -> None:

@@ -8,8 +8,9 @@ blocks into tables of their own with the compiled splitter and counter, which ru
 without the GIL; the tables are merged at the end. The pieces, and so the merges, are
 the same as splitting every document whole, for any number of workers.
 
-Where no safe cut exists (raw mode with whole files as documents, a custom pattern,
-or a text with no cut point at all) a file is counted as one block.
+Where no safe cut exists (raw mode with whole files as documents, a pattern the
+``regex`` module splits, or a text with no cut point at all) a file is counted as one
+block.
 """
 from __future__ import annotations
 
@@ -111,14 +112,16 @@ def count_sources(
             if source.format == "text":
                 cutter = counters[0]  # cut() reads only the options, never the counts
                 carry = bytearray()
+                continued = False  # the block starts after a cut, not at the start of the file
                 for block in read_blocks(source, bar.update, block_bytes):
                     searched = max(0, len(carry) - 8 - cutter.lookahead)  # no cut before: searched already
                     carry += block
                     cut = cutter.cut(carry, searched)
                     if cut > 0:
                         data, carry = carry, carry[cut:]
-                        submit("count_text", data, cut, final=False)
-                submit("count_text", carry, len(carry), final=True)
+                        submit("count_text", data, cut, final=False, continued=continued)
+                        continued = True
+                submit("count_text", carry, len(carry), final=True, continued=continued)
                 n_files += 1
             else:
                 for data, bounds in read_records(source, text_field=text_field, text_column=text_column, progress=bar.update):

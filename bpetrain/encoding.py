@@ -20,8 +20,7 @@ import regex
 
 from ._encoder import BytePairEncoder
 from .model_file import read_tiktoken
-from .patterns import compile_pattern, resolve_pattern
-from .pretokenize import pattern_id
+from .pretokenize import resolve_pattern, split_pattern
 
 __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
 
@@ -39,7 +38,7 @@ class Encoding:
     pat_str : str or None
         The split pattern: a regex for the ``regex`` module, a name from
         :data:`bpetrain.PATTERNS`, or ``None`` for no pre-tokenization (each text between
-        special tokens is one piece, as bpetrain trains with ``pattern=None``).
+        special tokens is one piece, as bpetrain trains with ``pat_str=None``).
     mergeable_ranks : mapping of bytes to int
         Token bytes -> rank (= token id). Every single byte must have a rank.
     special_tokens : mapping of str to int, optional
@@ -59,10 +58,11 @@ class Encoding:
 
     Notes
     -----
-    The named patterns (``gpt2``, ``cl100k``, ``o200k``) split text with the compiled
-    splitter :mod:`bpetrain._pretok`, without the GIL; any other pattern splits with the
-    ``regex`` module (text it does not match is dropped, as in tiktoken). Lone
-    surrogates in a ``str`` are replaced by U+FFFD before encoding, as tiktoken does.
+    Any pattern within the compiled matcher's syntax (:mod:`bpetrain._pattern_compiler`)
+    splits text with the compiled splitter, without the GIL; other patterns split with
+    the ``regex`` module (``concurrent=True``). Text the pattern does not match is
+    dropped, as in tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before
+    encoding, as tiktoken does.
     """
 
     def __init__(
@@ -76,8 +76,8 @@ class Encoding:
     ):
         self.name = name
         self.pat_str = resolve_pattern(pat_str)
-        self._split = None if self.pat_str is None else compile_pattern(self.pat_str)
-        self._pattern = pattern_id(self.pat_str)  # 0: no compiled splitter
+        self._split = None if self.pat_str is None else split_pattern(self.pat_str)
+        self._pattern = None if self._split is None else self._split.program  # None: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
         if wrong is not None:
@@ -226,7 +226,7 @@ class Encoding:
         if not isinstance(num_threads, int) or num_threads < 1:
             raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
         text = list(text)
-        if not self._pattern:
+        if self._pattern is None:
             with ThreadPoolExecutor(num_threads) as pool:
                 return list(pool.map(self.encode_ordinary, text))
         n_shares = max(1, min(num_threads, len(text) // 16))
@@ -297,11 +297,11 @@ class Encoding:
             return self._encode_text(_replace_surrogates(text), as_list)
 
     def _encode_text(self, text: str, as_list: bool) -> np.ndarray | list[int]:
-        if self._pattern:
+        if self._pattern is not None:
             return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
         if self._split is None:
             return self._bpe.encode_bytes(text.encode("utf-8"), as_list)
-        return self._bpe.encode_pieces(self._split.findall(text), as_list)
+        return self._bpe.encode_pieces(self._split.regex.findall(text, concurrent=True), as_list)
 
     # ------------------------------------------------------------------ decoding
 
@@ -378,10 +378,10 @@ class Encoding:
             return self._count_till_limit(_replace_surrogates(text), limit)
 
     def _count_till_limit(self, text: str, limit: int) -> int | None:
-        if self._pattern:
+        if self._pattern is not None:
             count, _ = self._bpe.count_text(text.encode("utf-8"), self._pattern, limit)
             return None if count < 0 else count
-        matches = self._split.finditer(text)
+        matches = self._split.regex.finditer(text, concurrent=True)
         count = 0
         while True:
             pieces = [match.group() for match in islice(matches, COUNT_BATCH)]
@@ -473,13 +473,16 @@ class Encoding:
         lengths = self._bpe.token_lengths
         if self._split is None:
             return np.cumsum(lengths[self._bpe.encode_bytes(data)])
-        if self._pattern:
-            return np.cumsum(lengths[self._bpe.encode_text(data, self._pattern)])
-        pieces = self._split.findall(text)
-        if sum(map(len, pieces)) == len(text):  # the pieces tile the text
-            return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])
+        if self._pattern is not None:
+            ends = np.cumsum(lengths[self._bpe.encode_text(data, self._pattern)])
+            if (ends[-1] if len(ends) else 0) == len(data):  # the pieces tile the text
+                return ends
+        else:
+            pieces = self._split.regex.findall(text)
+            if sum(map(len, pieces)) == len(text):  # the pieces tile the text
+                return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])
         ends, char_at, byte_at = [], 0, 0  # the pattern skips some text: follow each match
-        for match in self._split.finditer(text):
+        for match in self._split.regex.finditer(text):
             byte_at += len(text[char_at : match.start()].encode("utf-8"))
             ends.append(byte_at + np.cumsum(lengths[self._bpe.encode_pieces([match.group()])]))
             byte_at += len(match.group().encode("utf-8"))

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
-from . import _counter, _pretok
+from . import _counter
 from ._atomic import atomic_write
-from .patterns import compile_pattern
-from .pretokenize import encode_utf8, pattern_id
+from .pretokenize import encode_utf8, split_pattern
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -142,9 +141,11 @@ class PieceCounter:
     Parameters
     ----------
     pat_str : str or None
-        The split pattern, or ``None`` for raw mode, where every document (between
-        special tokens) is one piece. The named patterns are split by the compiled
-        splitter; other patterns by the ``regex`` module, with the same pieces.
+        The split pattern (a regex; see :func:`bpetrain.pretokenize.resolve_pattern` for
+        names), or ``None`` for raw mode, where every document (between special tokens)
+        is one piece. The compiled splitter runs it, or the ``regex`` module for syntax
+        the splitter does not run (:class:`bpetrain.pretokenize.SplitPattern`), with the
+        same pieces.
     special_tokens : iterable of str
         Strings cut out of every document before splitting; they split the text (like
         document ends) and are not counted.
@@ -162,8 +163,9 @@ class PieceCounter:
         self.pat_str = pat_str
         self.lines = lines
         self.special_tokens = list(special_tokens)
-        self._pattern = None if pat_str is None else compile_pattern(pat_str)
-        self._pattern_id = pattern_id(pat_str)
+        self._split = None if pat_str is None else split_pattern(pat_str)
+        #: The compiled split pattern (None: raw mode, or the regex module splits).
+        self._program = None if self._split is None else self._split.program
         # a line holds no newline: in lines mode a special token with one never occurs
         specials = sorted((t for t in self.special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
         self._special = self._special_text = None
@@ -183,8 +185,10 @@ class PieceCounter:
     def cut(self, data: bytes, searched: int = 0) -> int:
         """Where to end a block of ``data`` (which starts where the text or the previous
         block starts) so that counting the blocks one by one gives the pieces of the whole
-        text: the last safe cut of the pattern (a line end in ``lines`` mode), or the end
-        of a special token that would straddle it; -1 if there is none. ``searched``:
+        text: the last safe cut of the pattern (a line end in ``lines`` mode; see
+        ``bpetrain._splitter.last_safe_cut``), or the end of a special token that would
+        straddle it; -1 if there is none (raw mode, or a pattern the regex module
+        splits). ``searched``:
         ``data[:searched]`` is known to hold no cut."""
         # a special token that starts before the cut must end inside the data, or the
         # straddle check below cannot see it
@@ -193,8 +197,8 @@ class PieceCounter:
             return -1
         if self.lines:
             cut = data.rfind(b"\n", searched, hi) + 1
-        elif self._pattern_id:
-            cut = _pretok.safe_cut(data, searched, hi)
+        elif self._program is not None:
+            cut = self._program.safe_cut(data, searched, hi)
         else:
             return -1
         if cut > 0 and self._special is not None:
@@ -205,26 +209,27 @@ class PieceCounter:
                     return m.end()
         return cut if cut > 0 else -1
 
-    def count_text(self, data: bytes, stop: int, *, final: bool) -> None:
+    def count_text(self, data: bytes, stop: int, *, final: bool, continued: bool = False) -> None:
         """Count the pieces in ``data[:stop]``, a block of a long text cut by :meth:`cut`.
 
         ``final``: the text ends at ``stop``; otherwise ``data[stop:]`` is what follows
-        (the splitter may look at it).
+        (the splitter may look at it). ``continued``: the text started in an earlier
+        block (``data`` does not start it, for ``^``).
         """
         end = stop if final else len(data)
         self.n_input_bytes += stop
         if self.lines:
             self.n_documents += data.count(b"\n", 0, stop) + (final and stop > 0 and data[stop - 1] != 10)
-        if self._pattern_id == 0 and self.pat_str is not None:
+        if self._split is not None and self._program is None:
             self._count_with_regex(data[:stop])
             return
-        self._table.count(data, self._segments(data, 0, stop, end), self._pattern_id, self.lines)
+        self._table.count(data, self._segments(data, 0, stop, end), self._program, self.lines, continued)
 
     def count_documents(self, data: bytes, bounds: np.ndarray) -> None:
         """Count documents given as one buffer: document ``i`` is ``data[bounds[i]:bounds[i + 1]]``."""
         self.n_input_bytes += int(bounds[-1] - bounds[0])
         self.n_documents += len(bounds) - 1
-        if self._pattern_id == 0 and self.pat_str is not None:
+        if self._split is not None and self._program is None:
             for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
                 self._count_with_regex(data[a:b])
             return
@@ -235,7 +240,7 @@ class PieceCounter:
                 [self._segments(data, a, b, b) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
                 or [np.zeros((0, 3), dtype=np.int64)]
             )
-        self._table.count(data, np.ascontiguousarray(segments), self._pattern_id, self.lines)
+        self._table.count(data, np.ascontiguousarray(segments), self._program, self.lines)
 
     def _segments(self, data: bytes, start: int, stop: int, end: int) -> np.ndarray:
         """Rows (start, stop, end) for the text between special tokens in ``data[start:stop]``."""
@@ -249,13 +254,14 @@ class PieceCounter:
         return np.array(rows, dtype=np.int64)
 
     def _count_with_regex(self, text: bytes) -> None:
-        """A custom pattern: split with the regex module, count in the compiled table."""
+        """A pattern the compiled splitter does not run: split with the regex module (the
+        GIL released while it matches), count in the compiled table."""
         decoded = text.decode("utf-8", "surrogateescape")
         parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
         if self.lines:
             parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
-        finditer = self._pattern.finditer
-        counts = Counter(m.group() for part in parts for m in finditer(part))
+        findall = self._split.regex.findall
+        counts = Counter(piece for part in parts for piece in findall(part, concurrent=True))
         for piece, count in counts.items():
             self._table.add(encode_utf8(piece), count)
 

@@ -1,28 +1,186 @@
-"""Which split patterns have a compiled splitter, and text as the bytes the splitters take.
+"""Pre-tokenization: split patterns by name, and the splitter that runs any of them.
 
-The named patterns (``gpt2``, ``cl100k``/``gpt4``, ``o200k``) are matched by the
-compiled splitter :mod:`bpetrain._pretok` directly on UTF-8 bytes; any other pattern
-goes through the ``regex`` module. Both give the same pieces: those of
-``regex.finditer(pat_str, text)`` on the text decoded with
-``errors="surrogateescape"`` (each invalid byte is one lone-surrogate character, which
-is not a letter, number or space), re-encoded the same way.
+A *split pattern* (``pat_str``, tiktoken's name) is a regular expression for the
+``regex`` module whose matches are the *pieces* of a text; BPE never merges across
+pieces, and text the pattern does not match is dropped (``regex.finditer``). This module
+is where a pattern is named, checked and compiled:
+
+- :data:`PATTERNS` names the patterns of OpenAI's tokenizers, as tiktoken publishes them
+  in ``tiktoken_ext/openai_public.py``: ``gpt2`` (r50k/p50k), ``cl100k`` (alias
+  ``gpt4``) and ``o200k``. :func:`resolve_pattern` turns a name into its string; every
+  constructor that takes a ``pat_str`` resolves names the same way.
+- :class:`SplitPattern` compiles a ``pat_str`` once into a program for the compiled
+  matcher (:mod:`bpetrain._pattern_compiler`, :mod:`bpetrain._splitter`), which the
+  counting and encoding kernels run on UTF-8 bytes without the GIL. Syntax the matcher
+  does not run (lookbehind, ``\\b``, backreferences, some flags; see
+  :mod:`bpetrain._pattern_compiler`) is split by the ``regex`` module instead
+  (``fallback_reason`` says why), with the GIL released (``concurrent=True``).
+
+Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded with
+``errors="surrogateescape"``, re-encoded the same way: each byte that is not valid
+UTF-8 is one character, a lone surrogate (category Cs: not a letter, number or space).
+
+For the three named patterns the compiled matcher hands over to hand-written matchers
+(:mod:`bpetrain._pretok`), which split the same text 1.4-1.8x faster (README,
+"Pre-tokenization"); the program still gives them their safe cuts.
 """
 from __future__ import annotations
 
+import functools
+
+import regex
+
 from . import _pretok
-from .patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN
+from ._pattern_compiler import Unsupported, compile_program
+from ._splitter import Program
 
-__all__ = ["encode_utf8", "pattern_id"]
+__all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
-_COMPILED = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}
+GPT2_PATTERN = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+    r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(  # noqa: FLY002 (one alternative a line)
+    [
+        (
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+        ),
+        (
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+        ),
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+#: Named split patterns: name -> ``pat_str``.
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "gpt4": CL100K_PATTERN,
+    "o200k": O200K_PATTERN,
+}
+
+# The hand-written matchers of _pretok, by the exact string they implement.
+_NATIVE = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}
 
 
-def pattern_id(pat_str: str | None) -> int:
-    """The compiled splitter's id for ``pat_str``, or 0 when the ``regex`` module must split.
+def resolve_pattern(pat_str: str | None) -> str | None:
+    """Return the ``pat_str`` for a pattern name, a regex, or ``None``.
 
-    Only the exact strings of :data:`bpetrain.PATTERNS` have a compiled splitter.
+    Parameters
+    ----------
+    pat_str : str or None
+        A name from :data:`PATTERNS` (``"gpt2"``, ``"cl100k"``, ``"gpt4"``, ``"o200k"``),
+        ``"none"`` or ``None`` for no pre-tokenization (raw mode), or any regular
+        expression the ``regex`` module accepts.
+
+    Returns
+    -------
+    str or None
+        The regex source, or ``None`` for raw mode.
+
+    Raises
+    ------
+    TypeError
+        If ``pat_str`` is not a string or ``None``.
+    ValueError
+        If ``pat_str`` looks like a name (lower-case letters, digits, ``_``) but is not
+        one, does not compile, or matches the empty string.
     """
-    return _COMPILED.get(pat_str, 0)
+    if pat_str is None or pat_str == "none":
+        return None
+    if not isinstance(pat_str, str):
+        raise TypeError(f"pat_str must be a str or None, got {type(pat_str).__name__}")
+    if pat_str in PATTERNS:
+        return PATTERNS[pat_str]
+    if regex.fullmatch(r"[a-z][a-z0-9_]*", pat_str):
+        raise ValueError(
+            f"unknown pattern name {pat_str!r}: the names are {', '.join(PATTERNS)} and none; to split on "
+            f"the literal text, pass the regex as (?:{pat_str})"
+        )
+    split_pattern(pat_str)
+    return pat_str
+
+
+class SplitPattern:
+    """A split pattern, compiled to split text.
+
+    Parameters
+    ----------
+    pat_str : str
+        The regex (not a name: see :func:`resolve_pattern`).
+
+    Attributes
+    ----------
+    pat_str : str
+    regex : regex.Pattern
+        The pattern compiled by the ``regex`` module (the reference, and the splitter
+        when the compiled matcher cannot run the pattern).
+    program : bpetrain._splitter.Program or None
+        The compiled program, or None if the ``regex`` module splits.
+    fallback_reason : str or None
+        Why the ``regex`` module splits (None when the program does).
+
+    Raises
+    ------
+    ValueError
+        If the regex does not compile or can match the empty string.
+    """
+
+    def __init__(self, pat_str: str):
+        if not isinstance(pat_str, str):
+            raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
+        try:
+            self.regex = regex.compile(pat_str)
+        except regex.error as exc:
+            names = ", ".join(sorted(PATTERNS))
+            raise ValueError(
+                f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
+                f"regular expression: {exc}"
+            ) from None
+        if self.regex.fullmatch(""):
+            raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
+        self.pat_str = pat_str
+        try:
+            self.program = Program(pat_str, compile_program(pat_str), _NATIVE.get(pat_str, 0))
+            self.fallback_reason = None
+        except Unsupported as exc:
+            self.program = None
+            self.fallback_reason = str(exc)
+
+    def __repr__(self) -> str:
+        how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
+        return f"<SplitPattern {self.pat_str!r:.60} ({how})>"
+
+    def split(self, data: bytes | str) -> list[bytes]:
+        """The pieces of ``data`` (UTF-8 bytes, or a ``str``) as ``bytes``.
+
+        Raises
+        ------
+        ValueError
+            If a ``str`` holds a lone surrogate that is not an escaped byte.
+        """
+        if isinstance(data, str):
+            data = encode_utf8(data)
+        if self.program is not None:
+            return self.program.split(data)
+        text = data.decode("utf-8", "surrogateescape")
+        return [encode_utf8(piece) for piece in self.regex.findall(text, concurrent=True)]
+
+
+@functools.lru_cache(maxsize=64)
+def split_pattern(pat_str: str) -> SplitPattern:
+    """The :class:`SplitPattern` of ``pat_str``, compiled once per process."""
+    return SplitPattern(pat_str)
 
 
 def encode_utf8(text: str) -> bytes:

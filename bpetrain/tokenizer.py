@@ -8,7 +8,7 @@ from typing import Literal
 from . import _reference
 from .encoding import Encoding, allowed_special_tokens
 from .model_file import read_model, write_model
-from .patterns import compile_pattern
+from .pretokenize import resolve_pattern
 
 __all__ = ["Tokenizer"]
 
@@ -25,7 +25,9 @@ class Tokenizer:
     merges : sequence of (int, int)
         The merged pairs in rank order.
     pat_str : str or None
-        The split pattern used in training (``None``: raw mode, no pre-tokenization).
+        The split pattern used in training: a regex, a name from :data:`bpetrain.PATTERNS`
+        (resolved as everywhere else, :func:`bpetrain.pretokenize.resolve_pattern`), or
+        ``None``/``"none"`` for raw mode (no pre-tokenization).
     special_tokens : mapping of str to int, optional
         Special token strings and their ids (normally ``256 + len(merges)`` onwards).
     byte_ids : sequence of 256 int, optional
@@ -61,9 +63,7 @@ class Tokenizer:
                     f"merge {i} ({a}, {b}) names an id that is neither a byte nor an earlier merge "
                     f"(ids must be below {256 + i})"
                 )
-        if pat_str is not None:
-            compile_pattern(pat_str)
-        self.pat_str = pat_str
+        self.pat_str = resolve_pattern(pat_str)
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         n_ranked = 256 + len(self.merges)
         seen: dict[int, str] = {}

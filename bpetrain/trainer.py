@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 from ._core import PairMerger
 from .counting import count_sources
 from .inputs import expand_inputs
-from .patterns import resolve_pattern
+from .pretokenize import resolve_pattern
 from .pieces import PieceCounter, PieceTable
 from .tokenizer import Tokenizer
 
@@ -79,10 +79,13 @@ class BpeTrainer:
     ----------
     vocab_size : int
         Target vocabulary size, >= 256 + len(special_tokens).
-    pattern : str or None, default "cl100k"
-        Split pattern: a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``), any regex for
-        the ``regex`` module, or ``None``/``"none"`` for raw mode (each document, or each
-        file, is one piece; nothing is pre-tokenized).
+    pat_str : str or None, default "cl100k"
+        Split pattern (tiktoken's name for it, as in :class:`~bpetrain.Encoding` and
+        :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
+        any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
+        document, or each file, is one piece; nothing is pre-tokenized). Any regex within
+        the compiled matcher's syntax (:mod:`bpetrain._pattern_compiler`) splits at
+        compiled speed, in parallel.
     special_tokens : sequence of str, default ()
         Strings that are cut out of the training text and get the ids after the merges,
         in this order.
@@ -105,7 +108,7 @@ class BpeTrainer:
         self,
         vocab_size: int,
         *,
-        pattern: str | None = "cl100k",
+        pat_str: str | None = "cl100k",
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         show_progress: bool = True,
@@ -134,7 +137,7 @@ class BpeTrainer:
         if min_frequency < 0:
             raise ValueError(f"min_frequency must be >= 0, got {min_frequency}")
         self.vocab_size = vocab_size
-        self.pat_str = resolve_pattern(pattern)
+        self.pat_str = resolve_pattern(pat_str)
         self.special_tokens = special_tokens
         self.min_frequency = max(min_frequency, 1)
         self.show_progress = show_progress
@@ -173,7 +176,7 @@ class BpeTrainer:
             :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
         documents : {"file", "line"}, default "file"
             What a document is in a plain-text file: the whole file, or each line (up to
-            and including ``\\n``). In raw mode (``pattern=None``) each document is one
+            and including ``\\n``). In raw mode (``pat_str=None``) each document is one
             piece; with a pattern, the end of a document ends the text the pattern sees.
             JSON Lines records and Parquet rows are always one document each.
         input_format : {"auto", "text", "jsonl", "parquet"}, default "auto"

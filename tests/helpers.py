@@ -8,6 +8,7 @@ import sysconfig
 
 import pytest
 
+from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
@@ -86,3 +87,23 @@ def rustbpe_merges(texts, vocab_size, pat_str):
     peer = rustbpe.Tokenizer()
     peer.train_from_iterator(iter(texts), vocab_size, pattern=pat_str)
     return merges_from_ranks(peer.get_mergeable_ranks())
+
+
+#: Split patterns the tests run: the named ones and others that published tokenizers use.
+SPLIT_PATTERNS = {
+    "gpt2": PATTERNS["gpt2"],
+    "cl100k": PATTERNS["cl100k"],
+    "o200k": PATTERNS["o200k"],
+    # cl100k as minbpe and rustbpe write it (it splits text the same way)
+    "cl100k-minbpe": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+    ),
+    # nanochat's (karpathy/nanochat): numbers of at most two digits
+    "nanochat": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+    ),
+    # Llama 3's
+    "llama3": (
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+}

@@ -6,10 +6,9 @@ the folder build.sh wrote (default: ../corpora beside the repository).
 from __future__ import annotations
 
 import pytest
-from helpers import CORPORA, require, rustbpe_merges
+from helpers import CORPORA, SPLIT_PATTERNS, require, rustbpe_merges
 
-from bpetrain import BpeTrainer
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS, BpeTrainer
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("rustbpe", reason="rustbpe is a test dependency: pip install '.[test]'")
@@ -28,22 +27,25 @@ def test_pattern_mode_same_as_rustbpe(mix10m):
 
 def test_raw_lines_same_as_rustbpe(mix10m):
     lines = mix10m.decode("utf-8").splitlines(keepends=True)
-    ours = BpeTrainer(32768, pattern=None, min_frequency=1, show_progress=False).train_from_iterator(lines)
+    ours = BpeTrainer(32768, pat_str=None, min_frequency=1, show_progress=False).train_from_iterator(lines)
     assert ours.merges == rustbpe_merges(lines, 32768, r"[\s\S]+")
 
 
 @pytest.mark.parametrize("name", ["kernel-docs.txt", "python-docs.txt"])
-@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+@pytest.mark.parametrize("pattern", list(SPLIT_PATTERNS))
 def test_compiled_splitter_same_as_regex_on_real_corpora(name, pattern):
     import regex
 
-    from bpetrain import _pretok
+    from bpetrain._pattern_compiler import compile_program
+    from bpetrain._splitter import Program
+    from bpetrain.pretokenize import split_pattern
 
     data = require(CORPORA / name, "build it with ../shared/corpora/build.sh").read_bytes()[:20_000_000]
     text = data.decode("utf-8", "surrogateescape")
-    want = [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(PATTERNS[pattern], text)]
-    ids = {"gpt2": _pretok.GPT2, "cl100k": _pretok.CL100K, "o200k": _pretok.O200K}
-    assert _pretok.split_bytes(data, ids[pattern]) == want
+    pat_str = SPLIT_PATTERNS[pattern]
+    want = [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+    assert Program(pat_str, compile_program(pat_str)).split(data) == want
+    assert split_pattern(pat_str).split(data) == want
 
 
 def test_workers_count_kernel_c_identically():

@@ -16,11 +16,10 @@ from helpers import MULTILINGUAL, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, _reference
+from bpetrain import PATTERNS, BpeTrainer, _reference
 from bpetrain.cli import main
 from bpetrain.counting import count_sources
 from bpetrain.inputs import expand_inputs
-from bpetrain.patterns import PATTERNS
 from bpetrain.pieces import PieceCounter, PieceTable
 
 SPECIALS = ["<|endoftext|>", "<|x\ny|>"]
@@ -262,7 +261,7 @@ def test_piece_table_against_a_counter():
     with pytest.raises(ValueError, match="count must be >= 0"):
         first.add(b"a", -1)
     with pytest.raises(ValueError, match="not inside the data"):
-        first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), 0)
+        first.count(b"abc", np.array([[0, 4, 4]], dtype=np.int64), None)
 
 
 def test_cuts_never_split_a_special_token(tmp_path):

@@ -15,12 +15,11 @@ from helpers import MULTILINGUAL, VOCABS, require, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Tokenizer, VocabSizeNotReachedWarning
+from bpetrain import PATTERNS, BpeTrainer, Tokenizer, VocabSizeNotReachedWarning
 from bpetrain._reference import merges_from_ranks as reference_merges_from_ranks
 from bpetrain.formats.hf import hf_pattern
 from bpetrain.formats.tiktoken import merges_from_ranks
 from bpetrain.model_file import read_tiktoken
-from bpetrain.patterns import PATTERNS
 
 SPECIALS = ["<|endoftext|>", "<|fim_middle|>"]
 DIGITS = "0 12 345 6789 1234567890 3.14159 1,000,000 2026-11-22 ٣٤٥٦٧ ９９９９ ²³ 0x1F 1e10 a1b22c333 ++4\n" * 20
@@ -40,7 +39,7 @@ def read_back(tmp_path, format, tok):
 @pytest.fixture(scope="module", params=["cl100k", "o200k", "gpt2", None], ids=lambda p: f"pattern={p}")
 def trained(request):
     text = stdlib_text(300_000).decode("utf-8") + MULTILINGUAL * 10 + DIGITS
-    trainer = BpeTrainer(256 + 600 + 2, pattern=request.param, special_tokens=SPECIALS, show_progress=False)
+    trainer = BpeTrainer(256 + 600 + 2, pat_str=request.param, special_tokens=SPECIALS, show_progress=False)
     return trainer.train_from_iterator([text])
 
 
@@ -84,7 +83,7 @@ def test_round_trip_any_bytes(docs):
     docs = [*docs, b"\xff\xfe\x00\n \t" * 3, b"a" * 300]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", VocabSizeNotReachedWarning)
-        tok = BpeTrainer(256 + 40 + 1, pattern=None, special_tokens=["<|eot|>"], min_frequency=1,
+        tok = BpeTrainer(256 + 40 + 1, pat_str=None, special_tokens=["<|eot|>"], min_frequency=1,
                          show_progress=False).train_from_iterator(docs)
     with tempfile.TemporaryDirectory() as tmp:
         for format in PATHS:

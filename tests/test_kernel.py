@@ -8,12 +8,11 @@ import pytest
 from bpetrain._core import PairMerger
 from helpers import MULTILINGUAL, random_corpus, stdlib_text
 
-from bpetrain import BpeTrainer, PieceTable, _reference
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS, BpeTrainer, PieceTable, _reference
 
 
 def train(texts, vocab_size, pattern, min_frequency=1, special_tokens=()):
-    trainer = BpeTrainer(vocab_size, pattern=pattern, special_tokens=special_tokens,
+    trainer = BpeTrainer(vocab_size, pat_str=pattern, special_tokens=special_tokens,
                          min_frequency=min_frequency, show_progress=False)
     return trainer.train_from_iterator(texts).merges
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 from helpers import MULTILINGUAL, rustbpe_merges, stdlib_text
 
-from bpetrain import BpeTrainer
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS, BpeTrainer
 
 pytest.importorskip("rustbpe", reason="rustbpe is a test dependency: pip install '.[test]'")
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
@@ -15,13 +14,13 @@ load_tiktoken_bpe = pytest.importorskip("tiktoken.load").load_tiktoken_bpe
 @pytest.mark.parametrize("pattern", ["cl100k", "gpt2"])
 def test_same_merges_as_rustbpe_on_real_text(pattern):
     text = stdlib_text(3_000_000).decode("utf-8")
-    ours = BpeTrainer(256 + 2000, pattern=pattern, min_frequency=1, show_progress=False).train_from_iterator([text])
+    ours = BpeTrainer(256 + 2000, pat_str=pattern, min_frequency=1, show_progress=False).train_from_iterator([text])
     assert ours.merges == rustbpe_merges([text], 256 + 2000, PATTERNS[pattern])
 
 
 def test_same_merges_as_rustbpe_raw_documents():
     lines = stdlib_text(1_000_000).decode("utf-8").splitlines(keepends=True)
-    ours = BpeTrainer(256 + 1000, pattern=None, min_frequency=1, show_progress=False).train_from_iterator(lines)
+    ours = BpeTrainer(256 + 1000, pat_str=None, min_frequency=1, show_progress=False).train_from_iterator(lines)
     assert ours.merges == rustbpe_merges(lines, 256 + 1000, r"[\s\S]+")
 
 
@@ -29,7 +28,7 @@ def test_same_merges_as_rustbpe_raw_documents():
 def test_tiktoken_loads_export_and_encodes_like_reference(tmp_path, pattern):
     text = stdlib_text(1_000_000).decode("utf-8") + MULTILINGUAL * 20
     special = ["<|endoftext|>", "<|fim|>"]
-    tok = BpeTrainer(256 + 3000 + 2, pattern=pattern, special_tokens=special, show_progress=False).train_from_iterator([text])
+    tok = BpeTrainer(256 + 3000 + 2, pat_str=pattern, special_tokens=special, show_progress=False).train_from_iterator([text])
     tok.save_tiktoken(tmp_path / "ranks.tiktoken")
     enc = tiktoken.Encoding(
         "trained",

@@ -1,4 +1,9 @@
-"""The compiled splitter gives exactly the regex module's pieces, and its safe cuts are safe."""
+"""The compiled splitter gives exactly the regex module's pieces, and its safe cuts are safe.
+
+Every pattern is run two ways: by the compiled program alone (the engine), and as
+``SplitPattern`` runs it (for the three named patterns, the hand-written matchers of
+``_pretok``). The grammar-wide checks (generated patterns) are in test_pattern_engine.py.
+"""
 from __future__ import annotations
 
 import random
@@ -6,28 +11,48 @@ import sys
 
 import pytest
 import regex
-from helpers import MULTILINGUAL, stdlib_text
+from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import _pretok
-from bpetrain.patterns import PATTERNS
+from bpetrain._pattern_compiler import compile_program
+from bpetrain._splitter import Program
+from bpetrain.pretokenize import split_pattern
 
-NAMED = {"gpt2": _pretok.GPT2, "cl100k": _pretok.CL100K, "o200k": _pretok.O200K}
+NAMED = ("gpt2", "cl100k", "o200k")
+SPLITTERS = [(name, how) for name in SPLIT_PATTERNS for how in (("engine", "native") if name in NAMED else ("engine",))]
+
+
+def program(name: str, how: str) -> Program:
+    pat_str = SPLIT_PATTERNS[name]
+    if how == "native":
+        found = split_pattern(pat_str).program
+        assert found.native, f"{name} has no hand-written matcher"
+        return found
+    return _engine(pat_str)
+
+
+_ENGINES: dict[str, Program] = {}
+
+
+def _engine(pat_str: str) -> Program:
+    if pat_str not in _ENGINES:
+        _ENGINES[pat_str] = Program(pat_str, compile_program(pat_str))
+    return _ENGINES[pat_str]
 
 
 def regex_pieces(data: bytes, name: str) -> list[bytes]:
     """The reference: regex.finditer on the text decoded with surrogateescape."""
     text = data.decode("utf-8", "surrogateescape")
-    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(PATTERNS[name], text)]
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(SPLIT_PATTERNS[name], text)]
 
 
-def check(data: bytes, name: str) -> None:
-    got = _pretok.split_bytes(data, NAMED[name])
+def check(data: bytes, name: str, how: str) -> None:
+    got = program(name, how).split(data)
     want = regex_pieces(data, name)
     if got != want:
         first = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
-        raise AssertionError(f"{name}: piece {first} differs: {got[first:first + 3]} != {want[first:first + 3]}")
+        raise AssertionError(f"{name} ({how}): piece {first} differs: {got[first:first + 3]} != {want[first:first + 3]}")
 
 
 # Characters that exercise every branch: each class of the patterns, case variants of
@@ -56,21 +81,21 @@ def _is_utf8(b: bytes) -> bool:
 documents = st.lists(st.one_of(texts.map(lambda t: t.encode("utf-8")), invalid), max_size=6).map(b"".join)
 
 
-@pytest.mark.parametrize("name", NAMED)
-@settings(max_examples=600, deadline=None)
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+@settings(max_examples=300, deadline=None, derandomize=True)
 @given(data=documents)
-def test_pieces_identical_to_regex_hypothesis(name, data):
-    check(data, name)
+def test_pieces_identical_to_regex_hypothesis(name, how, data):
+    check(data, name, how)
 
 
-@pytest.mark.parametrize("name", NAMED)
-def test_pieces_identical_to_regex_real_text(name, prose):
-    check(MULTILINGUAL.encode("utf-8") * 3, name)
-    check(prose[:1_000_000], name)
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+def test_pieces_identical_to_regex_real_text(name, how, prose):
+    check(MULTILINGUAL.encode("utf-8") * 3, name, how)
+    check(prose[:1_000_000], name, how)
 
 
-@pytest.mark.parametrize("name", NAMED)
-def test_pieces_identical_to_regex_adversarial(name):
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+def test_pieces_identical_to_regex_adversarial(name, how):
     rng = random.Random(7)
     cases = [
         b"",
@@ -85,24 +110,25 @@ def test_pieces_identical_to_regex_adversarial(name):
         "".join(rng.choice("aA'sS \r\n\t.1/\u0301\u02b0") for _ in range(20000)).encode("utf-8"),
     ]
     for data in cases:
-        check(data, name)
+        check(data, name, how)
 
 
 @pytest.mark.skipif(sys.maxunicode < 0x10FFFF, reason="needs a wide Python build")
-@pytest.mark.parametrize("name", NAMED)
-def test_every_code_point(name):
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+def test_every_code_point(name, how):
     """Every code point, alone and between letters, spaces and digits."""
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000)
     for sep in ("", "a", " ", "1", "\n", "'"):
-        check(sep.join(every[i : i + 500] for i in range(0, len(every), 500)).encode("utf-8"), name)
+        check(sep.join(every[i : i + 500] for i in range(0, len(every), 500)).encode("utf-8"), name, how)
 
 
-@pytest.mark.parametrize("name", NAMED)
+@pytest.mark.parametrize("name", SPLIT_PATTERNS)
 def test_safe_cuts_split_like_the_whole(name):
     """Cutting at any safe cut and splitting both sides gives the pieces of the whole.
 
     The left side is split with the character after the cut as context (what the
-    lookaheads see), as the counting kernel does; it must end exactly at the cut.
+    lookaheads see), as the counting kernel does; the right side does not start the
+    string (for ``^``). The cuts come from the program's analysis, for every pattern.
     """
     data = (
         MULTILINGUAL.encode("utf-8")
@@ -111,31 +137,31 @@ def test_safe_cuts_split_like_the_whole(name):
         + "中文。文字，中3文abc123 कित aʰ'́b\tc,d_e".encode()
         + b"word\xffword\xe2\x82word"
     )
-    whole = _pretok.split_bytes(data, NAMED[name])
+    engine = _engine(SPLIT_PATTERNS[name])
+    whole = engine.split(data)
     hi, n_cuts = len(data), 0
-    while (cut := _pretok.safe_cut(data, 0, hi)) > 0:
-        left = _pretok.split_bytes(data[: cut + 4], NAMED[name], stop=cut)
-        right = _pretok.split_bytes(data[cut:], NAMED[name])
+    while (cut := engine.safe_cut(data, 0, hi)) > 0:
+        left = engine.split(data[: cut + 4], stop=cut)
+        right = engine.split(data[cut:], at_start=False)
         assert left + right == whole, f"cut at {cut} is not safe"
-        if name != "gpt2":  # cl100k and o200k: safe even with the text ending at the cut
-            assert _pretok.split_bytes(data[:cut], NAMED[name]) == left
         hi, n_cuts = cut, n_cuts + 1
     assert n_cuts > 100
 
 
 def test_safe_cut_kinds():
-    """A newline then a letter, or a letter then neither a letter, a mark nor '."""
-    assert _pretok.safe_cut(b".\n/b") == -1  # o200k keeps ".\n/" together
-    assert _pretok.safe_cut(b".\n b") == -1
-    assert _pretok.safe_cut(b".\nb") == 2
-    assert _pretok.safe_cut(b"a\n/b") == 1
-    assert _pretok.safe_cut(b". b") == -1
-    assert _pretok.safe_cut(b"ab'") == -1  # o200k: a contraction may follow
-    assert _pretok.safe_cut("a\u0301".encode()) == -1  # o200k: marks continue the piece
-    assert _pretok.safe_cut("\u4e2d\u3002x".encode()) == 3
-    assert _pretok.safe_cut(b"a1") == 1
-    assert _pretok.safe_cut(b"a\xe3\x80") == -1  # a character cut off by the end is not known
-    assert _pretok.safe_cut(b".\n\xc3") == -1
-    assert _pretok.safe_cut(b".\n\xc3\xa9") == 2
-    assert _pretok.safe_cut(b"a\nb\nc", 0, 3) == 2
-    assert _pretok.safe_cut(b"\nb", 1) == -1  # the cut must leave text on both sides
+    """Where o200k can and cannot be cut: the program's follow sets decide."""
+    cut = _engine(SPLIT_PATTERNS["o200k"]).safe_cut
+    assert cut(b".\n/b") == -1  # o200k keeps ".\n/" together
+    assert cut(b". b") == 1  # a space never follows punctuation inside a piece
+    assert cut(b" .") == -1  # " ." is one piece
+    assert cut(b"ab'") == -1  # o200k: a contraction may follow
+    assert cut("a\u0301".encode()) == -1  # o200k: marks continue the piece
+    assert cut("\u4e2d\u3002x".encode()) == 3
+    assert cut(b"a1") == 1
+    assert cut(b"a\xe3\x80") == -1  # a character cut off by the end is not known
+    assert cut("a\u3002".encode()) == 1
+    assert cut(b"a b c", 0, 3) == 1
+    assert cut(b"a.", 1) == -1  # the cut must leave text on both sides
+    cl100k = _engine(SPLIT_PATTERNS["cl100k"]).safe_cut
+    assert cl100k(b"ab'") == 2  # cl100k's contractions do not follow letters
+    assert cl100k(b"a\n") == 1

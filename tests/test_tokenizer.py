@@ -68,7 +68,7 @@ def test_save_load_round_trip(tok, tmp_path):
 
 
 def test_raw_mode_model_round_trip(tmp_path):
-    tok = BpeTrainer(266, pattern=None, show_progress=False).train_from_iterator(["abcabcabd" * 20, "xyz" * 9])
+    tok = BpeTrainer(266, pat_str=None, show_progress=False).train_from_iterator(["abcabcabd" * 20, "xyz" * 9])
     tok.save(tmp_path / "raw.bpe")
     assert Tokenizer.load(tmp_path / "raw.bpe") == tok
     assert tok.pat_str is None

@@ -4,8 +4,7 @@ from __future__ import annotations
 import pytest
 from helpers import MULTILINGUAL
 
-from bpetrain import BpeTrainer, VocabSizeNotReachedWarning, _reference
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS, BpeTrainer, VocabSizeNotReachedWarning, _reference
 
 
 def trainer(vocab_size=300, **kwargs):
@@ -19,10 +18,10 @@ def trainer(vocab_size=300, **kwargs):
         ({"vocab_size": 257, "special_tokens": ["<a>", "<b>"]}, ValueError, "below 256 byte tokens \\+ 2 special"),
         ({"vocab_size": 2**31}, ValueError, "token ids are int32"),
         ({"vocab_size": 300.0}, TypeError, "vocab_size must be an int"),
-        ({"pattern": "cl200k"}, ValueError, "unknown pattern name 'cl200k'"),
-        ({"pattern": "(unclosed"}, ValueError, "nor a valid regular expression"),
-        ({"pattern": "a*"}, ValueError, "matches the empty string"),
-        ({"pattern": 5}, TypeError, "pattern must be a str or None"),
+        ({"pat_str": "cl200k"}, ValueError, "unknown pattern name 'cl200k'"),
+        ({"pat_str": "(unclosed"}, ValueError, "nor a valid regular expression"),
+        ({"pat_str": "a*"}, ValueError, "matches the empty string"),
+        ({"pat_str": 5}, TypeError, "pat_str must be a str or None"),
         ({"special_tokens": "<|endoftext|>"}, TypeError, "not one string"),
         ({"special_tokens": ["<s>", "<s>"]}, ValueError, "repeated"),
         ({"special_tokens": [""]}, ValueError, "non-empty"),
@@ -48,7 +47,7 @@ def test_empty_corpus(texts):
 
 def test_pattern_that_matches_nothing():
     with pytest.raises(ValueError, match="the pattern matched nothing"):
-        trainer(pattern=r"\d+").train_from_iterator(["no digits here"])
+        trainer(pat_str=r"\d+").train_from_iterator(["no digits here"])
 
 
 def test_only_special_tokens_is_empty():
@@ -78,7 +77,7 @@ def test_bad_documents():
 @pytest.mark.parametrize("pattern", ["cl100k", None])
 def test_special_tokens_split_the_text_and_get_ids_after_merges(pattern):
     texts = ["xy<|eot|>zxy<|eot|>z"] * 3
-    tok = trainer(259, pattern=pattern, special_tokens=["<|eot|>"], min_frequency=1).train_from_iterator(texts)
+    tok = trainer(259, pat_str=pattern, special_tokens=["<|eot|>"], min_frequency=1).train_from_iterator(texts)
     assert tok.special_tokens == {"<|eot|>": 258}
     # the pieces are xy, zxy, z: the special token's bytes never take part
     assert tok.merges == [(ord("x"), ord("y")), (ord("z"), 256)]
@@ -91,8 +90,8 @@ def test_files_equal_iterator_and_keep_invalid_bytes(tmp_path):
         paths.append(tmp_path / f"f{i}.txt")
         paths[-1].write_bytes(d)
     for pattern in ("cl100k", None):
-        from_files = trainer(270, pattern=pattern).train(paths)
-        from_iter = trainer(270, pattern=pattern).train_from_iterator(data)
+        from_files = trainer(270, pat_str=pattern).train(paths)
+        from_iter = trainer(270, pat_str=pattern).train_from_iterator(data)
         assert from_files.merges == from_iter.merges
         assert from_files.merges == _reference.train(data, 14, PATTERNS.get(pattern), min_frequency=2)
         text = data[0].decode("utf-8", "surrogateescape")
@@ -105,7 +104,7 @@ def test_missing_file(tmp_path):
 
 
 def test_train_from_counts_and_stats():
-    t = trainer(260, pattern=None, min_frequency=1)
+    t = trainer(260, pat_str=None, min_frequency=1)
     tok = t.train_from_counts({"hug": 10, "pug": 5, b"pun": 12, "bun": 4, "hugs": 5})
     assert tok.merges == _reference.train_pieces({b"hug": 10, b"pug": 5, b"pun": 12, b"bun": 4, b"hugs": 5}, 4)
     assert t.stats.n_pieces == 5

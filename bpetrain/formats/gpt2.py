@@ -18,7 +18,7 @@ import json
 import os
 
 from .._atomic import atomic_write
-from ..patterns import PATTERNS, resolve_pattern
+from ..pretokenize import PATTERNS, resolve_pattern
 from ..tokenizer import Tokenizer
 from ._vocab import check_exportable, read_json, token_to_str, tokenizer_from_vocab
 

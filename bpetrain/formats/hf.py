@@ -31,7 +31,7 @@ import os
 import regex
 
 from .._atomic import atomic_write
-from ..patterns import PATTERNS
+from ..pretokenize import PATTERNS
 from ..tokenizer import Tokenizer
 from ._vocab import (
     check_exportable,

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 
 from .._atomic import atomic_write
 from ..model_file import read_tiktoken, write_tiktoken
-from ..patterns import resolve_pattern
+from ..pretokenize import resolve_pattern
 from ..tokenizer import Tokenizer
 from ._vocab import check_exportable, make_tokenizer, read_json
 
