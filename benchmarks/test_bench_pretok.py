@@ -70,7 +70,8 @@ def check_and_describe(benchmark, name: str, data: bytes, pattern: str) -> str:
 
 
 def record_throughput(benchmark, data: bytes) -> None:
-    benchmark.extra_info["mb_per_s"] = len(data) / benchmark.stats["median"] / 1e6
+    if benchmark.stats is not None:  # None under --benchmark-disable
+        benchmark.extra_info["mb_per_s"] = len(data) / benchmark.stats["median"] / 1e6
 
 
 @pytest.mark.benchmark(group="pretok-split")
