@@ -1,10 +1,18 @@
-"""Encode with bpetrain, tiktoken, bpe-openai and Hugging Face tokenizers side by side.
+"""Encode with bpetrain, tiktoken, bpe-openai, Hugging Face tokenizers, gigatoken and toktok side by side.
 
 All encoders get the same OpenAI vocabulary (``cl100k_base`` or ``o200k_base`` from
-``../shared/vocabs``, or ``--vocabs DIR``) and split pattern, run in this one process,
-round-robin (run ``i`` of every encoder before run ``i + 1`` of any), and must return
-exactly bpetrain's token ids before their times count. Reported: the median wall time
-of the runs, input MB/s, and the time as a multiple of bpetrain's.
+``../shared/vocabs``, or the folder ``BPETRAIN_VOCABS``) and split pattern, run in this
+one process, round-robin (run ``i`` of every encoder before run ``i + 1`` of any), and
+are checked against bpetrain's token ids before their times count. Reported: the median
+wall time of the runs, input MB/s, the time as a multiple of bpetrain's, and whether the
+ids were identical.
+
+Patterns: ``--pattern NAME|REGEX`` (a name of ``splitting.SPLIT_PATTERNS``: gpt2, cl100k,
+o200k, cl100k-rustbpe, nanochat, llama3; ``all``; or a regex; repeat the option for
+several) encodes with the vocabulary's ranks and that ``pat_str``; the default is the
+vocabulary's own pattern. bpetrain (``bpetrain.Encoding``) and tiktoken
+(``tiktoken.Encoding``) take any pattern. The other peers split with a fixed pattern, so
+they run only with the vocabulary's own; for every other pattern the table says so.
 
 Modes:
 
@@ -26,14 +34,33 @@ it bundles (the same files; the ids check proves it). Hugging Face gets a byte-l
 model built from the ranks: every split of a token into two tokens is a merge, ordered
 by the joined token's rank (as tiktoken's rule orders them), and the pattern with
 ``\\p{N}{1,3}`` for cl100k's ``\\p{N}{1,3}+`` (Oniguruma reads the latter differently).
+gigatoken reads the same rank file (``gigatoken.Tokenizer.from_tiktoken(path,
+pretokenizer="cl100k" | "o200k", special_tokens={})``; ``encode`` gives a numpy array,
+turned into a list as the others return). toktok has the vocabularies compiled in
+(``toktok._encoding("cl100k_base")``, the full tokenizer its documentation points to;
+its public API only counts tokens). Neither downloads anything. Encoders whose module is
+not installed are left out of the default ``--peers``.
+
+Caches: gigatoken and toktok keep the pieces they have encoded (per instance), Hugging
+Face's BPE model keeps words. Every run here encodes the same input, so before every
+timed run each of them starts with an empty cache (a new gigatoken or toktok instance,
+warmed on 10 KB of other text; Hugging Face's ``model._clear_cache()``): no run reuses
+what the ids check or an earlier run cached. Within a run a cache still pays off on the
+pieces that repeat, as it would on a corpus encoded once. bpetrain, tiktoken and
+bpe-openai keep nothing between calls. ``--warm-caches`` keeps the caches from run to run
+instead (what encoding the same text again costs).
 
 Run from the repository (after ``pip install '.[bench]'`` or an in-place build)::
 
     PYTHONPATH=. python benchmarks/encode_peers.py /work/corpora/mix-10M.txt --repeat 5
+    python benchmarks/encode_peers.py mix-10M.txt --vocab cl100k_base --pattern all --modes docs --repeat 5
+    python benchmarks/encode_peers.py mix-10M.txt --vocab o200k_base --modes docs --repeat 5
 """
 from __future__ import annotations
 
 import argparse
+import functools
+import importlib.util
 import json
 import os
 import platform
@@ -44,10 +71,60 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
+from typing import Callable, NamedTuple
 
-ENCODERS = ("bpetrain", "tiktoken", "bpe-openai", "tokenizers")
+from splitting import SPLIT_PATTERNS, resolve_all
+from texts import stdlib_text
+
+ENCODERS = ("bpetrain", "tiktoken", "bpe-openai", "tokenizers", "gigatoken", "toktok")
+#: encoder -> the module it needs
+MODULES = {"bpetrain": "bpetrain", "tiktoken": "tiktoken", "bpe-openai": "bpe_openai", "tokenizers": "tokenizers",
+           "gigatoken": "gigatoken", "toktok": "toktok"}
+#: Encoders that split with the vocabulary's own pattern only.
+FIXED_PATTERN = ("bpe-openai", "tokenizers", "gigatoken", "toktok")
 MODES = ("docs", "whole", "threads", "worst")
 VOCABS = Path(os.environ.get("BPETRAIN_VOCABS", Path(__file__).resolve().parents[2] / "shared" / "vocabs"))
+#: vocabulary -> the name of its own pattern in SPLIT_PATTERNS
+OWN_PATTERN = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
+
+
+class Encoder(NamedTuple):
+    """One encoder's calls: ``one(text) -> ids``; ``batch(texts) -> list of ids`` on the
+    threads asked for; ``renew()`` empties what the encoder keeps from earlier calls
+    (``None`` if it keeps nothing), called before every timed run."""
+
+    one: Callable[[str], list[int]]
+    batch: Callable[[list[str]], list[list[int]]]
+    renew: Callable[[], None] | None = None
+
+
+def _renewable(build, one, batch) -> Encoder:
+    """An :class:`Encoder` over a tokenizer that caches the pieces it has seen, per
+    instance, with no call to empty the cache (gigatoken, toktok): ``renew`` builds a new
+    instance and warms it on other text (10 KB of the standard library's sources), so a
+    timed run neither reuses what the ids check or an earlier run over the same input
+    cached nor pays for first touching the tables."""
+    current = {}
+    warm_up = stdlib_text(10_000)
+
+    def renew():
+        current.clear()  # free the old instance first: the warm-up then pays for any memory it gave back
+        tokenizer = build()
+        one(tokenizer, warm_up)
+        current["tokenizer"] = tokenizer
+
+    renew()
+    return Encoder(lambda text: one(current["tokenizer"], text), lambda docs: batch(current["tokenizer"], docs), renew)
+
+
+def installed(name: str) -> bool:
+    """Whether the module encoder ``name`` needs can be imported."""
+    return importlib.util.find_spec(MODULES[name]) is not None
+
+
+def applies(name: str, vocab: str, pat_str: str) -> bool:
+    """Whether encoder ``name`` can encode with ``vocab``'s ranks and ``pat_str``."""
+    return name not in FIXED_PATTERN or pat_str == SPLIT_PATTERNS[OWN_PATTERN[vocab]]
 
 
 def byte_level_alphabet() -> dict[int, str]:
@@ -87,22 +164,37 @@ def tokenizers_from_ranks(mergeable_ranks: dict[bytes, int], pat_str: str):
     return tokenizer
 
 
-def load_encoders(vocab: str, names, n_threads: int) -> dict:
-    """name -> (encode one text -> list of ids, encode a list of texts on ``n_threads`` threads)."""
-    from bpetrain import PATTERNS, load_tiktoken
+@functools.lru_cache(maxsize=2)
+def _ranks(vocab: str) -> dict[bytes, int]:
+    from bpetrain.model_file import read_tiktoken
+
+    return read_tiktoken(VOCABS / f"{vocab}.tiktoken")
+
+
+def load_encoders(vocab: str, names, n_threads: int, pat_str: str | None = None) -> dict[str, Encoder]:
+    """name -> :class:`Encoder`, its batch call on ``n_threads`` threads.
+
+    ``pat_str``: the split pattern (default: the vocabulary's own). The encoders of
+    ``names`` that cannot use it (:func:`applies`) are left out.
+    """
+    from bpetrain import Encoding
 
     path = VOCABS / f"{vocab}.tiktoken"
-    pat_str = PATTERNS[vocab.split("_")[0]]
-    ours = load_tiktoken(path, pat_str=pat_str)
+    pat_str = SPLIT_PATTERNS[OWN_PATTERN[vocab]] if pat_str is None else pat_str
+    ours = Encoding(vocab, pat_str=pat_str, mergeable_ranks=_ranks(vocab), special_tokens={})
     encoders = {}
     for name in names:
+        if not applies(name, vocab, pat_str):
+            continue
         if name == "bpetrain":
-            encoders[name] = (ours.encode_ordinary, lambda docs: ours.encode_ordinary_batch(docs, num_threads=n_threads))
+            encoders[name] = Encoder(ours.encode_ordinary, lambda docs: ours.encode_ordinary_batch(docs, num_threads=n_threads))
         elif name == "tiktoken":
             import tiktoken
 
             tk = tiktoken.Encoding(vocab, pat_str=pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={})
-            encoders[name] = (tk.encode_ordinary, lambda docs, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n_threads))
+            encoders[name] = Encoder(
+                tk.encode_ordinary, lambda docs, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n_threads)
+            )
         elif name == "bpe-openai":
             from bpe_openai import _bindings
 
@@ -112,13 +204,33 @@ def load_encoders(vocab: str, names, n_threads: int) -> dict:
                 with ThreadPoolExecutor(n_threads) as pool:
                     return list(pool.map(bo.encode, docs))
 
-            encoders[name] = (bo.encode, batch)
+            encoders[name] = Encoder(bo.encode, batch)
         elif name == "tokenizers":
             hf = tokenizers_from_ranks(ours.mergeable_ranks, pat_str)
-            encoders[name] = (
+            encoders[name] = Encoder(
                 lambda text, hf=hf: hf.encode(text, add_special_tokens=False).ids,
                 lambda docs, hf=hf: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)],
+                hf.model._clear_cache,  # its BPE model caches words
             )
+        elif name == "gigatoken":
+            import gigatoken
+
+            encoders[name] = _renewable(
+                lambda: gigatoken.Tokenizer.from_tiktoken(path, pretokenizer=OWN_PATTERN[vocab], special_tokens={}),
+                lambda gt, text: gt.encode(text).tolist(),
+                # its thread pool has RAYON_NUM_THREADS threads
+                lambda gt, docs: gt.encode_batch_list(docs, parallel=n_threads > 1),
+            )
+        elif name == "toktok":
+            from toktok import _toktok
+
+            def batch(tt, docs):
+                ids, offsets = tt.encode_batch_to_numpy(docs, threads=n_threads)
+                ids, offsets = ids.tolist(), offsets.tolist()
+                return [ids[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+
+            # the class toktok._encoding(vocab) returns, without its cache of instances
+            encoders[name] = _renewable(lambda: _toktok.Tokenizer(vocab), lambda tt, text: tt.encode_ordinary(text), batch)
         else:
             raise ValueError(f"unknown encoder {name!r}; choose from {', '.join(ENCODERS)}")
     return encoders
@@ -155,13 +267,27 @@ def cases(args, data: bytes) -> list[tuple[str, str, int, object]]:
 
 
 def run(args) -> dict:
-    data = Path(args.file).read_bytes()
+    with open(args.file, "rb") as f:
+        data = f.read(args.max_bytes + 3) if args.max_bytes else f.read()
+    if args.max_bytes:  # whole characters only
+        stop = min(args.max_bytes, len(data))
+        while stop < len(data) and data[stop] & 0xC0 == 0x80:
+            stop -= 1
+        data = data[:stop]
     data.decode("utf-8")  # every peer takes str: the file must be UTF-8
-    encoders = load_encoders(args.vocab, args.peers, args.threads)
+    results, left_out = [], {}
+    for pattern, pat_str in args.patterns:
+        encoders = load_encoders(args.vocab, args.peers, args.threads, pat_str)
+        left_out[pattern] = [name for name in args.peers if name not in encoders]
+        results += run_pattern(args, data, pattern, encoders)
+    return {"machine": machine(args), "results": results, "left_out": left_out}
+
+
+def run_pattern(args, data: bytes, pattern: str, encoders: dict) -> list[dict]:
     results = []
     for mode, label, n_bytes, payload in cases(args, data):
         calls = {}
-        for name, (one, batch) in encoders.items():
+        for name, (one, batch, _) in encoders.items():
             if mode == "docs":
                 calls[name] = lambda one=one, docs=payload: [one(d) for d in docs]
             elif mode == "threads":
@@ -173,6 +299,8 @@ def run(args) -> dict:
         times = {name: [] for name in calls}
         for _ in range(args.repeat):
             for name, call in calls.items():
+                if encoders[name].renew is not None and not args.warm_caches:
+                    encoders[name].renew()
                 start = time.perf_counter()
                 call()
                 times[name].append(time.perf_counter() - start)
@@ -180,18 +308,18 @@ def run(args) -> dict:
         for name in calls:
             median = statistics.median(times[name])
             results.append({
-                "mode": mode, "case": label, "encoder": name, "n_bytes": n_bytes, "seconds": median,
+                "pattern": pattern, "mode": mode, "case": label, "encoder": name, "n_bytes": n_bytes, "seconds": median,
                 "mb_per_s": n_bytes / median / 1e6, "vs_bpetrain": median / base, "ids_identical": same[name],
                 "runs": times[name],
             })
-            print(f"{mode:8} {label:32} {name:11} {median:9.4f} s  {n_bytes / median / 1e6:8.1f} MB/s  "
+            print(f"{pattern:14} {mode:8} {label:32} {name:11} {median:9.4f} s  {n_bytes / median / 1e6:8.1f} MB/s  "
                   f"{median / base:6.2f}x  ids {'identical' if same[name] else 'DIFFER'}", file=sys.stderr)
-    return {"machine": machine(args), "results": results}
+    return results
 
 
 def machine(args) -> dict:
     versions = {}
-    for package in ("tiktoken", "bpe-openai", "tokenizers", "numpy", "regex"):
+    for package in ("tiktoken", "bpe-openai", "tokenizers", "gigatoken", "toktok-rs", "numpy", "regex"):
         try:
             versions[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
@@ -199,6 +327,7 @@ def machine(args) -> dict:
     return {
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "processor": platform.processor(),
         "file": args.file, "vocab": args.vocab, "repeat": args.repeat, "threads": args.threads, "versions": versions,
+        "patterns": dict(args.patterns), "warm_caches": args.warm_caches,
     }
 
 
@@ -207,15 +336,23 @@ def markdown(report: dict) -> str:
     lines = [
         f"- vocabulary {head['vocab']}, {head['repeat']} runs each (median), Python {head['python']}, "
         f"{head['cpu_count']} CPUs; " + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v),
+        ("- caches (gigatoken, toktok, tokenizers): "
+         + ("kept from run to run" if head["warm_caches"] else "emptied before every timed run")),
         "",
-        "| mode | input | encoder | median ms | MB/s | time / bpetrain's | ids |",
-        "|---|---|---|---:|---:|---:|---|",
+        "| pattern | mode | input | encoder | median ms | MB/s | time / bpetrain's | ids |",
+        "|---|---|---|---|---:|---:|---:|---|",
     ]
     for r in report["results"]:
         lines.append(
-            f"| {r['mode']} | {r['case']} | {r['encoder']} | {r['seconds'] * 1e3:.4g} | {r['mb_per_s']:.1f} | "
-            f"{r['vs_bpetrain']:.2f}x | {'identical' if r['ids_identical'] else '**differ**'} |"
+            f"| {r['pattern']} | {r['mode']} | {r['case']} | {r['encoder']} | {r['seconds'] * 1e3:.4g} "
+            f"| {r['mb_per_s']:.1f} | {r['vs_bpetrain']:.2f}x | {'identical' if r['ids_identical'] else '**differ**'} |"
         )
+    lines.append("")
+    for pattern, pat_str in head["patterns"].items():
+        lines.append(f"- {pattern}: `{pat_str}`")
+    for pattern, names in report["left_out"].items():
+        if names:
+            lines.append(f"- not run with {pattern} (they split with {OWN_PATTERN[head['vocab']]} only): {', '.join(names)}")
     return "\n".join(lines)
 
 
@@ -223,19 +360,35 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description="Encode with bpetrain and its peers side by side.")
     parser.add_argument("file", help="UTF-8 text to encode")
     parser.add_argument("--vocab", default="cl100k_base", choices=("cl100k_base", "o200k_base"))
-    parser.add_argument("--peers", default=",".join(ENCODERS), help=f"comma-separated subset of {','.join(ENCODERS)}")
+    parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
+                        help=f"split pattern: one of {', '.join(SPLIT_PATTERNS)}, all, or a regex; repeat the option "
+                        "for several (default: the vocabulary's own)")
+    parser.add_argument("--peers", help=f"comma-separated subset of {','.join(ENCODERS)} (default: those installed)")
+    parser.add_argument("--max-bytes", type=int, default=0, help="encode only the first N bytes of the file (default: all)")
     parser.add_argument("--modes", default=",".join(MODES), help=f"comma-separated subset of {','.join(MODES)}")
     parser.add_argument("--repeat", type=int, default=5, help="runs per encoder and case (default 5)")
     parser.add_argument("--doc-bytes", type=int, default=1000, help="document size in bytes (default 1000)")
     parser.add_argument("--threads", type=int, default=2, help="threads of the threads mode (default 2)")
     parser.add_argument("--worst-sizes", default="1000,10000,100000,1000000", help="text sizes of the worst mode")
+    parser.add_argument("--warm-caches", action="store_true",
+                        help="keep the caches of gigatoken, toktok and tokenizers from run to run (default: empty "
+                        "them before every timed run, see the module docstring)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.peers = ["bpetrain", *[p for p in args.peers.split(",") if p and p != "bpetrain"]]
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    peers = [p for p in args.peers.split(",") if p] if args.peers else [p for p in ENCODERS if installed(p)]
+    unknown = sorted(set(peers) - set(ENCODERS))
+    if unknown:
+        parser.error(f"unknown encoders {', '.join(unknown)}; choose from {', '.join(ENCODERS)}")
+    args.peers = ["bpetrain", *[p for p in peers if p != "bpetrain"]]
+    try:
+        args.patterns = resolve_all(args.pattern, OWN_PATTERN[args.vocab])
+    except ValueError as exc:
+        parser.error(str(exc))
     args.modes = [m for m in args.modes.split(",") if m]
     args.worst_sizes = [int(n) for n in args.worst_sizes.split(",") if n]
     unknown = set(args.modes) - set(MODES)

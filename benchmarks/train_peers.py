@@ -6,7 +6,7 @@ a markdown table with the ratios to bpetrain and whether rustbpe learned exactly
 bpetrain's merges (Hugging Face breaks ties differently, so its merges are only timed).
 
 Every trainer runs in a fresh subprocess of this script (``--worker``), so the peak RSS
-(``ru_maxrss``, read in the worker when training is done) belongs to that trainer alone;
+(``VmHWM``, read in the worker when training is done) belongs to that trainer alone;
 it includes the interpreter, the library and the input held in memory, which the
 "RSS before" column shows on its own. Imports and reading the input are not timed,
 except that ``bpetrain.BpeTrainer.train`` reads the file itself (pattern and raw-whole
@@ -15,27 +15,39 @@ modes), as it does in real use.
 Modes:
 
 pattern (default)
-    The whole file is one text, split with the cl100k pattern. rustbpe and tokenizers
-    get it as one string; after timing, the rustbpe worker also checks that rustbpe cut
-    the text into the same pieces as bpetrain's pattern does.
+    The whole file is one text, split with the ``--pattern`` (cl100k by default).
+    rustbpe and tokenizers get it as one string; after timing, the rustbpe worker also
+    checks that rustbpe cut the text into the same pieces as bpetrain's pattern does.
 stream
     End to end on a file of any size (the kernel-c.txt benchmark): bpetrain runs its
-    command line, ``bpetrain train FILE`` (reading, parallel counting, merging, writing
-    the model); rustbpe and tokenizers read the file in chunks of about 16 KB decoded to
-    str, cut where the cl100k pattern cuts anyway (``bpetrain._pretok.safe_cut``: a
-    newline or a space between letters and a letter, where cl100k's pieces end whatever
-    follows), so every trainer sees the pieces of the whole file and nobody holds it in
-    memory. Reading is inside the timed call for all three.
+    command line, ``bpetrain train FILE --pattern PAT`` (reading, parallel counting,
+    merging, writing the model); rustbpe and tokenizers read the file in chunks of about
+    16 KB decoded to str, each cut where every named pattern ends a piece whatever comes
+    before or after (see :func:`last_safe_cut`), so every trainer sees the pieces of the
+    whole file and nobody holds it in memory. Before timing, the parent checks on the
+    file's first MB that the chunks split into the pieces of the whole text. Reading is
+    inside the timed call for all three. Named patterns only: a cut that is safe for any
+    regex does not exist.
 raw-lines
     Every line (``bytes.splitlines(keepends=True)``) is one document, not pre-tokenized.
 raw-whole
     The whole file is one document, not pre-tokenized; bpetrain only unless ``--peers``
     asks for more. Also reports bpetrain's peak RSS per input byte.
 
+Patterns (pattern and stream modes): ``--pattern NAME|REGEX``, a name of
+``splitting.SPLIT_PATTERNS`` (gpt2, cl100k, o200k, cl100k-rustbpe, nanochat, llama3),
+``all``, or a regex (pattern mode only); repeat the option to train with several in one
+run. Every trainer gets the same ``pat_str`` (Hugging Face with ``\\p{N}{1,3}`` for
+cl100k's possessive ``\\p{N}{1,3}+``, which Oniguruma reads differently). With more than
+one pattern a last table compares each trainer's runs to its own with the first pattern
+(the issue: bpetrain on kernel-c.txt with nanochat's pattern within 1.3x of cl100k).
+
 Run it from the repository (or with bpetrain installed)::
 
     PYTHONPATH=. python benchmarks/train_peers.py /work/corpora/mix-10M.txt --vocab-size 32768
     python benchmarks/train_peers.py FILE --mode raw-lines --peers bpetrain,rustbpe --repeat 3 --json out.json
+    python benchmarks/train_peers.py mix-100M.txt --pattern nanochat --pattern llama3 --peers bpetrain,rustbpe
+    python benchmarks/train_peers.py kernel-c.txt --mode stream --pattern cl100k --pattern nanochat
 """
 from __future__ import annotations
 
@@ -53,18 +65,42 @@ from array import array
 from importlib import metadata
 from itertools import chain
 
+import regex
+from splitting import SPLIT_PATTERNS, resolve_all
+
 TRAINERS = ("bpetrain", "rustbpe", "tokenizers")
 MODES = ("pattern", "stream", "raw-lines", "raw-whole")
 DEFAULT_PEERS = {"pattern": TRAINERS, "stream": TRAINERS, "raw-lines": TRAINERS, "raw-whole": ("bpetrain",)}
 #: The split pattern of the raw modes for the peers, which always split: each document is one piece.
 WHOLE_DOCUMENT = r"[\s\S]+"
+#: bpetrain's trainer keyword and command-line option for the split pattern: the one
+#: place to rename them (``pat_str``, ``--pat-str``) if the API does.
+TRAINER_PATTERN_KEYWORD = "pattern"
+CLI_PATTERN_OPTION = "--pattern"
+
+
+def make_bpetrain_trainer(vocab_size: int, pat_str: str | None, **options):
+    """``bpetrain.BpeTrainer`` splitting with ``pat_str`` (``None``: raw mode)."""
+    import bpetrain
+
+    return bpetrain.BpeTrainer(vocab_size, **{TRAINER_PATTERN_KEYWORD: pat_str}, **options)
 
 
 # ------------------------------------------------------------------------- worker
 
 
 def _peak_rss_kib() -> int:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    """This process's peak resident set size in KiB: Linux's ``VmHWM``, which starts afresh
+    at ``exec``. (``ru_maxrss`` keeps the high-water mark of the parent that forked the
+    worker, so it never reads below the parent's own peak.)"""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
 
 
 def _cpu_seconds() -> float:
@@ -78,33 +114,71 @@ def _read_lines(path: str) -> list[bytes]:
 
 
 STREAM_CHUNK = 1 << 14  # bytes a chunk for the peers in stream mode
+#: An ASCII letter, then an ASCII byte that is neither a letter nor ' (reverse search: the last one).
+_SAFE_CUT = regex.compile(rb"(?r)[A-Za-z](?=[\x00-\x26\x28-\x40\x5B-\x60\x7B-\x7F])")
+
+
+def last_safe_cut(data, searched: int = 0) -> int:
+    """The last position ``p`` in ``data`` (bytes or bytearray) where the peers' chunks may
+    be cut for every pattern of ``SPLIT_PATTERNS``, or -1; ``data[:searched]`` holds none.
+
+    ``p`` follows an ASCII letter and precedes an ASCII byte ``c`` that is neither a letter
+    nor ``'``. Splitting ``data[:p]`` and ``data[p:]`` on their own gives the pieces of
+    the whole, for gpt2, cl100k, o200k, cl100k-rustbpe, nanochat and llama3 alike:
+
+    - none of them has a lookbehind, ``\\b`` or ``^``, and every character starts a match
+      (it is a letter, a number, a space or one of ``[^\\s\\p{L}\\p{N}]``), so the pieces
+      from a piece boundary on depend only on the text from there on;
+    - ``p`` is a piece boundary, and the pieces left of it do not change when the text
+      ends at ``p``: only a letter run or a contraction holds the letter at ``p - 1``,
+      and the only things any alternative tests after a letter are more letters
+      (``\\p{L}``, o200k's case classes, a contraction's letters), marks (o200k) and the
+      ``'`` of o200k's contraction suffix; ``c`` is none of them, so every attempt that
+      reaches ``p`` fails there exactly as it fails at the end of the text. The ``$`` and
+      ``(?!\\S)`` that do see the end only follow whitespace, never a letter.
+
+    The bytes on both sides of ``p`` are ASCII, so ``p`` is a character boundary and
+    decoding each chunk with ``errors="replace"`` decodes the whole. Text with few ASCII
+    letters (CJK, say) gives longer chunks, never wrong ones. Before timing,
+    ``_check_stream_cuts`` tests the cut on the input.
+
+    Not used: a newline followed by a letter, the other cut of ``bpetrain._pretok.safe_cut``,
+    is safe for all of these but gpt2, which splits ``"a  \\nb"`` into ``"a"``, ``"  "``,
+    ``"\\n"``, ``"b"`` but ``"a  \\n"`` alone into ``"a"``, ``"  \\n"`` (its ``\\s++$``).
+    """
+    m = _SAFE_CUT.search(data, max(0, searched - 1))
+    return m.end() if m else -1
 
 
 class _StreamChunks:
-    """The file as str chunks cut at safe cuts of the cl100k pattern (stream mode)."""
+    """The file as str chunks of about ``chunk_bytes`` bytes cut at :func:`last_safe_cut` (stream mode)."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, chunk_bytes: int = STREAM_CHUNK, max_bytes: int | None = None):
         self.path = path
+        self.chunk_bytes = chunk_bytes
+        self.max_bytes = max_bytes  # read only that much of the file (the cut check)
         self.replaced = False
 
     def __iter__(self):
-        from bpetrain import _pretok
-
-        carry = b""
+        buffer = bytearray()
+        left = self.max_bytes
         with open(self.path, "rb") as f:
             while True:
-                block = f.read(STREAM_CHUNK)
-                data = carry + block
-                cut = _pretok.safe_cut(data) if block else len(data)
-                if cut <= 0:
-                    carry = data
-                    continue
-                yield self._decode(data[:cut])
-                carry = data[cut:]
+                block = f.read(self.chunk_bytes if left is None else min(self.chunk_bytes, left))
+                if left is not None:
+                    left -= len(block)
                 if not block:
+                    if buffer:
+                        yield self._decode(buffer)
                     return
+                searched = len(buffer)
+                buffer += block
+                cut = last_safe_cut(buffer, searched)
+                if cut > 0:
+                    yield self._decode(buffer[:cut])
+                    del buffer[:cut]
 
-    def _decode(self, chunk: bytes) -> str:
+    def _decode(self, chunk: bytearray) -> str:
         try:
             return chunk.decode("utf-8")
         except UnicodeDecodeError:
@@ -119,9 +193,6 @@ def _documents_as_str(path: str, mode: str):
     if mode == "stream":
         chunks = _StreamChunks(path)
         return chunks, chunks
-
-    """The documents of ``mode`` as str (the peers take only str), and whether any byte
-    was not valid UTF-8 and had to be replaced (then the peers train on other bytes)."""
     if mode == "raw-lines":
         chunks = _read_lines(path)
     else:
@@ -141,12 +212,23 @@ class _Replaced:
     replaced = False
 
 
+def _check_stream_cuts(path: str, pat_str: str, n_bytes: int = 1 << 20) -> dict:
+    """Whether ~1 KB chunks of the first ``n_bytes`` of ``path``, cut as stream mode cuts
+    them, split (``regex``) into the pieces of those bytes as one text."""
+    chunks = _StreamChunks(path, chunk_bytes=1 << 10, max_bytes=n_bytes)
+    texts = list(chunks)
+    whole = "".join(texts)
+    expected = [m.group() for m in regex.finditer(pat_str, whole)]
+    actual = [m.group() for text in texts for m in regex.finditer(pat_str, text)]
+    return {"same": expected == actual, "n_chunks": len(texts), "n_bytes": len(whole.encode("utf-8"))}
+
+
 def _setup_bpetrain(args):
     import bpetrain
 
-    trainer = bpetrain.BpeTrainer(
+    trainer = make_bpetrain_trainer(
         args.vocab_size,
-        pattern=args.split if args.mode in ("pattern", "stream") else None,
+        args.split if args.mode in ("pattern", "stream") else None,
         min_frequency=args.min_frequency,
         show_progress=False,
     )
@@ -158,7 +240,7 @@ def _setup_bpetrain(args):
             from bpetrain.cli import main
 
             main(["train", args.file, "--vocab-size", str(args.vocab_size), "--min-frequency",
-                  str(args.min_frequency), "--pattern", args.split, "-o", model, "-q"])
+                  str(args.min_frequency), CLI_PATTERN_OPTION, args.split, "-o", model, "-q"])
             return bpetrain.Tokenizer.load(model)
         return trainer.train([args.file]) if lines is None else trainer.train_from_iterator(lines)
 
@@ -272,8 +354,10 @@ def run_trainer(name: str, args, merges_out: str, check_pieces: bool) -> dict:
     """Run one worker subprocess; its figures, or ``{"status": "timeout" | "failed"}``."""
     command = [
         sys.executable, os.path.abspath(__file__), args.file, "--worker", name, "--mode", args.mode,
-        "--vocab-size", str(args.vocab_size), "--min-frequency", str(args.min_frequency), "--split", args.split, "--merges-out", merges_out,
+        "--vocab-size", str(args.vocab_size), "--min-frequency", str(args.min_frequency), "--merges-out", merges_out,
     ]
+    if args.split is not None:
+        command += ["--split", args.split]
     if check_pieces:
         command.append("--check-pieces")
     try:
@@ -353,10 +437,12 @@ def _ratio(peer: float, ours: float) -> str:
 def render(report: dict) -> str:
     """The report as markdown: a header list, the table and notes."""
     head, results = report["header"], report["results"]
+    pattern = "" if head["pat_str"] is None else f", pattern {head['pattern']}"
     lines = [
-        f"### {head['mode']} mode, vocab size {head['vocab_size']}, min_frequency {head['min_frequency']}",
+        f"### {head['mode']} mode{pattern}, vocab size {head['vocab_size']}, min_frequency {head['min_frequency']}",
         "",
         f"- input: {head['input']} ({head['input_bytes'] / 1e6:.1f} MB, {head['input_bytes']} bytes)",
+        *([f"- pat_str: `{head['pat_str']}`"] if head["pat_str"] is not None else []),
         f"- machine: {head['cpu']} ({head['arch']}), {head['cpu_count']} CPUs, Python {head['python']}",
         "- versions: " + ", ".join(f"{name} {version}" for name, version in head["versions"].items()),
         f"- runs per trainer: {head['repeat']} (median time, maximum RSS)",
@@ -391,12 +477,21 @@ def render(report: dict) -> str:
             "",
             ("Stream mode times the whole job: reading the file, splitting, counting and merging "
             "(bpetrain: its command line, `bpetrain train`, writing the model included; the peers: "
-            "their train_from_iterator over ~16 KB str chunks cut where cl100k cuts anyway)."),
+            "their train_from_iterator over ~16 KB str chunks, each cut after an ASCII letter followed by an "
+            "ASCII byte that is neither a letter nor ', where every named pattern ends a piece)."),
         ]
+        cuts = report.get("stream_cuts")
+        if cuts:
+            verdict = "the same pieces as" if cuts["same"] else "OTHER pieces than"
+            lines += [
+                "",
+                (f"Stream cuts checked before timing: {cuts['n_chunks']} chunks of ~1 KB of the first "
+                 f"{cuts['n_bytes']} bytes split into {verdict} those bytes as one text."),
+            ]
     lines += [
         "",
         ("Times cover the training call only; cpu is user + sys of all threads. Peak RSS is the "
-        "worker's `ru_maxrss` and includes the interpreter, the library and the input in memory; "
+        "worker's own high-water mark (`VmHWM`) and includes the interpreter, the library and the input in memory; "
         "RSS before is the same figure just before training. Merges: rustbpe's are rebuilt from its "
         "ranks and compared with bpetrain's; tokenizers breaks ties differently, so its are not."),
     ]
@@ -426,25 +521,11 @@ def render(report: dict) -> str:
     return "\n".join(lines)
 
 
-def run_benchmark(args) -> dict:
-    from bpetrain.patterns import PATTERNS
-
-    args.split = PATTERNS["cl100k"]
-    trainers = ["bpetrain"] + [name for name in TRAINERS[1:] if name in args.peers]
-    runs: dict[str, list[dict]] = {name: [] for name in trainers}
-    with tempfile.TemporaryDirectory() as tmp:
-        merges_files = {name: os.path.join(tmp, f"{name}.json") for name in trainers}
-        for i in range(args.repeat):
-            for name in trainers:
-                print(f"[{i + 1}/{args.repeat}] training {name} ...", file=sys.stderr, flush=True)
-                check_pieces = name == "rustbpe" and args.mode == "pattern" and i == 0
-                runs[name].append(run_trainer(name, args, merges_files[name], check_pieces))
-        summaries = {name: summarize(runs[name]) for name in trainers}
-        merges = {}
-        if "rustbpe" in trainers and summaries["bpetrain"]["status"] == summaries["rustbpe"]["status"] == "ok":
-            merges["rustbpe"] = compare_merges(merges_files["bpetrain"], merges_files["rustbpe"])
-    header = {
+def _header(args, pattern: str, pat_str: str | None) -> dict:
+    return {
         "mode": args.mode,
+        "pattern": pattern,
+        "pat_str": pat_str,
         "vocab_size": args.vocab_size,
         "min_frequency": args.min_frequency,
         "input": args.file,
@@ -457,15 +538,81 @@ def run_benchmark(args) -> dict:
         "repeat": args.repeat,
         "timeout_s": args.timeout,
     }
-    report = {
-        "header": header,
-        "results": {name: {"summary": summaries[name], "runs": runs[name]} for name in trainers},
-        "merges": merges,
-    }
-    first_rustbpe = runs.get("rustbpe", [{}])[0]
-    if "pieces" in first_rustbpe:
-        report["rustbpe_pieces"] = first_rustbpe["pieces"]
-    return report
+
+
+def run_benchmark(args) -> dict:
+    """Every trainer with every pattern, round-robin over the runs; one report per pattern."""
+    trainers = ["bpetrain"] + [name for name in TRAINERS[1:] if name in args.peers]
+    stream_cuts = {}
+    if args.mode == "stream" and len(trainers) > 1:  # the peers' chunks must give the whole file's pieces
+        for pattern, pat_str in args.patterns:
+            print(f"checking the stream cuts for {pattern} ...", file=sys.stderr, flush=True)
+            stream_cuts[pattern] = _check_stream_cuts(args.file, pat_str)
+            if not stream_cuts[pattern]["same"]:
+                raise SystemExit(f"stream mode: the chunks of {args.file} split into other pieces with {pattern}")
+    runs = {(pattern, name): [] for pattern, _ in args.patterns for name in trainers}
+    reports = []
+    with tempfile.TemporaryDirectory() as tmp:
+        merges_files = {key: os.path.join(tmp, f"{key[0]}.{key[1]}.json") for key in runs}
+        for i in range(args.repeat):
+            for pattern, pat_str in args.patterns:
+                args.split = pat_str
+                for name in trainers:
+                    print(f"[{i + 1}/{args.repeat}] training {name} with {pattern} ...", file=sys.stderr, flush=True)
+                    check_pieces = name == "rustbpe" and args.mode == "pattern" and i == 0
+                    key = (pattern, name)
+                    runs[key].append(run_trainer(name, args, merges_files[key], check_pieces))
+        for pattern, pat_str in args.patterns:
+            summaries = {name: summarize(runs[(pattern, name)]) for name in trainers}
+            merges = {}
+            if "rustbpe" in trainers and summaries["bpetrain"]["status"] == summaries["rustbpe"]["status"] == "ok":
+                merges["rustbpe"] = compare_merges(merges_files[(pattern, "bpetrain")], merges_files[(pattern, "rustbpe")])
+            report = {
+                "header": _header(args, pattern, pat_str),
+                "results": {name: {"summary": summaries[name], "runs": runs[(pattern, name)]} for name in trainers},
+                "merges": merges,
+            }
+            if pattern in stream_cuts:
+                report["stream_cuts"] = stream_cuts[pattern]
+            first_rustbpe = runs.get((pattern, "rustbpe"), [{}])[0]
+            if "pieces" in first_rustbpe:
+                report["rustbpe_pieces"] = first_rustbpe["pieces"]
+            reports.append(report)
+    return {"reports": reports}
+
+
+def render_across_patterns(reports: list[dict]) -> str:
+    """Each trainer's runs with every pattern against its own with the first pattern."""
+    first = reports[0]["header"]["pattern"]
+    lines = [
+        f"### Across patterns: each trainer against itself with {first}",
+        "",
+        "| trainer | pattern | wall s | cpu s | peak RSS MiB | wall vs first | cpu vs first | RSS vs first |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in reports[0]["results"]:
+        base = reports[0]["results"][name]["summary"]
+        for report in reports:
+            s = report["results"][name]["summary"]
+            pattern = report["header"]["pattern"]
+            if s["status"] != "ok":
+                lines.append(f"| {name} | {pattern} | {s['status']} | - | - | - | - | - |")
+                continue
+            ratios = ["-"] * 3
+            if base["status"] == "ok":
+                ratios = [_ratio(s[key], base[key]) for key in ("wall_s", "cpu_s", "peak_rss_kib")]
+            lines.append(
+                f"| {name} | {pattern} | {s['wall_s']:.2f} | {s['cpu_s']:.2f} | {s['peak_rss_kib'] / 1024:.0f} "
+                f"| {' | '.join(ratios)} |"
+            )
+    return "\n".join(lines)
+
+
+def render_all(full: dict) -> str:
+    parts = [render(report) for report in full["reports"]]
+    if len(full["reports"]) > 1:
+        parts.append(render_across_patterns(full["reports"]))
+    return "\n\n".join(parts)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -482,6 +629,11 @@ def build_parser() -> argparse.ArgumentParser:
         "whenever the vocabulary is reached first)",
     )
     parser.add_argument("--mode", choices=MODES, default="pattern", help="input mode (default pattern)")
+    parser.add_argument(
+        "--pattern", action="append", metavar="NAME|REGEX",
+        help=f"split pattern of the pattern and stream modes: one of {', '.join(SPLIT_PATTERNS)}, all, or a "
+        "regex (pattern mode only); repeat the option to train with several (default cl100k)",
+    )
     parser.add_argument(
         "--peers",
         type=lambda s: [name.strip() for name in s.split(",") if name.strip()],
@@ -509,12 +661,25 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file: {args.file}")
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.mode in ("pattern", "stream"):
+        try:
+            args.patterns = resolve_all(args.pattern, "cl100k")
+        except ValueError as exc:
+            parser.error(str(exc))
+        custom = [pat_str for name, pat_str in args.patterns if name == "custom"]
+        if args.mode == "stream" and custom:
+            parser.error(f"stream mode cuts the peers' chunks where every named pattern ends a piece; "
+                         f"{custom[0]!r:.60} is not one of {', '.join(SPLIT_PATTERNS)} (use --mode pattern)")
+    elif args.pattern:
+        parser.error(f"--mode {args.mode} does not split: leave out --pattern")
+    else:
+        args.patterns = [("none", None)]
     args.peers = args.peers if args.peers is not None else list(DEFAULT_PEERS[args.mode])
     unknown = sorted(set(args.peers) - set(TRAINERS))
     if unknown:
         parser.error(f"unknown trainers in --peers: {', '.join(unknown)} (choose from {', '.join(TRAINERS)})")
     report = run_benchmark(args)
-    print(render(report))
+    print(render_all(report))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=2)

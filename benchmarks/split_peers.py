@@ -1,0 +1,169 @@
+"""Split one file with bpetrain's splitter and with the ``regex`` module, pattern by pattern.
+
+For every pattern asked for (the names of ``splitting.SPLIT_PATTERNS``, ``all``, or any
+regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
+``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
+of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
+the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
+agree too.
+
+- bpetrain: ``splitting.n_pieces(pat_str, data)``, the adapter that calls bpetrain's
+  splitter on the UTF-8 bytes. Today the three named patterns (gpt2, cl100k, o200k) run
+  the compiled splitter and every other pattern the ``regex`` module (decoding included),
+  as bpetrain does; the compiled engine for any pattern will replace that path.
+- regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
+  timed, which favours it).
+
+tiktoken's splitting is not exposed on its own, so it is not a peer here.
+
+Run from the repository (after ``pip install -e '.[bench]'``)::
+
+    python benchmarks/split_peers.py /work/corpora/kernel-docs.txt --pattern all --repeat 3
+    python benchmarks/split_peers.py /work/corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+
+from splitting import (
+    SPLIT_PATTERNS,
+    has_compiled_splitter,
+    n_pieces,
+    pieces,
+    regex_n_pieces,
+    regex_pieces,
+    resolve_all,
+)
+
+CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
+SPLITTERS = ("bpetrain", "regex")
+
+
+def check_pieces(pat_str: str, head: bytes) -> None:
+    """Raise if bpetrain's pieces of ``head`` differ from ``regex.finditer``'s."""
+    ours, theirs = pieces(pat_str, head), regex_pieces(pat_str, head)
+    if ours != theirs:
+        first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        raise SystemExit(
+            f"bpetrain's pieces differ from regex.finditer's at piece {first}: "
+            f"{ours[first:first + 1]!r} vs {theirs[first:first + 1]!r} (pattern {pat_str!r:.60})"
+        )
+
+
+def run(args) -> dict:
+    with open(args.file, "rb") as f:
+        data = f.read(args.max_bytes) if args.max_bytes else f.read()
+    text = data.decode("utf-8", "surrogateescape")
+    for name, pat_str in args.patterns:
+        print(f"checking {name} on the first {min(args.check_bytes, len(data))} bytes ...", file=sys.stderr)
+        check_pieces(pat_str, data[: args.check_bytes])
+    calls = {}
+    for name, pat_str in args.patterns:
+        calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
+        calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
+    times = {key: [] for key in calls}
+    counts = {key: set() for key in calls}
+    for i in range(args.repeat):
+        for key, call in calls.items():
+            print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
+            start = time.perf_counter()
+            counts[key].add(call())
+            times[key].append(time.perf_counter() - start)
+    rows = []
+    for name, pat_str in args.patterns:
+        ours, theirs = counts[(name, "bpetrain")], counts[(name, "regex")]
+        if len(ours) != 1 or ours != theirs:
+            raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
+        row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str), "n_pieces": ours.pop()}
+        for splitter in SPLITTERS:
+            seconds = statistics.median(times[(name, splitter)])
+            row[splitter] = {"seconds": seconds, "mb_per_s": len(data) / seconds / 1e6, "runs": times[(name, splitter)]}
+        rows.append(row)
+    return {"machine": machine(args, len(data)), "results": rows}
+
+
+def machine(args, n_bytes: int) -> dict:
+    versions = {}
+    for package in ("bpetrain", "regex"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "file": args.file, "n_bytes": n_bytes, "repeat": args.repeat, "check_bytes": args.check_bytes,
+        "python": platform.python_version(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
+        "processor": platform.processor(), "threads": 1, "versions": versions,
+    }
+
+
+def markdown(report: dict) -> str:
+    head = report["machine"]
+    lines = [
+        (f"- input: {head['file']} ({head['n_bytes'] / 1e6:.1f} MB), one thread, median of {head['repeat']} runs; "
+         f"pieces of the first {min(head['check_bytes'], head['n_bytes'])} bytes checked equal to regex.finditer's"),
+        (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
+         + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
+        "",
+        "| pattern | bpetrain splitter | pieces | bpetrain MB/s | regex MB/s | regex time / bpetrain's |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in report["results"]:
+        kind = "compiled" if r["compiled"] else "regex module"
+        ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
+        lines.append(
+            f"| {r['pattern']} | {kind} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
+            f"| {r['regex']['mb_per_s']:.1f} | {ratio:.2f}x |"
+        )
+    lines += [
+        "",
+        ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes (a pattern without a compiled splitter is decoded "
+         "and split by the regex module, as bpetrain does today). regex: `regex.finditer` on the decoded "
+         "text, decoding not timed."),
+    ]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(description="Split one file with bpetrain's splitter and the regex module, "
+                                     "pattern by pattern; print MB/s per core as a markdown table.")
+    parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
+                        help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
+    parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
+                        help=f"a pattern: one of {', '.join(SPLIT_PATTERNS)}, all, or a regex; repeat the option "
+                        "for several (default: all)")
+    parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
+    parser.add_argument("--check-bytes", type=int, default=1_000_000,
+                        help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
+    parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not os.path.isfile(args.file):
+        parser.error(f"no such file: {args.file}")
+    if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0:
+        parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0")
+    try:
+        args.patterns = resolve_all(args.pattern, "all")
+    except ValueError as exc:
+        parser.error(str(exc))
+    report = run(args)
+    print(markdown(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

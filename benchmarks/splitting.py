@@ -1,0 +1,139 @@
+"""The split patterns the benchmarks compare, and the one place that calls bpetrain's splitter.
+
+:data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
+benchmarks offer (``--pattern NAME``). The adapters below are the only code in
+``benchmarks/`` that reaches into bpetrain's splitter: when the compiled engine for any
+``pat_str`` lands, repoint :func:`has_compiled_splitter`, :func:`pieces` and
+:func:`n_pieces` (and nothing else). :func:`count_pieces` goes through the public
+:class:`bpetrain.PieceCounter`, the trainer's own path, and follows the engine by itself.
+
+Today only the exact strings of :data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) have a
+compiled splitter (``bpetrain._pretok``); every other pattern is split by the ``regex``
+module, as bpetrain itself does, so the adapters do the same.
+"""
+from __future__ import annotations
+
+import regex
+
+from bpetrain import PieceCounter
+from bpetrain.patterns import PATTERNS
+
+#: name -> ``pat_str``. The first three are tiktoken's (as :data:`bpetrain.PATTERNS`
+#: holds them); the others are the strings their projects pass to their regex engines.
+SPLIT_PATTERNS: dict[str, str] = {
+    "gpt2": PATTERNS["gpt2"],
+    "cl100k": PATTERNS["cl100k"],
+    "o200k": PATTERNS["o200k"],
+    # cl100k as minbpe and rustbpe write it (rustbpe's default pattern): no \s++$, and
+    # \p{N}{1,3}, \p{L}+ and [\r\n]* are not possessive
+    "cl100k-rustbpe": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|"""
+        r"""\s*[\r\n]|\s+(?!\S)|\s+"""
+    ),
+    # nanochat's: the rustbpe string with at most two digits a piece
+    "nanochat": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|"""
+        r"""\s*[\r\n]|\s+(?!\S)|\s+"""
+    ),
+    # Llama 3's
+    "llama3": (
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
+        r"""\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+}
+
+
+def resolve(pattern: str) -> tuple[str, str]:
+    """``(name, pat_str)`` for a name of :data:`SPLIT_PATTERNS` or a regex.
+
+    A regex that is not one of the named strings is called ``custom``; one that is gets
+    its name, so a table says which pattern ran whichever way it was given.
+
+    Raises
+    ------
+    ValueError
+        If ``pattern`` looks like a name (lower-case letters, digits, ``-``, ``_``) but
+        is not one, or does not compile.
+    """
+    if pattern in SPLIT_PATTERNS:
+        return pattern, SPLIT_PATTERNS[pattern]
+    if regex.fullmatch(r"[a-z][a-z0-9_-]*", pattern):
+        raise ValueError(f"unknown pattern name {pattern!r}; the names are {', '.join(SPLIT_PATTERNS)}")
+    try:
+        regex.compile(pattern)
+    except regex.error as exc:
+        raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
+    name = next((name for name, pat_str in SPLIT_PATTERNS.items() if pat_str == pattern), "custom")
+    return name, pattern
+
+
+def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str]]:
+    """The ``--pattern`` options of a script: ``all`` means every named pattern; none, ``default``."""
+    if not patterns:
+        patterns = [default]
+    if "all" in patterns:
+        patterns = [p for p in patterns if p != "all"] + [n for n in SPLIT_PATTERNS if n not in patterns]
+    return [resolve(p) for p in patterns]
+
+
+# ------------------------------------------------------- adapters: repoint these
+
+
+def _compiled_id(pat_str: str) -> int:
+    from bpetrain.pretokenize import pattern_id
+
+    return pattern_id(pat_str)
+
+
+def has_compiled_splitter(pat_str: str) -> bool:
+    """Whether bpetrain splits ``pat_str`` with compiled code (not the ``regex`` module)."""
+    return _compiled_id(pat_str) != 0
+
+
+def pieces(pat_str: str, data: bytes) -> list[bytes]:
+    """The pieces bpetrain's splitter cuts the UTF-8 bytes ``data`` into."""
+    from bpetrain import _pretok
+
+    pattern = _compiled_id(pat_str)
+    if pattern:
+        return _pretok.split_bytes(data, pattern)
+    return regex_pieces(pat_str, data)
+
+
+def n_pieces(pat_str: str, data: bytes) -> int:
+    """How many pieces bpetrain's splitter cuts ``data`` into: the splitter alone, one thread.
+
+    A custom pattern today decodes ``data`` and runs the ``regex`` module, as bpetrain does.
+    """
+    from bpetrain import _pretok
+
+    pattern = _compiled_id(pat_str)
+    if pattern:
+        return _pretok.n_pieces(data, pattern)
+    return regex_n_pieces(pat_str, data.decode("utf-8", "surrogateescape"))
+
+
+# ------------------------------------------------------- through bpetrain's public API
+
+
+def count_pieces(pat_str: str, data: bytes) -> PieceCounter:
+    """Split ``data`` (one text) and count its pieces in bpetrain's table, as training
+    does (one thread); the counter."""
+    counter = PieceCounter(pat_str)
+    counter.count_text(data, len(data), final=True)
+    return counter
+
+
+# ------------------------------------------------------- the reference: the regex module
+
+
+def regex_pieces(pat_str: str, data: bytes) -> list[bytes]:
+    """``regex.finditer``'s pieces of ``data`` decoded with ``surrogateescape`` (each
+    invalid byte one character), re-encoded the same way: what every splitter must give."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+
+
+def regex_n_pieces(pat_str: str, text: str) -> int:
+    """How many matches ``regex.finditer`` finds in ``text`` (a ``str``: decoding is not timed)."""
+    return sum(1 for _ in regex.compile(pat_str).finditer(text))
