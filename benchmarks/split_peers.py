@@ -7,10 +7,11 @@ of every splitter and pattern before run ``i + 1`` of any), one thread each, and
 the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
 agree too.
 
-- bpetrain: ``splitting.n_pieces(pat_str, data)``, the adapter that calls bpetrain's
-  splitter on the UTF-8 bytes. Today the three named patterns (gpt2, cl100k, o200k) run
-  the compiled splitter and every other pattern the ``regex`` module (decoding included),
-  as bpetrain does; the compiled engine for any pattern will replace that path.
+- bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
+  bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
+  matchers).
+- engine: for those three, the compiled program alone (``splitting.engine_n_pieces``),
+  to show what the hand-written matchers are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
 
@@ -35,7 +36,9 @@ from pathlib import Path
 
 from splitting import (
     SPLIT_PATTERNS,
+    engine_n_pieces,
     has_compiled_splitter,
+    has_native_splitter,
     n_pieces,
     pieces,
     regex_n_pieces,
@@ -44,7 +47,7 @@ from splitting import (
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
-SPLITTERS = ("bpetrain", "regex")
+SPLITTERS = ("bpetrain", "engine", "regex")
 
 
 def check_pieces(pat_str: str, head: bytes) -> None:
@@ -68,6 +71,8 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
+        if has_native_splitter(pat_str):
+            calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
         calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
@@ -80,10 +85,13 @@ def run(args) -> dict:
     rows = []
     for name, pat_str in args.patterns:
         ours, theirs = counts[(name, "bpetrain")], counts[(name, "regex")]
-        if len(ours) != 1 or ours != theirs:
+        if len(ours) != 1 or ours != theirs or counts.get((name, "engine"), ours) != ours:
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
-        row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str), "n_pieces": ours.pop()}
+        row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
+               "native": has_native_splitter(pat_str), "n_pieces": ours.pop()}
         for splitter in SPLITTERS:
+            if (name, splitter) not in times:
+                continue
             seconds = statistics.median(times[(name, splitter)])
             row[splitter] = {"seconds": seconds, "mb_per_s": len(data) / seconds / 1e6, "runs": times[(name, splitter)]}
         rows.append(row)
@@ -112,21 +120,25 @@ def markdown(report: dict) -> str:
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
-        "| pattern | bpetrain splitter | pieces | bpetrain MB/s | regex MB/s | regex time / bpetrain's |",
-        "|---|---|---:|---:|---:|---:|",
+        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | engine alone MB/s | engine time / bpetrain's "
+         "| regex MB/s | regex time / bpetrain's |"),
+        "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["results"]:
-        kind = "compiled" if r["compiled"] else "regex module"
+        kind = "hand-written" if r.get("native") else "compiled" if r["compiled"] else "regex module"
         ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
+        engine = r.get("engine")
+        engine_cells = (f"{engine['mb_per_s']:.1f} | {engine['seconds'] / r['bpetrain']['seconds']:.2f}x"
+                        if engine else "(same) | 1.00x")
         lines.append(
-            f"| {r['pattern']} | {kind} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
+            f"| {r['pattern']} | {kind} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {engine_cells} "
             f"| {r['regex']['mb_per_s']:.1f} | {ratio:.2f}x |"
         )
     lines += [
         "",
-        ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes (a pattern without a compiled splitter is decoded "
-         "and split by the regex module, as bpetrain does today). regex: `regex.finditer` on the decoded "
-         "text, decoding not timed."),
+        ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
+         "matcher's syntax is decoded and split by the regex module). engine alone: the compiled program without "
+         "the hand-written matchers. regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
     return "\n".join(lines)
 

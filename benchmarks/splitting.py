@@ -1,22 +1,24 @@
 """The split patterns the benchmarks compare, and the one place that calls bpetrain's splitter.
 
 :data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
-benchmarks offer (``--pattern NAME``). The adapters below are the only code in
-``benchmarks/`` that reaches into bpetrain's splitter: when the compiled engine for any
-``pat_str`` lands, repoint :func:`has_compiled_splitter`, :func:`pieces` and
-:func:`n_pieces` (and nothing else). :func:`count_pieces` goes through the public
-:class:`bpetrain.PieceCounter`, the trainer's own path, and follows the engine by itself.
-
-Today only the exact strings of :data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) have a
-compiled splitter (``bpetrain._pretok``); every other pattern is split by the ``regex``
-module, as bpetrain itself does, so the adapters do the same.
+benchmarks offer (``--pattern NAME``). The functions below are the only code in
+``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
+within its matcher's syntax (``bpetrain._pattern_compiler``); for the exact strings of
+:data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) the compiled splitter hands over to
+hand-written matchers (``bpetrain._pretok``), and :func:`engine_n_pieces` times the
+compiled program alone on those too. :func:`count_pieces` goes through the public
+:class:`bpetrain.PieceCounter`, the trainer's own path.
 """
 from __future__ import annotations
 
+import functools
+
 import regex
 
-from bpetrain import PieceCounter
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS, PieceCounter
+from bpetrain._pattern_compiler import compile_program
+from bpetrain._splitter import Program
+from bpetrain.pretokenize import split_pattern
 
 #: name -> ``pat_str``. The first three are tiktoken's (as :data:`bpetrain.PATTERNS`
 #: holds them); the others are the strings their projects pass to their regex engines.
@@ -76,41 +78,42 @@ def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str
     return [resolve(p) for p in patterns]
 
 
-# ------------------------------------------------------- adapters: repoint these
-
-
-def _compiled_id(pat_str: str) -> int:
-    from bpetrain.pretokenize import pattern_id
-
-    return pattern_id(pat_str)
+# ------------------------------------------------------- bpetrain's splitter
 
 
 def has_compiled_splitter(pat_str: str) -> bool:
     """Whether bpetrain splits ``pat_str`` with compiled code (not the ``regex`` module)."""
-    return _compiled_id(pat_str) != 0
+    return split_pattern(pat_str).program is not None
+
+
+def has_native_splitter(pat_str: str) -> bool:
+    """Whether bpetrain hands ``pat_str`` to a hand-written matcher (``bpetrain._pretok``)."""
+    program = split_pattern(pat_str).program
+    return program is not None and program.native != 0
 
 
 def pieces(pat_str: str, data: bytes) -> list[bytes]:
     """The pieces bpetrain's splitter cuts the UTF-8 bytes ``data`` into."""
-    from bpetrain import _pretok
-
-    pattern = _compiled_id(pat_str)
-    if pattern:
-        return _pretok.split_bytes(data, pattern)
-    return regex_pieces(pat_str, data)
+    return split_pattern(pat_str).split(data)
 
 
 def n_pieces(pat_str: str, data: bytes) -> int:
-    """How many pieces bpetrain's splitter cuts ``data`` into: the splitter alone, one thread.
-
-    A custom pattern today decodes ``data`` and runs the ``regex`` module, as bpetrain does.
-    """
-    from bpetrain import _pretok
-
-    pattern = _compiled_id(pat_str)
-    if pattern:
-        return _pretok.n_pieces(data, pattern)
+    """How many pieces bpetrain's splitter cuts ``data`` into: the splitter alone, one thread
+    (a pattern the compiled splitter does not run is decoded and split by the ``regex`` module)."""
+    program = split_pattern(pat_str).program
+    if program is not None:
+        return program.n_pieces(data)
     return regex_n_pieces(pat_str, data.decode("utf-8", "surrogateescape"))
+
+
+@functools.cache
+def _engine(pat_str: str) -> Program:
+    return Program(pat_str, compile_program(pat_str))
+
+
+def engine_n_pieces(pat_str: str, data: bytes) -> int:
+    """:func:`n_pieces` with the compiled program alone, never a hand-written matcher."""
+    return _engine(pat_str).n_pieces(data)
 
 
 # ------------------------------------------------------- through bpetrain's public API

@@ -24,7 +24,7 @@ def rustbpe_ranks(texts, vocab_size, pattern):
 
 
 def ours(texts, vocab_size, pattern):
-    return BpeTrainer(vocab_size, pattern=pattern, min_frequency=1, show_progress=False).train_from_iterator(texts)
+    return BpeTrainer(vocab_size, pat_str=pattern, min_frequency=1, show_progress=False).train_from_iterator(texts)
 
 
 def check_same_as_rustbpe(texts, vocab_size, pattern, peer_pattern):
@@ -42,7 +42,7 @@ def _machine(benchmark):
 @pytest.mark.parametrize("n_bytes", [10**5, 10**6, 4 * 10**6])
 def test_pattern_mode(benchmark, n_bytes):
     text = stdlib_text(n_bytes)
-    from bpetrain.patterns import PATTERNS
+    from bpetrain import PATTERNS
 
     check_same_as_rustbpe([text], 4096, "cl100k", PATTERNS["cl100k"])
     benchmark.extra_info["n_bytes"] = n_bytes

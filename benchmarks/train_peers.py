@@ -74,9 +74,9 @@ DEFAULT_PEERS = {"pattern": TRAINERS, "stream": TRAINERS, "raw-lines": TRAINERS,
 #: The split pattern of the raw modes for the peers, which always split: each document is one piece.
 WHOLE_DOCUMENT = r"[\s\S]+"
 #: bpetrain's trainer keyword and command-line option for the split pattern: the one
-#: place to rename them (``pat_str``, ``--pat-str``) if the API does.
-TRAINER_PATTERN_KEYWORD = "pattern"
-CLI_PATTERN_OPTION = "--pattern"
+#: place that names them.
+TRAINER_PATTERN_KEYWORD = "pat_str"
+CLI_PATTERN_OPTION = "--pat-str"
 
 
 def make_bpetrain_trainer(vocab_size: int, pat_str: str | None, **options):
@@ -319,10 +319,10 @@ def _check_rustbpe_pieces(tokenizer, text: str, pat_str: str) -> dict:
     each encoded alone. A difference in the pieces changes the tokens unless no learned
     merge crosses it.
     """
-    from bpetrain.patterns import compile_pattern
+    from bpetrain.pretokenize import split_pattern
 
     piece_ids: dict[str, int] = {}
-    pieces = (m.group() for m in compile_pattern(pat_str).finditer(text))
+    pieces = (m.group() for m in split_pattern(pat_str).regex.finditer(text))
     order = array("q", (piece_ids.setdefault(piece, len(piece_ids)) for piece in pieces))
     encoded_pieces = tokenizer.batch_encode(list(piece_ids))
     expected = array("q", chain.from_iterable(encoded_pieces[i] for i in order))

@@ -1,7 +1,7 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
 from .encoding import Encoding, load_tiktoken
-from .pretokenize import PATTERNS
 from .pieces import PieceCounter, PieceTable
+from .pretokenize import PATTERNS
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 

@@ -435,7 +435,7 @@ class _Emitter:
 
 # ------------------------------------------------------------------ sets
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _every_code_point() -> str:
     """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
     return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")

@@ -13,8 +13,8 @@ from tqdm.auto import tqdm
 from ._core import PairMerger
 from .counting import count_sources
 from .inputs import expand_inputs
-from .pretokenize import resolve_pattern
 from .pieces import PieceCounter, PieceTable
+from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer
 
 __all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]

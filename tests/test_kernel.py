@@ -5,10 +5,10 @@ import random
 
 import numpy as np
 import pytest
-from bpetrain._core import PairMerger
 from helpers import MULTILINGUAL, random_corpus, stdlib_text
 
 from bpetrain import PATTERNS, BpeTrainer, PieceTable, _reference
+from bpetrain._core import PairMerger
 
 
 def train(texts, vocab_size, pattern, min_frequency=1, special_tokens=()):
