@@ -16,7 +16,7 @@ DIRECTIVES = {
     "initializedcheck": DEBUG,
     "cdivision": True,
 }
-COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3"]
+COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3", "--param", "max-inline-insns-single=800", "--param", "inline-unit-growth=400"]
 
 setup(
     ext_modules=cythonize(

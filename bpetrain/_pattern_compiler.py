@@ -46,6 +46,8 @@ MAX_STEPS = 32  # as in _splitter.pyx
 # Opcodes, the same numbers as in _splitter.pyx.
 OP_SET, OP_RUN, OP_SPLIT, OP_JMP, OP_ATOMIC, OP_ATOMIC_END = 1, 2, 3, 4, 5, 6
 OP_LOOK, OP_LOOK_END, OP_BOS, OP_EOS, OP_EOL, OP_MATCH = 7, 8, 9, 10, 11, 12
+# Possessive runs of the commonest lengths, in the steps of linear alternatives only.
+OP_OPT, OP_STAR, OP_PLUS = 13, 14, 15
 GREEDY, LAZY, POSSESSIVE = 0, 1, 2
 
 _SET_ESCAPES = frozenset("dDsSwW")
@@ -553,6 +555,8 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
             continue
         alt_steps, tail, tail_first = found
         linear = tail < 0 and all(step[0] != OP_RUN or step[3] == POSSESSIVE for step in alt_steps)
+        if linear:
+            alt_steps = [_specialize(step) for step in alt_steps]
         alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
                              tail_first or 0])
         steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
@@ -673,6 +677,14 @@ def _steps(code: list[list[int]], start: int) -> tuple[list[list[int]], int, int
     if not _always_succeeds(code, pc):
         return None
     return steps, pc, _first_after(code, pc)
+
+
+def _specialize(step: list[int]) -> list[int]:
+    """A possessive run ``?``, ``*`` or ``+`` as its own opcode (a loop without a counter)."""
+    op, a, b, c, mask = step
+    if op == OP_RUN:
+        op = {(0, 1): OP_OPT, (0, -1): OP_STAR, (1, -1): OP_PLUS}.get((a, b), OP_RUN)
+    return [op, a, b, c, mask]
 
 
 def _always_succeeds(code: list[list[int]], start: int) -> bool:

@@ -44,6 +44,9 @@ cdef enum:  # opcodes: the same numbers as in _pattern_compiler.py
     OP_EOS = 10
     OP_EOL = 11
     OP_MATCH = 12
+    OP_OPT = 13     # in linear steps only: a possessive run of 0 or 1 character
+    OP_STAR = 14    # ... of any number
+    OP_PLUS = 15    # ... of at least one
 
 cdef enum:  # quantifier modes of OP_RUN
     GREEDY = 0
@@ -111,11 +114,15 @@ cdef inline uint16_t _signature(const Tables* t, uint32_t cp) noexcept nogil:
 cdef inline uint64_t _sets_at(const Tables* t, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
                               Py_ssize_t* n) noexcept nogil:
     """The sets of the character at ``i < end`` (a bit each); its length in ``n``."""
-    cdef uint8_t b = s[i]
-    cdef uint32_t cp
-    if b < 0x80:
+    if s[i] < 0x80:  # kept this small so that it is inlined everywhere
         n[0] = 1
-        return t.ascii_mask[b]
+        return t.ascii_mask[s[i]]
+    return _sets_beyond_ascii(t, s, i, end, n)
+
+
+cdef uint64_t _sets_beyond_ascii(const Tables* t, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                 Py_ssize_t* n) noexcept nogil:
+    cdef uint32_t cp
     n[0] = _decode(s, i, end, &cp)
     return t.sig_mask[_signature(t, cp)]
 
@@ -407,48 +414,63 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
         i = j + 1
 
 
+cdef inline Py_ssize_t _skip(const uint64_t* ascii_mask, const Tables* t, const uint8_t* s, Py_ssize_t pos,
+                             Py_ssize_t end, uint64_t bit) noexcept nogil:
+    """The end of the run of characters in ``bit``'s set from ``pos``."""
+    cdef Py_ssize_t n
+    cdef uint8_t b
+    while pos < end:
+        b = s[pos]
+        if b < 0x80:
+            if (ascii_mask[b] & bit) == 0:
+                return pos
+            pos += 1
+        elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
+            pos += n
+        else:
+            return pos
+    return pos
+
+
 cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const uint8_t* s, Py_ssize_t pos,
                                      Py_ssize_t end) noexcept nogil:
     """Steps without choices (possessive runs, sets, one-character lookaheads, anchors)
     and no tail: one pass, no backtracking (``Alternative.linear``)."""
+    cdef const uint64_t* ascii_mask = t.ascii_mask
     cdef uint64_t bit
     cdef Py_ssize_t n, count, most
-    cdef uint8_t b
+    cdef int32_t op
     while True:
+        op = ins.op
         bit = ins.mask
-        if ins.op == OP_RUN:
+        if op == OP_PLUS or op == OP_SET:
+            if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                return -1
+            pos += n
+            if op == OP_PLUS:
+                pos = _skip(ascii_mask, t, s, pos, end, bit)
+        elif op == OP_STAR:
+            pos = _skip(ascii_mask, t, s, pos, end, bit)
+        elif op == OP_OPT:
+            if pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                pos += n
+        elif op == OP_MATCH:
+            return pos
+        elif op == OP_RUN:
             count = 0
+            most = ins.b
             while count < ins.a:
                 if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
                     return -1
                 pos += n
                 count += 1
-            most = ins.b
-            if most < 0:
-                while pos < end:
-                    b = s[pos]
-                    if b < 0x80:
-                        if (t.ascii_mask[b] & bit) == 0:
-                            break
-                        pos += 1
-                    elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                        pos += n
-                    else:
-                        break
-            else:
-                while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                    pos += n
-                    count += 1
-        elif ins.op == OP_SET:
-            if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
-                return -1
-            pos += n
-        elif ins.op == OP_MATCH:
-            return pos
-        elif ins.op == OP_LOOK:
+            while (most < 0 or count < most) and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                pos += n
+                count += 1
+        elif op == OP_LOOK:
             if (pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0) == (ins.a != 0):
                 return -1
-        elif ins.op == OP_EOS:
+        elif op == OP_EOS:
             if pos != end:
                 return -1
         elif pos != end and not (pos + 1 == end and s[pos] == 10):  # OP_EOL

@@ -12,7 +12,7 @@ from collections import Counter
 import numpy as np
 import pytest
 import zstandard
-from helpers import MULTILINGUAL, stdlib_text
+from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -51,10 +51,25 @@ def reference(data: bytes, pat_str, specials=(), lines=False) -> Counter:
     return _reference.count_pieces([d for d in documents if d], pat_str, specials)
 
 
-@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "custom", None])
+#: Custom patterns for the counting tests: compiled ones with anchors, lookaheads, lazy and
+#: atomic parts and text they leave unmatched, and one the regex module splits (lookbehind).
+CUSTOM = {
+    "words": r"\w+|[^\w]+",
+    "anchors": r"^\s*\w+|\w+(?=\s)|(?>\w+)$|[^\w\s]+?|\s+(?!\S)|\s|\d{2,}",
+    "lookbehind": r"(?<=\s)\w+|\w+|\s+|[^\w\s]+",
+}
+
+
+def pattern_string(pattern):
+    return CUSTOM[pattern] if pattern in CUSTOM else SPLIT_PATTERNS.get(pattern)
+
+
+@pytest.mark.parametrize("pattern", [*SPLIT_PATTERNS, *CUSTOM, None])
 @pytest.mark.parametrize("lines", [False, True])
 def test_blocks_and_workers_count_like_the_whole(tmp_path, text, pattern, lines):
-    pat_str = r"\w+|[^\w]+" if pattern == "custom" else PATTERNS.get(pattern)
+    pat_str = pattern_string(pattern)
+    if pattern not in (None, "lookbehind"):  # the compiled pattern finds cut points of its own
+        assert PieceCounter(pat_str).cut(text[:50_000]) > 40_000
     path = tmp_path / "corpus.txt"
     path.write_bytes(text)
     want = reference(text, pat_str, SPECIALS, lines)
@@ -277,11 +292,11 @@ def test_cuts_never_split_a_special_token(tmp_path):
             assert as_counter(counter.table()) == want
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     text=st.lists(st.sampled_from(["a", "B", "é", "中", " ", "\n", "\r\n", "1", ".", "'", "<|a|>", "<|a\nb|>", "|>", "\xff"]),
                   max_size=300).map("".join),
-    pattern=st.sampled_from(["gpt2", "cl100k", "o200k", None]),
+    pattern=st.sampled_from([*SPLIT_PATTERNS, *CUSTOM, None]),
     lines=st.booleans(),
     block_bytes=st.integers(8, 200),
     workers=st.integers(1, 3),
@@ -297,6 +312,6 @@ def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, w
         path = os.path.join(tmp, "t.txt")
         with open(path, "wb") as f:
             f.write(data)
-        counter = count_sources(expand_inputs([path]), pat_str=PATTERNS.get(pattern), special_tokens=specials,
+        counter = count_sources(expand_inputs([path]), pat_str=pattern_string(pattern), special_tokens=specials,
                                 lines=lines, workers=workers, block_bytes=block_bytes, show_progress=False)
-    assert as_counter(counter.table()) == reference(data, PATTERNS.get(pattern), specials, lines)
+    assert as_counter(counter.table()) == reference(data, pattern_string(pattern), specials, lines)
