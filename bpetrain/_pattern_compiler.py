@@ -489,10 +489,11 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
     dict of numpy.ndarray
         ``code`` and ``steps`` (int64, shape (n, 7): op, a, b, c, 0, 0, mask as the bits
         of a uint64; each alternative's steps end with ``OP_MATCH``); ``alternatives``
-        (int64, shape (n_alternatives, 7): first instruction, first step, steps (-1: none,
+        (int64, shape (n_alternatives, 9): first instruction, first step, steps (-1: none,
         run by the general matcher), tail instruction (-1: none), whether the tail has a
         first-character guard, whether the steps have no choices and no tail, the
-        guard's sets); ``ascii_mask``, ``ascii_cand`` (uint64, shape (128,): the sets an ASCII
+        prefix filter's two masks (:func:`_prefix_filter`, as int64 bits), the guard's
+        sets); ``ascii_mask``, ``ascii_cand`` (uint64, shape (128,): the sets an ASCII
         byte is in, and the top-level alternatives it can start); ``stage1``, ``stage2``
         (uint16) and ``sig_mask``, ``sig_cand`` (uint64) for the other code points; and
         ``follow`` (uint64, shape (64,): for each set, the sets that can be read right
@@ -551,19 +552,19 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
     for start in starts:
         found = _steps(emitter.code, start)
         if found is None:
-            alternatives.append([start, 0, -1, -1, 0, 0, 0])
+            alternatives.append([start, 0, -1, -1, 0, 0, 0, 0, 0])
             continue
         alt_steps, tail, tail_first = found
         linear = tail < 0 and all(step[0] != OP_RUN or step[3] == POSSESSIVE for step in alt_steps)
-        if linear:
-            alt_steps = [_specialize(step) for step in alt_steps]
+        prefix, after = _prefix_filter(alt_steps)
+        alt_steps = [_specialize(step) for step in alt_steps]
         alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
-                             tail_first or 0])
+                             prefix, after, tail_first or 0])
         steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
     return {
         "code": _code_array(emitter.code),
         "steps": _code_array(steps),
-        "alternatives": _code_array(alternatives),
+        "alternatives": _code_array(alternatives, 9),
         "ascii_mask": np.ascontiguousarray(masks[:128]),
         "ascii_cand": np.ascontiguousarray(sig_cand[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
         "stage1": stage1,
@@ -680,11 +681,31 @@ def _steps(code: list[list[int]], start: int) -> tuple[list[list[int]], int, int
 
 
 def _specialize(step: list[int]) -> list[int]:
-    """A possessive run ``?``, ``*`` or ``+`` as its own opcode (a loop without a counter)."""
+    """A greedy or possessive run ``?``, ``*`` or ``+`` as its own opcode (a loop without a counter)."""
     op, a, b, c, mask = step
-    if op == OP_RUN:
+    if op == OP_RUN and c != LAZY:
         op = {(0, 1): OP_OPT, (0, -1): OP_STAR, (1, -1): OP_PLUS}.get((a, b), OP_RUN)
     return [op, a, b, c, mask]
+
+
+def _prefix_filter(steps: list[list[int]]) -> tuple[int, int]:
+    """(P, F) if the steps start with an optional character of the sets P and what follows
+    must consume a character of the sets F first (else (0, 0)).
+
+    Then a first character in P but not in F can start a match only if the second is in
+    F: the matcher checks that before trying the alternative (cl100k's and o200k's
+    ``[^\r\n\p{L}\p{N}]?`` before letters, at punctuation and spaces).
+    """
+    if len(steps) < 2 or steps[0][0] != OP_RUN or steps[0][1:3] != [0, 1]:
+        return 0, 0
+    after = 0
+    for op, a, _, _, mask in steps[1:]:
+        if op not in (OP_SET, OP_RUN):
+            return 0, 0
+        after |= mask
+        if op == OP_SET or a > 0:
+            return steps[0][4], after
+    return 0, 0
 
 
 def _always_succeeds(code: list[list[int]], start: int) -> bool:
@@ -730,11 +751,12 @@ def _reachable(code: list[list[int]], start: int) -> set[int]:
     return seen
 
 
-def _code_array(rows: list[list[int]]) -> np.ndarray:
-    """Rows of ints as an int64 array; the last column is a uint64 mask (stored as its bits)."""
-    array = np.zeros((len(rows), 7), dtype=np.int64)
+def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:
+    """Rows of ints as an int64 array of ``width`` columns; the last column is the row's
+    last value, a uint64 mask (masks are stored as their bits)."""
+    array = np.zeros((len(rows), width), dtype=np.int64)
     for i, row in enumerate(rows):
-        array[i, : len(row) - 1] = row[:-1]
+        array[i, : len(row) - 1] = [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
         array[i, -1] = row[-1] - 2**64 if row[-1] >= 2**63 else row[-1]
     return array
 

@@ -30,6 +30,8 @@ cdef struct Backtrack:
 # that form (see _pattern_compiler._steps).
 cdef struct Alternative:
     uint64_t tail_mask   # the sets that can consume the tail's first character
+    uint64_t prefix      # if not 0: an optional first character of these sets ...
+    uint64_t after       # ... then one of these sets must come (see _pattern_compiler._prefix_filter)
     int32_t start        # first instruction
     int32_t first_step
     int32_t n_steps      # -1: run by the general matcher from ``start``

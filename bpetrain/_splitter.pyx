@@ -60,7 +60,7 @@ cdef enum:  # kinds of backtracking points
     BT_ATOMIC = 3   # an atomic group's start; pos2: the enclosing one's (-1: none)
 
 INSTRUCTION = np.dtype([("mask", "<u8"), ("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("c", "<i4")], align=True)
-ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
+ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("prefix", "<u8"), ("after", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
                         ("tail", "<i4"), ("guarded", "<i4"), ("linear", "<i4")], align=True)
 
 
@@ -325,6 +325,7 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
 
 cdef enum:
     MAX_STEPS = 32  # as in _pattern_compiler.py
+cdef uint64_t NOT_YET = 0xFFFFFFFFFFFFFFFFULL  # the second character's sets, before they are looked up
 
 
 cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Stack* stack, const uint8_t* s,
@@ -344,7 +345,29 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
         while i < n_steps:  # forward, each step at its first choice
             ins = &steps[i]
             bit = ins.mask
-            if ins.op == OP_RUN:
+            if ins.op == OP_PLUS:
+                if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                    break
+                pos += n
+                low[i] = pos
+                pos = _skip(t.ascii_mask, t, s, pos, end, bit)
+                top[i] = pos
+                if ins.c == POSSESSIVE:
+                    low[i] = pos
+            elif ins.op == OP_STAR:
+                low[i] = pos
+                pos = _skip(t.ascii_mask, t, s, pos, end, bit)
+                top[i] = pos
+                if ins.c == POSSESSIVE:
+                    low[i] = pos
+            elif ins.op == OP_OPT:
+                low[i] = pos
+                if pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                    pos += n
+                top[i] = pos
+                if ins.c == POSSESSIVE:
+                    low[i] = pos
+            elif ins.op == OP_RUN:
                 count = 0
                 while count < ins.a:
                     if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
@@ -394,9 +417,10 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
         j = i - 1  # step i failed: back to the latest step with another choice
         while j >= 0:
             ins = &steps[j]
-            if ins.op == OP_RUN and ins.c == GREEDY and top[j] > low[j]:
+            if (ins.op == OP_RUN or ins.op >= OP_OPT) and ins.c == GREEDY and top[j] > low[j]:
                 p = _char_before(s, low[j], top[j])
-                if j + 1 < n_steps and (steps[j + 1].op == OP_SET or (steps[j + 1].op == OP_RUN and steps[j + 1].a > 0)):
+                if j + 1 < n_steps and (steps[j + 1].op == OP_SET or steps[j + 1].op == OP_PLUS
+                                        or (steps[j + 1].op == OP_RUN and steps[j + 1].a > 0)):
                     bit = steps[j + 1].mask  # give back to where the next step can start
                     while p > low[j] and (_sets_at(t, s, p, end, &n) & bit) == 0:
                         p = _char_before(s, low[j], p)
@@ -480,9 +504,10 @@ cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const ui
 
 cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                   Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
-    cdef uint64_t cand
+    cdef uint64_t cand, first, second = NOT_YET
     cdef uint32_t cp
-    cdef Py_ssize_t found
+    cdef uint16_t sig
+    cdef Py_ssize_t found, n, n2
     cdef const Alternative* alt
     if start >= end:
         return -1
@@ -490,11 +515,21 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
         return native_piece_end(t.native, text, start, end)
     if text[start] < 0x80:
         cand = t.ascii_cand[text[start]]
+        first = t.ascii_mask[text[start]]
+        n = 1
     else:
-        _decode(text, start, end, &cp)
-        cand = t.sig_cand[_signature(t, cp)]
+        n = _decode(text, start, end, &cp)
+        sig = _signature(t, cp)
+        cand = t.sig_cand[sig]
+        first = t.sig_mask[sig]
     while cand:
         alt = &t.alternatives[ctz64(cand)]
+        if alt.prefix and (first & alt.after) == 0:  # the first character can only be the prefix
+            if second == NOT_YET:
+                second = _sets_at(t, text, start + n, end, &n2) if start + n < end else 0
+            if (second & alt.after) == 0:
+                cand &= cand - 1
+                continue
         if alt.linear:
             found = _match_linear(t, t.steps + alt.first_step, text, start, end)
         elif alt.n_steps >= 0:
@@ -582,7 +617,9 @@ cdef class Program:
         owned["code"] = _instructions(code)
         owned["steps"] = _instructions(steps)
         table = np.zeros(len(alternatives), dtype=ALTERNATIVE)
-        table["tail_mask"] = alternatives[:, 6].view(np.uint64)
+        table["tail_mask"] = alternatives[:, 8].view(np.uint64)
+        table["prefix"] = alternatives[:, 6].view(np.uint64)
+        table["after"] = alternatives[:, 7].view(np.uint64)
         for k, name in enumerate(("start", "first_step", "n_steps", "tail", "guarded", "linear")):
             table[name] = alternatives[:, k]
         owned["alternatives"] = table
