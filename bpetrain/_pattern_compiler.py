@@ -19,9 +19,9 @@ flags as a whole-pattern prefix ``(?i)``; the quantifiers ``? * + {n} {n,} {,m} 
 greedy, lazy and possessive; atomic groups ``(?>...)``; ``^ $ \\A \\Z \\z``; lookahead
 ``(?=...)`` and ``(?!...)``. Anything else (lookbehind, ``\\b``, backreferences, the
 flags ``m x a f`` and versions, ``\\X``, conditionals, fuzzy matching, ...) raises
-:class:`Unsupported`, and so does a pattern that can match the empty string, a loop whose
-body can match the empty string, more than 64 distinct sets, or a program of more than
-``MAX_INSTRUCTIONS``; the caller then splits with the ``regex`` module.
+:class:`Unsupported`, and so does a pattern that can match the empty string, more than 64
+distinct sets, more than ``MAX_SLOTS`` loops whose body can match the empty string, or a
+program of more than ``MAX_INSTRUCTIONS``; the caller then splits with the ``regex`` module.
 
 The compiler also works out where the pattern can be cut (:func:`_follow_pairs`): which
 character sets can be read right after which inside one attempt to match. Between two
@@ -48,6 +48,8 @@ OP_SET, OP_RUN, OP_SPLIT, OP_JMP, OP_ATOMIC, OP_ATOMIC_END = 1, 2, 3, 4, 5, 6
 OP_LOOK, OP_LOOK_END, OP_BOS, OP_EOS, OP_EOL, OP_MATCH = 7, 8, 9, 10, 11, 12
 # Possessive runs of the commonest lengths, in the steps of linear alternatives only.
 OP_OPT, OP_STAR, OP_PLUS = 13, 14, 15
+OP_MARK, OP_CHECK = 16, 17
+MAX_SLOTS = 16  # as in _splitter.pyx
 GREEDY, LAZY, POSSESSIVE = 0, 1, 2
 
 _SET_ESCAPES = frozenset("dDsSwW")
@@ -142,7 +144,8 @@ class _Parser:
         elif self.peek() == "+":
             mode, self.i = POSSESSIVE, self.i + 1
         if atom.kind in ("look", "bos", "eos", "eol"):
-            raise Unsupported("a quantifier on an anchor or lookahead")
+            # zero-width: at least once is once, and "maybe" never stops a match
+            return atom if lo > 0 else Node("seq")
         if self.peek() in ("?", "*", "+") or (self.peek() == "{" and _QUANTIFIER.match(self.s, self.i)):
             raise Unsupported("a quantifier on a quantifier")
         return Node("rep", [atom], lo=lo, hi=hi, mode=mode)
@@ -357,6 +360,7 @@ class _Emitter:
     def __init__(self, bits: list[int]):
         self.code: list[list[int]] = []
         self.bits = bits  # set index -> class bit
+        self.n_slots = 0  # position registers of OP_MARK / OP_CHECK
 
     def add(self, op: int, a: int = 0, b: int = 0, c: int = 0, mask: int = 0) -> int:
         if len(self.code) >= MAX_INSTRUCTIONS:
@@ -407,8 +411,6 @@ class _Emitter:
             return
         if node.lo == 0 and hi == 0:
             return
-        if _nullable(body) and hi != node.lo:
-            raise Unsupported("a loop whose body can match the empty string")
         if node.mode == POSSESSIVE:
             self.add(OP_ATOMIC)
             self.emit_repeat(Node("rep", [body], lo=node.lo, hi=node.hi, mode=GREEDY))
@@ -417,18 +419,40 @@ class _Emitter:
         lazy = node.mode == LAZY
         for _ in range(node.lo):
             self.emit(body)
+        # An optional iteration of a body that can match the empty string ends the loop
+        # when it does (as in Perl and the regex module): OP_MARK notes where it started,
+        # OP_CHECK leaves the loop if it did not move.
+        slot = self.new_slot() if _nullable(body) else -1
+        exits = []
         if hi < 0:
             loop = self.add(OP_SPLIT)
-            self.emit(body)
+            self.emit_iteration(body, slot, exits)
             self.add(OP_JMP, a=loop)
             self._branch(loop, loop + 1, len(self.code), lazy)
-            return
-        splits = []
-        for _ in range(hi - node.lo):
-            splits.append(self.add(OP_SPLIT))
+        else:
+            splits = []
+            for _ in range(hi - node.lo):
+                splits.append(self.add(OP_SPLIT))
+                self.emit_iteration(body, slot, exits)
+            for split in splits:
+                self._branch(split, split + 1, len(self.code), lazy)
+        for check in exits:
+            self.code[check][2] = len(self.code)
+
+    def emit_iteration(self, body: Node, slot: int, exits: list[int]) -> None:
+        """One optional iteration of a loop; with a ``slot``, between OP_MARK and OP_CHECK."""
+        if slot < 0:
             self.emit(body)
-        for split in splits:
-            self._branch(split, split + 1, len(self.code), lazy)
+            return
+        self.add(OP_MARK, a=slot)
+        self.emit(body)
+        exits.append(self.add(OP_CHECK, a=slot))
+
+    def new_slot(self) -> int:
+        if self.n_slots == MAX_SLOTS:
+            raise Unsupported(f"more than {MAX_SLOTS} loops whose body can match the empty string")
+        self.n_slots += 1
+        return self.n_slots - 1
 
     def _branch(self, split: int, body: int, out: int, lazy: bool) -> None:
         """Make ``split`` try ``body`` first (greedy) or ``out`` first (lazy)."""
@@ -594,10 +618,12 @@ def _first_after(code: list[list[int]], start: int) -> int | None:
             sets |= mask
             if a == 0:
                 todo.append(pc + 1)
-        elif op == OP_SPLIT:
-            todo += [a, b]
+        elif op in (OP_SPLIT, OP_CHECK):
+            todo += [a if op == OP_SPLIT else pc + 1, b]
         elif op == OP_JMP:
             todo.append(a)
+        elif op == OP_MARK:
+            todo.append(pc + 1)
         elif op not in (OP_MATCH, OP_LOOK_END):
             return None
     return sets
@@ -614,8 +640,8 @@ def _nullable_from(code: list[list[int]], start: int) -> bool:
         op, a, b, _, _ = code[pc]
         if op in (OP_MATCH, OP_LOOK_END):
             return True
-        if op == OP_SPLIT:
-            todo += [a, b]
+        if op in (OP_SPLIT, OP_CHECK):
+            todo += [a if op == OP_SPLIT else pc + 1, b]
         elif op == OP_JMP:
             todo.append(a)
         elif op != OP_SET and not (op == OP_RUN and a > 0):
@@ -694,7 +720,7 @@ def _prefix_filter(steps: list[list[int]]) -> tuple[int, int]:
 
     Then a first character in P but not in F can start a match only if the second is in
     F: the matcher checks that before trying the alternative (cl100k's and o200k's
-    ``[^\r\n\p{L}\p{N}]?`` before letters, at punctuation and spaces).
+    ``[^\\r\\n\\p{L}\\p{N}]?`` before letters, at punctuation and spaces).
     """
     if len(steps) < 2 or steps[0][0] != OP_RUN or steps[0][1:3] != [0, 1]:
         return 0, 0
@@ -721,11 +747,11 @@ def _always_succeeds(code: list[list[int]], start: int) -> bool:
             return False
         if op == OP_MATCH:
             empty_path = True
-        elif op == OP_SPLIT:
-            todo += [a, b]
+        elif op in (OP_SPLIT, OP_CHECK):
+            todo += [a if op == OP_SPLIT else pc + 1, b]
         elif op == OP_JMP:
             todo.append(a)
-        elif op == OP_RUN and a == 0:
+        elif (op == OP_RUN and a == 0) or op == OP_MARK:
             todo.append(pc + 1)
     # ``seen`` holds what can be reached without consuming; atomic groups elsewhere in
     # the tail could still cut the search, so look at everything the tail reaches.
@@ -740,8 +766,8 @@ def _reachable(code: list[list[int]], start: int) -> set[int]:
             continue
         seen.add(pc)
         op, a, b, _, _ = code[pc]
-        if op == OP_SPLIT:
-            todo += [a, b]
+        if op in (OP_SPLIT, OP_CHECK):
+            todo += [a if op == OP_SPLIT else pc + 1, b]
         elif op == OP_JMP:
             todo.append(a)
         elif op == OP_LOOK:

@@ -47,6 +47,8 @@ cdef enum:  # opcodes: the same numbers as in _pattern_compiler.py
     OP_OPT = 13     # in linear steps only: a possessive run of 0 or 1 character
     OP_STAR = 14    # ... of any number
     OP_PLUS = 15    # ... of at least one
+    OP_MARK = 16    # note the position in register a (an iteration of a loop starts)
+    OP_CHECK = 17   # if the position is still register a's: leave the loop, to b
 
 cdef enum:  # quantifier modes of OP_RUN
     GREEDY = 0
@@ -58,6 +60,8 @@ cdef enum:  # kinds of backtracking points
     BT_GREEDY = 1   # give back one character of the run of instruction pc: pos its end, pos2 its least end
     BT_LAZY = 2     # take one more character into the run of instruction pc: pos its end, pos2 its length
     BT_ATOMIC = 3   # an atomic group's start; pos2: the enclosing one's (-1: none)
+    BT_RESTORE = 4  # register pc held pos before an OP_MARK
+    MAX_SLOTS = 16  # registers (as in _pattern_compiler.py)
 
 INSTRUCTION = np.dtype([("mask", "<u8"), ("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("c", "<i4")], align=True)
 ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("prefix", "<u8"), ("after", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
@@ -237,6 +241,7 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
     above the caller's points and is atomic (its points are dropped when it returns).
     """
     cdef Py_ssize_t base = sp, atomic = -1, n, p, floor
+    cdef Py_ssize_t registers[MAX_SLOTS]
     cdef const Instr* ins
     cdef Backtrack* e
     cdef uint64_t want
@@ -265,6 +270,12 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
                 pc = ins.a
         elif op == OP_JMP:
             pc = ins.a
+        elif op == OP_MARK:
+            _push(stack, &sp, BT_RESTORE, ins.a, registers[ins.a], 0)
+            registers[ins.a] = pos
+            pc += 1
+        elif op == OP_CHECK:
+            pc = ins.b if pos == registers[ins.a] else pc + 1
         elif op == OP_ATOMIC:
             _push(stack, &sp, BT_ATOMIC, 0, 0, atomic)
             atomic = sp - 1
@@ -321,6 +332,8 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
                     break
             elif e.kind == BT_ATOMIC:
                 atomic = e.pos2
+            elif e.kind == BT_RESTORE:
+                registers[e.pc] = e.pos
 
 
 cdef enum:
