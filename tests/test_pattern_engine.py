@@ -1,0 +1,370 @@
+"""The compiled split-pattern engine gives exactly the regex module's pieces.
+
+``SplitPattern(pat_str).split(data)`` must equal ``regex.finditer(pat_str, text)`` on
+``data`` decoded with ``errors="surrogateescape"`` (each invalid byte one lone surrogate),
+the pieces re-encoded the same way. Patterns inside the engine's grammar must run
+compiled (``sp.program is not None``) unless they can match the empty string somewhere;
+the others fall back to the ``regex`` module and say why (``sp.fallback_reason``).
+
+The patterns come from published tokenizers and from the grammar itself
+(:mod:`pattern_strategies`); every expected result is computed by the ``regex`` module.
+"""
+from __future__ import annotations
+
+import random
+
+import pytest
+import regex
+from helpers import MULTILINGUAL
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+from pattern_strategies import chars_named_in, documents, split_patterns
+
+from bpetrain.patterns import PATTERNS
+
+try:
+    from bpetrain.pretokenize import SplitPattern
+except ImportError:
+    pytest.skip(
+        "bpetrain.pretokenize.SplitPattern (the compiled split-pattern engine) is not in this build",
+        allow_module_level=True,
+    )
+
+
+def _ranges(*spans: tuple) -> str:
+    """Class items from code point spans ``(lo, hi)`` or ``(c,)``, as raw characters.
+
+    Written with code points because the published classes hold characters that Unicode
+    normalization would change (U+1F7D, U+2126 Ohm, U+212A Kelvin...), and a normalized
+    copy has reversed ranges.
+    """
+    return "".join(chr(s[0]) if len(s) == 1 else f"{chr(s[0])}-{chr(s[1])}" for s in spans)
+
+
+#: DeepSeek LLM's cased-letter class (its tokenizer.json, as llama.cpp's llama-vocab.cpp
+#: copies it, with 𐐀-𐑏 written as \U escapes).
+_DEEPSEEK_LETTERS = _ranges(
+    (0x41, 0x5A), (0x61, 0x7A), (0xB5,), (0xC0, 0xD6), (0xD8, 0xF6), (0xF8, 0x1BA), (0x1BC, 0x1BF),
+    (0x1C4, 0x293), (0x295, 0x2AF), (0x370, 0x373), (0x376,), (0x377,), (0x37B, 0x37D), (0x37F,), (0x386,),
+    (0x388, 0x38A), (0x38C,), (0x38E, 0x3A1), (0x3A3, 0x3F5), (0x3F7, 0x481), (0x48A, 0x52F), (0x531, 0x556),
+    (0x10A0, 0x10C5), (0x13A0, 0x13F5), (0x13F8, 0x13FD), (0x1C90, 0x1CBA), (0x1CBD, 0x1CBF), (0x1D00, 0x1D2B),
+    (0x1D6B, 0x1D77), (0x1D79, 0x1D9A), (0x1E00, 0x1F15), (0x1F18, 0x1F1D), (0x1F20, 0x1F45), (0x1F48, 0x1F4D),
+    (0x1F50, 0x1F57), (0x1F59,), (0x1F5B,), (0x1F5D,), (0x1F5F, 0x1F7D), (0x1F80, 0x1FB4), (0x1FB6, 0x1FBC),
+    (0x1FBE,), (0x1FC2, 0x1FC4), (0x1FC6, 0x1FCC), (0x1FD0, 0x1FD3), (0x1FD6, 0x1FDB), (0x1FE0, 0x1FEC),
+    (0x1FF2, 0x1FF4), (0x1FF6, 0x1FFC), (0x2102,), (0x2107,), (0x210A, 0x2113), (0x2115,), (0x2119, 0x211D),
+    (0x2124,), (0x2126,), (0x2128,), (0x212A, 0x212D), (0x212F, 0x2134), (0x2139,), (0x213C, 0x213F),
+    (0x2145, 0x2149), (0x214E,), (0x2183,), (0x2184,), (0x2C00, 0x2C7B), (0x2C7E, 0x2CE4), (0x2CEB, 0x2CEE),
+    (0x2CF2,), (0x2CF3,), (0xA640, 0xA66D), (0xA680, 0xA69B), (0xA722, 0xA76F), (0xA771, 0xA787),
+    (0xA78B, 0xA78E), (0xAB70, 0xABBF), (0xFB00, 0xFB06), (0xFB13, 0xFB17), (0xFF21, 0xFF3A), (0xFF41, 0xFF5A),
+) + r"\U00010400-\U0001044f" + _ranges(
+    (0x104B0, 0x104D3), (0x104D8, 0x104FB), (0x10C80, 0x10CB2), (0x10CC0, 0x10CF2), (0x118A0, 0x118DF),
+    (0x1E900, 0x1E943),
+)  # fmt: skip
+
+_LLAMA3 = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"""
+    r"""|\s+(?!\S)|\s+"""
+)
+_MINBPE_GPT4 = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)"""
+    r"""|\s+"""
+)
+_O200K_CASES = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?"""
+    r"""[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+)
+_CASES_BY_LOOKAHEAD = (  # llama.cpp's rewrite of o200k's case classes
+    r"""[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+<c>|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+"""
+    r"""((?=[\p{L}])([^A-Z]))*<c>"""
+)
+_CONTRACTIONS_BY_CLASS = r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])"""
+
+#: Split patterns of published vocabularies, as their tokenizer files or the libraries that
+#: train them write them. Several tokenizers apply a sequence of regexes (Hugging Face
+#: ``Split`` pre-tokenizers); each of those is a pattern here on its own.
+PUBLISHED = {
+    **{name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k")},  # tiktoken
+    "cl100k_minbpe": _MINBPE_GPT4,  # minbpe's GPT4_SPLIT_PATTERN, rustbpe
+    "nanochat": _MINBPE_GPT4.replace(r"\p{N}{1,3}", r"\p{N}{1,2}"),
+    "llama3": _LLAMA3,  # also tiktoken's first cl100k_base, GLM-4, DBRX
+    "gpt2_hf": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",  # ByteLevel
+    "qwen2": _LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}"),  # Qwen2/2.5/3, StableLM 2, Grok-2
+    "tekken": (  # Mistral (Nemo, Pixtral)
+        _O200K_CASES + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+    "tekken_llamacpp": (
+        _CASES_BY_LOOKAHEAD.replace("<c>", "") + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+    "o200k_llamacpp": (
+        _CASES_BY_LOOKAHEAD.replace("<c>", _CONTRACTIONS_BY_CLASS + "?")
+        + r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+    ),
+    "deepseek_v3": (  # DeepSeek V3/R1, the third of its three splits; \r\n raw as in tokenizer.json
+        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+        "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
+    ),
+    "deepseek_v3_cjk": "[" + _ranges((0x4E00, 0x9FA5), (0x3040, 0x309F), (0x30A0, 0x30FF)) + "]+",
+    "deepseek_llm_letters": r"\s?[" + _DEEPSEEK_LETTERS + "]+",
+    "deepseek_llm_punct": r"\s?["
+    + _ranges((0x21, 0x2F), (0x3A, 0x7E), (0xFF01, 0xFF0F), (0xFF1A, 0xFF5E), (0x2018, 0x201F), (0x3000, 0x3002))
+    + "]+",
+    "deepseek_llm_trailing_space": r"\s+$",
+    "deepseek_llm_cjk": "[" + _ranges((0x4E00, 0x9FA5), (0x800, 0x4E00), (0xAC00, 0xD7FF)) + "]+",
+    "falcon": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)""",  # drops some spaces
+    "falcon_punct": r"[\p{P}\$\+<=>\^~\|`]+",
+    "bailingmoe": (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
+    ),
+    "seed_coder": (
+        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+"""
+        r"""|\s+(?!\S)|\s+"""
+    ),
+    "chameleon_image": r"(IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z",
+    "chameleon_punct": r"[\p{P}!-/:-@\[-`{-~]",
+    "chameleon_spaces": "([\\t\\n]|    |  )",
+    "afmoe_cjk": "["
+    + _ranges(
+        (0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0xF900, 0xFAFF), (0x3040, 0x309F), (0x30A0, 0x30FF), (0xFF65, 0xFF9F),
+        (0x2F00, 0x2FDF), (0xE00, 0xE7F), (0xE80, 0xEFF), (0x1780, 0x17FF), (0x1000, 0x109F), (0xAA60, 0xAA7F),
+        (0xA9E0, 0xA9FF), (0xAC00, 0xD7AF), (0x1100, 0x11FF),
+    )
+    + "]+",
+    # BLOOM's tokenizer.json has ` ?[^(\s|[.,!?…。，、।۔،])]+`, which the regex module does not
+    # compile (unbalanced parenthesis: a nested class is V1 syntax); llama.cpp's form:
+    "bloom_llamacpp": " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+",
+}
+
+
+def reference(pat_str: str, data: bytes, timeout: float | None = None) -> list[bytes]:
+    """The pieces ``regex.finditer`` gives on ``data`` decoded with surrogateescape."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text, timeout=timeout)]
+
+
+def check(sp, pat_str: str, data: bytes, want: list[bytes] | None = None) -> None:
+    """``sp.split(data)`` equals the reference, with a message that shows where it does not."""
+    got = sp.split(data)
+    if want is None:
+        want = reference(pat_str, data)
+    if got != want:
+        at = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+        how = "compiled" if sp.program is not None else f"fallback ({sp.fallback_reason})"
+        raise AssertionError(
+            f"pattern {pat_str!r}, {how}, on {data[:300]!r} ({len(data)} bytes): piece {at} differs: "
+            f"got {got[at:at + 3]!r}, regex gives {want[at:at + 3]!r} ({len(got)} vs {len(want)} pieces)"
+        )
+
+
+def check_reports_fallback_consistently(sp) -> None:
+    assert (sp.program is None) == (sp.fallback_reason is not None), (sp.program, sp.fallback_reason)
+    if sp.fallback_reason is not None:
+        assert isinstance(sp.fallback_reason, str) and sp.fallback_reason.strip()
+
+
+# --- published patterns -------------------------------------------------------------------
+
+_CHARS = {name: chars_named_in(pat_str) for name, pat_str in PUBLISHED.items()}
+#: Strings for the patterns that random text would hardly ever match.
+_SAMPLES = {"chameleon_image": ("IMGIMGABZ", "IMGIMGIIIIZ", "IMGIMGABCDEZ", "IMGIMGZ", "IMGIMG")}
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_published_pattern_runs_compiled(name):
+    sp = SplitPattern(PUBLISHED[name])
+    check_reports_fallback_consistently(sp)
+    assert sp.program is not None, f"{name}: {PUBLISHED[name]!r} falls back: {sp.fallback_reason}"
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_published_pattern_hypothesis(name, data):
+    pat_str = PUBLISHED[name]
+    sp = SplitPattern(pat_str)
+    docs = data.draw(
+        st.lists(documents(_CHARS[name], _SAMPLES.get(name, ())), min_size=1, max_size=3), label="documents"
+    )
+    for doc in [*docs, b"".join(docs)]:
+        check(sp, pat_str, doc)
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_published_pattern_real_text(name, prose):
+    sp = SplitPattern(PUBLISHED[name])
+    check(sp, PUBLISHED[name], MULTILINGUAL.encode("utf-8") * 3)
+    check(sp, PUBLISHED[name], prose[:200_000])
+
+
+def _adversarial() -> list[bytes]:
+    rng = random.Random(11)
+    return [
+        b"",
+        b"a" * 10**5,
+        b" " * 1000 + b"x",
+        b" " * 1000,
+        b"x" + b" \t" * 500 + b"\n",
+        b"\r\n" * 1000,
+        b"\n \r\n\r \x0b\x0c" * 200 + b"end",
+        b"1" * 1001,
+        "\u0663".encode() * 1001,
+        b"'s" * 1000 + b"'" + b"'LL" * 500,
+        b"." * 1000 + b"\n" * 3 + b"/" * 100,
+        "\u4e2d".encode() * 3000 + "\u3002".encode() * 100,
+        b"\xff" * 1000,  # invalid bytes only
+        bytes(rng.randrange(256) for _ in range(20_000)),  # mostly invalid UTF-8
+        b"\xed\xa0\x80\xf4\x90\x80\x80\xc0\xaf\xe0\x80\xaf\xf0\x8f\xbf\xbf",  # surrogate, > U+10FFFF, overlong
+        b"abc\xe2\x82",  # cut off at the end
+        "".join(rng.choice("aA'sS\u017f\u212a \r\n\t.1/\u0301\u02b0\u4e2d\u00a0") for _ in range(20_000)).encode(),
+    ]
+
+
+ADVERSARIAL = _adversarial()
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_published_pattern_adversarial(name):
+    sp = SplitPattern(PUBLISHED[name])
+    for data in ADVERSARIAL:
+        check(sp, PUBLISHED[name], data)
+
+
+# --- patterns from the grammar ------------------------------------------------------------
+
+
+def _check_generated(data) -> None:
+    example = data.draw(split_patterns, label="pattern")
+    sp = SplitPattern(example.pat_str)
+    check_reports_fallback_consistently(sp)
+    docs = data.draw(st.lists(documents(example.chars, example.samples), min_size=1, max_size=3), label="documents")
+    for doc in [*docs, b"".join(docs)]:
+        try:
+            want = reference(example.pat_str, doc, timeout=2.0)
+        except TimeoutError:  # the regex module backtracks for too long: nothing to compare
+            reject()
+        check(sp, example.pat_str, doc, want)
+    if not example.may_match_empty:
+        assert sp.program is not None, (
+            f"{example.pat_str!r} is in the engine's grammar and cannot match the empty string, "
+            f"but falls back: {sp.fallback_reason}"
+        )
+
+
+@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_patterns(data):
+    _check_generated(data)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_patterns_many(data):
+    _check_generated(data)
+
+
+#: Cases where the regex module does something an engine author might not expect; each
+#: is checked against the regex module, not against a written-down answer.
+EDGE_CASES = [
+    (r"(?i:i)+", "iI\u0130\u0131"),  # matches U+0130 but not U+0131
+    (r"(?i:\u0130)+", "iI\u0130\u0131"),  # matches i but not I
+    (r"(?i:\u0131)+", "iI\u0130\u0131"),  # matches I but not i
+    (r"(?i:s)+|(?i:k)+", "sS\u017f kK\u212a"),
+    (r"(?i:\u00df)|(?i:\ufb00)|(?i:\u0130)|\S", "ss SS \u00df\u1e9e \u017fs ff \ufb00 i\u0307"),  # no full case folding
+    (r"(?i:[a-z])+", "az\u017f\u212a\u0130\u0131"),
+    (r"(?i:[^k])+", "abk\u212aKcd"),  # a negated class excludes every case variant
+    (r"(?i:\p{Lu})+|\s", "aBc \u01c5 \u00df"),  # case-insensitive properties match both cases
+    (r"(?i:\p{Lt})+|(?i:\P{Ll})+|\s", "aB\u01c4\u01c5\u01c6 1"),  # (?i) turns Lu, Ll, Lt into LC
+    (r"(?i:[^\p{Lu}])+|.", "aB1\u00aa\u02b0 \u01c5"),
+    (r"(?i:\p{Greek})+|.", "\u00b5\u03bc\u2126\u03c9K\u212a"),  # but scripts are not case-closed
+    (r"(?i:\u03c3)+|(?i:\u00b5)+|(?i:\u03b8)+", "\u03c3\u03c2\u03a3 \u00b5\u03bc\u039c \u03b8\u03d1\u03f4"),
+    (r"\s+", " \t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u180e\u200b\u2028\u3000\ufeff"),  # \x1c-\x1f are not \s
+    (r".+", "a\rb\nc\x85d\u2028e"),  # . stops at \n only
+    (r"(?s:.)+", "a\rb\nc"),
+    (r"\d+|\w+|\W", "0\u0663\u00b2\u2167\u0301_\u200d\u203f\U00010d40"),  # \d is Nd of regex's Unicode
+    (r"\p{Han}+|\p{Hiragana}+|\p{Common}+", "\u4e2d\u3001\u3005\u30fc\u3042"),  # Script, not Script_Extensions
+    (r"\p{Cn}+|\p{Cs}+|\p{Co}+|.", "\u0378\ue000\udcff\U000e0080\U00010d40"),
+    (r"[\udc80-\udcff]+|\p{L}+", "ab\udcff\udc80cd"),  # an invalid byte is a lone surrogate
+    (r"x$|y\Z", "x\n"),  # $ also matches before a final \n, \Z does not
+    (r"x$|y\Z", "y\n"),
+    (r"x$|x\Z", "x\r\n"),  # but not before a final \r\n
+    (r"\s+$|\S+|\s+", "a \n\n"),
+    (r"^.|\A.|.", "abc"),  # ^ and \A only at the start of the text
+    (r"\s++$|\s", "a  \n"),
+    (r"(?:ab)+?|a", "ababa"),
+    (r"a++a|a+", "aaaa"),  # possessive: never gives back
+    (r"(?>a+)a|a", "aaaa"),
+    (r"(?:a|ab)(?:c|bcd)", "abcd"),  # leftmost, first alternative, not longest
+    (r"\s+(?!\S)|\s+", "a   b  \n c \n"),
+    (r"(?:(?=\p{L})[^a-z])+|[a-z]+", "ABCdefGH\u00c9\u00e9"),
+]
+
+
+@pytest.mark.parametrize(("pat_str", "text"), EDGE_CASES)
+def test_edge_cases(pat_str, text):
+    sp = SplitPattern(pat_str)
+    check_reports_fallback_consistently(sp)
+    data = text.encode("utf-8", "surrogateescape")
+    check(sp, pat_str, data)
+    check(sp, pat_str, data * 3)
+    assert sp.program is not None, f"{pat_str!r} falls back: {sp.fallback_reason}"
+
+
+# --- fallback, empty matches, invalid patterns -------------------------------------------
+
+#: Patterns outside the engine's grammar: the regex module splits, and says why.
+FALLBACK = [
+    r"(?<=\s)\p{L}+|\S+|\s+",  # lookbehind
+    r"(?<!\p{L})\p{N}{1,3}|\p{L}+|\s",  # negative lookbehind
+    r"\b\w+\b|\s+|\W",  # word boundaries
+    r"\B.|\s",
+    r"(\p{L})\1*|\s+|\S",  # backreference
+    r"(?P<q>['\"]).*?(?P=q)|\S",  # named backreference
+    r"(?m)^\s+$|\S+|\s",  # multiline
+    r"(?x) \p{L}+ | \s+ | \S",  # verbose
+    r"\X",  # grapheme clusters
+]
+
+
+@pytest.mark.parametrize("pat_str", FALLBACK)
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_fallback_patterns(pat_str, data):
+    sp = SplitPattern(pat_str)
+    check_reports_fallback_consistently(sp)
+    assert sp.program is None and sp.fallback_reason, (pat_str, sp.program, sp.fallback_reason)
+    check(sp, pat_str, MULTILINGUAL.encode("utf-8"))
+    check(sp, pat_str, data.draw(documents(chars_named_in(pat_str)), label="document"))
+
+
+#: Patterns that do not match the empty string as a whole but do match it in some contexts
+#: (the engine may run them compiled or fall back, but the pieces, empty ones included,
+#: must be the regex module's).
+EMPTY_IN_CONTEXT = [
+    r"(?=(\d{3})+(?!\d))",  # SuperBPE's digit grouping: only empty pieces
+    r"a|(?=b)",
+    r"\p{L}*(?=\p{N})|\s+",
+    r"\d*(?=x)|x|\s",
+    r"(?:'s)?(?=\s)|\S+",
+    r"(?<=a)\s*|\S",  # and out of the grammar (lookbehind)
+]
+
+
+@pytest.mark.parametrize("pat_str", EMPTY_IN_CONTEXT)
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_patterns_empty_in_context(pat_str, data):
+    assert regex.fullmatch(pat_str, "") is None, "the case must not match the empty string as a whole"
+    sp = SplitPattern(pat_str)
+    check_reports_fallback_consistently(sp)
+    check(sp, pat_str, b"12345 ab1 x'sx 1x\n's b 1234567 x")
+    check(sp, pat_str, data.draw(documents(chars_named_in(pat_str) + tuple("0123x'b \n")), label="document"))
+
+
+@pytest.mark.parametrize(
+    "pat_str",
+    ["", "a*", "$", r"\s*", "(?:)", "a|", r"(?!x)", r"\Z", r"(?=a)*", r"x{0}",  # match the empty string
+     "(", "[a", "a{2,1}", r"\p{NoSuchProperty}", "*a", "(?<n>a"],  # do not compile
+)  # fmt: skip
+def test_rejects_patterns_that_match_empty_or_do_not_compile(pat_str):
+    with pytest.raises(ValueError):
+        SplitPattern(pat_str)
