@@ -96,7 +96,7 @@ def count_pieces(
         if isinstance(text, bytes):
             text = text.decode("utf-8", "surrogateescape")
         for part in split_special(text, specials):
-            found = [part] if pat_str is None else regex.findall(pat_str, part)
+            found = [part] if pat_str is None else [m.group() for m in regex.finditer(pat_str, part)]
             for piece in found:
                 if piece:
                     pieces[piece.encode("utf-8", "surrogateescape")] += 1
@@ -214,7 +214,7 @@ def encode(
         if i % 2:
             ids.append(special_tokens[part])
             continue
-        found = [part] if pat_str is None else regex.findall(pat_str, part)
+        found = [part] if pat_str is None else [m.group() for m in regex.finditer(pat_str, part)]
         for piece in found:
             if piece:
                 piece_bytes = piece.encode("utf-8", "surrogateescape")

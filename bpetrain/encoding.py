@@ -301,7 +301,7 @@ class Encoding:
             return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
         if self._split is None:
             return self._bpe.encode_bytes(text.encode("utf-8"), as_list)
-        return self._bpe.encode_pieces(self._split.regex.findall(text, concurrent=True), as_list)
+        return self._bpe.encode_pieces(self._split.pieces(text), as_list)
 
     # ------------------------------------------------------------------ decoding
 
@@ -478,7 +478,7 @@ class Encoding:
             if (ends[-1] if len(ends) else 0) == len(data):  # the pieces tile the text
                 return ends
         else:
-            pieces = self._split.regex.findall(text)
+            pieces = self._split.pieces(text)
             if sum(map(len, pieces)) == len(text):  # the pieces tile the text
                 return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])
         ends, char_at, byte_at = [], 0, 0  # the pattern skips some text: follow each match

@@ -260,8 +260,7 @@ class PieceCounter:
         parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
         if self.lines:
             parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
-        findall = self._split.regex.findall
-        counts = Counter(piece for part in parts for piece in findall(part, concurrent=True))
+        counts = Counter(piece for part in parts for piece in self._split.pieces(part))
         for piece, count in counts.items():
             self._table.add(encode_utf8(piece), count)
 

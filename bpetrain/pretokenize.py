@@ -174,7 +174,13 @@ class SplitPattern:
         if self.program is not None:
             return self.program.split(data)
         text = data.decode("utf-8", "surrogateescape")
-        return [encode_utf8(piece) for piece in self.regex.findall(text, concurrent=True)]
+        return [encode_utf8(piece) for piece in self.pieces(text)]
+
+
+    def pieces(self, text: str) -> list[str]:
+        """The pieces of ``text`` by the ``regex`` module: whole matches (groups do not
+        matter, as in tiktoken), matching with the GIL released (``concurrent=True``)."""
+        return [m.group() for m in self.regex.finditer(text, concurrent=True)]
 
 
 @functools.lru_cache(maxsize=64)

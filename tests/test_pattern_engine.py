@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from pattern_strategies import chars_named_in, documents, split_patterns
 
-from bpetrain.patterns import PATTERNS
+from bpetrain import PATTERNS
 
 try:
     from bpetrain.pretokenize import SplitPattern
@@ -242,7 +242,7 @@ def _check_generated(data) -> None:
         except TimeoutError:  # the regex module backtracks for too long: nothing to compare
             reject()
         check(sp, example.pat_str, doc, want)
-    if not example.may_match_empty:
+    if not example.may_match_empty and not (sp.fallback_reason or "").startswith(ALLOWED_FALLBACK):
         assert sp.program is not None, (
             f"{example.pat_str!r} is in the engine's grammar and cannot match the empty string, "
             f"but falls back: {sp.fallback_reason}"
@@ -272,9 +272,6 @@ EDGE_CASES = [
     (r"(?i:\u00df)|(?i:\ufb00)|(?i:\u0130)|\S", "ss SS \u00df\u1e9e \u017fs ff \ufb00 i\u0307"),  # no full case folding
     (r"(?i:[a-z])+", "az\u017f\u212a\u0130\u0131"),
     (r"(?i:[^k])+", "abk\u212aKcd"),  # a negated class excludes every case variant
-    (r"(?i:\p{Lu})+|\s", "aBc \u01c5 \u00df"),  # case-insensitive properties match both cases
-    (r"(?i:\p{Lt})+|(?i:\P{Ll})+|\s", "aB\u01c4\u01c5\u01c6 1"),  # (?i) turns Lu, Ll, Lt into LC
-    (r"(?i:[^\p{Lu}])+|.", "aB1\u00aa\u02b0 \u01c5"),
     (r"(?i:\p{Greek})+|.", "\u00b5\u03bc\u2126\u03c9K\u212a"),  # but scripts are not case-closed
     (r"(?i:\u03c3)+|(?i:\u00b5)+|(?i:\u03b8)+", "\u03c3\u03c2\u03a3 \u00b5\u03bc\u039c \u03b8\u03d1\u03f4"),
     (r"\s+", " \t\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u180e\u200b\u2028\u3000\ufeff"),  # \x1c-\x1f are not \s
@@ -322,7 +319,15 @@ FALLBACK = [
     r"(?m)^\s+$|\S+|\s",  # multiline
     r"(?x) \p{L}+ | \s+ | \S",  # verbose
     r"\X",  # grapheme clusters
+    # a case-insensitive property: the regex module matches "a" with (?i:\p{Lt})+ alone but
+    # not beside other alternatives, so the engine leaves such sets to it
+    r"(?i:\p{Lt})+|(?i:\P{Ll})+|\s",
+    r"(?i:\p{Lu})+|\s",
+    r"(?i:[^\p{Lu}])+|.",
 ]
+
+#: Why a pattern of the grammar may still fall back (documented in bpetrain._pattern_compiler).
+ALLOWED_FALLBACK = ("the case-insensitive property",)
 
 
 @pytest.mark.parametrize("pat_str", FALLBACK)
