@@ -491,17 +491,21 @@ def _class_table(memberships: list[bytes]) -> np.ndarray:
 
 def _two_stage(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Compress a uint64 per code point into (stage1 uint16 [cp >> 8], stage2 uint16
-    [block * 256 + (cp & 255)], signatures uint64): value = signatures[stage2[...]]."""
-    signatures, index = np.unique(values, return_inverse=True)
+    [block * 256 + (cp & 255)], signatures uint64): value = signatures[stage2[...]].
+
+    Equal blocks of 256 code points are stored once (most of Unicode is a few kinds of
+    block), and only the distinct blocks are sorted into signatures.
+    """
+    blocks: dict[bytes, int] = {}
+    rows = values.reshape(-1, 256)
+    stage1 = np.empty(len(rows), dtype=np.uint16)
+    for b, row in enumerate(rows):
+        stage1[b] = blocks.setdefault(row.tobytes(), len(blocks))
+    distinct = np.frombuffer(b"".join(blocks), dtype=np.uint64)
+    signatures, index = np.unique(distinct, return_inverse=True)
     if len(signatures) > 0xFFFF:
         raise Unsupported("too many distinct combinations of character sets")
-    index = index.astype(np.uint16).reshape(-1, 256)
-    blocks: dict[bytes, int] = {}
-    stage1 = np.empty(len(index), dtype=np.uint16)
-    for b, row in enumerate(index):
-        stage1[b] = blocks.setdefault(row.tobytes(), len(blocks))
-    stage2 = np.frombuffer(b"".join(blocks), dtype=np.uint16)
-    return stage1, stage2.copy(), signatures
+    return stage1, index.astype(np.uint16).reshape(-1), signatures
 
 
 # ------------------------------------------------------------------ entry point
