@@ -610,38 +610,17 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
     }
 
 
-def _first_after(code: list[list[int]], start: int) -> int | None:
-    """The sets that can consume the next character when matching goes on at ``start``,
-    or None if it may meet an anchor, a lookahead or an atomic group first (whose
-    outcome depends on more than the next character). Reaching the end of the program
-    adds nothing: the match is then found without the next character.
+_ZERO_WIDTH = (OP_LOOK, OP_BOS, OP_EOS, OP_EOL)
+_ASSERTIONS = (*_ZERO_WIDTH, OP_ATOMIC, OP_ATOMIC_END)
+
+
+def _walk(code: list[list[int]], start: int, *, consuming: bool = False, assertions: bool = False) -> set[int]:
+    """The instructions matching can reach from ``start``.
+
+    Without ``consuming``, only those reached without consuming a character: a set or a
+    run of at least one character is reached but not passed. ``assertions``: pass
+    anchors and lookaheads as if they held (else they are reached but not passed).
     """
-    sets, todo, seen = 0, [start], set()
-    while todo:
-        pc = todo.pop()
-        if pc in seen:
-            continue
-        seen.add(pc)
-        op, a, b, _, mask = code[pc]
-        if op == OP_SET:
-            sets |= mask
-        elif op == OP_RUN:
-            sets |= mask
-            if a == 0:
-                todo.append(pc + 1)
-        elif op in (OP_SPLIT, OP_CHECK):
-            todo += [a if op == OP_SPLIT else pc + 1, b]
-        elif op == OP_JMP:
-            todo.append(a)
-        elif op == OP_MARK:
-            todo.append(pc + 1)
-        elif op not in (OP_MATCH, OP_LOOK_END):
-            return None
-    return sets
-
-
-def _nullable_from(code: list[list[int]], start: int) -> bool:
-    """Whether the program can get from ``start`` to its end without consuming (conservative)."""
     todo, seen = [start], set()
     while todo:
         pc = todo.pop()
@@ -649,15 +628,41 @@ def _nullable_from(code: list[list[int]], start: int) -> bool:
             continue
         seen.add(pc)
         op, a, b, _, _ = code[pc]
-        if op in (OP_MATCH, OP_LOOK_END):
-            return True
         if op in (OP_SPLIT, OP_CHECK):
             todo += [a if op == OP_SPLIT else pc + 1, b]
         elif op == OP_JMP:
             todo.append(a)
-        elif op != OP_SET and not (op == OP_RUN and a > 0):
-            todo.append(pc + 1)  # zero-width (or possibly empty): go on
-    return False
+        elif op in (OP_MARK, OP_ATOMIC, OP_ATOMIC_END) or (op == OP_RUN and a == 0):
+            todo.append(pc + 1)
+        elif op == OP_SET or op == OP_RUN:
+            if consuming:
+                todo.append(pc + 1)
+        elif op == OP_LOOK:
+            todo += [pc + 1, b] if consuming else [b] if assertions else []
+        elif op in _ZERO_WIDTH and (assertions or consuming):
+            todo.append(pc + 1)
+    return seen
+
+
+def _first_after(code: list[list[int]], start: int) -> int | None:
+    """The sets that can consume the next character when matching goes on at ``start``,
+    or None if it may meet an anchor, a lookahead or an atomic group first (whose
+    outcome depends on more than the next character). Reaching the end of the program
+    adds nothing: the match is then found without the next character.
+    """
+    reached = [code[pc] for pc in _walk(code, start)]
+    if any(op in _ASSERTIONS for op, *_ in reached):
+        return None
+    sets = 0
+    for op, _, _, _, mask in reached:
+        if op in (OP_SET, OP_RUN):
+            sets |= mask
+    return sets
+
+
+def _nullable_from(code: list[list[int]], start: int) -> bool:
+    """Whether the program can get from ``start`` to its end without consuming (conservative)."""
+    return any(code[pc][0] in (OP_MATCH, OP_LOOK_END) for pc in _walk(code, start, assertions=True))
 
 
 def _optimize(code: list[list[int]], overlap: list[int]) -> None:
@@ -746,46 +751,12 @@ def _prefix_filter(steps: list[list[int]]) -> tuple[int, int]:
 
 
 def _always_succeeds(code: list[list[int]], start: int) -> bool:
-    """Whether matching from ``start`` cannot fail (see :func:`_steps`)."""
-    todo, seen, empty_path = [start], set(), False
-    while todo:
-        pc = todo.pop()
-        if pc in seen:
-            continue
-        seen.add(pc)
-        op, a, b, _, _ = code[pc]
-        if op in (OP_ATOMIC, OP_ATOMIC_END):
-            return False
-        if op == OP_MATCH:
-            empty_path = True
-        elif op in (OP_SPLIT, OP_CHECK):
-            todo += [a if op == OP_SPLIT else pc + 1, b]
-        elif op == OP_JMP:
-            todo.append(a)
-        elif (op == OP_RUN and a == 0) or op == OP_MARK:
-            todo.append(pc + 1)
-    # ``seen`` holds what can be reached without consuming; atomic groups elsewhere in
-    # the tail could still cut the search, so look at everything the tail reaches.
-    return empty_path and not any(code[pc][0] in (OP_ATOMIC, OP_ATOMIC_END) for pc in _reachable(code, start))
-
-
-def _reachable(code: list[list[int]], start: int) -> set[int]:
-    todo, seen = [start], set()
-    while todo:
-        pc = todo.pop()
-        if pc in seen or code[pc][0] == OP_MATCH:
-            continue
-        seen.add(pc)
-        op, a, b, _, _ = code[pc]
-        if op in (OP_SPLIT, OP_CHECK):
-            todo += [a if op == OP_SPLIT else pc + 1, b]
-        elif op == OP_JMP:
-            todo.append(a)
-        elif op == OP_LOOK:
-            todo += [pc + 1, b]
-        elif op != OP_LOOK_END:
-            todo.append(pc + 1)
-    return seen
+    """Whether matching from ``start`` cannot fail (see :func:`_steps`): it can reach the
+    end without consuming or passing an anchor or a lookahead, and no atomic group can
+    cut the search on any way it may take."""
+    return any(code[pc][0] == OP_MATCH for pc in _walk(code, start)) and not any(
+        code[pc][0] in (OP_ATOMIC, OP_ATOMIC_END) for pc in _walk(code, start, consuming=True)
+    )
 
 
 def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:

@@ -198,35 +198,16 @@ cdef int _run(const Tables* t, Stack* stack, Py_ssize_t* sp, int32_t pc, const u
     fewer than ``a`` characters are in the set.
     """
     cdef const Instr* ins = &t.code[pc]
-    cdef uint64_t bit = ins.mask
-    cdef Py_ssize_t pos = at[0], floor, n, count = 0, most = ins.b
-    cdef uint8_t b
-    while count < ins.a:
-        if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
-            return 0
-        pos += n
-        count += 1
+    cdef Py_ssize_t pos = _take(t, s, at[0], end, ins.mask, ins.a), floor
+    if pos < 0:
+        return 0
     floor = pos
     if ins.c == LAZY:
-        if most < 0 or count < most:
-            _push(stack, sp, BT_LAZY, pc, pos, count)
+        if ins.b < 0 or ins.a < ins.b:
+            _push(stack, sp, BT_LAZY, pc, pos, ins.a)
         at[0] = pos
         return 1
-    if most < 0:
-        while pos < end:
-            b = s[pos]
-            if b < 0x80:
-                if (t.ascii_mask[b] & bit) == 0:
-                    break
-                pos += 1
-            elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                pos += n
-            else:
-                break
-    else:
-        while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
-            pos += n
-            count += 1
+    pos = _extend(t, s, pos, end, ins.mask, ins.b - ins.a if ins.b >= 0 else -1)
     if ins.c == GREEDY and pos > floor and t.code[pc + 1].op != OP_MATCH and t.code[pc + 1].op != OP_LOOK_END:
         _push(stack, sp, BT_GREEDY, pc, pos, floor)
     at[0] = pos
@@ -350,7 +331,7 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
     cdef const Instr* steps = t.steps + alt.first_step
     cdef const Instr* ins
     cdef int i = 0, j, n_steps = alt.n_steps
-    cdef Py_ssize_t n, p, count, most
+    cdef Py_ssize_t n, p
     cdef uint64_t bit
     cdef uint8_t b
     cdef bint ok
@@ -381,33 +362,14 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
                 if ins.c == POSSESSIVE:
                     low[i] = pos
             elif ins.op == OP_RUN:
-                count = 0
-                while count < ins.a:
-                    if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
-                        break
-                    pos += n
-                    count += 1
-                if count < ins.a:
+                p = _take(t, s, pos, end, bit, ins.a)
+                if p < 0:
                     break
-                low[i] = pos
-                most = ins.b
+                pos = low[i] = p
                 if ins.c == LAZY:
-                    low[i] = count
-                elif most < 0:
-                    while pos < end:
-                        b = s[pos]
-                        if b < 0x80:
-                            if (t.ascii_mask[b] & bit) == 0:
-                                break
-                            pos += 1
-                        elif (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                            pos += n
-                        else:
-                            break
+                    low[i] = ins.a
                 else:
-                    while count < most and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                        pos += n
-                        count += 1
+                    pos = _extend(t, s, pos, end, bit, ins.b - ins.a if ins.b >= 0 else -1)
                 top[i] = pos
             elif ins.op == OP_SET:
                 if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
@@ -469,13 +431,38 @@ cdef inline Py_ssize_t _skip(const uint64_t* ascii_mask, const Tables* t, const 
     return pos
 
 
+cdef inline Py_ssize_t _take(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t end, uint64_t bit,
+                             Py_ssize_t count) noexcept nogil:
+    """The end of ``count`` characters of ``bit``'s set from ``pos``, or -1 if there are fewer."""
+    cdef Py_ssize_t n
+    while count > 0:
+        if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+            return -1
+        pos += n
+        count -= 1
+    return pos
+
+
+cdef inline Py_ssize_t _extend(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t end, uint64_t bit,
+                               Py_ssize_t most) noexcept nogil:
+    """The end of the run of characters of ``bit``'s set from ``pos``, at most ``most`` of
+    them (-1: any number)."""
+    cdef Py_ssize_t n
+    if most < 0:
+        return _skip(t.ascii_mask, t, s, pos, end, bit)
+    while most > 0 and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+        pos += n
+        most -= 1
+    return pos
+
+
 cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const uint8_t* s, Py_ssize_t pos,
                                      Py_ssize_t end) noexcept nogil:
     """Steps without choices (possessive runs, sets, one-character lookaheads, anchors)
     and no tail: one pass, no backtracking (``Alternative.linear``)."""
     cdef const uint64_t* ascii_mask = t.ascii_mask
     cdef uint64_t bit
-    cdef Py_ssize_t n, count, most
+    cdef Py_ssize_t n
     cdef int32_t op
     while True:
         op = ins.op
@@ -494,16 +481,10 @@ cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const ui
         elif op == OP_MATCH:
             return pos
         elif op == OP_RUN:
-            count = 0
-            most = ins.b
-            while count < ins.a:
-                if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
-                    return -1
-                pos += n
-                count += 1
-            while (most < 0 or count < most) and pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
-                pos += n
-                count += 1
+            pos = _take(t, s, pos, end, bit, ins.a)
+            if pos < 0:
+                return -1
+            pos = _extend(t, s, pos, end, bit, ins.b - ins.a if ins.b >= 0 else -1)
         elif op == OP_LOOK:
             if (pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0) == (ins.a != 0):
                 return -1
