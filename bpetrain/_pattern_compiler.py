@@ -561,7 +561,7 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
         starts.append(len(emitter.code))
         emitter.emit(branch)
         emitter.add(OP_MATCH)
-        first.append(sum(1 << bits[s] for s in _first_sets(branch)))
+        first.append(_mask(bits[s] for s in _first_sets(branch)))
     if len(branches) > 64:
         raise Unsupported("more than 64 top-level alternatives")
 
@@ -767,6 +767,14 @@ def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:
         array[i, : len(row) - 1] = [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
         array[i, -1] = row[-1] - 2**64 if row[-1] >= 2**63 else row[-1]
     return array
+
+
+def _mask(bits) -> int:
+    """The bits (set numbers) as one mask; several sets may share a bit."""
+    mask = 0
+    for bit in bits:
+        mask |= 1 << bit
+    return mask
 
 
 def _fill_eol(node: Node, parser: _Parser) -> None:

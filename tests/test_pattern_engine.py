@@ -258,6 +258,8 @@ def test_generated_patterns_many(data):
 #: Cases where the regex module does something an engine author might not expect; each
 #: is checked against the regex module, not against a written-down answer.
 EDGE_CASES = [
+    # two first sets with the same members ('.' and (?i:.)) that start one alternative
+    (r"(?:^|.)(?i:.)|x", "\tab\tx"),
     (r"(?i:i)+", "iI\u0130\u0131"),  # matches U+0130 but not U+0131
     (r"(?i:\u0130)+", "iI\u0130\u0131"),  # matches i but not I
     (r"(?i:\u0131)+", "iI\u0130\u0131"),  # matches I but not i
