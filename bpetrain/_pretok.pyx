@@ -13,13 +13,16 @@ decoded with ``errors="surrogateescape"``, re-encoded the same way: every byte t
 not part of valid UTF-8 (Python's strict decoder decides) is one character of its own,
 a lone surrogate (category Cs: not a letter, number or space).
 
-Character classes come from the ``regex`` module itself, at import: its ``\\p{L}``,
+Character classes come from the ``regex`` module itself, when the first matcher is
+made (:func:`ensure_tables`): its ``\\p{L}``,
 ``\\p{N}``, ``\\s``, the o200k case classes and the case-insensitive letters of the
 contractions are evaluated over every code point, so the tables follow whatever Unicode
 version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
 The tables are a two-stage lookup (code point >> 8 -> block of 256 flags).
 """
 from libc.stdint cimport uint8_t, uint16_t, uint32_t
+
+import threading
 
 import numpy as np
 import regex
@@ -88,7 +91,15 @@ def _build_tables():
 
 
 _tables = None
-_build_tables()
+_tables_lock = threading.Lock()
+
+
+def ensure_tables():
+    """Build the character tables on first use (a quarter of a second: not at import),
+    once, whichever thread comes first."""
+    with _tables_lock:
+        if _tables is None:
+            _build_tables()
 
 #: Python names of the compiled patterns' ids (see ``_pretok.pxd``).
 GPT2 = PATTERN_GPT2

@@ -25,6 +25,8 @@ import numpy as np
 
 from bpetrain._pretok cimport piece_end as native_piece_end
 
+from bpetrain import _pretok
+
 cdef extern from *:
     """
     #define BPT_CTZ64(x) __builtin_ctzll(x)
@@ -629,6 +631,8 @@ cdef class Program:
         self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
         self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
         self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
+        if native:
+            _pretok.ensure_tables()
         self.tables.native = native
 
     def __repr__(self):
