@@ -5,8 +5,8 @@ looked up in an open-addressing table (linear probing, load <= 1/2). A slot hold
 whole entry in 32 bytes: the piece itself when it has at most 8 bytes (most pieces), or
 its 64-bit hash and its place in a byte arena when longer, its length, its count and
 the order it was first seen in. So
-a lookup of a short piece touches one cache line; the splitter cuts a batch of pieces
-ahead and their slots are prefetched before they are added. No Python object is made
+a lookup of a short piece touches one cache line; the splitter cuts a batch of pieces at
+a time, and each piece's slot is prefetched a few pieces before it is added. No Python object is made
 per piece.
 """
 from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t, uint64_t
@@ -34,7 +34,8 @@ cdef int64_t MAX_PIECES = 0xFFFFFFFF  # unique pieces in a table, and bytes in a
 cdef enum:
     MIN_SLOTS = 1024
     INLINE = 8        # pieces of at most this many bytes are kept in their slot
-    BATCH = 64        # pieces cut, hashed and prefetched at a time
+    BATCH = 64        # pieces cut and hashed at a time
+    AHEAD = 8         # the slot of the piece this many ahead is prefetched
 
 
 cdef inline uint64_t _key(const uint8_t* p, Py_ssize_t n) noexcept nogil:
@@ -183,15 +184,16 @@ cdef class PieceCounts:
         (``bos``: where the string starts, -1 if before ``text``), a batch at a time."""
         cdef Py_ssize_t bounds[2 * BATCH]
         cdef uint64_t keys[BATCH]
-        cdef Py_ssize_t n, i, a, length
+        cdef Py_ssize_t n, i, a
         while start < stop:
             n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
             for i in range(n):
                 a = bounds[2 * i]
-                length = bounds[2 * i + 1] - a
-                keys[i] = _key(text + a, length)
-                BPT_PREFETCH(&self.slots[_home(keys[i], length, self.shift)])
+                keys[i] = _key(text + a, bounds[2 * i + 1] - a)
             for i in range(n):
+                if i + AHEAD < n:  # the slot of a piece a few ahead, while this one is added
+                    a = bounds[2 * (i + AHEAD)]
+                    BPT_PREFETCH(&self.slots[_home(keys[i + AHEAD], bounds[2 * (i + AHEAD) + 1] - a, self.shift)])
                 a = bounds[2 * i]
                 self._add(text + a, bounds[2 * i + 1] - a, keys[i], 1)
         return 0

@@ -547,6 +547,15 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
+    if t.native:  # the hand-written matchers match everywhere: no -1
+        while start < stop and count < max_pieces:
+            j = native_piece_end(t.native, text, start, end)
+            bounds[2 * count] = start
+            bounds[2 * count + 1] = j
+            count += 1
+            start = j
+        next[0] = start
+        return count
     while start < stop and count < max_pieces:
         j = _piece_end(t, stack, text, start, end, bos)
         if j < 0:
