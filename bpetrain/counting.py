@@ -120,7 +120,7 @@ def count_sources(
                     if cut > 0:
                         data, carry = carry, carry[cut:]
                         submit("count_text", data, cut, final=False, continued=continued)
-                        continued = True
+                        continued = not cutter.starts_string(data, cut)
                 submit("count_text", carry, len(carry), final=True, continued=continued)
                 n_files += 1
             else:

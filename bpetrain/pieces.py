@@ -209,6 +209,16 @@ class PieceCounter:
                     return m.end()
         return cut if cut > 0 else -1
 
+    def starts_string(self, data: bytes, cut: int) -> bool:
+        """Whether the text after ``cut`` (from :meth:`cut`) is a string of its own for the
+        split pattern (``^`` matches at its start): a special token ends at the cut."""
+        if self._special is None:
+            return False
+        for m in self._special.finditer(data, 0, cut):  # the matches of the whole text, in order
+            if m.end() == cut:
+                return True
+        return False
+
     def count_text(self, data: bytes, stop: int, *, final: bool, continued: bool = False) -> None:
         """Count the pieces in ``data[:stop]``, a block of a long text cut by :meth:`cut`.
 
