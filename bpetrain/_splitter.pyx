@@ -659,8 +659,9 @@ cdef class Program:
         ``stop`` is context only. ``at_start``: ``data`` starts the string (``^``).
         """
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
-        cdef Py_ssize_t n = len(data), i = 0, j
+        cdef Py_ssize_t n = len(data), i = 0, k, found
         cdef Py_ssize_t last = n if stop is None else stop
+        cdef Py_ssize_t bounds[2 * 64]
         cdef Stack stack = Stack(NULL, 0)
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
@@ -668,12 +669,9 @@ cdef class Program:
         pieces = []
         try:
             while i < last:
-                j = _piece_end(&self.tables, &stack, &view[0], i, n, 0 if at_start else -1)
-                if j < 0:
-                    i += char_length(&view[0], i, n)
-                else:
-                    pieces.append(raw[i:j])
-                    i = j
+                found = split_pieces(&self.tables, &stack, &view[0], i, last, n, 0 if at_start else -1, bounds, 64, &i)
+                for k in range(found):
+                    pieces.append(raw[bounds[2 * k] : bounds[2 * k + 1]])
         finally:
             free_stack(&stack)
         return pieces
@@ -682,17 +680,13 @@ cdef class Program:
         """How many pieces ``data`` (UTF-8 bytes) splits into; the matcher alone, without
         the GIL (for benchmarks)."""
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
-        cdef Py_ssize_t n = len(data), i = 0, j, count = 0
+        cdef Py_ssize_t n = len(data), i = 0, count = 0
+        cdef Py_ssize_t bounds[2 * 64]
         cdef Stack stack = Stack(NULL, 0)
         try:
             with nogil:
                 while i < n:
-                    j = _piece_end(&self.tables, &stack, &view[0], i, n, 0)
-                    if j < 0:
-                        i += char_length(&view[0], i, n)
-                    else:
-                        count += 1
-                        i = j
+                    count += split_pieces(&self.tables, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
         finally:
             free_stack(&stack)
         return count

@@ -253,13 +253,19 @@ class PieceCounter:
         self._table.count(data, np.ascontiguousarray(segments), self._program, self.lines)
 
     def _segments(self, data: bytes, start: int, stop: int, end: int) -> np.ndarray:
-        """Rows (start, stop, end) for the text between special tokens in ``data[start:stop]``."""
+        """Rows (start, stop, end) for the text between special tokens in ``data[start:stop]``.
+
+        The text ends at a special token: one that starts at ``stop`` (a cut of
+        :meth:`cut` may fall right before one) ends the last row's text there too.
+        """
         if self._special is None:
             return np.array([[start, stop, end]], dtype=np.int64)
         rows = []
         for m in self._special.finditer(data, start, stop):
             rows.append((start, m.start(), m.start()))
             start = m.end()
+        if stop < end and self._special.match(data, stop):
+            end = stop
         rows.append((start, stop, end))
         return np.array(rows, dtype=np.int64)
 

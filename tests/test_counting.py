@@ -292,18 +292,40 @@ def test_cuts_never_split_a_special_token(tmp_path):
             assert as_counter(counter.table()) == want
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    text=st.lists(st.sampled_from(["a", "B", "é", "中", " ", "\n", "\r\n", "1", ".", "'", "<|a|>", "<|a\nb|>", "|>", "\xff"]),
-                  max_size=300).map("".join),
-    pattern=st.sampled_from([*SPLIT_PATTERNS, *CUSTOM, None]),
-    lines=st.booleans(),
-    block_bytes=st.integers(8, 200),
-    workers=st.integers(1, 3),
-)
-def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, workers):
-    """Overlapping special tokens ("|>" is the end of the others), cut points inside them,
-    invalid bytes, CR/LF: any block size and worker count gives the reference's counts."""
+def test_cut_right_before_a_special_token_ends_the_text(tmp_path):
+    """A safe cut can fall right before a special token; the text before it ends there
+    (for $), and the text after the token starts a string (for ^)."""
+    pat_str = CUSTOM["anchors"]
+    data = "\xffa|>aaa\u00e9 b<|a|>\u00e9a|>".encode().replace("\xff".encode(), b"\xff")
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    specials = ["<|a|>", "<|a\nb|>", "|>"]
+    want = reference(data, pat_str, specials)
+    for block_bytes in (8, 9, 10, 1000):
+        counter = count_sources(expand_inputs([path]), pat_str=pat_str, special_tokens=specials,
+                                workers=1, block_bytes=block_bytes, show_progress=False)
+        assert as_counter(counter.table()) == want, block_bytes
+
+
+BLOCK_TEXTS = st.lists(
+    st.sampled_from(["a", "B", "é", "中", " ", "\n", "\r\n", "1", ".", "'", "<|a|>", "<|a\nb|>", "|>", "\xff"]),
+    max_size=300,
+).map("".join)
+
+
+BLOCK_CASES = {
+    "text": BLOCK_TEXTS,
+    "pattern": st.sampled_from([*SPLIT_PATTERNS, *CUSTOM, None]),
+    "lines": st.booleans(),
+    "block_bytes": st.integers(8, 200),
+    "workers": st.integers(1, 3),
+}
+
+
+def check_blocks(text, pattern, lines, block_bytes, workers):
+    """Overlapping special tokens ("|>" is the end of the others), cut points inside them
+    and right before them, invalid bytes, CR/LF: any block size and worker count gives
+    the reference's counts."""
     import tempfile
 
     data = text.encode("utf-8").replace("\xff".encode(), b"\xff")
@@ -315,3 +337,16 @@ def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, w
         counter = count_sources(expand_inputs([path]), pat_str=pattern_string(pattern), special_tokens=specials,
                                 lines=lines, workers=workers, block_bytes=block_bytes, show_progress=False)
     assert as_counter(counter.table()) == reference(data, pattern_string(pattern), specials, lines)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(**BLOCK_CASES)
+def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, workers):
+    check_blocks(text, pattern, lines, block_bytes, workers)
+
+
+@pytest.mark.slow
+@settings(max_examples=5000, deadline=None)
+@given(**BLOCK_CASES)
+def test_random_blocks_count_like_the_whole_many(text, pattern, lines, block_bytes, workers):
+    check_blocks(text, pattern, lines, block_bytes, workers)
