@@ -232,7 +232,7 @@ cdef class PieceCounts:
         cdef Py_ssize_t n = len(data), k, a, b, e, stop, bos
         cdef const void* nl
         cdef const Tables* t = NULL if program is None else &program.tables
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         for k in range(segments.shape[0]):
             if not 0 <= segments[k, 0] <= segments[k, 1] <= segments[k, 2] <= n:
                 raise ValueError(f"segment {k} {tuple(segments[k])} is not inside the data (0..{n})")

@@ -578,7 +578,7 @@ cdef class BytePairEncoder:
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         cdef int64_t n_read
         try:
             with nogil:
@@ -606,7 +606,7 @@ cdef class BytePairEncoder:
         cdef int64_t n_read
         cdef bytes item
         cdef int64_t* ends = <int64_t*>malloc((n_texts + 1) * sizeof(int64_t))
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         try:
             if data == NULL or lengths == NULL or ends == NULL:
                 raise MemoryError()
@@ -640,7 +640,7 @@ cdef class BytePairEncoder:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
         cdef int64_t count, n_read
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         try:
             with nogil:
                 count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0],

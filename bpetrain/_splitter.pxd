@@ -44,6 +44,7 @@ cdef struct Alternative:
 cdef struct Stack:
     Backtrack* items
     Py_ssize_t cap
+    Py_ssize_t steps    # backtracking steps taken at the current piece start (see MAX_BACKTRACKS)
 
 
 # A program's tables, read only: threads share them.
@@ -69,7 +70,9 @@ cdef class Program:
 
 # End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,
 # or -1 if it does not match there. ``bos`` is where the string starts (for ``^`` and
-# ``\A``; -1: before ``text``). Raises MemoryError (returns -2) if the stack cannot grow.
+# ``\A``; -1: before ``text``). Raises MemoryError (returns -2) if the stack cannot grow,
+# and BacktrackLimitExceeded if matching at ``start`` backtracks more than MAX_BACKTRACKS
+# times (a catastrophically backtracking pattern: the regex module's guards may do better).
 # Split ``text[0:end]`` from ``start``: the (start, end) of each piece that starts before
 # ``stop``, at most ``max_pieces`` of them, into ``bounds`` (2 * max_pieces entries); text
 # the pattern does not match is skipped. Returns how many; ``next[0]`` is where to go on.

@@ -65,6 +65,15 @@ cdef enum:  # kinds of backtracking points
     BT_RESTORE = 4  # register pc held pos before an OP_MARK
     MAX_SLOTS = 16  # registers (as in _pattern_compiler.py)
 
+#: Backtracking steps allowed at one piece start before BacktrackLimitExceeded (about 0.01-0.1 s).
+MAX_BACKTRACKS = 2_000_000
+cdef Py_ssize_t _max_backtracks = MAX_BACKTRACKS
+
+
+class BacktrackLimitExceeded(ValueError):
+    """The matcher backtracked more than :data:`MAX_BACKTRACKS` times at one place in a text."""
+
+
 INSTRUCTION = np.dtype([("mask", "<u8"), ("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("c", "<i4")], align=True)
 ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("prefix", "<u8"), ("after", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
                         ("tail", "<i4"), ("guarded", "<i4"), ("linear", "<i4")], align=True)
@@ -284,6 +293,9 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
         while True:  # backtrack to the latest point that gives another way
             if sp == base:
                 return -1
+            stack.steps += 1
+            if stack.steps > _max_backtracks:
+                _too_many_backtracks(pos)
             sp -= 1
             e = &stack.items[sp]
             if e.kind == BT_BRANCH:
@@ -391,6 +403,9 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
             if alt.tail < 0 or (alt.guarded and (pos >= end or (_sets_at(t, s, pos, end, &n) & alt.tail_mask) == 0)):
                 return pos
             return _match(t, stack, 0, alt.tail, s, pos, end, bos)
+        stack.steps += 1
+        if stack.steps > _max_backtracks:
+            _too_many_backtracks(pos)
         j = i - 1  # step i failed: back to the latest step with another choice
         while j >= 0:
             ins = &steps[j]
@@ -498,6 +513,15 @@ cdef inline Py_ssize_t _match_linear(const Tables* t, const Instr* ins, const ui
         ins += 1
 
 
+cdef int _too_many_backtracks(Py_ssize_t pos) except -1 nogil:
+    with gil:
+        raise BacktrackLimitExceeded(
+            f"the split pattern backtracked more than {_max_backtracks:,} times to match near byte {pos}: "
+            "it is catastrophically slow on this text, as backtracking regexes can be (nested quantifiers "
+            "such as (a|aa)+ or (x?x?)+); simplify the pattern"
+        )
+
+
 cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                   Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     cdef uint64_t cand, first, second = NOT_YET
@@ -507,6 +531,7 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     cdef const Alternative* alt
     if start >= end:
         return -1
+    stack.steps = 0
     if t.native:
         return native_piece_end(t.native, text, start, end)
     if text[start] < 0x80:
@@ -662,7 +687,7 @@ cdef class Program:
         cdef Py_ssize_t n = len(data), i = 0, k, found
         cdef Py_ssize_t last = n if stop is None else stop
         cdef Py_ssize_t bounds[2 * 64]
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
         raw = bytes(data)
@@ -682,7 +707,7 @@ cdef class Program:
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef Py_ssize_t n = len(data), i = 0, count = 0
         cdef Py_ssize_t bounds[2 * 64]
-        cdef Stack stack = Stack(NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
         try:
             with nogil:
                 while i < n:

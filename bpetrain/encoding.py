@@ -19,6 +19,7 @@ import numpy as np
 import regex
 
 from ._encoder import BytePairEncoder
+from ._splitter import BacktrackLimitExceeded
 from .model_file import read_tiktoken
 from .pretokenize import resolve_pattern, split_pattern
 
@@ -244,7 +245,10 @@ class Encoding:
                 data.append(text.encode("utf-8"))
             except UnicodeEncodeError:
                 data.append(_replace_surrogates(text).encode("utf-8"))
-        return self._bpe.encode_texts(data, self._pattern)
+        try:
+            return self._bpe.encode_texts(data, self._pattern)
+        except BacktrackLimitExceeded:
+            return [self.encode_ordinary(text) for text in texts]  # each text as encode_ordinary copes
 
     def encode_batch(
         self,
@@ -298,7 +302,10 @@ class Encoding:
 
     def _encode_text(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         if self._pattern is not None:
-            return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
+            try:
+                return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
+            except BacktrackLimitExceeded:
+                pass  # a catastrophically backtracking pattern: the regex module's guards may cope
         if self._split is None:
             return self._bpe.encode_bytes(text.encode("utf-8"), as_list)
         return self._bpe.encode_pieces(self._split.pieces(text), as_list)
@@ -379,8 +386,11 @@ class Encoding:
 
     def _count_till_limit(self, text: str, limit: int) -> int | None:
         if self._pattern is not None:
-            count, _ = self._bpe.count_text(text.encode("utf-8"), self._pattern, limit)
-            return None if count < 0 else count
+            try:
+                count, _ = self._bpe.count_text(text.encode("utf-8"), self._pattern, limit)
+                return None if count < 0 else count
+            except BacktrackLimitExceeded:
+                pass  # as in _encode_text
         matches = self._split.regex.finditer(text, concurrent=True)
         count = 0
         while True:
@@ -474,7 +484,7 @@ class Encoding:
         if self._split is None:
             return np.cumsum(lengths[self._bpe.encode_bytes(data)])
         if self._pattern is not None:
-            ends = np.cumsum(lengths[self._bpe.encode_text(data, self._pattern)])
+            ends = np.cumsum(lengths[self._encode_text(text, False)])
             if (ends[-1] if len(ends) else 0) == len(data):  # the pieces tile the text
                 return ends
         else:

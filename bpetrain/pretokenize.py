@@ -32,7 +32,7 @@ import regex
 
 from . import _pretok
 from ._pattern_compiler import Unsupported, compile_program
-from ._splitter import Program
+from ._splitter import BacktrackLimitExceeded, Program
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
@@ -172,7 +172,10 @@ class SplitPattern:
         if isinstance(data, str):
             data = encode_utf8(data)
         if self.program is not None:
-            return self.program.split(data)
+            try:
+                return self.program.split(data)
+            except BacktrackLimitExceeded:
+                pass  # catastrophic backtracking: the regex module's guards may cope
         text = data.decode("utf-8", "surrogateescape")
         return [encode_utf8(piece) for piece in self.pieces(text)]
 

@@ -165,3 +165,21 @@ def test_safe_cut_kinds():
     cl100k = _engine(SPLIT_PATTERNS["cl100k"]).safe_cut
     assert cl100k(b"ab'") == 2  # cl100k's contractions do not follow letters
     assert cl100k(b"a\n") == 1
+
+
+def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
+    """A pattern that backtracks exponentially ((a|a)+y on a's) stops the compiled matcher
+    with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
+    the regex module, whose answer they give."""
+    from bpetrain import Encoding
+    from bpetrain._splitter import BacktrackLimitExceeded
+
+    pat_str, text = r"(?:a|a)+y|.", "a" * 20
+    engine = _engine(pat_str)
+    with pytest.raises(BacktrackLimitExceeded, match="backtracked more than"):
+        engine.split(text.encode())
+    want = [m.group().encode() for m in regex.finditer(pat_str, text)]
+    assert split_pattern(pat_str).split(text.encode()) == want
+    enc = Encoding("x", pat_str=pat_str, mergeable_ranks={bytes([b]): b for b in range(256)} | {b"aa": 256})
+    assert enc.encode_ordinary(text) == [ord("a")] * 20  # every piece is one character
+    assert enc.encode_ordinary_batch([text] * 3, num_threads=2) == [[ord("a")] * 20] * 3
