@@ -147,6 +147,8 @@ class _Parser:
         if atom.kind in ("look", "bos", "eos", "eol"):
             # zero-width: at least once is once, and "maybe" never stops a match
             return atom if lo > 0 else Node("seq")
+        if lo == hi == 1:
+            return atom  # the regex module drops {1}, possessive or lazy: (?:a*){1}+a matches "aa"
         if self.peek() in ("?", "*", "+") or (self.peek() == "{" and _QUANTIFIER.match(self.s, self.i)):
             raise Unsupported("a quantifier on a quantifier")
         return Node("rep", [atom], lo=lo, hi=hi, mode=mode)
