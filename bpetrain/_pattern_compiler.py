@@ -550,6 +550,7 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
             # alternatives ((?i:\p{Lt})+ matches "a", (?i:\p{Lt})+|x does not; (?i:\p{Lu})+
             # matches 4303 code points, (?i:\p{Lu})+|xxx 3801): leave it to the regex module.
             raise Unsupported(f"the case-insensitive property {source!r}")
+    _check_case_mix(root, sources, memberships)
     distinct: dict[bytes, int] = {}
     bits = [distinct.setdefault(m, len(distinct)) for m in memberships]
     if len(distinct) > MAX_SETS:
@@ -769,6 +770,31 @@ def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:
         array[i, : len(row) - 1] = [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
         array[i, -1] = row[-1] - 2**64 if row[-1] >= 2**63 else row[-1]
     return array
+
+
+def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: list[bytes]) -> None:
+    """Refuse what the regex module reads by the company a set keeps at the start of a match.
+
+    When a set that can start a match is case-insensitive in effect (``(?i:d)``, not
+    ``(?i:')``), the regex module tests the first character of every alternative
+    case-insensitively: ``[^ss]|(?i:x)`` does not match "S" (alone, or after "a", it
+    does). Such a pattern goes to the regex module when a case-sensitive set that can
+    start a match loses characters that way.
+    """
+    _, first, _ = _glushkov(root, set())
+
+    def without(k: int, flag: str) -> bytes:
+        source, flags = sources[k]
+        return _members(source, "".join(sorted(set(flags) ^ {flag})))
+
+    if not any("i" in sources[k][1] and memberships[k] != without(k, "i") for k in first):
+        return
+    for k in first:
+        if "i" not in sources[k][1]:
+            loses = np.frombuffer(memberships[k], np.uint8) & ~np.frombuffer(without(k, "i"), np.uint8)
+            if loses.any():
+                raise Unsupported(f"the case-sensitive {sources[k][0]!r} where a case-insensitive set can also "
+                                  "start a match")
 
 
 def _mask(bits) -> int:
