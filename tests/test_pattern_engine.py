@@ -258,6 +258,8 @@ def test_generated_patterns_many(data):
 #: Cases where the regex module does something an engine author might not expect; each
 #: is checked against the regex module, not against a written-down answer.
 EDGE_CASES = [
+    # a factored-out caseless (?i:') leaves [^ss] case-sensitive: compiled
+    (r"(?i:'s|'t)|[^ss]|\s", "S 's 'T x"),
     # the regex module drops {1}: possessive or not, (?:...){1}+ is not atomic
     (r"(?:\p{L}*){1}+\p{L}|(?:a|ab){1,1}+b|\s", "A ab aaa"),
     # two first sets with the same members ('.' and (?i:.)) that start one alternative
@@ -321,8 +323,11 @@ FALLBACK = [
     r"(?i:\p{Lt})+|(?i:\P{Ll})+|\s",
     r"(?i:\p{Lu})+|\s",
     r"(?i:[^\p{Lu}])+|.",
-    # the regex module tests the first character of [^ss] case-insensitively beside (?i:d)
+    # the regex module tests the first character of [^ss] case-insensitively beside (?i:d),
+    # after a case-insensitive anchor group, and beside a caseless (?i:')
     r"^[^ss]|(?i:d\r)",
+    r"(?i:^|\u4e2d)[^ss]",
+    r"(?i:')|[^ss]",
 ]
 
 #: Why a pattern of the grammar may still fall back (documented in bpetrain._pattern_compiler).
