@@ -22,8 +22,11 @@ flags ``m x a f`` and versions, ``\\X``, conditionals, fuzzy matching, ...) rais
 :class:`Unsupported`, and so does a pattern that can match the empty string, more than 64
 distinct sets, more than ``MAX_SLOTS`` loops whose body can match the empty string, or a
 program of more than ``MAX_INSTRUCTIONS``; the caller then splits with the ``regex`` module.
+So do two readings of the ``regex`` module that depend on where a set stands (a
+case-insensitive Unicode property; a case-sensitive set that can start a match beside a
+case-insensitive one: :func:`_check_case_mix`).
 
-The compiler also works out where the pattern can be cut (:func:`_follow_pairs`): which
+The compiler also works out where the pattern can be cut (:func:`_glushkov`): which
 character sets can be read right after which inside one attempt to match. Between two
 characters no such pair covers, no piece can continue and no attempt reads on, so text
 can be split in blocks there (see ``_splitter.last_safe_cut``).
