@@ -1,6 +1,6 @@
 """Counting a corpus in parallel: read blocks, cut them where the pattern cuts, count on threads.
 
-The main thread reads each source (:mod:`bpetrain.inputs`) in blocks of a few MB and
+The main thread reads each source (:mod:`bpetrain.inputs`) in blocks of about 1 MB and
 ends every block at a safe cut of the split pattern (:meth:`PieceCounter.cut`: a point
 the pattern cuts at whatever surrounds it), so the blocks can be counted independently;
 JSON Lines and Parquet sources come as batches of whole documents. Worker threads count
