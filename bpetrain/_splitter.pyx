@@ -353,24 +353,15 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
         while i < n_steps:  # forward, each step at its first choice
             ins = &steps[i]
             bit = ins.mask
-            if ins.op == OP_PLUS:
-                if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
-                    break
-                pos += n
+            if OP_OPT <= ins.op <= OP_PLUS:
+                if ins.op == OP_PLUS:
+                    if pos >= end or (_sets_at(t, s, pos, end, &n) & bit) == 0:
+                        break
+                    pos += n
                 low[i] = pos
-                pos = _skip(t.ascii_mask, t, s, pos, end, bit)
-                top[i] = pos
-                if ins.c == POSSESSIVE:
-                    low[i] = pos
-            elif ins.op == OP_STAR:
-                low[i] = pos
-                pos = _skip(t.ascii_mask, t, s, pos, end, bit)
-                top[i] = pos
-                if ins.c == POSSESSIVE:
-                    low[i] = pos
-            elif ins.op == OP_OPT:
-                low[i] = pos
-                if pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
+                if ins.op != OP_OPT:
+                    pos = _skip(t.ascii_mask, t, s, pos, end, bit)
+                elif pos < end and (_sets_at(t, s, pos, end, &n) & bit) != 0:
                     pos += n
                 top[i] = pos
                 if ins.c == POSSESSIVE:
@@ -409,7 +400,7 @@ cdef inline Py_ssize_t _match_steps(const Tables* t, const Alternative* alt, Sta
         j = i - 1  # step i failed: back to the latest step with another choice
         while j >= 0:
             ins = &steps[j]
-            if (ins.op == OP_RUN or ins.op >= OP_OPT) and ins.c == GREEDY and top[j] > low[j]:
+            if (ins.op == OP_RUN or OP_OPT <= ins.op <= OP_PLUS) and ins.c == GREEDY and top[j] > low[j]:
                 p = _char_before(s, low[j], top[j])
                 if j + 1 < n_steps and (steps[j + 1].op == OP_SET or steps[j + 1].op == OP_PLUS
                                         or (steps[j + 1].op == OP_RUN and steps[j + 1].a > 0)):
