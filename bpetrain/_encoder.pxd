@@ -39,11 +39,23 @@ cdef class BytePairEncoder:
     cdef const uint64_t* pairs       # pair table: (left << 42) | (right << 21) | rank, EMPTY = all ones
     cdef uint64_t pair_mask
     cdef int pair_shift
+    cdef const uint64_t* pair_filter  # bit h set: some pair hashes to h (FILTER_BITS bits of its hash)
     cdef const TokenSlot* whole
     cdef uint64_t whole_mask
     cdef int whole_shift
     cdef readonly int64_t n_ranks        # highest rank + 1
     cdef readonly int64_t max_token_len  # bytes of the longest token
+    # The token trie of the linear encoder: node ids are ranks for prefixes that are tokens,
+    # n_ranks.. for the others; depth 1 is byte_rank, depth 2 node2, deeper the edge table.
+    cdef const int32_t* node2            # (x << 8) | y -> node of bytes([x, y]), -1 if none
+    cdef const uint64_t* edges           # (((node << 8) | byte) << 32) | child, EMPTY = all ones
+    cdef uint64_t edge_mask
+    cdef int edge_shift
+    cdef readonly int64_t n_nodes        # trie nodes (ids 0..n_nodes - 1, some ranks unused)
+    cdef const token_t* next_prefix      # rank -> rank of its longest proper prefix token, -1 if none
+    cdef const token_t* split_left       # rank -> the two tokens BPE joins into it (a byte: itself);
+    cdef const token_t* split_right      #   -1: no merge order makes it (reachable only as a whole piece)
+    cdef readonly bint linear            # whether the linear encoder gives the heap's ids (checked)
 
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
@@ -57,6 +69,13 @@ cdef class BytePairEncoder:
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1
     cdef int _fill_pairs(self, int64_t n_splits) except -1
+    cdef int _fill_trie(self) except -1
+    cdef int _fill_splits(self) except -1
+    cdef inline int32_t child(self, int32_t node, uint8_t byte) noexcept nogil
+    cdef inline token_t longest_prefix(self, const uint8_t* data, int64_t n) noexcept nogil
+    cdef inline bint valid_pair(self, token_t left, token_t right, token_t cap) noexcept nogil
+    cdef void _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                             Scratch* scratch) noexcept nogil
     cdef void _encode_small(self, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil
     cdef void _encode_heap(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                            Scratch* scratch) noexcept nogil

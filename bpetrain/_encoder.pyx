@@ -4,14 +4,21 @@
 Inside one piece, the two adjacent tokens whose joined bytes have the lowest rank are
 merged, the leftmost first on ties, until no joined pair is a token (tiktoken's
 ``byte_pair_merge`` in ``src/lib.rs``; ``_reference.encode_piece_ranks`` is the plain
-version). Three paths give that result:
+version). Four paths give that result:
 
 1. The whole piece is looked up first (a hash table of the token bytes): most pieces
    of real text are one token (tiktoken does the same).
-2. Pieces of up to ``SMALL_PIECE`` bytes run tiktoken's own loop: find the lowest rank
-   by a linear scan, merge, update the two neighbouring ranks. Quadratic, but in a
+2. Pieces of at least ``LINEAR_PIECE`` bytes go to the linear encoder of seed 002 (the
+   rust-gems ``bpe`` crate's backtracking encoder, :meth:`BytePairEncoder._encode_linear`):
+   the longest token from a trie, shorter prefix tokens when it is not valid after the
+   previous token, and a bitfield of positions no encoding passes through. It needs
+   merges in rank order; the constructor checks that, token by token, against the heap
+   encoder (``linear``), and without it paths 3 and 4 take every piece.
+3. Shorter pieces (up to ``SMALL_PIECE`` bytes) run tiktoken's own loop: find the lowest
+   rank by a linear scan, merge, update the two neighbouring ranks. Quadratic, but in a
    bounded length, and the fastest for short pieces.
-3. Longer pieces use the heap encoder of the rust-gems ``bpe`` crate
+4. Longer pieces, where the linear encoder does not apply, use the heap encoder of the
+   rust-gems ``bpe`` crate
    (``byte_pair_encoding.rs``, ``encode_via_bitfield``): a bitfield with one bit per
    byte marks the starts of tokens (all set at first), a 4-ary min-heap holds
    ``(rank << 32) | start`` of every adjacent pair that joins into a token, and each pop
@@ -25,7 +32,8 @@ The rank of two adjacent tokens comes from a table keyed by the pair of token id
 (built once, from every split of every token into two tokens; each slot packs the two
 ids and the rank, 21 bits each, into 64 bits), so no byte string is hashed in the
 inner loops; the first pairs of a piece (two bytes) come from a direct
-256 x 256 table. Everything after set-up runs without the GIL; the tables are read
+256 x 256 table; a 1 MB bit filter in front of it answers most pairs that join into
+nothing without leaving a core's L2 cache. Everything after set-up runs without the GIL; the tables are read
 only, so threads share one encoder.
 """
 cimport cython
@@ -52,8 +60,12 @@ cdef uint64_t EMPTY = UINT64_MAX        # free slot of the pair table
 cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
 cdef enum:
     SMALL_PIECE = 32                    # longest piece merged by linear scans
+    FILTER_BITS = 23                    # 2**23 bits (1 MB): the pair filter stays in a core's L2
+    LINEAR_PIECE = 20                   # shortest piece for the linear encoder, where it applies
+                                        # (measured: faster than the small path from 16-24 bytes)
     ID_BITS = 21                        # bits of a rank in a pair-table slot
 cdef uint64_t ID_MASK = (1 << ID_BITS) - 1
+cdef uint64_t LOW32 = UINT32_MAX
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
 MAX_RANK = ID_MASK - 1
 
@@ -243,6 +255,8 @@ cdef class BytePairEncoder:
         self._fill_whole()
         self._fill_bytes()
         self._fill_pairs(int(np.sum(lengths - 1)))
+        self._fill_trie()
+        self._fill_splits()
 
     cdef void _fill_whole(self) noexcept:
         """Insert every token into the whole-token table (open addressing, linear probing)."""
@@ -318,13 +332,156 @@ cdef class BytePairEncoder:
         self._arrays.append(pairs)
         cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
         self.pairs = table
+        pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
+        self._arrays.append(pair_filter)
+        cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
+        self.pair_filter = bits
         with nogil:
             for k in range(n_pairs):
                 key = key_view[k]
+                i = (key * FIB) >> (64 - FILTER_BITS)
+                bits[i >> 6] |= <uint64_t>1 << (i & 63)
                 i = (key * FIB) >> self.pair_shift
                 while table[i] != EMPTY:  # a pair's bytes are fixed: it is listed once
                     i = (i + 1) & self.pair_mask
                 table[i] = (key << ID_BITS) | <uint64_t>value_view[k]
+        return 0
+
+    cdef int _fill_trie(self) except -1:
+        """Build the token trie and each token's longest proper prefix token (``next_prefix``).
+
+        Nodes at depth 3 and more are found through the edge table, first built with room
+        for every token byte, then copied into a table sized for the edges made.
+        """
+        cdef int64_t rank, k, length, n_edges = 0
+        cdef int32_t node, found
+        cdef token_t best
+        cdef int64_t next_id = self.n_ranks
+        cdef const uint8_t* data
+        cdef uint64_t key, i, slot, mask, new_mask
+        cdef int shift
+        node2 = np.full(65536, -1, dtype=np.int32)
+        next_prefix = np.full(self.n_ranks, -1, dtype=np.int32)
+        self._arrays += [node2, next_prefix]
+        cdef int32_t* n2 = <int32_t*><Py_ssize_t>node2.ctypes.data
+        cdef token_t* prefix = <token_t*><Py_ssize_t>next_prefix.ctypes.data
+        self.node2 = n2
+        self.next_prefix = prefix
+        lengths = np.asarray(self.token_lengths, dtype=np.int64)
+        shift = table_shift(max(int(np.sum(np.maximum(lengths - 2, 0))), 1), &mask)
+        draft = np.full(mask + 1, EMPTY, dtype=np.uint64)
+        cdef uint64_t* table = <uint64_t*><Py_ssize_t>draft.ctypes.data
+        with nogil:
+            for rank in range(self.n_ranks):
+                length = self.token_len[rank]
+                data = self.token_bytes + self.token_start[rank]
+                best = -1
+                node = self.byte_rank[data[0]] if length > 0 else -1
+                for k in range(2, length + 1):  # node: the prefix of k - 1 bytes
+                    if node < self.n_ranks:
+                        best = node
+                    if k == 2:
+                        key = (<uint64_t>data[0] << 8) | data[1]
+                        if n2[key] < 0:
+                            found = self.token_rank(data, 2)
+                            if found == NO_RANK:
+                                found = <int32_t>next_id
+                                next_id += 1
+                            n2[key] = found
+                        node = n2[key]
+                        continue
+                    key = (<uint64_t>node << 8) | data[k - 1]
+                    i = (key * FIB) >> shift
+                    while table[i] != EMPTY and table[i] >> 32 != key:
+                        i = (i + 1) & mask
+                    if table[i] == EMPTY:
+                        found = self.token_rank(data, k)
+                        if found == NO_RANK:
+                            found = <int32_t>next_id
+                            next_id += 1
+                        table[i] = (key << 32) | <uint32_t>found
+                        n_edges += 1
+                    node = <int32_t>(table[i] & LOW32)
+                if length > 0:
+                    prefix[rank] = best
+                if next_id >= (1 << 24) - 1:
+                    break  # node ids must fit 24 bits of an edge key: no linear encoder
+        self.n_nodes = next_id
+        self.edge_shift = table_shift(max(n_edges, 1), &self.edge_mask)
+        edges = np.full(self.edge_mask + 1, EMPTY, dtype=np.uint64)
+        self._arrays.append(edges)
+        cdef uint64_t* final = <uint64_t*><Py_ssize_t>edges.ctypes.data
+        self.edges = final
+        new_mask = self.edge_mask
+        with nogil:
+            for k in range(mask + 1):
+                slot = table[k]
+                if slot != EMPTY:
+                    i = ((slot >> 32) * FIB) >> self.edge_shift
+                    while final[i] != EMPTY:
+                        i = (i + 1) & new_mask
+                    final[i] = slot
+        return 0
+
+    cdef int _fill_splits(self) except -1:
+        """Find the two tokens BPE joins into each token, and check the linear encoder applies.
+
+        In rank order, a token's split is its longest prefix token ``left`` (then shorter
+        ones) whose rest is a token ``right``, both made before it (lower ranks, or single
+        bytes), that BPE keeps apart when given ranks below the token's
+        (:meth:`valid_pair`); the rust-gems ``bpe`` crate builds its ``split_left`` and
+        ``split_right`` the same way. A token without one is never made by merging
+        (tiktoken still gives it to a piece that is exactly its bytes). The linear encoder
+        is then enabled only if this agrees, for every token, with whether the heap
+        encoder turns the token's bytes into that token: merges in rank order are what the
+        backtracking encoder assumes.
+        """
+        cdef int64_t length, rank
+        cdef token_t left, right, t
+        cdef int x
+        cdef bint agree = self.n_nodes < (1 << 24) - 1
+        split_left = np.full(self.n_ranks, -1, dtype=np.int32)
+        split_right = np.full(self.n_ranks, -1, dtype=np.int32)
+        self._arrays += [split_left, split_right]
+        cdef token_t* sl = <token_t*><Py_ssize_t>split_left.ctypes.data
+        cdef token_t* sr = <token_t*><Py_ssize_t>split_right.ctypes.data
+        self.split_left = sl
+        self.split_right = sr
+        for x in range(256):
+            sl[self.byte_rank[x]] = sr[self.byte_rank[x]] = self.byte_rank[x]
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef const uint8_t* data
+        try:
+            with nogil:
+                grow_ids(&out, self.max_token_len)
+                grow_scratch(&scratch, self.max_token_len)
+                for rank in range(self.n_ranks):
+                    length = self.token_len[rank]
+                    if length < 2:
+                        continue
+                    t = <token_t>rank
+                    data = self.token_bytes + self.token_start[rank]
+                    left = self.next_prefix[rank]
+                    while left >= 0:
+                        if sl[left] >= 0 and (left < t or self.token_len[left] == 1):
+                            right = self.token_rank(data + self.token_len[left], length - self.token_len[left])
+                            if (right != NO_RANK and sl[right] >= 0 and (right < t or self.token_len[right] == 1)
+                                    and self.valid_pair(left, right, t)):
+                                sl[rank] = left
+                                sr[rank] = right
+                                break
+                        left = self.next_prefix[left]
+                    out.size = 0  # does the heap, without the whole-token shortcut, make it?
+                    if length <= SMALL_PIECE:
+                        self._encode_small(data, length, &out)
+                    else:
+                        self._encode_heap(data, length, &out, &scratch)
+                    if (out.size == 1 and out.ids[0] == <uint32_t>rank) != (sl[rank] >= 0):
+                        agree = False
+        finally:
+            free_buffers(&out, &scratch)
+        self.linear = agree
         return 0
 
     # ------------------------------------------------------------------ lookups
@@ -332,8 +489,12 @@ cdef class BytePairEncoder:
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil:
         """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK."""
         cdef uint64_t key = pair_key(left, right)
-        cdef uint64_t i = (key * FIB) >> self.pair_shift
+        cdef uint64_t h = key * FIB
+        cdef uint64_t i = h >> (64 - FILTER_BITS)
         cdef uint64_t slot
+        if not (self.pair_filter[i >> 6] >> (i & 63)) & 1:
+            return NO_RANK  # most pairs that join into no token end here, in L2
+        i = h >> self.pair_shift
         while True:
             slot = self.pairs[i]
             if slot >> ID_BITS == key:
@@ -359,6 +520,70 @@ cdef class BytePairEncoder:
                 return slot.rank
             i = (i + 1) & self.whole_mask
 
+    cdef inline int32_t child(self, int32_t node, uint8_t byte) noexcept nogil:
+        """The trie node one ``byte`` below ``node`` (depth 2 or more), or -1."""
+        cdef uint64_t key = (<uint64_t>node << 8) | byte
+        cdef uint64_t i = (key * FIB) >> self.edge_shift
+        cdef uint64_t slot
+        while True:
+            slot = self.edges[i]
+            if slot >> 32 == key:
+                return <int32_t>(slot & LOW32)
+            if slot == EMPTY:
+                return -1
+            i = (i + 1) & self.edge_mask
+
+    cdef inline token_t longest_prefix(self, const uint8_t* data, int64_t n) noexcept nogil:
+        """The rank of the longest token that ``data[:n]`` starts with (n >= 1)."""
+        cdef token_t best = self.byte_rank[data[0]]
+        cdef int32_t node
+        cdef int64_t i = 2
+        if n == 1:
+            return best
+        node = self.node2[(<int>data[0] << 8) | data[1]]
+        if n > self.max_token_len:
+            n = self.max_token_len
+        while node >= 0:
+            if node < self.n_ranks:
+                best = node
+            if i >= n:
+                break
+            node = self.child(node, data[i])
+            i += 1
+        return best
+
+    cdef inline bint valid_pair(self, token_t left, token_t right, token_t cap) noexcept nogil:
+        """Whether BPE, given the ranks below ``cap``, keeps the bytes of ``left`` followed by
+        those of ``right`` as exactly these two tokens.
+
+        The merges that made the two tokens are undone, the later one first; at each step
+        the two tokens now at the boundary must not join into a token that BPE would merge
+        before the merge that undid them (ties go to the leftmost pair). This is the
+        rust-gems ``bpe`` crate's ``is_valid_token_pair``; both tokens must have a split.
+        """
+        cdef token_t limit = cap
+        cdef token_t joined
+        while True:
+            joined = self.pair_rank(left, right)
+            if joined < limit:
+                return False
+            if left > right:
+                limit = left
+                left = self.split_right[left]
+                if left == limit:  # a byte: undo the right token instead
+                    limit = right + 1
+                    right = self.split_left[right]
+                    if right + 1 == limit:
+                        return True
+            else:
+                limit = right + 1
+                right = self.split_left[right]
+                if right + 1 == limit:
+                    limit = left
+                    left = self.split_right[left]
+                    if left == limit:
+                        return True
+
     # ------------------------------------------------------------------ kernels
 
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
@@ -382,6 +607,10 @@ cdef class BytePairEncoder:
         if rank != NO_RANK:
             out.ids[out.size] = rank
             out.size += 1
+        elif self.linear and n >= LINEAR_PIECE:
+            if n > scratch.cap:
+                grow_scratch(scratch, n)
+            self._encode_linear(piece, n, out, scratch)
         elif n <= SMALL_PIECE:
             self._encode_small(piece, n, out)
         else:
@@ -389,6 +618,42 @@ cdef class BytePairEncoder:
                 grow_scratch(scratch, n)
             self._encode_heap(piece, n, out, scratch)
         return 0
+
+    cdef void _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                             Scratch* scratch) noexcept nogil:
+        """The backtracking encoder of seed 002 (rust-gems ``bpe``, ``backtrack_encoder.rs``).
+
+        Tokens are appended left to right, each the longest token the text at that point
+        starts with that is valid after the previous token (:meth:`valid_pair`), else its
+        longest prefix token, and so on; if none is, the previous token is taken back and
+        its position marked in a bitfield as one no encoding passes through. A valid
+        token after a valid encoding makes a valid encoding (seed 002, corollary IIIa),
+        and the valid encoding of a text is unique, so the first one to reach the end is
+        BPE's. Each position is given up at most once: linear in ``n`` for a given
+        vocabulary. ``scratch`` holds ``n`` bytes; ``out`` has room for ``n`` ids.
+        """
+        cdef uint64_t* bits = scratch.bits  # bit p: an encoding may still pass through byte p
+        cdef int64_t base = out.size, pos = 0, end
+        cdef token_t token, last
+        memset(bits, 0xFF, ((n >> 6) + 1) * sizeof(uint64_t))
+        token = self.longest_prefix(piece, n)
+        while pos < n:
+            end = pos + self.token_len[token]
+            if ((bits[end >> 6] >> (end & 63)) & 1 and self.split_left[token] >= 0
+                    and (out.size == base or self.valid_pair(<token_t>out.ids[out.size - 1], token, NO_RANK))):
+                out.ids[out.size] = <uint32_t>token
+                out.size += 1
+                pos = end
+                if pos < n:
+                    token = self.longest_prefix(piece + pos, n - pos)
+            elif self.next_prefix[token] >= 0:
+                token = self.next_prefix[token]
+            else:  # nothing valid starts at pos: take the previous token back
+                bits[pos >> 6] &= ~(<uint64_t>1 << (pos & 63))
+                out.size -= 1
+                last = <token_t>out.ids[out.size]
+                pos -= self.token_len[last]
+                token = last
 
     cdef void _encode_small(self, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil:
         """tiktoken's loop: merge at the lowest rank (leftmost), update both neighbours."""
@@ -672,6 +937,32 @@ cdef class BytePairEncoder:
                 if count > limit:
                     return -1
             return count
+        finally:
+            free_buffers(&out, &scratch)
+
+    def _py_encode_bytes(self, const uint8_t[::1] data not None, str path):
+        """Test hook: encode ``data`` as one piece on one path ("small", "heap" or "linear"),
+        without the whole-token lookup; a list of int."""
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef int64_t n = data.shape[0]
+        if path not in ("small", "heap", "linear"):
+            raise ValueError(f"path must be 'small', 'heap' or 'linear', got {path!r}")
+        if path == "small" and n > SMALL_PIECE:
+            raise ValueError(f"the small path takes at most {SMALL_PIECE} bytes, got {n}")
+        if path == "linear" and not self.linear:
+            raise ValueError("the linear encoder does not apply to this vocabulary")
+        try:
+            grow_ids(&out, n + 1)
+            grow_scratch(&scratch, n + 1)
+            if n:
+                if path == "small":
+                    self._encode_small(&data[0], n, &out)
+                elif path == "heap":
+                    self._encode_heap(&data[0], n, &out, &scratch)
+                else:
+                    self._encode_linear(&data[0], n, &out, &scratch)
+            return self._as_list(out.ids, out.size)
         finally:
             free_buffers(&out, &scratch)
 

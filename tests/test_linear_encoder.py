@@ -1,0 +1,137 @@
+"""The linear (backtracking) encoder against the heap encoder, the reference rule and tiktoken.
+
+Each piece is encoded on every path of the kernel directly (``_py_encode_bytes``: no
+whole-token shortcut), so a path cannot hide behind another.
+"""
+from __future__ import annotations
+
+import random
+import warnings
+
+import pytest
+from helpers import VOCABS, stdlib_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpetrain import BpeTrainer
+from bpetrain._encoder import BytePairEncoder
+from bpetrain._reference import encode_piece_ranks
+from bpetrain.model_file import read_tiktoken
+from bpetrain.trainer import VocabSizeNotReachedWarning
+
+tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
+
+
+def adversarial_pieces(seed: int, max_length: int = 300) -> list[bytes]:
+    """Repeats of one to three letters and random letters and bytes, every length to ``max_length``."""
+    rng = random.Random(seed)
+    pieces = []
+    for length in range(1, max_length + 1):
+        pieces += [b"a" * length, (b"ab" * length)[:length], (b"aab" * length)[:length]]
+        pieces.append(bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=length)))
+        pieces.append(bytes(rng.choices(b"abc", k=length)))
+        pieces.append(bytes(rng.getrandbits(8) for _ in range(length)))
+    return pieces
+
+
+def trained_ranks(alphabet: str, vocab_size: int, seed: int = 0) -> dict[bytes, int]:
+    """A vocabulary trained on random text of ``alphabet`` with long runs (many ties)."""
+    rng = random.Random(seed)
+    texts = ["".join(rng.choices(alphabet, k=3000)) for _ in range(4)] + [alphabet[0] * 700]
+    tok = BpeTrainer(vocab_size, pat_str=None, min_frequency=1, show_progress=False).train_from_iterator(texts)
+    return tok.mergeable_ranks
+
+
+def check_paths(bpe: BytePairEncoder, piece: bytes, oracle) -> None:
+    expected = oracle(piece)
+    assert bpe._py_encode_bytes(piece, "linear") == expected, piece[:60]
+    assert bpe._py_encode_bytes(piece, "heap") == expected, piece[:60]
+    assert bpe.encode_bytes(piece, as_list=True) == expected, piece[:60]
+
+
+@pytest.mark.parametrize(("alphabet", "vocab_size"), [("abc", 256 + 300), ("ab", 256 + 120), ("a", 256 + 12)])
+def test_linear_equals_heap_and_reference_on_trained_vocabularies(alphabet, vocab_size):
+    ranks = trained_ranks(alphabet, vocab_size)
+    bpe = BytePairEncoder(ranks)
+    assert bpe.linear, "a vocabulary bpetrain trained merges in rank order"
+    theirs = tiktoken.Encoding("t", pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
+    for piece in adversarial_pieces(len(alphabet), 120):
+        check_paths(bpe, piece, theirs._encode_single_piece)
+    for piece in adversarial_pieces(7, 60)[::7]:
+        assert bpe._py_encode_bytes(piece, "linear") == encode_piece_ranks(piece, ranks)
+
+
+def test_linear_on_real_text_pieces(prose):
+    text = prose[:400_000].decode("utf-8", "ignore")
+    tok = BpeTrainer(256 + 2000, pat_str="cl100k", min_frequency=1, show_progress=False).train_from_iterator([text])
+    bpe = BytePairEncoder(tok.mergeable_ranks)
+    assert bpe.linear
+    theirs = tiktoken.Encoding("t", pat_str=r"\S+", mergeable_ranks=tok.mergeable_ranks, special_tokens={})
+    rng = random.Random(3)
+    for _ in range(400):  # slices that cut across pieces, words and characters
+        start = rng.randrange(len(prose) - 2000)
+        check_paths(bpe, prose[start : start + rng.randint(1, 1500)], theirs._encode_single_piece)
+    check_paths(bpe, prose[:200_000], theirs._encode_single_piece)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(st.text(alphabet="abcd é", min_size=1, max_size=300), min_size=1, max_size=6),
+       extra=st.integers(1, 200), piece=st.binary(min_size=1, max_size=400))
+def test_hypothesis_vocabularies(texts, extra, piece):
+    """Vocabularies trained on generated text; pieces of bytes and of the same text."""
+    with warnings.catch_warnings():  # short texts run out of pairs before vocab_size
+        warnings.simplefilter("ignore", VocabSizeNotReachedWarning)
+        tok = BpeTrainer(256 + extra, pat_str=None, min_frequency=1, show_progress=False).train_from_iterator(texts)
+    bpe = BytePairEncoder(tok.mergeable_ranks)
+    assert bpe.linear
+    for data in [piece, "".join(texts).encode("utf-8")]:
+        expected = encode_piece_ranks(data, tok.mergeable_ranks)
+        assert bpe._py_encode_bytes(data, "linear") == expected
+        assert bpe._py_encode_bytes(data, "heap") == expected
+
+
+def test_out_of_order_ranks_keep_the_heap():
+    """"abc" (rank 256) is made from a + "bc" (rank 257): tiktoken's rule reaches it, merges
+    in rank order do not, so the linear encoder must stay off and the heap decide."""
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"abc": 256, b"bc": 257, b"ab": 258})
+    bpe = BytePairEncoder(ranks)
+    assert not bpe.linear
+    with pytest.raises(ValueError, match="does not apply"):
+        bpe._py_encode_bytes(b"abc", "linear")
+    for piece in [b"abc" * 30, b"xabcabc" * 10, b"ab" * 50 + b"c"]:
+        assert bpe.encode_bytes(piece, as_list=True) == encode_piece_ranks(piece, ranks)
+
+
+def test_unreachable_token_only_as_a_whole_piece():
+    """No merge makes "abc" (neither "ab" nor "bc" is a token), yet tiktoken gives it to the
+    piece that is exactly "abc": the linear encoder applies and must never emit it inside
+    a longer piece."""
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"abc": 256, b"aa": 257, b"aaa": 258})
+    bpe = BytePairEncoder(ranks)
+    assert bpe.linear
+    theirs = tiktoken.Encoding("t", pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
+    assert bpe.encode_bytes(b"abc", as_list=True) == theirs._encode_single_piece(b"abc") == [256]
+    for piece in [b"abc" * 10, b"aabc" * 9, b"a" * 40 + b"bc"]:
+        check_paths(bpe, piece, theirs._encode_single_piece)
+        assert 256 not in bpe._py_encode_bytes(piece, "linear")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_linear_with_openai_ranks(name):
+    path = VOCABS / f"{name}.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: OpenAI's ranks for the linear encoder's tests")
+    ranks = read_tiktoken(path)
+    bpe = BytePairEncoder(ranks)
+    assert bpe.linear
+    theirs = tiktoken.Encoding(name, pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
+    for piece in adversarial_pieces(11):
+        check_paths(bpe, piece, theirs._encode_single_piece)
+    rng = random.Random(5)
+    for piece in [b"a" * 10**6, bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=10**6)),
+                  stdlib_text(10**6)]:
+        expected = bpe._py_encode_bytes(piece, "heap")  # tiktoken is quadratic here
+        assert bpe._py_encode_bytes(piece, "linear") == expected
+    assert bpe._py_encode_bytes(b"ab" * 2000, "linear") == theirs._encode_single_piece(b"ab" * 2000)
