@@ -22,7 +22,7 @@ setup(
     ext_modules=cythonize(
         [
             Extension(f"bpetrain.{name}", [f"bpetrain/{name}.pyx"], extra_compile_args=COMPILE_ARGS)
-            for name in ("_core", "_splitter", "_pretok", "_counter", "_encoder")
+            for name in ("_core", "_splitter", "_pretok", "_counter", "_encoder", "_incremental")
         ],
         compiler_directives=DIRECTIVES,
     ),

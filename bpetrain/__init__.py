@@ -1,4 +1,5 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
+from ._incremental import AppendableEncoder, IntervalCounter
 from .encoding import Encoding, load_tiktoken
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import PATTERNS
@@ -7,8 +8,10 @@ from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 
 __all__ = [
     "PATTERNS",
+    "AppendableEncoder",
     "BpeTrainer",
     "Encoding",
+    "IntervalCounter",
     "PieceCounter",
     "PieceTable",
     "Tokenizer",

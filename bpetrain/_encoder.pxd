@@ -26,6 +26,18 @@ cdef struct Scratch:
     uint64_t* heap     # min-heap of (rank << 32) | start
     int64_t cap        # bytes the arrays can hold
 
+# What lets the linear encoder stop early when it counts a slice ``text[start:target]``
+# of a text whose prefixes are all encoded (bpetrain._incremental.RawIntervals): for
+# each end position p of a prefix, its last token and its token count, and the prefix
+# tree (parent of p: p minus the length of that token) as preorder numbers and sizes.
+cdef struct Sync:
+    const token_t* last
+    const int64_t* counts
+    const int64_t* order
+    const int64_t* size
+    int64_t start
+    int64_t target
+
 
 @cython.final
 cdef class BytePairEncoder:
@@ -74,8 +86,14 @@ cdef class BytePairEncoder:
     cdef inline int32_t child(self, int32_t node, uint8_t byte) noexcept nogil
     cdef inline token_t longest_prefix(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef inline bint valid_pair(self, token_t left, token_t right, token_t cap) noexcept nogil
-    cdef void _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                             Scratch* scratch) noexcept nogil
+    cdef int64_t _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                                Scratch* scratch, const Sync* sync) noexcept nogil
     cdef void _encode_small(self, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil
     cdef void _encode_heap(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                            Scratch* scratch) noexcept nogil
+
+
+# Buffers of the kernels (malloc'ed, grown on demand; free_buffers is NULL-safe).
+cdef int grow_ids(IdBuffer* out, int64_t need) except -1 nogil
+cdef int grow_scratch(Scratch* s, int64_t n) except -1 nogil
+cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil

@@ -610,7 +610,7 @@ cdef class BytePairEncoder:
         elif self.linear and n >= LINEAR_PIECE:
             if n > scratch.cap:
                 grow_scratch(scratch, n)
-            self._encode_linear(piece, n, out, scratch)
+            self._encode_linear(piece, n, out, scratch, NULL)
         elif n <= SMALL_PIECE:
             self._encode_small(piece, n, out)
         else:
@@ -619,8 +619,8 @@ cdef class BytePairEncoder:
             self._encode_heap(piece, n, out, scratch)
         return 0
 
-    cdef void _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                             Scratch* scratch) noexcept nogil:
+    cdef int64_t _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                                Scratch* scratch, const Sync* sync) noexcept nogil:
         """The backtracking encoder of seed 002 (rust-gems ``bpe``, ``backtrack_encoder.rs``).
 
         Tokens are appended left to right, each the longest token the text at that point
@@ -631,9 +631,15 @@ cdef class BytePairEncoder:
         and the valid encoding of a text is unique, so the first one to reach the end is
         BPE's. Each position is given up at most once: linear in ``n`` for a given
         vocabulary. ``scratch`` holds ``n`` bytes; ``out`` has room for ``n`` ids.
+
+        With ``sync`` (``piece`` is ``text[sync.start:sync.target]``), it stops as soon as
+        its last token is also the token ending there in the encoding of
+        ``text[:sync.target]``: from there on the two encodings agree (seed 002,
+        corollary III, and uniqueness), so the count is known. Returns that count, or
+        -1 when it ran to the end (the ids are then all in ``out``).
         """
         cdef uint64_t* bits = scratch.bits  # bit p: an encoding may still pass through byte p
-        cdef int64_t base = out.size, pos = 0, end
+        cdef int64_t base = out.size, pos = 0, end, at
         cdef token_t token, last
         memset(bits, 0xFF, ((n >> 6) + 1) * sizeof(uint64_t))
         token = self.longest_prefix(piece, n)
@@ -644,6 +650,11 @@ cdef class BytePairEncoder:
                 out.ids[out.size] = <uint32_t>token
                 out.size += 1
                 pos = end
+                if sync != NULL:
+                    at = sync.start + end
+                    if (sync.last[at] == token and sync.order[at] <= sync.order[sync.target]
+                            and sync.order[sync.target] < sync.order[at] + sync.size[at]):
+                        return out.size - base + sync.counts[sync.target] - sync.counts[at]
                 if pos < n:
                     token = self.longest_prefix(piece + pos, n - pos)
             elif self.next_prefix[token] >= 0:
@@ -654,6 +665,7 @@ cdef class BytePairEncoder:
                 last = <token_t>out.ids[out.size]
                 pos -= self.token_len[last]
                 token = last
+        return -1
 
     cdef void _encode_small(self, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil:
         """tiktoken's loop: merge at the lowest rank (leftmost), update both neighbours."""
@@ -961,7 +973,7 @@ cdef class BytePairEncoder:
                 elif path == "heap":
                     self._encode_heap(&data[0], n, &out, &scratch)
                 else:
-                    self._encode_linear(&data[0], n, &out, &scratch)
+                    self._encode_linear(&data[0], n, &out, &scratch, NULL)
             return self._as_list(out.ids, out.size)
         finally:
             free_buffers(&out, &scratch)

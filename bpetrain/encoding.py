@@ -19,6 +19,7 @@ import numpy as np
 import regex
 
 from ._encoder import BytePairEncoder
+from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
 from .model_file import read_tiktoken
 from .pretokenize import resolve_pattern, split_pattern
@@ -84,6 +85,7 @@ class Encoding:
         if wrong is not None:
             raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
         self._bpe = BytePairEncoder(self.mergeable_ranks)
+        self._token_automaton: TokenAutomaton | None = None
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
         ids: dict[int, str] = {}
         for token, token_id in self.special_tokens.items():
@@ -401,6 +403,47 @@ class Encoding:
             if found < 0:
                 return None
             count += found
+
+    def appendable(self) -> AppendableEncoder:
+        """An encoder that counts tokens exactly while text is appended (seed 002).
+
+        Returns
+        -------
+        bpetrain.AppendableEncoder
+            ``push(text)`` appends; ``count`` is then ``self.count(everything pushed)``.
+            Without a split pattern each appended byte costs a few table lookups (the
+            rust-gems ``bpe`` crate's ``AppendableEncoder``); with a compiled split
+            pattern only the pieces after the last safe cut are recounted; with a pattern
+            the compiled matcher does not take, the whole text is recounted.
+        """
+        automaton = self._automaton() if self._split is None else None
+        return AppendableEncoder(self._bpe, self._pattern, automaton, self.count)
+
+    def interval_counter(self, text: str) -> IntervalCounter:
+        """Counts the tokens of any slice of ``text`` after one pass over it (seed 002).
+
+        Returns
+        -------
+        bpetrain.IntervalCounter
+            ``count(start, end)`` equals ``self.count(text[start:end])``; indices are
+            characters, read as a Python slice reads them. After the first pass (about
+            the cost of encoding ``text``) a call takes about constant time, whatever
+            the slice's length.
+
+        Raises
+        ------
+        TypeError
+            If ``text`` is not a ``str``.
+        """
+        _check_text(text)
+        automaton = self._automaton() if self._split is None or self._pattern is not None else None
+        return IntervalCounter(self._bpe, text, self._pattern, automaton, self.count)
+
+    def _automaton(self) -> TokenAutomaton | None:
+        """The token automaton (built on first use), or None if the vocabulary does not merge in rank order."""
+        if self._token_automaton is None and self._bpe.linear:
+            self._token_automaton = TokenAutomaton(self._bpe)
+        return self._token_automaton
 
     def split_at_token_limit(self, text: str, limit: int) -> tuple[str, str]:
         """Cut ``text`` in two: a head of at most ``limit`` tokens, and the rest.

@@ -1,0 +1,594 @@
+# cython: language_level=3
+"""Counting tokens while text is appended, and counting any slice of a text after one pass.
+
+Seed 002 (the rust-gems ``bpe`` crate: ``appendable_encoder.rs``, ``interval_encoding.rs``)
+encodes every prefix of a text at once. The encoding of ``text[:p]`` is fixed by its
+last token (corollary IIa): the rest is the encoding of the shorter prefix before it. The
+last token is the one token ending at ``p`` that is valid after the last token of the
+prefix before it (corollary IIIa; :meth:`BytePairEncoder.valid_pair`), and an
+Aho-Corasick automaton over the token trie lists the tokens ending at ``p``, longest
+first. So each byte appended costs a few lookups (:class:`TokenAutomaton`,
+:func:`extend`), and the count of every prefix is kept.
+
+A slice ``text[s:e]`` is then counted by the linear encoder from ``s`` until its last
+token is also a token of the encoding of ``text[:e]`` at the same place: from there the
+two encodings agree (corollary III and uniqueness), and the rest of the count is the
+difference of two prefix counts. Whether position ``b`` lies on the encoding of
+``text[:e]`` is an ancestor test in the tree of prefixes (the parent of ``p`` is ``p``
+minus its last token's length), answered from preorder numbers in constant time
+(:class:`RawIntervals`).
+
+With a split pattern, only the pieces the new text can change are recounted: the pieces
+before the last safe cut (``bpetrain._splitter.last_safe_cut``) are final. A slice is
+split on its own near its edges and takes the whole text's piece counts in between.
+
+All three follow tiktoken's rule exactly, whole-piece lookup included (a piece that is
+exactly a token is that token, even one no merge makes). They need merges in rank order
+(``BytePairEncoder.linear``); :class:`bpetrain.Encoding` recounts where that fails.
+"""
+cimport cython
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+import numpy as np
+
+from bpetrain._core cimport token_t
+from bpetrain._encoder cimport BytePairEncoder, IdBuffer, Scratch, Sync, free_buffers, grow_ids, grow_scratch
+from bpetrain._splitter cimport Program, Stack, char_length, free_stack, last_safe_cut, piece_end
+
+from bpetrain._splitter import BacktrackLimitExceeded
+
+cdef token_t NO_RANK = INT32_MAX
+#: Pieces of at least this many bytes get their own prefix tables in an IntervalCounter.
+LONG_PIECE = 256
+
+
+cdef inline int32_t child_at(BytePairEncoder bpe, int32_t node, int32_t depth, uint8_t byte,
+                             int32_t root) noexcept nogil:
+    """The trie node one ``byte`` below ``node`` (at ``depth``), or -1."""
+    if node == root:
+        return bpe.byte_rank[byte]
+    if depth == 1:  # node is the rank of a one-byte token
+        return bpe.node2[(<int>bpe.token_bytes[bpe.token_start[node]] << 8) | byte]
+    return bpe.child(node, byte)
+
+
+@cython.final
+cdef class TokenAutomaton:
+    """Aho-Corasick links over the token trie of a :class:`~bpetrain._encoder.BytePairEncoder`.
+
+    For each trie node: ``fail``, the node of its longest proper suffix in the trie, and
+    ``out``, its longest proper suffix that is a token (-1: none). Built by one pass over
+    the nodes in order of depth (Aho and Corasick, 1975).
+
+    Raises
+    ------
+    ValueError
+        If the encoder's vocabulary does not merge in rank order (``bpe.linear`` is false).
+    """
+    cdef readonly BytePairEncoder bpe
+    cdef object _arrays
+    cdef const int32_t* fail
+    cdef const int32_t* out
+    cdef const int32_t* depth
+    cdef int32_t root
+
+    def __cinit__(self, BytePairEncoder bpe not None):
+        if not bpe.linear:
+            raise ValueError("the vocabulary does not merge in rank order, so prefixes cannot be encoded "
+                             "incrementally; count whole texts instead")
+        self.bpe = bpe
+        cdef int64_t n = bpe.n_nodes + 1, rank, length, k, i
+        cdef int32_t root = <int32_t>bpe.n_nodes
+        self.root = root
+        depth = np.zeros(n, dtype=np.int32)
+        parent = np.full(n, -1, dtype=np.int32)
+        label = np.zeros(n, dtype=np.uint8)
+        fail = np.full(n, root, dtype=np.int32)
+        out = np.full(n, -1, dtype=np.int32)
+        by_depth = np.empty(n, dtype=np.int32)
+        starts = np.zeros(bpe.max_token_len + 2, dtype=np.int64)
+        self._arrays = [depth, fail, out]
+        cdef int32_t[::1] d = depth, par = parent, fl = fail, ot = out, order = by_depth
+        cdef uint8_t[::1] lab = label
+        cdef int64_t[::1] first = starts
+        cdef int32_t node, nxt, f
+        cdef const uint8_t* data
+        with nogil:
+            for rank in range(bpe.n_ranks):  # every node once, with its parent and byte
+                length = bpe.token_len[rank]
+                if length == 0:
+                    continue
+                data = bpe.token_bytes + bpe.token_start[rank]
+                node = bpe.byte_rank[data[0]]
+                if d[node] == 0:
+                    d[node] = 1
+                    par[node] = root
+                    lab[node] = data[0]
+                for k in range(2, length + 1):
+                    nxt = child_at(bpe, node, <int32_t>(k - 1), data[k - 1], root)
+                    if d[nxt] == 0:
+                        d[nxt] = <int32_t>k
+                        par[nxt] = node
+                        lab[nxt] = data[k - 1]
+                    node = nxt
+            for i in range(n - 1):  # counting sort by depth
+                first[d[i] + 1] += 1
+            for k in range(1, bpe.max_token_len + 2):
+                first[k] += first[k - 1]
+            for i in range(n - 1):
+                if d[i] > 0:
+                    order[first[d[i]]] = <int32_t>i
+                    first[d[i]] += 1
+            for i in range(first[0], first[bpe.max_token_len]):  # depth 1 keeps fail = root
+                node = order[i]
+                if d[node] == 1:
+                    continue
+                f = fl[par[node]]
+                while True:
+                    nxt = child_at(bpe, f, d[f] if f != root else 0, lab[node], root)
+                    if nxt >= 0:
+                        break
+                    f = fl[f]
+                fl[node] = nxt
+                ot[node] = nxt if nxt < bpe.n_ranks else ot[nxt]
+        self.depth = &d[0]
+        self.fail = &fl[0]
+        self.out = &ot[0]
+
+    cdef inline int32_t step(self, int32_t state, uint8_t byte) noexcept nogil:
+        """The automaton's state after ``byte``: the longest suffix of the text in the trie."""
+        cdef int32_t nxt
+        while True:
+            nxt = child_at(self.bpe, state, self.depth[state] if state != self.root else 0, byte, self.root)
+            if nxt >= 0:
+                return nxt
+            state = self.fail[state]
+
+
+# The encodings of every prefix of a text: last[p] is the last token of the encoding of
+# text[:p] and counts[p] its length (merges only: no whole-piece lookup), for p <= n.
+cdef struct Prefixes:
+    token_t* last
+    int64_t* counts
+    int64_t n
+    int64_t cap
+    int32_t state
+
+
+cdef int extend(TokenAutomaton ac, Prefixes* pre, const uint8_t* data, int64_t k) except -1 nogil:
+    """Append ``data[:k]`` to the text of ``pre``: one last token and count per byte."""
+    cdef int64_t i, end, start, cap = pre.cap if pre.cap > 0 else 256
+    cdef token_t m
+    cdef void* last
+    cdef void* counts
+    if pre.n + k + 1 > pre.cap:
+        while cap < pre.n + k + 1:
+            cap *= 2
+        last = realloc(pre.last, cap * sizeof(token_t))
+        if last != NULL:
+            pre.last = <token_t*>last
+        counts = realloc(pre.counts, cap * sizeof(int64_t))
+        if counts != NULL:
+            pre.counts = <int64_t*>counts
+        if last == NULL or counts == NULL:
+            with gil:
+                raise MemoryError()
+        if pre.cap == 0:
+            pre.counts[0] = 0
+            pre.last[0] = -1
+            pre.state = ac.root
+        pre.cap = cap
+    for i in range(k):
+        pre.state = ac.step(pre.state, data[i])
+        pre.n += 1
+        end = pre.n
+        m = pre.state if pre.state < ac.bpe.n_ranks else ac.out[pre.state]
+        while m >= 0:  # the tokens ending here, longest first: exactly one is valid
+            start = end - ac.bpe.token_len[m]
+            if ac.bpe.split_left[m] >= 0 and (start == 0 or ac.bpe.valid_pair(pre.last[start], m, NO_RANK)):
+                break
+            m = ac.out[m]
+        if m < 0:
+            with gil:
+                raise RuntimeError("no valid last token: the vocabulary check (BytePairEncoder.linear) missed a case")
+        pre.last[end] = m
+        pre.counts[end] = pre.counts[end - ac.bpe.token_len[m]] + 1
+    return 0
+
+
+cdef inline int64_t prefix_count(TokenAutomaton ac, const Prefixes* pre) noexcept nogil:
+    """Tokens of the whole text of ``pre`` by tiktoken's rule (a text that is one token is one)."""
+    if pre.n == 0:
+        return 0
+    if pre.state < ac.bpe.n_ranks and ac.depth[pre.state] == pre.n:
+        return 1
+    return pre.counts[pre.n]
+
+
+@cython.final
+cdef class RawIntervals:
+    """The token count of any slice of one unsplit text (bytes), after one linear pass.
+
+    ``count_range(s, e)`` equals the count of ``data[s:e]`` encoded as one piece; it runs the
+    linear encoder from ``s`` only until it meets the encoding of ``data[:e]`` (module
+    docstring), typically a few tokens. Not for use by two threads at once.
+    """
+    cdef TokenAutomaton ac
+    cdef bytes data
+    cdef const uint8_t* text  # data's bytes
+    cdef object _arrays
+    cdef Prefixes pre
+    cdef Sync sync
+    cdef IdBuffer out
+    cdef Scratch scratch
+
+    def __cinit__(self, TokenAutomaton ac not None, bytes data not None):
+        self.ac = ac
+        self.data = data
+        self.text = data
+        cdef int64_t n = len(data), p
+        cdef const uint8_t* text = data
+        with nogil:
+            extend(ac, &self.pre, text, n)
+        order = np.zeros(n + 1, dtype=np.int64)
+        size = np.ones(n + 1, dtype=np.int64)
+        self._arrays = [order, size]
+        cdef int64_t[::1] pre_order = order, sub = size
+        cdef int64_t* after
+        cdef int64_t parent
+        if n:
+            after = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+            if after == NULL:
+                raise MemoryError()
+            with nogil:
+                for p in range(n, 0, -1):  # subtree sizes: every parent is before its children
+                    sub[p - ac.bpe.token_len[self.pre.last[p]]] += sub[p]
+                after[0] = 1
+                for p in range(1, n + 1):  # preorder: each child takes the next free block
+                    parent = p - ac.bpe.token_len[self.pre.last[p]]
+                    pre_order[p] = after[parent]
+                    after[parent] += sub[p]
+                    after[p] = pre_order[p] + 1
+            free(after)
+        self.sync.last = self.pre.last
+        self.sync.counts = self.pre.counts
+        self.sync.order = &pre_order[0]
+        self.sync.size = &sub[0]
+
+    def __dealloc__(self):
+        free(self.pre.last)
+        free(self.pre.counts)
+        free_buffers(&self.out, &self.scratch)
+
+    cdef int64_t count_range(self, int64_t s, int64_t e) except -2 nogil:
+        """Tokens of ``data[s:e]`` as one piece (0 <= s <= e <= len(data))."""
+        cdef const uint8_t* text = self.text
+        cdef int64_t found
+        if e <= s:
+            return 0
+        if e - s <= self.ac.bpe.max_token_len and self.ac.bpe.token_rank(text + s, e - s) != NO_RANK:
+            return 1
+        if s == 0:
+            return self.pre.counts[e]
+        if e - s + 1 > self.scratch.cap:
+            grow_scratch(&self.scratch, e - s + 1)
+        if e - s + 1 > self.out.cap:
+            grow_ids(&self.out, e - s + 1)
+        self.out.size = 0
+        self.sync.start = s
+        self.sync.target = e
+        found = self.ac.bpe._encode_linear(text + s, e - s, &self.out, &self.scratch, &self.sync)
+        return found if found >= 0 else self.out.size
+
+
+cdef bytes utf8(str text):
+    """``text`` as UTF-8, lone surrogates replaced by U+FFFD (as :class:`bpetrain.Encoding` does)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+
+
+cdef int64_t count_pieces(BytePairEncoder bpe, Program program, Stack* stack, IdBuffer* out, Scratch* scratch,
+                          const uint8_t* text, int64_t start, int64_t stop, int64_t end,
+                          int64_t bos) except -2 nogil:
+    """Tokens of the pieces of ``text[:end]`` (a string from ``bos``) that start in
+    ``[start, stop)``, splitting from ``start``; text the pattern does not match is skipped."""
+    cdef int64_t pos = start, piece, total = 0
+    while pos < stop:
+        piece = piece_end(&program.tables, stack, text, pos, end, bos)
+        if piece < 0:
+            pos += char_length(text, pos, end)
+            continue
+        out.size = 0
+        bpe.encode_piece(text + pos, piece - pos, out, scratch)
+        total += out.size
+        pos = piece
+    return total
+
+
+@cython.final
+cdef class AppendableEncoder:
+    """Counts the tokens of a text exactly while it is appended to (seed 002).
+
+    Made by :meth:`bpetrain.Encoding.appendable`. After every :meth:`push`, :attr:`count`
+    equals ``enc.count(everything pushed so far)``. BPE counts are not monotonic
+    (appending can merge tokens), so adding the counts of the parts would be wrong.
+
+    Without a split pattern each byte costs a few lookups (module docstring). With a
+    compiled split pattern, the pieces before the last safe cut are counted once and
+    kept; the pieces after it are recounted on every push (for real text a few bytes; a
+    run with no safe cut, such as 10^5 letters pushed one at a time, is recounted whole
+    each time). Otherwise (a pattern the compiled matcher does not take, or a vocabulary
+    that does not merge in rank order) the whole text is recounted on every push.
+    Lone surrogates become U+FFFD within each push.
+    """
+    cdef BytePairEncoder bpe
+    cdef TokenAutomaton ac
+    cdef Program program
+    cdef object recount
+    cdef list parts
+    cdef Prefixes pre
+    cdef uint8_t* buf
+    cdef int64_t size, cap, cut, final_count, tail_count, recounted
+    cdef Stack stack
+    cdef IdBuffer out
+    cdef Scratch scratch
+
+    def __cinit__(self, BytePairEncoder bpe not None, Program program=None, TokenAutomaton automaton=None,
+                  recount=None):
+        self.bpe = bpe
+        self.program = program
+        self.ac = automaton
+        self.recount = recount
+        self.parts = []
+        if recount is None or not callable(recount):
+            raise TypeError("recount must be a function from str to its token count (Encoding.count)")
+
+    def __dealloc__(self):
+        free(self.pre.last)
+        free(self.pre.counts)
+        free(self.buf)
+        free_stack(&self.stack)
+        free_buffers(&self.out, &self.scratch)
+
+    def push(self, str text not None):
+        """Append ``text``; returns the new :attr:`count`.
+
+        Raises
+        ------
+        TypeError
+            If ``text`` is not a ``str``.
+        """
+        cdef bytes data
+        cdef const uint8_t* raw
+        cdef int64_t n, p
+        if self.program is None and self.ac is None:
+            self.parts.append(text)
+            self.recounted = self.recount("".join(self.parts))
+            return self.recounted
+        data = utf8(text)
+        raw = data
+        n = len(data)
+        if self.program is None:
+            with nogil:
+                extend(self.ac, &self.pre, raw, n)
+            return self.count
+        if self.size + n > self.cap:
+            self._grow(self.size + n)
+        memcpy(self.buf + self.size, raw, n)
+        self.size += n
+        try:
+            with nogil:
+                p = last_safe_cut(&self.program.tables, self.buf, self.cut, self.size)
+                if p > self.cut:
+                    self.final_count += count_pieces(self.bpe, self.program, &self.stack, &self.out,
+                                                     &self.scratch, self.buf, self.cut, p, self.size, 0)
+                    self.cut = p
+                self.tail_count = count_pieces(self.bpe, self.program, &self.stack, &self.out, &self.scratch,
+                                               self.buf, self.cut, self.size, self.size, 0)
+        except BacktrackLimitExceeded:  # the compiled matcher gave up: recount from here on
+            self.program = None
+            self.parts = [self.buf[:self.size].decode("utf-8")]
+            self.recounted = self.recount(self.parts[0])
+            return self.recounted
+        return self.final_count + self.tail_count
+
+    cdef int _grow(self, int64_t need) except -1:
+        cdef int64_t cap = self.cap if self.cap > 0 else 4096
+        cdef void* grown
+        while cap < need:
+            cap *= 2
+        grown = realloc(self.buf, cap)
+        if grown == NULL:
+            raise MemoryError()
+        self.buf = <uint8_t*>grown
+        self.cap = cap
+        return 0
+
+    @property
+    def count(self) -> int:
+        """Tokens of everything pushed so far."""
+        if self.program is not None:
+            return self.final_count + self.tail_count
+        if self.ac is not None:
+            return prefix_count(self.ac, &self.pre)
+        return self.recounted
+
+
+@cython.final
+cdef class IntervalCounter:
+    """The token count of any slice of a text, in about constant time after one pass (seed 002).
+
+    Made by :meth:`bpetrain.Encoding.interval_counter`. ``count(start, end)`` equals
+    ``enc.count(text[start:end])``; ``start`` and ``end`` are character indices read as
+    a Python slice reads them (negative from the end, clamped to the text).
+
+    Without a split pattern, the text's prefixes are encoded once (:class:`RawIntervals`).
+    With a compiled split pattern, the whole text is split and its pieces counted once;
+    a slice is split on its own from its start until it meets a piece start of the whole
+    text, takes the whole text's counts up to the last safe cut before its end, and
+    splits the rest on its own. Pieces of at least ``LONG_PIECE`` bytes keep their own
+    prefix tables, so a slice edge inside a long piece costs no more. Otherwise
+    (a pattern the compiled matcher does not take, or a vocabulary that does not merge
+    in rank order) each call counts the slice.
+    """
+    cdef BytePairEncoder bpe
+    cdef Program program
+    cdef TokenAutomaton ac
+    cdef object recount
+    cdef str text
+    cdef bytes data
+    cdef int64_t n_chars
+    cdef object _arrays
+    cdef const int64_t* char_at
+    cdef RawIntervals raw
+    cdef int64_t n_pieces, n_safe
+    cdef const int64_t* piece_start
+    cdef const int64_t* piece_stop
+    cdef const int64_t* before       # tokens of the pieces before piece k (n_pieces + 1)
+    cdef const int64_t* safe         # safe cuts of the whole text, ascending
+    cdef const int32_t* long_index   # piece -> index in longs, -1: short
+    cdef list longs
+    cdef Stack stack
+    cdef IdBuffer out
+    cdef Scratch scratch
+
+    def __cinit__(self, BytePairEncoder bpe not None, str text not None, Program program=None,
+                  TokenAutomaton automaton=None, recount=None):
+        self.bpe = bpe
+        self.program = program
+        self.ac = automaton
+        self.recount = recount
+        self.text = text
+        self.n_chars = len(text)
+        if recount is None or not callable(recount):
+            raise TypeError("recount must be a function from str to its token count (Encoding.count)")
+        if program is None and automaton is None:
+            return
+        self.data = utf8(text)
+        buffer = np.frombuffer(self.data, dtype=np.uint8)
+        char_at = np.append(np.flatnonzero((buffer & 0xC0) != 0x80), len(self.data)).astype(np.int64)
+        self._arrays = [char_at]
+        self.char_at = <const int64_t*><Py_ssize_t>char_at.ctypes.data
+        if program is None:
+            self.raw = RawIntervals(automaton, self.data)
+        else:
+            self._split_whole()
+
+    def __dealloc__(self):
+        free_stack(&self.stack)
+        free_buffers(&self.out, &self.scratch)
+
+    cdef int _split_whole(self) except -1:
+        """Split the whole text once: its pieces, their counts, its safe cuts, long pieces' tables."""
+        cdef const uint8_t* text = self.data
+        cdef int64_t n = len(self.data), pos = 0, piece, k = 0, total = 0, stop
+        bounds = []
+        while pos < n:
+            with nogil:
+                piece = piece_end(&self.program.tables, &self.stack, text, pos, n, 0)
+                if piece < 0:
+                    pos += char_length(text, pos, n)
+                    continue
+                self.out.size = 0
+                self.bpe.encode_piece(text + pos, piece - pos, &self.out, &self.scratch)
+            bounds.append((pos, piece, self.out.size))
+            pos = piece
+        table = np.array(bounds, dtype=np.int64).reshape(-1, 3)
+        starts = np.ascontiguousarray(table[:, 0])
+        stops = np.ascontiguousarray(table[:, 1])
+        before = np.zeros(len(table) + 1, dtype=np.int64)
+        np.cumsum(table[:, 2], out=before[1:])
+        safe = []
+        for stop in stops[: len(stops) - 1].tolist():
+            if last_safe_cut(&self.program.tables, text, stop - 1, stop + char_length(text, stop, n)) == stop:
+                safe.append(stop)
+        safe = np.array(safe, dtype=np.int64)
+        long_index = np.full(len(table), -1, dtype=np.int32)
+        self.longs = []
+        for k in (np.flatnonzero(stops - starts >= LONG_PIECE).tolist() if self.ac is not None else []):
+            long_index[k] = len(self.longs)
+            self.longs.append(RawIntervals(self.ac, self.data[starts[k] : stops[k]]))
+        self._arrays += [starts, stops, before, safe, long_index]
+        self.n_pieces = len(table)
+        self.n_safe = len(safe)
+        self.piece_start = <const int64_t*><Py_ssize_t>starts.ctypes.data
+        self.piece_stop = <const int64_t*><Py_ssize_t>stops.ctypes.data
+        self.before = <const int64_t*><Py_ssize_t>before.ctypes.data
+        self.safe = <const int64_t*><Py_ssize_t>safe.ctypes.data
+        self.long_index = <const int32_t*><Py_ssize_t>long_index.ctypes.data
+        return 0
+
+    def count(self, Py_ssize_t start, Py_ssize_t end):
+        """Tokens of ``text[start:end]`` (character indices, as a Python slice)."""
+        cdef Py_ssize_t n = self.n_chars
+        if start < 0:
+            start = start + n if start + n > 0 else 0
+        if end < 0:
+            end = end + n if end + n > 0 else 0
+        if start > n:
+            start = n
+        if end > n:
+            end = n
+        if end <= start:
+            return 0
+        if self.program is not None:
+            try:
+                return self._count_split(self.char_at[start], self.char_at[end])
+            except BacktrackLimitExceeded:
+                pass  # as Encoding.count does, let the regex module try
+        elif self.raw is not None:
+            return self.raw.count_range(self.char_at[start], self.char_at[end])
+        return self.recount(self.text[start:end])
+
+    cdef inline int64_t _first_at_or_after(self, const int64_t* values, int64_t n, int64_t x) noexcept nogil:
+        """The first index i with values[i] >= x (values ascending), n if none."""
+        cdef int64_t lo = 0, hi = n, mid
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if values[mid] < x:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    cdef int64_t _count_piece(self, int64_t a, int64_t b) except -2:
+        """Tokens of the piece ``data[a:b]``; inside one long piece of the whole text, from its tables."""
+        cdef int64_t k
+        cdef RawIntervals raw
+        if b - a >= LONG_PIECE:
+            k = self._first_at_or_after(self.piece_start, self.n_pieces, a + 1) - 1
+            if k >= 0 and self.long_index[k] >= 0 and b <= self.piece_stop[k]:
+                raw = self.longs[self.long_index[k]]
+                return raw.count_range(a - self.piece_start[k], b - self.piece_start[k])
+        self.out.size = 0
+        self.bpe.encode_piece(<const uint8_t*>self.data + a, b - a, &self.out, &self.scratch)
+        return self.out.size
+
+    cdef int64_t _count_split(self, int64_t s, int64_t e) except -2:
+        """Tokens of the slice ``data[s:e]`` split as a string of its own."""
+        cdef const uint8_t* text = self.data
+        cdef int64_t pos = s, piece, total = 0, k, c, j
+        while pos < e:
+            if pos > s:
+                k = self._first_at_or_after(self.piece_start, self.n_pieces, pos)
+                if k < self.n_pieces and self.piece_start[k] == pos:
+                    # The whole text's pieces from k on are the slice's up to its last safe cut.
+                    j = self._first_at_or_after(self.safe, self.n_safe, e + 1) - 1
+                    c = self.safe[j] if j >= 0 else -1
+                    if c > pos:
+                        total += self.before[self._first_at_or_after(self.piece_start, self.n_pieces, c)] - self.before[k]
+                        pos = c
+            if pos >= e:
+                break
+            with nogil:
+                piece = piece_end(&self.program.tables, &self.stack, text, pos, e, s)
+            if piece < 0:
+                pos += char_length(text, pos, e)
+                continue
+            total += self._count_piece(pos, piece)
+            pos = piece
+        return total
