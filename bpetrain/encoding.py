@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from itertools import islice
 from typing import Literal
 
@@ -33,6 +33,13 @@ COUNT_BATCH = 4096
 class Encoding:
     """A byte-level BPE encoding with tiktoken's interface and tiktoken's token ids.
 
+    A drop-in for ``tiktoken.Encoding`` (tiktoken 0.14, ``tiktoken/core.py``): the same
+    constructor, methods, exceptions and private names that code reads (``_pat_str``,
+    ``_mergeable_ranks``, ``_special_tokens``, ``_encode_bytes``, ``_encode_single_piece``),
+    plus counting and chunking (:meth:`count`, :meth:`count_till_limit`,
+    :meth:`split_at_token_limit`, :meth:`split_into_chunks`) and incremental counting
+    (:meth:`appendable`, :meth:`interval_counter`).
+
     Parameters
     ----------
     name : str
@@ -44,19 +51,27 @@ class Encoding:
     mergeable_ranks : mapping of bytes to int
         Token bytes -> rank (= token id). Every single byte must have a rank.
     special_tokens : mapping of str to int, optional
-        Special token strings -> ids, which must not be ranks.
+        Special token strings -> ids. As in tiktoken, two special tokens may share an id
+        (``o200k_harmony`` gives ``<|endofprompt|>`` and ``<|reserved_200018|>`` the id
+        200018; the id decodes to the first of them), and a special token may have the
+        id of a rank (encoding gives that id; decoding gives the rank's bytes).
+        :class:`bpetrain.Tokenizer`, which builds vocabularies, refuses both.
     explicit_n_vocab : int, optional
-        If given, checked against the number of tokens and the largest id (tiktoken's option).
+        If given (and not 0), checked against the number of ranks plus the number of
+        special tokens and against the largest id + 1 (tiktoken's option).
 
     Raises
     ------
     TypeError
-        If a key of ``mergeable_ranks`` is not ``bytes``.
+        If a key of ``mergeable_ranks`` is not ``bytes``, or a special token's id is not
+        an integer.
+    OverflowError
+        If a special token's id is outside ``[0, 2**32)`` (tiktoken's ids are 32-bit).
     ValueError
         If a byte has no rank, a rank repeats or is out of ``[0, 2**21 - 2]`` (the
-        encoder packs two ids and a rank into 64 bits), a special token is empty or
-        shares an id, the pattern does not compile, or ``explicit_n_vocab`` does not
-        match.
+        encoder packs two ids and a rank into 64 bits), a special token is not a
+        non-empty string, the pattern does not compile, or ``explicit_n_vocab`` does not
+        match (tiktoken checks it with ``assert``, which ``python -O`` skips).
 
     Notes
     -----
@@ -86,29 +101,25 @@ class Encoding:
             raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
         self._bpe = BytePairEncoder(self.mergeable_ranks)
         self._token_automaton: TokenAutomaton | None = None
-        self.special_tokens: dict[str, int] = dict(special_tokens or {})
-        ids: dict[int, str] = {}
-        for token, token_id in self.special_tokens.items():
-            if not isinstance(token, str) or not token:
-                raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
-            if not isinstance(token_id, int) or token_id < 0:
-                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers >= 0")
-            if token_id < self._bpe.n_ranks and self._bpe.token_lengths[token_id]:
-                raise ValueError(f"special token {token!r} has id {token_id}, which is the rank of a token")
-            if token_id in ids:
-                raise ValueError(f"special tokens {ids[token_id]!r} and {token!r} share id {token_id}")
-            ids[token_id] = token
-        self.max_token_value = max(self._bpe.n_ranks - 1, *ids) if ids else self._bpe.n_ranks - 1
-        if explicit_n_vocab is not None and (
-            len(self.mergeable_ranks) + len(ids) != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1
+        self.special_tokens: dict[str, int] = {
+            _check_special(token, token_id): int(token_id) for token, token_id in (special_tokens or {}).items()
+        }
+        self._special_token_values = set(self.special_tokens.values())
+        self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
+        if explicit_n_vocab and (
+            len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
+            or self.max_token_value != explicit_n_vocab - 1
         ):
             raise ValueError(
                 f"explicit_n_vocab={explicit_n_vocab}, but there are {len(self.mergeable_ranks)} ranks + "
-                f"{len(ids)} special tokens and the largest id is {self.max_token_value}"
+                f"{len(self.special_tokens)} special tokens and the largest id is {self.max_token_value}"
             )
-        self._special_ids = set(ids)
-        self._decoder: dict[int, bytes] = {rank: token for token, rank in self.mergeable_ranks.items()}
-        self._decoder.update((token_id, token.encode("utf-8")) for token_id, token in ids.items())
+        # Token id -> bytes. An id two special tokens share decodes to the first of them; a
+        # rank decodes to its token even if a special token has that id too (as in tiktoken).
+        self._decoder: dict[int, bytes] = {}
+        for token, token_id in self.special_tokens.items():
+            self._decoder.setdefault(token_id, token.encode("utf-8"))
+        self._decoder.update((rank, token) for token, rank in self.mergeable_ranks.items())
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
@@ -144,11 +155,35 @@ class Encoding:
 
     def is_special_token(self, token: int) -> bool:
         """Whether ``token`` is the id of a special token."""
-        return token in self._special_ids
+        return token in self._special_token_values
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ranked token, sorted as byte strings (as tiktoken's)."""
+        return list(self._sorted_token_bytes)
+
+    @cached_property
+    def _sorted_token_bytes(self) -> list[bytes]:
+        """The ranked tokens' bytes in byte-string order (sorted on first use)."""
         return sorted(self.mergeable_ranks)
+
+    # tiktoken keeps its constructor's arguments under these private names, and code
+    # reads them: tiktoken's README extends an encoding with
+    # ``Encoding(pat_str=enc._pat_str, mergeable_ranks=enc._mergeable_ranks, ...)``.
+
+    @property
+    def _pat_str(self) -> str | None:
+        """:attr:`pat_str` under tiktoken's private name."""
+        return self.pat_str
+
+    @property
+    def _mergeable_ranks(self) -> dict[bytes, int]:
+        """:attr:`mergeable_ranks` under tiktoken's private name."""
+        return self.mergeable_ranks
+
+    @property
+    def _special_tokens(self) -> dict[str, int]:
+        """:attr:`special_tokens` under tiktoken's private name."""
+        return self.special_tokens
 
     # ------------------------------------------------------------------ encoding
 
@@ -174,9 +209,10 @@ class Encoding:
         ----------
         text : str
         allowed_special : "all" or collection of str
-            Special tokens encoded as their id where they appear in ``text``.
+            Special tokens encoded as their id where they appear in ``text``. Strings
+            that are not special tokens are ignored, as in tiktoken.
         disallowed_special : "all" or collection of str
-            Special tokens whose appearance raises; "all": every one not allowed.
+            Strings whose appearance raises; "all": every special token not allowed.
 
         Returns
         -------
@@ -187,8 +223,8 @@ class Encoding:
         TypeError
             If ``text`` is not a ``str``.
         ValueError
-            If ``text`` holds a disallowed special token (the message says how to allow
-            it), or ``allowed_special`` names a string that is not a special token.
+            If ``text`` holds a disallowed string (tiktoken's message, which says how to
+            allow it).
         """
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
         if not allowed:
@@ -226,8 +262,7 @@ class Encoding:
         With a compiled split pattern each thread encodes a contiguous share of the texts
         in one kernel call without the GIL.
         """
-        if not isinstance(num_threads, int) or num_threads < 1:
-            raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+        _check_threads(num_threads)
         text = list(text)
         if self._pattern is None:
             with ThreadPoolExecutor(num_threads) as pool:
@@ -278,21 +313,27 @@ class Encoding:
             return list(pool.map(encode, text))
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
-        """The id of the token spelled by ``text_or_bytes`` (special tokens included).
+        """The id of the token spelled by ``text_or_bytes``, special tokens included.
+
+        As in tiktoken, the bytes (a ``str`` as UTF-8) are looked up in the ranks first,
+        then, read as UTF-8, in the special tokens: ``b"<|endoftext|>"`` gives the id of
+        ``<|endoftext|>``.
 
         Raises
         ------
+        TypeError
+            If ``text_or_bytes`` is neither ``str`` nor ``bytes``.
         KeyError
             If no token is spelled that way.
         """
-        if isinstance(text_or_bytes, str):
-            if text_or_bytes in self.special_tokens:
-                return self.special_tokens[text_or_bytes]
-            text_or_bytes = text_or_bytes.encode("utf-8")
+        data = _as_bytes(text_or_bytes, "text_or_bytes")
+        rank = self.mergeable_ranks.get(data)
+        if rank is not None:
+            return rank
         try:
-            return self.mergeable_ranks[text_or_bytes]
-        except KeyError:
-            raise KeyError(f"{text_or_bytes!r} is not a single token of encoding {self.name!r}") from None
+            return self.special_tokens[data.decode("utf-8")]
+        except (UnicodeDecodeError, KeyError):
+            raise KeyError(f"{data!r} is not a single token of encoding {self.name!r}") from None
 
     def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
         """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
@@ -308,9 +349,40 @@ class Encoding:
                 return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
+        return self._encode_split_by_regex(text, as_list)
+
+    def _encode_split_by_regex(self, text: str, as_list: bool) -> np.ndarray | list[int]:
+        """Token ids of ``text`` split by the ``regex`` module (raw mode: one piece)."""
         if self._split is None:
             return self._bpe.encode_bytes(text.encode("utf-8"), as_list)
         return self._bpe.encode_pieces(self._split.pieces(text), as_list)
+
+    def _encode_single_piece(self, text_or_bytes: str | bytes) -> list[int]:
+        """Token ids of ``text_or_bytes`` (a ``str`` as UTF-8) as one piece: no split,
+        no special tokens (tiktoken's private method of that name).
+
+        The whole piece is looked up in the ranks first, as tiktoken does.
+
+        Raises
+        ------
+        TypeError
+            If ``text_or_bytes`` is neither ``str`` nor ``bytes``.
+        UnicodeEncodeError
+            If a ``str`` holds a lone surrogate (as in tiktoken).
+        """
+        return self._bpe.encode_bytes(_as_bytes(text_or_bytes, "text_or_bytes"), True)
+
+    def _encode_only_native_bpe(self, text: str) -> list[int]:
+        """:meth:`encode_ordinary` with the pieces found by the ``regex`` module instead of
+        the compiled splitter (tiktoken's private method of that name, a cross-check).
+
+        Raises
+        ------
+        TypeError
+            If ``text`` is not a ``str``.
+        """
+        _check_text(text)
+        return self._encode_split_by_regex(text, True)
 
     # ------------------------------------------------------------------ decoding
 
@@ -323,38 +395,129 @@ class Encoding:
 
         Raises
         ------
-        ValueError
-            If a token id is not in the vocabulary.
+        KeyError
+            If a token id is not in the vocabulary (tiktoken's exception).
+        OverflowError
+            If a token id is outside ``[0, 2**32)`` (tiktoken's ids are 32-bit).
+        TypeError
+            If a token id is not an integer.
         """
         if isinstance(tokens, np.ndarray):
             tokens = tokens.tolist()
         try:
             return b"".join(map(self._decoder.__getitem__, tokens))
         except KeyError as exc:
-            raise ValueError(
-                f"token id {exc.args[0]!r} is not in the vocabulary of encoding {self.name!r} "
-                f"(ids 0..{self.max_token_value})"
-            ) from None
+            raise self._unknown_token(exc.args[0]) from None
 
     def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
-        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as ``bytes.decode``)."""
+        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as ``bytes.decode``).
+
+        Raises
+        ------
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+        """
         return self.decode_bytes(tokens).decode("utf-8", errors)
 
     def decode_single_token_bytes(self, token: int) -> bytes:
-        """The bytes of one token (special tokens included), ValueError if it is no token."""
-        return self.decode_bytes([token])
+        """The bytes of one token, special tokens included.
+
+        Raises
+        ------
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`: KeyError for an id that is no token.
+        """
+        try:
+            return self._decoder[token]
+        except KeyError:
+            raise self._unknown_token(token) from None
 
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
-        """The bytes of each token, as a list."""
+        """The bytes of each token, as a list.
+
+        Raises
+        ------
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+        """
         return [self.decode_single_token_bytes(token) for token in tokens]
 
-    def decode_batch(self, batch: Iterable[Sequence[int]], *, errors: str = "replace") -> list[str]:
-        """:meth:`decode` of every token list."""
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """Decode ``tokens`` to text, with the index in the text where each token starts.
+
+        A token that starts inside a character (its first byte is a UTF-8 continuation
+        byte) starts at that character's index, as in tiktoken.
+
+        Returns
+        -------
+        text : str
+        offsets : list of int, length ``len(tokens)``
+            Character index of each token's first character.
+
+        Raises
+        ------
+        UnicodeDecodeError
+            If the tokens' bytes are not valid UTF-8 (as in tiktoken).
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+
+        Examples
+        --------
+        If ``"é"`` (bytes ``c3 a9``) is the two tokens ``c3`` and ``a9``, both start at
+        character 0; in ``"aé"`` encoded as ``a``, ``c3``, ``a9`` the offsets are
+        ``[0, 1, 1]``.
+        """
+        token_bytes = self.decode_tokens_bytes(tokens)
+        data = b"".join(token_bytes)
+        text = data.decode("utf-8")
+        # The character a byte belongs to is the number of character starts (bytes that
+        # are not 10xxxxxx) up to and including it, minus one.
+        starts = np.cumsum((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
+        firsts = np.cumsum([0, *map(len, token_bytes[:-1])]) if token_bytes else np.zeros(0, dtype=np.int64)
+        return text, (starts[firsts] - 1).tolist()
+
+    def decode_batch(
+        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+    ) -> list[str]:
+        """:meth:`decode` of every token list.
+
+        ``num_threads`` is checked as in :meth:`encode_ordinary_batch`, but decoding runs
+        on the calling thread: it is dictionary lookups under the GIL, which threads
+        would only slow down.
+
+        Raises
+        ------
+        ValueError
+            If ``num_threads`` < 1.
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+        """
+        _check_threads(num_threads)
         return [self.decode(tokens, errors) for tokens in batch]
 
-    def decode_bytes_batch(self, batch: Iterable[Sequence[int]]) -> list[bytes]:
-        """:meth:`decode_bytes` of every token list."""
+    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+        """:meth:`decode_bytes` of every token list (``num_threads`` as in :meth:`decode_batch`).
+
+        Raises
+        ------
+        ValueError
+            If ``num_threads`` < 1.
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+        """
+        _check_threads(num_threads)
         return [self.decode_bytes(tokens) for tokens in batch]
+
+    def _unknown_token(self, token) -> Exception:
+        """The error for a token id the decoder does not hold, of tiktoken's type."""
+        if not isinstance(token, (int, np.integer)):
+            return TypeError(f"token ids are integers, got {token!r} ({type(token).__name__})")
+        if not 0 <= token < 2**32:
+            return OverflowError(f"token id {token} is out of range: ids are 32-bit unsigned integers")
+        return KeyError(
+            f"token id {token} is not in the vocabulary of encoding {self.name!r} "
+            f"(the largest id is {self.max_token_value}; not every id below it need be a token)"
+        )
 
     # ------------------------------------------------------- counting, chunking
 
@@ -551,23 +714,18 @@ def allowed_special_tokens(
 ) -> set[str]:
     """The special tokens to encode as such in ``text``, after tiktoken's check for disallowed ones.
 
+    Names in ``allowed_special`` that are not special tokens are ignored, as tiktoken
+    ignores them; strings in ``disallowed_special`` raise when ``text`` holds them,
+    special tokens or not, as in tiktoken (``Encoding.encode`` in ``tiktoken/core.py``).
+
     Raises
     ------
     ValueError
-        If ``allowed_special`` names a string that is not a special token, or ``text``
-        holds a disallowed special token (tiktoken's message, which says how to allow it).
+        If ``text`` holds a disallowed string (tiktoken's message, which says how to
+        allow it).
     """
     _check_text(text)
-    if allowed_special == "all":
-        allowed = set(special_tokens)
-    else:
-        allowed = set(allowed_special)
-        unknown = allowed.difference(special_tokens)
-        if unknown:
-            raise ValueError(
-                f"allowed_special names tokens that are not special tokens: {sorted(unknown)}; "
-                f"the special tokens are {sorted(special_tokens)}"
-            )
+    allowed = set(special_tokens) if allowed_special == "all" else set(special_tokens).intersection(allowed_special)
     disallowed = set(special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
     if disallowed:
         found = _special_regex(frozenset(disallowed)).search(text)
@@ -649,6 +807,33 @@ def _replace_surrogates(text: str) -> str:
 def _check_text(text) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
+
+
+def _as_bytes(text_or_bytes, name: str) -> bytes:
+    """``text_or_bytes`` as bytes (a ``str`` as strict UTF-8, as tiktoken encodes it)."""
+    if isinstance(text_or_bytes, str):
+        return text_or_bytes.encode("utf-8")
+    if not isinstance(text_or_bytes, bytes):
+        raise TypeError(f"{name} must be str or bytes, got {type(text_or_bytes).__name__}")
+    return text_or_bytes
+
+
+def _check_special(token, token_id) -> str:
+    """``token`` after checking it is a non-empty string with an id tiktoken accepts."""
+    if not isinstance(token, str):
+        raise TypeError(f"special tokens are strings, got {token!r} ({type(token).__name__})")
+    if not token:
+        raise ValueError("a special token is the empty string; special tokens must be non-empty")
+    if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
+        raise TypeError(f"special token {token!r} has id {token_id!r}; ids are integers")
+    if not 0 <= token_id < 2**32:
+        raise OverflowError(f"special token {token!r} has id {token_id}; ids are in [0, 2**32)")
+    return token
+
+
+def _check_threads(num_threads) -> None:
+    if not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
 
 
 def _check_count(name: str, value: int, minimum: int) -> None:

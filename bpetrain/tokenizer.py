@@ -190,7 +190,8 @@ class Tokenizer:
         Raises
         ------
         ValueError
-            If ``text`` contains a disallowed special token.
+            If ``text`` contains a disallowed special token, or ``allowed_special``
+            names a string that is not a special token.
         """
         allowed = self._allowed_special(text, allowed_special, disallowed_special)
         return _reference.encode(
@@ -202,6 +203,15 @@ class Tokenizer:
         return _reference.encode(text, self._merge_ids, self.pat_str, None, self._byte_table)
 
     def _allowed_special(self, text, allowed_special, disallowed_special) -> set[str]:
+        """The special tokens :meth:`encode` encodes as such (stricter than tiktoken:
+        a name in ``allowed_special`` that is not a special token is an error)."""
+        if allowed_special != "all":
+            unknown = set(allowed_special).difference(self.special_tokens)
+            if unknown:
+                raise ValueError(
+                    f"allowed_special names tokens that are not special tokens: {sorted(unknown)}; "
+                    f"the special tokens are {sorted(self.special_tokens)}"
+                )
         return allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
 
     def encoding(self, name: str = "bpetrain") -> Encoding:

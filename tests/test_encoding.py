@@ -96,9 +96,10 @@ def test_special_tokens_follow_tiktoken(pair):
         ours.encode(text)
     with pytest.raises(ValueError, match="disallowed special token '<\\|endofprompt\\|>'"):
         ours.encode(text, allowed_special={"<|endoftext|>"})
-    with pytest.raises(ValueError, match="not special tokens: \\['<\\|nope\\|>'\\]"):
-        ours.encode(text, allowed_special={"<|nope|>"})
+    assert ours.encode(text, allowed_special={"<|nope|>"}, disallowed_special=()) == theirs.encode(
+        text, allowed_special={"<|nope|>"}, disallowed_special=())
     assert ours.encode_single_token("<|endoftext|>") == ours.eot_token == theirs.eot_token
+    assert ours.encode_single_token(b"<|endoftext|>") == theirs.encode_single_token(b"<|endoftext|>")
     assert ours.encode_single_token(b"hello") == theirs.encode_single_token(b"hello")
     with pytest.raises(KeyError, match="not a single token"):
         ours.encode_single_token("<|nope|>")
@@ -144,10 +145,9 @@ def test_decode_and_bad_ids(pair):
     assert ours.decode_batch([ids, ids[:3]]) == theirs.decode_batch([ids, ids[:3]])
     assert ours.decode_single_token_bytes(ours.eot_token) == b"<|endoftext|>"
     assert ours.token_byte_values() == theirs.token_byte_values()
-    for bad in [ours.n_vocab, -1, 10**12]:
-        with pytest.raises(ValueError, match=f"token id {bad} is not in the vocabulary"):
-            ours.decode([1, bad])
-    with pytest.raises(ValueError, match="is not in the vocabulary"):
+    with pytest.raises(KeyError, match=f"token id {ours.n_vocab} is not in the vocabulary"):
+        ours.decode([1, ours.n_vocab])
+    with pytest.raises(KeyError, match="is not in the vocabulary"):
         ours.decode_single_token_bytes(ours.n_vocab + 5)
 
 
@@ -223,6 +223,126 @@ def test_raw_mode_tokenizer_encodes_like_reference():
     enc = tok.encoding()
     for text in [*texts, "abc<s>abcabd xyz"]:
         assert enc.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+
+
+# ------------------------------------------ tiktoken drop-in, against tiktoken
+
+
+@pytest.fixture(scope="module")
+def drop_in(trained):
+    """(bpetrain's Encoding, tiktoken's Encoding) of the trained vocabulary, with special tokens."""
+    tok, _ = trained
+    n = tok.n_vocab
+    specials = {"<|endoftext|>": n, "<|fim_prefix|>": n + 1, "<|fim_middle|>": n + 2}
+    kwargs = {"pat_str": tok.pat_str, "mergeable_ranks": tok.mergeable_ranks, "special_tokens": specials}
+    return Encoding("trained", **kwargs), tiktoken.Encoding("trained", **kwargs)
+
+
+def outcome(function, *args, **kwargs):
+    """What ``function(*args, **kwargs)`` returns, or the type of what it raises."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # noqa: BLE001 (the type is the outcome)
+        return type(exc)
+
+
+def test_bad_ids_raise_what_tiktoken_raises(drop_in):
+    ours, theirs = drop_in
+    unused = ours.max_token_value + 1
+    for ids in [[unused], [5, 2**32], [-1], [5, 2**40], ["a"], [1.5], [None], [True, 3], [np.uint32(7)]]:
+        for method in ["decode_bytes", "decode", "decode_tokens_bytes", "decode_with_offsets"]:
+            expected = outcome(getattr(theirs, method), ids)
+            assert outcome(getattr(ours, method), ids) == expected, (method, ids)
+        expected = outcome(theirs.decode_single_token_bytes, ids[-1])
+        assert outcome(ours.decode_single_token_bytes, ids[-1]) == expected, ids
+    assert outcome(ours.decode, [unused]) is KeyError  # a user's `except KeyError` catches it
+    assert outcome(ours.decode_single_token_bytes, unused) is KeyError
+    with pytest.raises(KeyError, match=f"token id {unused} is not in the vocabulary of encoding 'trained'"):
+        ours.decode_single_token_bytes(unused)
+
+
+def test_special_tokens_as_tiktoken_takes_them(drop_in):
+    ours, theirs = drop_in
+    text = "a <|endoftext|> b <|fim_prefix|>c<|fim_middle|>"
+    for allowed in ["all", {"<|endoftext|>"}, {"<|nope|>"}, {"<|nope|>", "<|fim_middle|>"}, set()]:
+        for disallowed in ["all", (), {"<|fim_middle|>"}, {"b <"}]:
+            options = {"allowed_special": allowed, "disallowed_special": disallowed}
+            expected = outcome(theirs.encode, text, **options)
+            assert expected is ValueError or isinstance(expected, list)
+            assert outcome(ours.encode, text, **options) == expected, options
+            got = outcome(ours.encode_to_numpy, text, **options)
+            assert (got if got is ValueError else got.tolist()) == expected
+    for token in ["<|endoftext|>", b"<|fim_middle|>", "hello", b" the", b"\xff", "<|nope|>", b"<|nope|>"]:
+        assert outcome(ours.encode_single_token, token) == outcome(theirs.encode_single_token, token)
+    assert ours.encode_single_token(b"<|endoftext|>") == ours.eot_token
+
+
+def test_shared_and_ranked_special_ids_as_tiktoken(trained):
+    """tiktoken accepts two special tokens with one id, and a special token with a rank's id."""
+    tok, _ = trained
+    n = tok.n_vocab
+    rank = tok.mergeable_ranks[b" the"]
+    specials = {"<s>": n, "<t>": n, "<r>": rank}
+    kwargs = {"pat_str": tok.pat_str, "mergeable_ranks": tok.mergeable_ranks, "special_tokens": specials}
+    ours, theirs = Encoding("shared", **kwargs), tiktoken.Encoding("shared", **kwargs)
+    text = "<t> the<r><s>"
+    assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all") == [n, rank, rank, n]
+    assert ours.decode_bytes([n, rank]) == theirs.decode_bytes([n, rank]) == b"<s> the"  # the first name; the rank
+    assert ours.decode_single_token_bytes(n) == theirs.decode_single_token_bytes(n)
+    assert ours.is_special_token(rank) and theirs.is_special_token(rank)
+    assert (ours.n_vocab, ours.max_token_value) == (theirs.n_vocab, theirs.max_token_value)
+    with pytest.raises(ValueError, match="share id"):
+        Tokenizer(tok.merges, pat_str=tok.pat_str, special_tokens=specials)  # bpetrain's own vocabularies refuse
+
+
+def test_decode_with_offsets_as_tiktoken(drop_in, trained):
+    ours, theirs = drop_in
+    _, text = trained
+    for sample in [text[:3000], MULTILINGUAL, "", "é", "🙂🙂 x", "<|endoftext|> 我非常渴望"]:
+        ids = theirs.encode(sample, allowed_special="all")
+        assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids) == (sample, ours.decode_with_offsets(ids)[1])
+    # a token that starts inside a character starts at that character
+    e_acute = [ours.encode_single_token(b"\xc3"), ours.encode_single_token(b"\xa9")]
+    assert ours.decode_with_offsets([ours.encode_single_token("a"), *e_acute, *e_acute]) == ("aéé", [0, 1, 1, 2, 2])
+    with pytest.raises(UnicodeDecodeError):
+        ours.decode_with_offsets(e_acute[:1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from("aé我🙂 \n'x1")))
+def test_hypothesis_offsets_as_tiktoken(drop_in, text):
+    ours, theirs = drop_in
+    ids = ours.encode_ordinary(text)
+    assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+
+
+def test_private_names_that_code_reads(drop_in, trained):
+    ours, theirs = drop_in
+    _, text = trained
+    assert ours._pat_str == theirs._pat_str
+    assert ours._mergeable_ranks == theirs._mergeable_ranks
+    assert ours._special_tokens == theirs._special_tokens
+    # tiktoken's README extends an encoding through them
+    extended = Encoding("extended", pat_str=ours._pat_str, mergeable_ranks=ours._mergeable_ranks,
+                        special_tokens={**ours._special_tokens, "<|im_start|>": 10**5})
+    assert extended.encode("<|im_start|>hi", allowed_special="all")[0] == 10**5
+    for piece in ["", "a", " the", "hellohellohello", "我非常", text[:300]]:
+        expected = theirs._encode_single_piece(piece) if piece else []  # tiktoken panics on an empty piece
+        assert ours._encode_single_piece(piece) == ours._encode_single_piece(piece.encode()) == expected
+    assert ours._encode_only_native_bpe(text[:20_000]) == theirs._encode_only_native_bpe(text[:20_000])
+    assert ours.token_byte_values() == theirs.token_byte_values()
+    assert ours.special_tokens_set == theirs.special_tokens_set and ours.eot_token == theirs.eot_token
+
+
+def test_batches_take_tiktokens_arguments(drop_in):
+    ours, theirs = drop_in
+    batch = [ours.encode(text) for text in ["hello world", MULTILINGUAL, ""]]
+    assert ours.decode_batch(batch, num_threads=2) == theirs.decode_batch(batch, num_threads=2)
+    assert ours.decode_bytes_batch(batch, num_threads=1) == theirs.decode_bytes_batch(batch, num_threads=1)
+    assert ours.decode_batch(batch, errors="strict") == theirs.decode_batch(batch, errors="strict")
+    for method, arg in [("decode_batch", batch), ("decode_bytes_batch", batch), ("encode_ordinary_batch", ["a"])]:
+        assert outcome(getattr(ours, method), arg, num_threads=0) is ValueError
+        assert outcome(getattr(theirs, method), arg, num_threads=0) is ValueError
 
 
 # ----------------------------------------------------------- counting, chunking
@@ -328,19 +448,24 @@ def test_inconsistent_encodings_are_refused():
         Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"": 256})
     with pytest.raises(ValueError, match="ranks must be in"):
         Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": -5})
-    with pytest.raises(ValueError, match="which is the rank of a token"):
-        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": 7})
-    with pytest.raises(ValueError, match="share id 300"):
-        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": 300, "</s>": 300})
     with pytest.raises(ValueError, match="explicit_n_vocab=300"):
         Encoding("x", pat_str=None, mergeable_ranks=ranks, explicit_n_vocab=300)
+    with pytest.raises(ValueError, match="explicit_n_vocab=258"):  # tiktoken counts names, not ids
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": 256, "</s>": 256},
+                 explicit_n_vocab=258)
+    with pytest.raises(ValueError, match="special tokens must be non-empty"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"": 300})
+    with pytest.raises(TypeError, match="ids are integers"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": "300"})
+    with pytest.raises(OverflowError, match="ids are in \\[0, 2\\*\\*32\\)"):
+        Encoding("x", pat_str=None, mergeable_ranks=ranks, special_tokens={"<s>": -1})
     with pytest.raises(ValueError, match="not a valid regular expression|neither a known name"):
         Encoding("x", pat_str="(unclosed", mergeable_ranks=ranks)
     with pytest.raises(TypeError, match="got the key 'a', not bytes"):
         Encoding("x", pat_str=None, mergeable_ranks={**ranks, "a": 300})
     gapped = Encoding("x", pat_str=None, mergeable_ranks={**ranks, b"ab": 1000}, special_tokens={"<s>": 500})
     assert gapped.n_vocab == 1001 and gapped.encode("ab<s>", allowed_special="all") == [1000, 500]
-    with pytest.raises(ValueError, match="token id 700 is not in the vocabulary"):
+    with pytest.raises(KeyError, match="token id 700 is not in the vocabulary"):
         gapped.decode([700])
 
 
