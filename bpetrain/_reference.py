@@ -2,7 +2,9 @@
 
 Tests and benchmarks compare the compiled kernels and the peers against these
 functions; the library itself uses only :func:`encode_piece` (the reference encoder of
-:class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one).
+:class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one) and
+:func:`encode_piece_ranks` (where tiktoken applies the merge rule without looking the
+whole piece up, :func:`bpetrain.unstable.byte_pair_encode`).
 
 The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
 pairs, pick the best, assign ``256 + i``, replace, repeat.

@@ -23,6 +23,7 @@ from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
 from .model_file import read_tiktoken
 from .pretokenize import resolve_pattern, split_pattern
+from .unstable import completions, unstable_token_count
 
 __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
 
@@ -311,6 +312,96 @@ class Encoding:
         encode = partial(self.encode, allowed_special=allowed, disallowed_special=())
         with ThreadPoolExecutor(num_threads) as pool:
             return list(pool.map(encode, text))
+
+    def encode_with_unstable(
+        self,
+        text: str,
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> tuple[list[int], list[list[int]]]:
+        """The tokens of ``text`` that more text cannot change, and how the rest may continue.
+
+        For completing a prompt: the stable tokens encode a prefix of ``text``; each
+        completion is a token sequence that, after them, encodes the rest of ``text``
+        followed by more. The rules are tiktoken's (:mod:`bpetrain.unstable`), which
+        calls this API unstable itself.
+
+        Parameters
+        ----------
+        text : str
+        allowed_special, disallowed_special
+            As in :meth:`encode`. A text that ends with an allowed special token is all
+            stable.
+
+        Returns
+        -------
+        stable : list of int
+            ``decode_bytes(stable)`` is a prefix of ``text`` as UTF-8.
+        completions : list of list of int
+            Distinct, in the order of :func:`bpetrain.unstable.completions` (tiktoken's
+            is a hash set's); ``decode_bytes(stable + c)`` starts with ``text`` as UTF-8
+            for each completion ``c``.
+
+        Raises
+        ------
+        TypeError
+            If ``text`` is not a ``str``.
+        ValueError
+            As :meth:`encode`, if ``text`` holds a disallowed special token.
+
+        Notes
+        -----
+        Lone surrogates are replaced by U+FFFD first, as :meth:`encode` does (tiktoken
+        raises ``UnicodeEncodeError`` here). The completions take one batch encoding of
+        every token that may straddle the end: about 0.1 s for a last piece of a few
+        bytes with OpenAI's vocabularies.
+        """
+        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+        tokens, n_last_piece = self._encode_with_last_piece(text, allowed)
+        n_unstable = unstable_token_count(self, tokens, n_last_piece)
+        if not n_unstable:
+            return tokens, []
+        stable, unstable = tokens[: len(tokens) - n_unstable], tokens[len(tokens) - n_unstable :]
+        return stable, completions(self, self.decode_bytes(unstable))
+
+    def _encode_bytes(self, data: bytes) -> list[int]:
+        """Token ids of ``data``, which may be invalid UTF-8 (tiktoken's private method).
+
+        Valid UTF-8 is encoded as text. Otherwise the valid head is encoded as text, and
+        its unstable end (:meth:`encode_with_unstable`) joined with the rest of the bytes
+        is encoded as one piece: for bytes cut inside a character, what a model is most
+        likely to have seen (tiktoken's rule, ``_encode_bytes`` in its ``src/py.rs``).
+        ``decode_bytes`` of the result is ``data``.
+
+        Raises
+        ------
+        TypeError
+            If ``data`` is not ``bytes``.
+        """
+        if not isinstance(data, bytes):
+            raise TypeError(f"data must be bytes, got {type(data).__name__}")
+        try:
+            return self.encode_ordinary(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            valid = exc.start
+        tokens, n_last_piece = self._encode_with_last_piece(data[:valid].decode("utf-8"), set())
+        n_unstable = unstable_token_count(self, tokens, n_last_piece)
+        stable, unstable = tokens[: len(tokens) - n_unstable], tokens[len(tokens) - n_unstable :]
+        return stable + self._encode_single_piece(self.decode_bytes(unstable) + data[valid:])
+
+    def _encode_with_last_piece(self, text: str, allowed: set[str]) -> tuple[list[int], int]:
+        """:meth:`encode` of ``text`` (``allowed``: the special tokens encoded as such), and
+        how many of the tokens encode its last piece: 0 if the text after the last special
+        token has no piece."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = _replace_surrogates(text)
+        tokens = (self._with_specials(text, allowed) if allowed else self._ordinary(text)).tolist()
+        tail = (_special_regex(frozenset(allowed)).split(text)[-1] if allowed else text).encode("utf-8")
+        pieces = [tail] if self._split is None else self._split.split(tail)
+        return tokens, len(self._encode_single_piece(pieces[-1])) if pieces else 0
 
     def encode_single_token(self, text_or_bytes: str | bytes) -> int:
         """The id of the token spelled by ``text_or_bytes``, special tokens included.

@@ -9,8 +9,9 @@ from helpers import MULTILINGUAL, openai_encodings, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Encoding, Tokenizer, load_tiktoken
+from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer, load_tiktoken
 from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
+from bpetrain.formats.tiktoken import RAW_MODE_PAT_STR
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 
@@ -314,6 +315,108 @@ def test_hypothesis_offsets_as_tiktoken(drop_in, text):
     ours, theirs = drop_in
     ids = ours.encode_ordinary(text)
     assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+
+
+def random_vocabulary(seed: int) -> dict[bytes, int]:
+    """The 256 bytes and 60 random tokens over a small alphabet (spaces, newlines, "é" and its
+    bytes), ranked at random: many tokens the merge rule cannot make, and tokens that are
+    invalid UTF-8."""
+    rng = random.Random(seed)
+    ranks = {bytes([b]): b for b in range(256)}
+    while len(ranks) < 316:
+        ranks.setdefault(bytes(rng.choices(b"ab \n\xc3\xa9", k=rng.randint(2, 5))), len(ranks))
+    return ranks
+
+
+def unstable_pairs():
+    """(bpetrain, tiktoken) Encodings on which encode_with_unstable must agree: split and raw."""
+    specials = {"<s>": 400}
+    for seed, pat_str in [(1, "cl100k"), (2, "o200k"), (3, None)]:
+        ranks = random_vocabulary(seed)
+        theirs_pattern = RAW_MODE_PAT_STR if pat_str is None else PATTERNS[pat_str]
+        yield (Encoding("r", pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials),
+               tiktoken.Encoding("r", pat_str=theirs_pattern, mergeable_ranks=ranks, special_tokens=specials))
+
+
+UNSTABLE_PAIRS = list(unstable_pairs())
+UNSTABLE_TEXT = st.lists(st.sampled_from(["a", "b", " ", "\n", "\t", "é", "我", "'", "1", "!", "\u3000", "<s>"])).map("".join)
+
+
+def same_unstable(ours, theirs, text, **options):
+    expected = outcome(theirs.encode_with_unstable, text, **options)
+    got = outcome(ours.encode_with_unstable, text, **options)
+    if expected is ValueError:
+        assert got is ValueError
+        return
+    stable, completions = got
+    assert (stable, sorted(completions)) == (expected[0], sorted(expected[1])), text
+    assert len(completions) == len(set(map(tuple, completions)))
+    data = text.encode()
+    assert data.startswith(ours.decode_bytes(stable))
+    assert all(ours.decode_bytes(stable + ids).startswith(data) for ids in completions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=UNSTABLE_TEXT)
+def test_hypothesis_encode_with_unstable_as_tiktoken(text):
+    for ours, theirs in UNSTABLE_PAIRS:
+        same_unstable(ours, theirs, text)
+        same_unstable(ours, theirs, text, allowed_special="all")
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=UNSTABLE_TEXT)
+def test_hypothesis_encode_with_unstable_on_a_trained_vocabulary(drop_in, text):
+    same_unstable(*drop_in, text, disallowed_special=())
+
+
+def test_encode_with_unstable_examples(drop_in):
+    """Texts that end in every case tiktoken's rules distinguish."""
+    ours, theirs = drop_in
+    for text in ["hello fanta", "hello ", "", " ", "\n\n", "today\n \n", "x\n  ", "a\u3000", "x\u00a0",
+                 "我非常渴望", "123", "don'", "x<|endoftext|>", "x<|endoftext|>y"]:
+        for options in [{}, {"allowed_special": "all"}]:
+            same_unstable(ours, theirs, text, **options)
+    # a lone surrogate becomes U+FFFD, as in encode (tiktoken raises UnicodeEncodeError here)
+    stable, completions = ours.encode_with_unstable("x\ud83d")
+    assert (stable, sorted(completions)) == tuple(map(sorted, theirs.encode_with_unstable("x\ufffd")))
+    with pytest.raises(ValueError, match="disallowed special token"):
+        ours.encode_with_unstable("x<|endoftext|>")
+    assert ours.encode_with_unstable("x<|endoftext|>", allowed_special="all") == (
+        [ours.encode_single_token("x"), ours.eot_token], [])
+
+
+def test_encode_with_unstable_takes_the_merge_rule_where_tiktoken_does():
+    """tiktoken encodes some parts with the merge rule alone, without looking the whole
+    part up: with three spaces a token the rule cannot make, the split of "    " into
+    "   " + " " gives three one-space tokens, not the three-space token."""
+    ranks = {**{bytes([b]): b for b in range(256)}, b"   ": 256}
+    for pat_str, theirs_pattern in [("cl100k", PATTERNS["cl100k"]), (None, RAW_MODE_PAT_STR)]:
+        ours = Encoding("spaces", pat_str=pat_str, mergeable_ranks=ranks)
+        theirs = tiktoken.Encoding("spaces", pat_str=theirs_pattern, mergeable_ranks=ranks, special_tokens={})
+        same_unstable(ours, theirs, "    ")
+        assert [32, 32, 32, 32] in ours.encode_with_unstable("    ")[1]
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=12) | UNSTABLE_TEXT.map(lambda text: text.encode()[: max(0, len(text.encode()) - 1)]))
+def test_hypothesis_encode_bytes_as_tiktoken(data):
+    """Bytes, and text cut inside its last character: ``_encode_bytes`` gives tiktoken's ids."""
+    for ours, theirs in UNSTABLE_PAIRS:
+        assert ours._encode_bytes(data) == theirs._encode_bytes(data), data
+        assert ours.decode_bytes(ours._encode_bytes(data)) == data
+
+
+def test_encode_bytes_on_a_trained_vocabulary(drop_in, trained):
+    ours, theirs = drop_in
+    _, text = trained
+    data = (text[:2000] + MULTILINGUAL).encode()
+    for cut in range(len(data) - 300, len(data)):
+        assert ours._encode_bytes(data[:cut]) == theirs._encode_bytes(data[:cut])
+    for data in [b"\x80" * 7, b" \xec\x8b\xa4\xed", b"abc\xff def", b"   \xff", b"<|endoftext|>\xff"]:
+        assert ours._encode_bytes(data) == theirs._encode_bytes(data)
+    with pytest.raises(TypeError, match="data must be bytes"):
+        ours._encode_bytes("text")
 
 
 def test_private_names_that_code_reads(drop_in, trained):
