@@ -354,8 +354,8 @@ class Encoding:
         -----
         Lone surrogates are replaced by U+FFFD first, as :meth:`encode` does (tiktoken
         raises ``UnicodeEncodeError`` here). The completions take one batch encoding of
-        every token that may straddle the end: about 0.1 s for a last piece of a few
-        bytes with OpenAI's vocabularies.
+        every token that may straddle the end; the most are for a text ending in one
+        space (with o200k_base, 106,529 completions in 0.15 s, about twice tiktoken's time).
         """
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
         tokens, n_last_piece = self._encode_with_last_piece(text, allowed)

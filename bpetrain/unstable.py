@@ -21,7 +21,7 @@ import regex
 
 from ._reference import encode_piece_ranks
 
-__all__ = ["completions", "unstable_token_count"]
+__all__ = ["byte_pair_encode", "completions", "unstable_token_count"]
 
 #: Bytes of the tokens that extend the unstable end backwards (tiktoken's choice).
 BLANK_BYTES = b" \n\t"

@@ -22,7 +22,7 @@ from ..pretokenize import PATTERNS, resolve_pattern
 from ..tokenizer import Tokenizer
 from ._vocab import check_exportable, read_json, token_to_str, tokenizer_from_vocab
 
-__all__ = ["load", "save"]
+__all__ = ["load", "load_files", "save"]
 
 VOCAB_NAME = "vocab.json"
 MERGES_NAME = "merges.txt"
@@ -79,7 +79,19 @@ def load(path, *, pat_str: str | None = PATTERNS["gpt2"]) -> Tokenizer:
     """
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
     vocab_path = os.path.join(directory, VOCAB_NAME) if os.path.isdir(path) else os.fspath(path)
-    merges_path = os.path.join(directory, MERGES_NAME)
+    return load_files(vocab_path, os.path.join(directory, MERGES_NAME), pat_str=pat_str)
+
+
+def load_files(vocab_path, merges_path, *, pat_str: str | None = PATTERNS["gpt2"]) -> Tokenizer:
+    """Read a vocab file and a merges file of any names, such as ``encoder.json`` and
+    ``vocab.bpe`` of OpenAI's GPT-2 release (:func:`load` reads them from a directory).
+
+    Raises
+    ------
+    ValueError
+        As :func:`load`.
+    """
+    vocab_path, merges_path = os.fspath(vocab_path), os.fspath(merges_path)
     vocab = read_json(vocab_path)
     if not isinstance(vocab, dict):
         raise ValueError(f"{vocab_path}: expected one JSON object of token -> id")  # noqa: TRY004 (a malformed file)
