@@ -358,7 +358,7 @@ cdef class BytePairEncoder:
         cdef token_t best
         cdef int64_t next_id = self.n_ranks
         cdef const uint8_t* data
-        cdef uint64_t key, i, slot, mask, new_mask
+        cdef uint64_t key, i, slot, mask
         cdef int shift
         node2 = np.full(65536, -1, dtype=np.int32)
         next_prefix = np.full(self.n_ranks, -1, dtype=np.int32)
@@ -412,14 +412,13 @@ cdef class BytePairEncoder:
         self._arrays.append(edges)
         cdef uint64_t* final = <uint64_t*><Py_ssize_t>edges.ctypes.data
         self.edges = final
-        new_mask = self.edge_mask
         with nogil:
             for k in range(mask + 1):
                 slot = table[k]
                 if slot != EMPTY:
                     i = ((slot >> 32) * FIB) >> self.edge_shift
                     while final[i] != EMPTY:
-                        i = (i + 1) & new_mask
+                        i = (i + 1) & self.edge_mask
                     final[i] = slot
         return 0
 

@@ -38,6 +38,7 @@ from bpetrain._encoder cimport BytePairEncoder, IdBuffer, Scratch, Sync, free_bu
 from bpetrain._splitter cimport Program, Stack, char_length, free_stack, last_safe_cut, piece_end
 
 from bpetrain._splitter import BacktrackLimitExceeded
+from bpetrain.pretokenize import replace_surrogates
 
 cdef token_t NO_RANK = INT32_MAX
 #: Pieces of at least this many bytes get their own prefix tables in an IntervalCounter.
@@ -288,7 +289,7 @@ cdef bytes utf8(str text):
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace").encode("utf-8")
+        return replace_surrogates(text).encode("utf-8")
 
 
 cdef int64_t count_pieces(BytePairEncoder bpe, Program program, Stack* stack, IdBuffer* out, Scratch* scratch,
@@ -485,7 +486,7 @@ cdef class IntervalCounter:
     cdef int _split_whole(self) except -1:
         """Split the whole text once: its pieces, their counts, its safe cuts, long pieces' tables."""
         cdef const uint8_t* text = self.data
-        cdef int64_t n = len(self.data), pos = 0, piece, k = 0, total = 0, stop
+        cdef int64_t n = len(self.data), pos = 0, piece, stop
         bounds = []
         while pos < n:
             with nogil:

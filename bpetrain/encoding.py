@@ -22,7 +22,7 @@ from ._encoder import BytePairEncoder
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
 from .model_file import read_tiktoken
-from .pretokenize import resolve_pattern, split_pattern
+from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
 from .unstable import completions, unstable_token_count
 
 __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
@@ -282,7 +282,7 @@ class Encoding:
             try:
                 data.append(text.encode("utf-8"))
             except UnicodeEncodeError:
-                data.append(_replace_surrogates(text).encode("utf-8"))
+                data.append(replace_surrogates(text).encode("utf-8"))
         try:
             return self._bpe.encode_texts(data, self._pattern)
         except BacktrackLimitExceeded:
@@ -397,7 +397,7 @@ class Encoding:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            text = _replace_surrogates(text)
+            text = replace_surrogates(text)
         tokens = (self._with_specials(text, allowed) if allowed else self._ordinary(text)).tolist()
         tail = (_special_regex(frozenset(allowed)).split(text)[-1] if allowed else text).encode("utf-8")
         pieces = [tail] if self._split is None else self._split.split(tail)
@@ -432,7 +432,7 @@ class Encoding:
         try:
             return self._encode_text(text, as_list)
         except UnicodeEncodeError:
-            return self._encode_text(_replace_surrogates(text), as_list)
+            return self._encode_text(replace_surrogates(text), as_list)
 
     def _encode_text(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         if self._pattern is not None:
@@ -638,7 +638,7 @@ class Encoding:
         try:
             return self._count_till_limit(text, limit)
         except UnicodeEncodeError:
-            return self._count_till_limit(_replace_surrogates(text), limit)
+            return self._count_till_limit(replace_surrogates(text), limit)
 
     def _count_till_limit(self, text: str, limit: int) -> int | None:
         if self._pattern is not None:
@@ -750,7 +750,7 @@ class Encoding:
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
-            text = _replace_surrogates(text)
+            text = replace_surrogates(text)
             data = text.encode("utf-8")
         ends = self._token_ends(text, data)
         # A token end is a cut candidate when it falls on a character boundary.
@@ -888,11 +888,6 @@ def load_tiktoken(
 def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
     """A regex that finds any of ``tokens`` (longest first) and, in ``split``, keeps it."""
     return regex.compile("(" + "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
-
-
-def _replace_surrogates(text: str) -> str:
-    """``text`` with lone surrogates replaced by U+FFFD (tiktoken's fix-up before encoding)."""
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
 def _check_text(text) -> None:

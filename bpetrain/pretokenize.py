@@ -209,3 +209,8 @@ def encode_utf8(text: str) -> bytes:
             "valid Unicode and has no UTF-8 bytes; pass such text as bytes, or decode it with "
             "errors='surrogateescape'"
         ) from None
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with lone surrogates replaced by U+FFFD (tiktoken's fix-up before encoding)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
