@@ -27,9 +27,9 @@ exactly a token is that token, even one no merge makes). They need merges in ran
 (``BytePairEncoder.linear``); :class:`bpetrain.Encoding` recounts where that fails.
 """
 cimport cython
-from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t
+from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 import numpy as np
 
@@ -55,13 +55,23 @@ cdef inline int32_t child_at(BytePairEncoder bpe, int32_t node, int32_t depth, u
     return bpe.child(node, byte)
 
 
+# One trie node of a TokenAutomaton, in one 16-byte record: a step and the candidates
+# for the last token touch one cache line per node.
+cdef struct Node:
+    int32_t fail   # node of the longest proper suffix in the trie (the root for one byte)
+    int32_t last   # the longest suffix, this node included, that is a token BPE makes
+    int32_t out    # the longest proper suffix that is a token BPE makes (-1: none)
+    int32_t depth  # (bytes from the root << 8) | the last byte
+
+
 @cython.final
 cdef class TokenAutomaton:
     """Aho-Corasick links over the token trie of a :class:`~bpetrain._encoder.BytePairEncoder`.
 
     For each trie node: ``fail``, the node of its longest proper suffix in the trie, and
-    ``out``, its longest proper suffix that is a token (-1: none). Built by one pass over
-    the nodes in order of depth (Aho and Corasick, 1975).
+    ``out``, its longest proper suffix that is a token BPE can make by merging (one with
+    a split; -1: none). Built by one pass over the nodes in order of depth (Aho and
+    Corasick, 1975).
 
     Raises
     ------
@@ -70,9 +80,7 @@ cdef class TokenAutomaton:
     """
     cdef readonly BytePairEncoder bpe
     cdef object _arrays
-    cdef const int32_t* fail
-    cdef const int32_t* out
-    cdef const int32_t* depth
+    cdef const Node* nodes
     cdef int32_t root
 
     def __cinit__(self, BytePairEncoder bpe not None):
@@ -83,69 +91,80 @@ cdef class TokenAutomaton:
         cdef int64_t n = bpe.n_nodes + 1, rank, length, k, i
         cdef int32_t root = <int32_t>bpe.n_nodes
         self.root = root
-        depth = np.zeros(n, dtype=np.int32)
         parent = np.full(n, -1, dtype=np.int32)
-        label = np.zeros(n, dtype=np.uint8)
-        fail = np.full(n, root, dtype=np.int32)
-        out = np.full(n, -1, dtype=np.int32)
         by_depth = np.empty(n, dtype=np.int32)
         starts = np.zeros(bpe.max_token_len + 2, dtype=np.int64)
-        self._arrays = [depth, fail, out]
-        cdef int32_t[::1] d = depth, par = parent, fl = fail, ot = out, order = by_depth
-        cdef uint8_t[::1] lab = label
+        table = np.zeros((n, 4), dtype=np.int32)  # one Node per row
+        self._arrays = [table]
+        cdef Node* nd = <Node*><Py_ssize_t>table.ctypes.data
+        cdef int32_t[::1] par = parent, order = by_depth
         cdef int64_t[::1] first = starts
         cdef int32_t node, nxt, f
         cdef const uint8_t* data
         with nogil:
+            for i in range(n):
+                nd[i].fail = root
+                nd[i].out = -1
             for rank in range(bpe.n_ranks):  # every node once, with its parent and byte
                 length = bpe.token_len[rank]
                 if length == 0:
                     continue
                 data = bpe.token_bytes + bpe.token_start[rank]
                 node = bpe.byte_rank[data[0]]
-                if d[node] == 0:
-                    d[node] = 1
+                if nd[node].depth == 0:
+                    nd[node].depth = (1 << 8) | data[0]
                     par[node] = root
-                    lab[node] = data[0]
                 for k in range(2, length + 1):
                     nxt = child_at(bpe, node, <int32_t>(k - 1), data[k - 1], root)
-                    if d[nxt] == 0:
-                        d[nxt] = <int32_t>k
+                    if nd[nxt].depth == 0:
+                        nd[nxt].depth = <int32_t>((k << 8) | data[k - 1])
                         par[nxt] = node
-                        lab[nxt] = data[k - 1]
                     node = nxt
             for i in range(n - 1):  # counting sort by depth
-                first[d[i] + 1] += 1
+                first[(nd[i].depth >> 8) + 1] += 1
             for k in range(1, bpe.max_token_len + 2):
                 first[k] += first[k - 1]
             for i in range(n - 1):
-                if d[i] > 0:
-                    order[first[d[i]]] = <int32_t>i
-                    first[d[i]] += 1
-            for i in range(first[0], first[bpe.max_token_len]):  # depth 1 keeps fail = root
+                if nd[i].depth > 0:
+                    k = nd[i].depth >> 8
+                    order[first[k]] = <int32_t>i
+                    first[k] += 1
+            for i in range(first[0], first[bpe.max_token_len]):  # parents before children
                 node = order[i]
-                if d[node] == 1:
-                    continue
-                f = fl[par[node]]
-                while True:
-                    nxt = child_at(bpe, f, d[f] if f != root else 0, lab[node], root)
-                    if nxt >= 0:
-                        break
-                    f = fl[f]
-                fl[node] = nxt
-                ot[node] = nxt if nxt < bpe.n_ranks else ot[nxt]
-        self.depth = &d[0]
-        self.fail = &fl[0]
-        self.out = &ot[0]
+                if nd[node].depth >> 8 > 1:  # depth 1 keeps fail = root and out = -1
+                    f = nd[par[node]].fail
+                    while True:
+                        nxt = child_at(bpe, f, nd[f].depth >> 8 if f != root else 0, nd[node].depth & 0xFF, root)
+                        if nxt >= 0:
+                            break
+                        f = nd[f].fail
+                    nd[node].fail = nxt
+                    nd[node].out = nxt if self.made(nxt) else nd[nxt].out
+                nd[node].last = node if self.made(node) else nd[node].out
+        self.nodes = nd
+
+    cdef inline bint made(self, int32_t node) noexcept nogil:
+        """Whether ``node`` is a token that merging can make (a byte, or one with a split)."""
+        return node < self.bpe.n_ranks and self.bpe.split_left[node] >= 0
+
+    cdef inline int32_t depth(self, int32_t node) noexcept nogil:
+        """Bytes from the root to ``node`` (for a token: its length)."""
+        return self.nodes[node].depth >> 8
 
     cdef inline int32_t step(self, int32_t state, uint8_t byte) noexcept nogil:
         """The automaton's state after ``byte``: the longest suffix of the text in the trie."""
-        cdef int32_t nxt
+        cdef int32_t nxt, depth
         while True:
-            nxt = child_at(self.bpe, state, self.depth[state] if state != self.root else 0, byte, self.root)
+            if state == self.root:
+                return self.bpe.byte_rank[byte]
+            depth = self.nodes[state].depth
+            if depth >> 8 == 1:
+                nxt = self.bpe.node2[((depth & 0xFF) << 8) | byte]
+            else:
+                nxt = self.bpe.child(state, byte)
             if nxt >= 0:
                 return nxt
-            state = self.fail[state]
+            state = self.nodes[state].fail
 
 
 # The encodings of every prefix of a text: last[p] is the last token of the encoding of
@@ -156,46 +175,81 @@ cdef struct Prefixes:
     int64_t n
     int64_t cap
     int32_t state
+    uint64_t* memo  # MEMO_SIZE recent valid_pair answers: (left << 32) | (right << 1) | valid
+
+
+cdef enum:
+    MEMO_BITS = 14
+    MEMO_SIZE = 1 << MEMO_BITS
+
+
+cdef void free_prefixes(Prefixes* pre) noexcept nogil:
+    free(pre.last)
+    free(pre.counts)
+    free(pre.memo)
+
+
+cdef inline bint memo_valid_pair(BytePairEncoder bpe, uint64_t* memo, token_t left, token_t right) noexcept nogil:
+    """``bpe.valid_pair(left, right, NO_RANK)``, remembered: real text checks the same pairs often."""
+    cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | (<uint64_t><uint32_t>right << 1)
+    cdef uint64_t i = (key * 0x9E3779B97F4A7C15ULL) >> (64 - MEMO_BITS)
+    cdef bint valid
+    if memo[i] | 1 == key | 1:
+        return memo[i] & 1
+    valid = bpe.valid_pair(left, right, NO_RANK)
+    memo[i] = key | valid
+    return valid
 
 
 cdef int extend(TokenAutomaton ac, Prefixes* pre, const uint8_t* data, int64_t k) except -1 nogil:
     """Append ``data[:k]`` to the text of ``pre``: one last token and count per byte."""
     cdef int64_t i, end, start, cap = pre.cap if pre.cap > 0 else 256
     cdef token_t m
-    cdef void* last
-    cdef void* counts
+    cdef void* grown
     if pre.n + k + 1 > pre.cap:
         while cap < pre.n + k + 1:
             cap *= 2
-        last = realloc(pre.last, cap * sizeof(token_t))
-        if last != NULL:
-            pre.last = <token_t*>last
-        counts = realloc(pre.counts, cap * sizeof(int64_t))
-        if counts != NULL:
-            pre.counts = <int64_t*>counts
-        if last == NULL or counts == NULL:
+        grown = realloc(pre.last, cap * sizeof(token_t))
+        if grown == NULL:
             with gil:
                 raise MemoryError()
+        pre.last = <token_t*>grown
+        grown = realloc(pre.counts, cap * sizeof(int64_t))
+        if grown == NULL:
+            with gil:
+                raise MemoryError()
+        pre.counts = <int64_t*>grown
         if pre.cap == 0:
+            pre.memo = <uint64_t*>malloc(MEMO_SIZE * sizeof(uint64_t))
+            if pre.memo == NULL:
+                with gil:
+                    raise MemoryError()
+            memset(pre.memo, 0xFF, MEMO_SIZE * sizeof(uint64_t))
             pre.counts[0] = 0
             pre.last[0] = -1
             pre.state = ac.root
         pre.cap = cap
+    cdef const Node* nodes = ac.nodes
+    cdef token_t* last = pre.last
+    cdef int64_t* counts = pre.counts
+    cdef int32_t state = pre.state
+    end = pre.n
     for i in range(k):
-        pre.state = ac.step(pre.state, data[i])
-        pre.n += 1
-        end = pre.n
-        m = pre.state if pre.state < ac.bpe.n_ranks else ac.out[pre.state]
-        while m >= 0:  # the tokens ending here, longest first: exactly one is valid
-            start = end - ac.bpe.token_len[m]
-            if ac.bpe.split_left[m] >= 0 and (start == 0 or ac.bpe.valid_pair(pre.last[start], m, NO_RANK)):
+        state = ac.step(state, data[i])
+        end += 1
+        m = nodes[state].last
+        # The tokens ending here that BPE makes, longest first: exactly one is valid
+        # (corollary IIIa), so the last one, a byte, needs no check (BytePairEncoder.linear
+        # vouches for the vocabulary).
+        while nodes[m].out >= 0:
+            start = end - (nodes[m].depth >> 8)
+            if start == 0 or memo_valid_pair(ac.bpe, pre.memo, last[start], m):
                 break
-            m = ac.out[m]
-        if m < 0:
-            with gil:
-                raise RuntimeError("no valid last token: the vocabulary check (BytePairEncoder.linear) missed a case")
-        pre.last[end] = m
-        pre.counts[end] = pre.counts[end - ac.bpe.token_len[m]] + 1
+            m = nodes[m].out
+        last[end] = m
+        counts[end] = counts[end - (nodes[m].depth >> 8)] + 1
+    pre.n = end
+    pre.state = state
     return 0
 
 
@@ -203,7 +257,7 @@ cdef inline int64_t prefix_count(TokenAutomaton ac, const Prefixes* pre) noexcep
     """Tokens of the whole text of ``pre`` by tiktoken's rule (a text that is one token is one)."""
     if pre.n == 0:
         return 0
-    if pre.state < ac.bpe.n_ranks and ac.depth[pre.state] == pre.n:
+    if pre.state < ac.bpe.n_ranks and ac.depth(pre.state) == pre.n:
         return 1
     return pre.counts[pre.n]
 
@@ -259,8 +313,7 @@ cdef class RawIntervals:
         self.sync.size = &sub[0]
 
     def __dealloc__(self):
-        free(self.pre.last)
-        free(self.pre.counts)
+        free_prefixes(&self.pre)
         free_buffers(&self.out, &self.scratch)
 
     cdef int64_t count_range(self, int64_t s, int64_t e) except -2 nogil:
@@ -349,8 +402,7 @@ cdef class AppendableEncoder:
             raise TypeError("recount must be a function from str to its token count (Encoding.count)")
 
     def __dealloc__(self):
-        free(self.pre.last)
-        free(self.pre.counts)
+        free_prefixes(&self.pre)
         free(self.buf)
         free_stack(&self.stack)
         free_buffers(&self.out, &self.scratch)
