@@ -6,7 +6,7 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from bpetrain._core cimport token_t
 from bpetrain._splitter cimport Stack, Tables
 
-# A slot of the whole-token table: the token's first 8 bytes (zero-padded), its rank
+# A slot of the whole-token table: the token's first 8 bytes (``load_head``), its rank
 # (-1: empty slot) and length; a token of up to 8 bytes is matched without other reads.
 cdef struct TokenSlot:
     uint64_t head
@@ -19,12 +19,25 @@ cdef struct IdBuffer:
     int64_t size
     int64_t cap
 
-# Working memory of the heap encoder, reused from piece to piece (malloc'ed, grown on demand).
+# One entry of the piece cache (32 bytes): a piece of 3..16 bytes and its one to three
+# token ids. ``meta`` is (sequence << 16) | (number of ids << 8) | length; the sequence is
+# odd while a thread writes the entry (a seqlock: readers that see it odd, or see it
+# change, take the entry for a miss).
+cdef struct CacheEntry:
+    uint64_t meta
+    uint64_t key0      # the piece's bytes 0..7 (``load_head``)
+    uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none
+    uint64_t ids       # the ids, 21 bits each, the first in the low bits
+
+# Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
+# demand), and the piece cache it reads (shared by threads; NULL: none).
 cdef struct Scratch:
     token_t* tok       # the token id at each token's first byte
     uint64_t* bits     # bit i set: byte i starts a token
     uint64_t* heap     # min-heap of (rank << 32) | start
     int64_t cap        # bytes the arrays can hold
+    CacheEntry* cache  # the piece cache: 2**(64 - cache_shift) entries
+    int cache_shift
 
 # What lets the linear encoder stop early when it counts a slice ``text[start:target]``
 # of a text whose prefixes are all encoded (bpetrain._incremental.RawIntervals): for
@@ -68,11 +81,15 @@ cdef class BytePairEncoder:
     cdef const token_t* split_left       # rank -> the two tokens BPE joins into it (a byte: itself);
     cdef const token_t* split_right      #   -1: no merge order makes it (reachable only as a whole piece)
     cdef readonly bint linear            # whether the linear encoder gives the heap's ids (checked)
+    cdef object _cache                   # the piece cache (uint64 array, 4 words an entry), or None
 
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil
+    cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                              Scratch* scratch) except -1 nogil
+    cdef object _use_cache(self, Scratch* scratch)
     cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, const Tables* pattern, Stack* stack,
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil

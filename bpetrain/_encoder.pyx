@@ -41,8 +41,8 @@ from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX
-from libc.stdlib cimport free, malloc, realloc
+from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX, uint16_t
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
@@ -52,8 +52,26 @@ from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack,
 cdef extern from *:
     """
     #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
+    /* The piece cache's seqlock (C11 memory model through the GCC/Clang builtins; H.-J.
+       Boehm, "Can seqlocks get along with programming language memory models?", 2012). */
+    #define BPETRAIN_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+    #define BPETRAIN_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+    #define BPETRAIN_STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+    #define BPETRAIN_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+    #define BPETRAIN_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+    #define BPETRAIN_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
+    static inline int bpetrain_cas(uint64_t* p, uint64_t expected, uint64_t desired) {
+        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+    }
     """
     int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
+    uint64_t load_acquire "BPETRAIN_LOAD_ACQUIRE"(const uint64_t* p) noexcept nogil
+    uint64_t load_relaxed "BPETRAIN_LOAD_RELAXED"(const uint64_t* p) noexcept nogil
+    void store_relaxed "BPETRAIN_STORE_RELAXED"(uint64_t* p, uint64_t v) noexcept nogil
+    void store_release "BPETRAIN_STORE_RELEASE"(uint64_t* p, uint64_t v) noexcept nogil
+    void fence_acquire "BPETRAIN_FENCE_ACQUIRE"() noexcept nogil
+    void fence_release "BPETRAIN_FENCE_RELEASE"() noexcept nogil
+    bint compare_exchange "bpetrain_cas"(uint64_t* p, uint64_t expected, uint64_t desired) noexcept nogil
 
 cdef token_t NO_RANK = INT32_MAX        # no token: larger than every rank
 cdef uint64_t EMPTY = UINT64_MAX        # free slot of the pair table
@@ -64,17 +82,38 @@ cdef enum:
     LINEAR_PIECE = 20                   # shortest piece for the linear encoder, where it applies
                                         # (measured: faster than the small path from 16-24 bytes)
     ID_BITS = 21                        # bits of a rank in a pair-table slot
+    CACHE_PIECE = 16                    # longest piece the piece cache holds (bytes)
+    CACHE_IDS = 3                       # most ids of a cached piece (21 bits each in 64)
 cdef uint64_t ID_MASK = (1 << ID_BITS) - 1
 cdef uint64_t LOW32 = UINT32_MAX
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
 MAX_RANK = ID_MASK - 1
+#: What :meth:`BytePairEncoder.encode_batch` returns: lists of ids, one array of ids and
+#: offsets, or counts.
+BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS = 0, 1, 2
+#: Entries of a new encoder's piece cache (32 bytes each: 512 KiB, within a core's L2).
+DEFAULT_CACHE_SIZE = 1 << 14
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:
-    """The first min(n, 8) bytes of ``data`` as a word, zero-padded."""
-    cdef uint64_t word = 0
-    memcpy(&word, data, n if n < 8 else 8)
-    return word
+    """The first ``min(n, 8)`` bytes of ``data`` as one word, without reading past
+    ``data[n - 1]``: eight bytes as they are; fewer packed from two overlapping loads of
+    fixed size (one instruction each), which together hold every byte, so the word and
+    ``n`` determine the bytes."""
+    cdef uint64_t word
+    cdef uint32_t low, high
+    cdef uint16_t pair
+    if n >= 8:
+        memcpy(&word, data, 8)
+        return word
+    if n >= 4:
+        memcpy(&low, data, 4)
+        memcpy(&high, data + n - 4, 4)
+        return low | (<uint64_t>high << 32)
+    if n >= 2:
+        memcpy(&pair, data, 2)
+        return pair | (<uint64_t>data[n - 1] << 16)
+    return data[0] if n == 1 else 0
 
 
 cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n, uint64_t head) noexcept nogil:
@@ -204,6 +243,28 @@ cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
 
 
 @cython.final
+cdef class PieceCache:
+    """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
+    :c:type:`CacheEntry` records, freed with the object."""
+    cdef CacheEntry* entries
+    cdef int shift
+    cdef readonly int64_t size
+
+    def __cinit__(self, int64_t size):
+        cdef int bits = 1
+        while (<int64_t>1 << bits) < size:
+            bits += 1
+        self.entries = <CacheEntry*>calloc(<size_t>1 << bits, sizeof(CacheEntry))
+        if self.entries == NULL:
+            raise MemoryError(f"no memory for a piece cache of {size} entries")
+        self.size = <int64_t>1 << bits
+        self.shift = 64 - bits
+
+    def __dealloc__(self):
+        free(self.entries)
+
+
+@cython.final
 cdef class BytePairEncoder:
     """Compiled tables of a vocabulary and the encoder loops over them.
 
@@ -219,8 +280,9 @@ cdef class BytePairEncoder:
         If a token is empty, a rank is out of range or repeated, or a byte has no rank.
     """
 
-    def __cinit__(self, dict mergeable_ranks not None):
+    def __cinit__(self, dict mergeable_ranks not None, cache_size=DEFAULT_CACHE_SIZE):
         cdef Py_ssize_t n_tokens = len(mergeable_ranks)
+        self.cache_size = cache_size
         if n_tokens == 0:
             raise ValueError("mergeable_ranks is empty: it needs at least the 256 single bytes")
         tokens = list(mergeable_ranks)
@@ -449,7 +511,7 @@ cdef class BytePairEncoder:
         for x in range(256):
             sl[self.byte_rank[x]] = sr[self.byte_rank[x]] = self.byte_rank[x]
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef const uint8_t* data
         try:
             with nogil:
@@ -587,16 +649,61 @@ cdef class BytePairEncoder:
 
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil:
-        """Append the token ids of one piece of ``n`` bytes to ``out``."""
-        cdef token_t rank
+        """Append the token ids of one piece of ``n`` bytes to ``out``.
+
+        A piece of 3 to ``CACHE_PIECE`` bytes is first looked up in the piece cache, if
+        ``scratch`` has one (module docstring); a miss is encoded and, if it makes at
+        most ``CACHE_IDS`` ids, stored in the entry unless another thread is writing it.
+        """
+        cdef uint64_t key0 = 0, key1 = 0, meta, ids, h
+        cdef CacheEntry* entry
+        cdef int64_t before, i, count
         if n == 0:
             return 0
+        if out.size + n > out.cap:
+            grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
+        if scratch.cache == NULL or n < 3 or n > CACHE_PIECE:
+            return self._encode_uncached(piece, n, out, scratch)
+        key0 = load_head(piece, n)
+        if n > 8:
+            key1 = load_head(piece + 8, n - 8)
+        h = (((key0 ^ <uint64_t>n) * FIB) ^ key1) * FIB
+        entry = &scratch.cache[h >> scratch.cache_shift]
+        meta = load_acquire(&entry.meta)
+        if meta & 0xFF == <uint64_t>n and not (meta >> 16) & 1:
+            ids = load_relaxed(&entry.ids)
+            if load_relaxed(&entry.key0) == key0 and load_relaxed(&entry.key1) == key1:
+                fence_acquire()
+                if load_relaxed(&entry.meta) == meta:  # nobody wrote the entry while we read it
+                    count = (meta >> 8) & 0xFF
+                    for i in range(count):
+                        out.ids[out.size + i] = <uint32_t>((ids >> (ID_BITS * i)) & ID_MASK)
+                    out.size += count
+                    return 0
+        before = out.size
+        self._encode_uncached(piece, n, out, scratch)
+        count = out.size - before
+        if count <= CACHE_IDS:
+            meta = load_relaxed(&entry.meta)
+            if not (meta >> 16) & 1 and compare_exchange(&entry.meta, meta, meta + (1 << 16)):
+                fence_release()  # the odd sequence is seen before any of the new words
+                ids = 0
+                for i in range(count):
+                    ids |= <uint64_t>out.ids[before + i] << (ID_BITS * i)
+                store_relaxed(&entry.key0, key0)
+                store_relaxed(&entry.key1, key1)
+                store_relaxed(&entry.ids, ids)
+                store_release(&entry.meta, (((meta >> 16) + 2) << 16) | (<uint64_t>count << 8) | <uint64_t>n)
+        return 0
+
+    cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                              Scratch* scratch) except -1 nogil:
+        """:meth:`encode_piece` without the cache; ``out`` has room for ``n`` more ids."""
+        cdef token_t rank
         if n > UINT32_MAX:
             with gil:
                 raise ValueError(f"a piece of {n} bytes is too long: at most 2**32 - 1 bytes (positions in "
                                  "the heap are 32-bit); split the text first")
-        if out.size + n > out.cap:
-            grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
         if n == 1:
             rank = self.byte_rank[piece[0]]
         elif n == 2:
@@ -783,7 +890,8 @@ cdef class BytePairEncoder:
         cdef const char** data = <const char**>malloc((n_pieces + 1) * sizeof(char*))
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_pieces + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             if data == NULL or lengths == NULL:
                 raise MemoryError()
@@ -802,7 +910,8 @@ cdef class BytePairEncoder:
         """Encode ``data`` as one piece (no pre-tokenization); returns as :meth:`encode_pieces`.
         ValueError if ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             with nogil:
                 self.encode_piece(&data[0] if data.shape[0] else NULL, data.shape[0], &out, &scratch)
@@ -853,9 +962,10 @@ cdef class BytePairEncoder:
             Or a list of int with ``as_list``.
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
         cdef int64_t n_read
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             with nogil:
                 grow_ids(&out, data.shape[0] // 3 + 64)  # about the ids of real text: one growth at most
@@ -866,39 +976,61 @@ cdef class BytePairEncoder:
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
-    def encode_texts(self, list texts not None, Program pattern not None):
-        """Encode each of ``texts`` (UTF-8 ``bytes``) as :meth:`encode_text`, all in one call
-        without the GIL.
+    def encode_batch(self, list texts not None, Program pattern not None, int output):
+        """Split and encode each of ``texts`` (``str``, read as UTF-8) as :meth:`encode_text`
+        does, all in one call without the GIL.
 
-        Returns
-        -------
-        list of list of int
+        Parameters
+        ----------
+        texts : list of str
+        pattern : bpetrain._splitter.Program
+        output : int
+            ``BATCH_LISTS``: a list of lists of int. ``BATCH_ARRAYS``: ``(ids, offsets)``,
+            the ids of every text in one uint32 array, shape (n_tokens,), and int64
+            offsets, shape (len(texts) + 1,): text ``i`` has ``ids[offsets[i]:offsets[i + 1]]``.
+            ``BATCH_COUNTS``: the token count of each text, int64 array, shape (len(texts),),
+            no ids kept.
+
+        Raises
+        ------
+        TypeError
+            If an item is not a ``str``.
+        UnicodeEncodeError
+            If a text holds a lone surrogate (the caller replaces them and calls again).
         """
         cdef Py_ssize_t n_texts = len(texts), i
         cdef const char** data = <const char**>malloc((n_texts + 1) * sizeof(char*))
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
-        cdef int64_t n_read
-        cdef bytes item
-        cdef int64_t* ends = <int64_t*>malloc((n_texts + 1) * sizeof(int64_t))
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
+        cdef int64_t n_read, count, total = 0
+        cdef bint keep = output != BATCH_COUNTS
+        if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
+            raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
+        offsets = np.empty(n_texts + 1, dtype=np.int64)
+        cdef int64_t[::1] ends = offsets
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
-            if data == NULL or lengths == NULL or ends == NULL:
+            if data == NULL or lengths == NULL:
                 raise MemoryError()
-            for i in range(n_texts):
-                item = texts[i]  # the list keeps every item alive while the kernel reads it
-                data[i] = item
-                lengths[i] = len(item)
-            with nogil:
-                for i in range(n_texts):
-                    self._split_and_encode(<const uint8_t*>data[i], lengths[i], &pattern.tables, &stack,
-                                           &out, &scratch, INT64_MAX, True, &n_read)
-                    ends[i + 1] = out.size
+            for i in range(n_texts):  # the list keeps every str, and so its UTF-8, alive
+                data[i] = PyUnicode_AsUTF8AndSize(texts[i], &lengths[i])
+                total += lengths[i]
             ends[0] = 0
-            return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i]) for i in range(n_texts)]
+            with nogil:
+                if keep:
+                    grow_ids(&out, total // 3 + 64)  # about the ids of real text: one growth at most
+                for i in range(n_texts):
+                    count = self._split_and_encode(<const uint8_t*>data[i], lengths[i], &pattern.tables, &stack,
+                                                   &out, &scratch, INT64_MAX, keep, &n_read)
+                    ends[i + 1] = out.size if keep else ends[i] + count
+            if output == BATCH_LISTS:
+                return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i]) for i in range(n_texts)]
+            if output == BATCH_ARRAYS:
+                return _to_array(&out), offsets
+            return np.diff(offsets)
         finally:
-            free(ends)
             free(data)
             free(lengths)
             free_buffers(&out, &scratch)
@@ -914,9 +1046,10 @@ cdef class BytePairEncoder:
             The count, or -1 if it exceeds ``limit``; and the bytes read to decide.
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t count, n_read
         cdef Stack stack = Stack(NULL, 0, 0)
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             with nogil:
                 count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0],
@@ -937,8 +1070,9 @@ cdef class BytePairEncoder:
         cdef Py_ssize_t n_pieces = len(pieces), i, length
         cdef const char* data
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t count = 0
+        cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             for i in range(n_pieces):
                 data = PyUnicode_AsUTF8AndSize(pieces[i], &length)
@@ -955,7 +1089,7 @@ cdef class BytePairEncoder:
         """Test hook: encode ``data`` as one piece on one path ("small", "heap" or "linear"),
         without the whole-token lookup; a list of int."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t n = data.shape[0]
         if path not in ("small", "heap", "linear"):
             raise ValueError(f"path must be 'small', 'heap' or 'linear', got {path!r}")
@@ -990,6 +1124,43 @@ cdef class BytePairEncoder:
             Py_INCREF(<object>item)
             PyList_SET_ITEM(result, i, <object>item)
         return result
+
+    @property
+    def cache_size(self):
+        """int: entries of the piece cache (32 bytes each), 0 if there is none.
+
+        The cache maps pieces of 3 to 16 bytes to their ids (up to three), is shared by
+        every thread that encodes with this encoder, and never changes an id: an entry
+        is used only if its bytes equal the piece and no thread wrote it while it was
+        read. Setting it makes a new, empty cache of that many entries (rounded up to a
+        power of two, at least 2; 0: no cache); calls already running finish with the
+        old one.
+
+        Raises
+        ------
+        TypeError
+            If the size is not an integer.
+        ValueError
+            If it is negative or above 2**32.
+        """
+        return 0 if self._cache is None else (<PieceCache>self._cache).size
+
+    @cache_size.setter
+    def cache_size(self, size):
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"cache_size must be an int (entries; 0 turns the cache off), got {type(size).__name__}")
+        if not 0 <= size <= 1 << 32:
+            raise ValueError(f"cache_size must be in [0, 2**32] entries of 32 bytes, got {size}")
+        self._cache = PieceCache(size) if size else None
+
+    cdef object _use_cache(self, Scratch* scratch):
+        """Point ``scratch`` at the piece cache. Returns the cache, for the caller to keep
+        referenced until its kernel has returned (``cache_size`` may replace it meanwhile)."""
+        cdef PieceCache cache = self._cache
+        if cache is not None:
+            scratch.cache = cache.entries
+            scratch.cache_shift = cache.shift
+        return cache
 
     @property
     def token_lengths(self):

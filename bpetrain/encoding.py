@@ -18,7 +18,13 @@ from typing import Literal
 import numpy as np
 import regex
 
-from ._encoder import BytePairEncoder
+from ._encoder import (
+    BATCH_ARRAYS,
+    BATCH_COUNTS,
+    BATCH_LISTS,
+    DEFAULT_CACHE_SIZE,
+    BytePairEncoder,
+)
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
 from .model_file import read_tiktoken
@@ -29,6 +35,10 @@ __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
 
 #: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
 COUNT_BATCH = 4096
+#: Characters of text per kernel call when a batch runs on several threads: small enough
+#: that one thread turns its ids into lists while another encodes, large enough that a
+#: call's set-up does not count.
+BATCH_CHUNK = 1 << 17
 
 
 class Encoding:
@@ -60,6 +70,9 @@ class Encoding:
     explicit_n_vocab : int, optional
         If given (and not 0), checked against the number of ranks plus the number of
         special tokens and against the largest id + 1 (tiktoken's option).
+    cache_size : int, optional
+        Entries of the piece cache (:attr:`cache_size`; default ``DEFAULT_CACHE_SIZE``,
+        16384 entries, 512 KiB; 0: none).
 
     Raises
     ------
@@ -91,6 +104,7 @@ class Encoding:
         mergeable_ranks: Mapping[bytes, int],
         special_tokens: Mapping[str, int] | None = None,
         explicit_n_vocab: int | None = None,
+        cache_size: int = DEFAULT_CACHE_SIZE,
     ):
         self.name = name
         self.pat_str = resolve_pattern(pat_str)
@@ -100,7 +114,7 @@ class Encoding:
         wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
         if wrong is not None:
             raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
-        self._bpe = BytePairEncoder(self.mergeable_ranks)
+        self._bpe = BytePairEncoder(self.mergeable_ranks, cache_size)
         self._token_automaton: TokenAutomaton | None = None
         self.special_tokens: dict[str, int] = {
             _check_special(token, token_id): int(token_id) for token, token_id in (special_tokens or {}).items()
@@ -132,12 +146,42 @@ class Encoding:
             "pat_str": self.pat_str,
             "mergeable_ranks": self.mergeable_ranks,
             "special_tokens": self.special_tokens,
+            "cache_size": self.cache_size,
         }
 
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)
 
     # ---------------------------------------------------------------- properties
+
+    @property
+    def cache_size(self) -> int:
+        """Entries of the piece cache, 0 if there is none; settable.
+
+        The encoder remembers the ids of the pieces of 3 to 16 bytes it has encoded (up
+        to three ids each; 32 bytes an entry, one entry per hash value, the newest
+        wins). Real text repeats its pieces, so most are then found without a lookup in
+        the vocabulary or a merge. Threads share the cache; it never changes an id (an
+        entry is used only if its bytes equal the piece and no thread rewrote it while it
+        was read). Setting the size starts a new, empty cache (rounded up to a power of
+        two; 0 turns it off); calls already running finish with the old one.
+
+        Raises
+        ------
+        TypeError
+            If set to a non-integer.
+        ValueError
+            If set to a negative number or one above 2**32.
+        """
+        return self._bpe.cache_size
+
+    @cache_size.setter
+    def cache_size(self, size: int) -> None:
+        self._bpe.cache_size = size
+
+    def clear_cache(self) -> None:
+        """Empty the piece cache (keeping its size)."""
+        self._bpe.cache_size = self._bpe.cache_size
 
     @property
     def n_vocab(self) -> int:
@@ -260,33 +304,95 @@ class Encoding:
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads.
 
-        With a compiled split pattern each thread encodes a contiguous share of the texts
-        in one kernel call without the GIL.
-        """
-        _check_threads(num_threads)
-        text = list(text)
-        if self._pattern is None:
-            with ThreadPoolExecutor(num_threads) as pool:
-                return list(pool.map(self.encode_ordinary, text))
-        n_shares = max(1, min(num_threads, len(text) // 16))
-        bounds = [len(text) * i // n_shares for i in range(n_shares + 1)]
-        shares = [text[a:b] for a, b in zip(bounds, bounds[1:])]
-        if n_shares == 1:
-            return self._encode_share(shares[0])
-        with ThreadPoolExecutor(n_shares) as pool:
-            return [ids for share in pool.map(self._encode_share, shares) for ids in share]
+        With a compiled split pattern the texts are cut into chunks of about
+        ``BATCH_CHUNK`` characters; each chunk is encoded in one kernel call without the
+        GIL, then turned into lists, so one thread builds lists while another encodes.
 
-    def _encode_share(self, texts: list[str]) -> list[list[int]]:
-        data = []
-        for text in texts:
-            try:
-                data.append(text.encode("utf-8"))
-            except UnicodeEncodeError:
-                data.append(replace_surrogates(text).encode("utf-8"))
+        Raises
+        ------
+        TypeError
+            If an item of ``text`` is not a ``str``.
+        ValueError
+            If ``num_threads`` < 1.
+        """
+        return self._batch(text, num_threads, BATCH_LISTS)
+
+    def encode_batch_to_numpy(
+        self,
+        text: Sequence[str],
+        *,
+        num_threads: int = 8,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`encode` of every text, as one array of ids and the offsets of each text.
+
+        No Python list or int is made per token (toktok's ``encode_batch_to_numpy``
+        returns the same shape). Threads as in :meth:`encode_ordinary_batch`.
+
+        Returns
+        -------
+        ids : numpy.ndarray of uint32, shape (n_tokens,)
+            The ids of every text, one after the other.
+        offsets : numpy.ndarray of int64, shape (len(text) + 1,)
+            Text ``i`` has ``ids[offsets[i]:offsets[i + 1]]``; ``offsets[0] == 0``.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As :meth:`encode_batch`.
+        """
+        return self._special_batch(text, num_threads, allowed_special, disallowed_special, BATCH_ARRAYS)
+
+    def count_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[int]:
+        """:meth:`count` of every text (special token strings count as ordinary text),
+        without keeping any ids; threads as in :meth:`encode_ordinary_batch`.
+
+        Returns
+        -------
+        list of int
+
+        Raises
+        ------
+        TypeError
+            If an item of ``text`` is not a ``str``.
+        ValueError
+            If ``num_threads`` < 1.
+        """
+        return self._batch(text, num_threads, BATCH_COUNTS).tolist()
+
+    def _batch(self, text: Sequence[str], num_threads: int, output: int):
+        """The batch kernel's ``output`` for every text, in chunks on up to ``num_threads`` threads."""
+        _check_threads(num_threads)
+        texts = list(text)
+        for item in texts:
+            _check_text(item)
+        if self._pattern is None:  # the regex module splits, or no pattern: text by text
+            if num_threads == 1 or len(texts) < 2:
+                return _batch_output([self._ordinary(item) for item in texts], output)
+            with ThreadPoolExecutor(num_threads) as pool:
+                return _batch_output(list(pool.map(self._ordinary, texts)), output)
+        chunks = _chunks(texts, num_threads)
+        if len(chunks) == 1:
+            return self._batch_chunk(texts, output)
+        with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
+            parts = list(pool.map(partial(self._batch_chunk, output=output), chunks))
+        if output == BATCH_LISTS:
+            return [ids for part in parts for ids in part]
+        if output == BATCH_COUNTS:
+            return np.concatenate(parts)
+        starts = np.cumsum([0] + [len(ids) for ids, _ in parts[:-1]])
+        offsets = np.concatenate([[0]] + [part_offsets[1:] + start for (_, part_offsets), start in zip(parts, starts)])
+        return np.concatenate([ids for ids, _ in parts]), offsets.astype(np.int64)
+
+    def _batch_chunk(self, texts: list[str], output: int):
         try:
-            return self._bpe.encode_texts(data, self._pattern)
-        except BacktrackLimitExceeded:
-            return [self.encode_ordinary(text) for text in texts]  # each text as encode_ordinary copes
+            try:
+                return self._bpe.encode_batch(texts, self._pattern, output)
+            except UnicodeEncodeError:
+                return self._bpe.encode_batch([replace_surrogates(item) for item in texts], self._pattern, output)
+        except BacktrackLimitExceeded:  # each text as encode_ordinary copes
+            return _batch_output([self._ordinary(item) for item in texts], output)
 
     def encode_batch(
         self,
@@ -303,15 +409,21 @@ class Encoding:
         ValueError
             As :meth:`encode`, for the first text that holds a disallowed special token.
         """
-        text = list(text)
+        return self._special_batch(text, num_threads, allowed_special, disallowed_special, BATCH_LISTS)
+
+    def _special_batch(self, text: Sequence[str], num_threads: int, allowed_special, disallowed_special, output: int):
+        """:meth:`_batch`, or with special tokens present, :meth:`encode_to_numpy` of each
+        text on threads (raises as :meth:`encode` for the first text holding a disallowed one)."""
+        texts = list(text)
         allowed = set()
-        for item in text:
+        for item in texts:
             allowed |= allowed_special_tokens(item, self.special_tokens, allowed_special, disallowed_special)
-        if not allowed or not any(_special_regex(frozenset(allowed)).search(item) for item in text):
-            return self.encode_ordinary_batch(text, num_threads=num_threads)
-        encode = partial(self.encode, allowed_special=allowed, disallowed_special=())
+        if not allowed or not any(_special_regex(frozenset(allowed)).search(item) for item in texts):
+            return self._batch(texts, num_threads, output)
+        _check_threads(num_threads)
+        encode = partial(self.encode_to_numpy, allowed_special=allowed, disallowed_special=())
         with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(encode, text))
+            return _batch_output(list(pool.map(encode, texts)), output)
 
     def encode_with_unstable(
         self,
@@ -613,8 +725,17 @@ class Encoding:
     # ------------------------------------------------------- counting, chunking
 
     def count(self, text: str) -> int:
-        """The number of tokens of ``text`` (special token strings count as ordinary text)."""
-        return len(self._ordinary(text))
+        """The number of tokens of ``text`` (special token strings count as ordinary text).
+
+        No ids are kept: with a compiled split pattern the kernel only counts.
+        """
+        _check_text(text)
+        if self._pattern is None:
+            return len(self._ordinary(text))
+        try:
+            return self._count_till_limit(text, 2**63 - 1)
+        except UnicodeEncodeError:
+            return self._count_till_limit(replace_surrogates(text), 2**63 - 1)
 
     def count_till_limit(self, text: str, limit: int) -> int | None:
         """The number of tokens of ``text`` if it is at most ``limit``, else ``None``.
@@ -888,6 +1009,32 @@ def load_tiktoken(
 def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
     """A regex that finds any of ``tokens`` (longest first) and, in ``split``, keeps it."""
     return regex.compile("(" + "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
+
+
+def _chunks(texts: list[str], num_threads: int) -> list[list[str]]:
+    """``texts`` cut into consecutive chunks of about ``BATCH_CHUNK`` characters, at least
+    ``num_threads`` of them where there are enough texts (one chunk on one thread)."""
+    if num_threads == 1 or len(texts) < 2:
+        return [texts]
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    total = int(lengths.sum())
+    n_chunks = min(len(texts), max(num_threads, -(-total // BATCH_CHUNK)))
+    cuts = np.searchsorted(np.cumsum(lengths), [total * k // n_chunks for k in range(1, n_chunks)], side="right")
+    bounds = [0, *sorted({int(c) for c in cuts} - {0, len(texts)}), len(texts)]
+    return [texts[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def _batch_output(arrays: list[np.ndarray], output: int):
+    """Per-text id arrays in the batch kernel's ``output`` form."""
+    if output == BATCH_LISTS:
+        return [ids.tolist() for ids in arrays]
+    lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
+    if output == BATCH_COUNTS:
+        return lengths
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    ids = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
+    return ids.astype(np.uint32, copy=False), offsets
 
 
 def _check_text(text) -> None:

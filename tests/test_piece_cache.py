@@ -1,0 +1,203 @@
+"""The piece cache never changes an id, and the batch calls (lists, arrays, counts) agree with one text at a time."""
+from __future__ import annotations
+
+import random
+import threading
+
+import numpy as np
+import pytest
+from helpers import MULTILINGUAL, openai_encodings, stdlib_text
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bpetrain import BpeTrainer, Encoding
+
+tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """A vocabulary trained here (CI has no OpenAI files): bpetrain with a tiny cache, with
+    none, and tiktoken with the same ranks."""
+    text = stdlib_text(150_000).decode("utf-8") + MULTILINGUAL * 5
+    tok = BpeTrainer(256 + 2000, pat_str="cl100k", min_frequency=1, show_progress=False).train_from_iterator([text])
+    kwargs = {"pat_str": tok.pat_str, "mergeable_ranks": tok.mergeable_ranks, "special_tokens": {"<|endoftext|>": 2256}}
+    tiny = Encoding("tiny cache", cache_size=2, **kwargs)
+    none = Encoding("no cache", cache_size=0, **kwargs)
+    return tiny, none, tiktoken.Encoding("trained", **kwargs), text
+
+
+# Text that repeats its pieces (so entries are found again) and mixes lengths around the
+# cached range (3 to 16 bytes) and the id limit (3 ids).
+words = st.sampled_from(
+    ["the", " the", " kernel", " encoder", "abc", " abcabcabcabc", " Straße", " 東京都", " données", "1234",
+     "    ", "\n\n", " 🙂🙂", "(x)", " supercalifragilistic", "ab", " a", "zzzzzzzzzzzzzzzzz", "ééééééé",
+     # same length, same first eight bytes: only the second word of the key tells them apart
+     " transformers", " transforming", " constructors", " constructing"]
+)
+texts = st.lists(st.one_of(words, st.text(max_size=12)), max_size=60).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_hypothesis_tiny_cache_gives_the_ids_of_no_cache_and_tiktoken(trained, batch):
+    tiny, none, theirs, _ = trained
+    for text in batch + batch:  # the second pass finds what the first stored (or evicted)
+        expected = theirs.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8"))
+        assert none.encode_ordinary(text) == expected
+        assert tiny.encode_ordinary(text) == expected
+        assert tiny.count(text) == len(expected)
+
+
+def test_pieces_that_differ_only_after_eight_bytes():
+    """Same length, same first eight bytes, two ids each: only the key's second word
+    tells the pieces apart in a two-entry cache."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for token in [b"ab", b"cd", b"ef", b"gh", b"abcd", b"efgh", b"abcdefgh"]:
+        ranks[token] = len(ranks)
+    tiny = Encoding("eight", pat_str=None, mergeable_ranks=ranks, cache_size=2)
+    texts = [f"abcdefgh{tail}" for tail in [*"0123456789", "xy", "yx", "1234567", "7654321"]]
+    for _ in range(3):
+        for text in texts:
+            assert tiny.encode_ordinary(text) == [ranks[b"abcdefgh"], *text[8:].encode()]
+
+
+@pytest.mark.parametrize("size", [2, 64, 1 << 14])
+def test_cache_on_real_text_equals_no_cache(trained, size):
+    _tiny, none, theirs, text = trained
+    enc = Encoding("sized", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks, cache_size=size)
+    docs = [text[i : i + 700] for i in range(0, len(text), 700)]
+    expected = [theirs.encode_ordinary(d) for d in docs]
+    assert [enc.encode_ordinary(d) for d in docs] == expected
+    assert [enc.encode_ordinary(d) for d in docs] == expected  # now from the cache
+    assert enc.encode_ordinary_batch(docs, num_threads=2) == expected
+
+
+def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
+    """Four threads hammer two and sixteen entries with different pieces: every entry is
+    rewritten while others read it, and no id may change."""
+    _, none, _, text = trained
+    docs = [text[i : i + 300] for i in range(0, 120_000, 300)]
+    expected = {d: none.encode_ordinary(d) for d in docs}
+    for size in (2, 16):
+        shared = Encoding("shared", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks, cache_size=size)
+        failures = []
+
+        def work(seed, shared=shared, failures=failures):
+            order = docs[:]
+            random.Random(seed).shuffle(order)
+            for _ in range(3):
+                for d in order:
+                    if shared.encode_ordinary(d) != expected[d]:
+                        failures.append(d)
+            if shared.encode_ordinary_batch(order, num_threads=2) != [expected[d] for d in order]:
+                failures.append("batch")
+
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+
+
+def test_cache_size_setting(trained):
+    _, none, _, text = trained
+    enc = Encoding("sized", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    assert enc.cache_size == 1 << 14
+    sample = text[:5000]
+    expected = none.encode_ordinary(sample)
+    for size, entries in [(0, 0), (1, 2), (1000, 1024), (4096, 4096)]:
+        enc.cache_size = size
+        assert enc.cache_size == entries
+        assert enc.encode_ordinary(sample) == expected
+    enc.clear_cache()
+    assert enc.cache_size == 4096 and enc.encode_ordinary(sample) == expected
+    with pytest.raises(TypeError, match="cache_size must be an int"):
+        enc.cache_size = 1.5
+    with pytest.raises(ValueError, match=r"cache_size must be in \[0, 2\*\*32\]"):
+        enc.cache_size = -1
+    import pickle
+
+    assert pickle.loads(pickle.dumps(enc)).cache_size == 4096
+
+
+# ------------------------------------------------------------------ batch outputs
+
+
+def batch_docs(text: str) -> list[str]:
+    rng = random.Random(5)
+    docs, start = [], 0
+    while start < len(text):
+        n = rng.choice([0, 1, 7, 300, 2000, 40_000])
+        docs.append(text[start : start + n])
+        start += n
+    return docs + ["", "a" * 10_000, "ab\ud800cd \udfff lone surrogates", "x<|endoftext|>y"]
+
+
+@pytest.mark.parametrize("num_threads", [1, 2, 3])
+def test_batch_arrays_and_counts_equal_one_text_at_a_time(trained, num_threads):
+    tiny, none, theirs, text = trained
+    docs = batch_docs(text)
+    expected = [none.encode_ordinary(d) for d in docs]
+    assert expected[:-3] == [theirs.encode_ordinary(d) for d in docs[:-3]]
+    for enc in (tiny, none):
+        assert enc.encode_ordinary_batch(docs, num_threads=num_threads) == expected
+        ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=num_threads, disallowed_special=())
+        assert ids.dtype == np.uint32 and offsets.dtype == np.int64 and offsets.shape == (len(docs) + 1,)
+        assert offsets[0] == 0 and offsets[-1] == len(ids)
+        assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+        assert enc.count_batch(docs, num_threads=num_threads) == [len(e) for e in expected]
+
+
+def test_batch_to_numpy_with_special_tokens_as_encode(trained):
+    tiny, _, theirs, text = trained
+    docs = [text[:500] + "<|endoftext|>", text[500:900]]
+    ids, offsets = tiny.encode_batch_to_numpy(docs, allowed_special="all")
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == theirs.encode_batch(
+        docs, allowed_special="all"
+    )
+    with pytest.raises(ValueError, match="disallowed special token"):
+        tiny.encode_batch_to_numpy(docs)
+
+
+def test_batch_edge_cases_and_errors(trained):
+    tiny, _, _, _ = trained
+    ids, offsets = tiny.encode_batch_to_numpy([])
+    assert ids.dtype == np.uint32 and ids.shape == (0,) and offsets.tolist() == [0]
+    assert tiny.count_batch([]) == [] and tiny.encode_ordinary_batch([]) == []
+    assert tiny.count_batch(["", ""], num_threads=2) == [0, 0]
+    for call in (tiny.encode_ordinary_batch, tiny.encode_batch_to_numpy, tiny.count_batch):
+        with pytest.raises(TypeError, match="text must be a str, got bytes"):
+            call(["fine", b"bytes"])
+        with pytest.raises(ValueError, match="num_threads must be an int >= 1"):
+            call(["fine"], num_threads=0)
+
+
+def test_batch_without_a_compiled_pattern(trained):
+    """Raw mode and a pattern the compiled matcher does not take go text by text."""
+    _, none, _, text = trained
+    docs = [text[i : i + 500] for i in range(0, 20_000, 500)]
+    for pat_str in (None, r"\b\w+\b|\s+|."):
+        enc = Encoding("other", pat_str=pat_str, mergeable_ranks=none.mergeable_ranks)
+        expected = [enc.encode_ordinary(d) for d in docs]
+        for num_threads in (1, 2):
+            assert enc.encode_ordinary_batch(docs, num_threads=num_threads) == expected
+            ids, offsets = enc.encode_batch_to_numpy(docs, num_threads=num_threads)
+            assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
+            assert enc.count_batch(docs, num_threads=num_threads) == [len(e) for e in expected]
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_openai_batches_with_the_cache_equal_tiktoken(name):
+    ours, theirs = openai_encodings(name)
+    text = stdlib_text(400_000).decode("utf-8") + MULTILINGUAL * 30
+    docs = [text[i : i + 1000] for i in range(0, len(text), 1000)]
+    expected = theirs.encode_ordinary_batch(docs)
+    ours.clear_cache()
+    assert [ours.encode_ordinary(d) for d in docs] == expected
+    assert ours.encode_ordinary_batch(docs, num_threads=2) == expected
+    ids, offsets = ours.encode_batch_to_numpy(docs, num_threads=2)
+    assert ids.tolist() == [i for e in expected for i in e]
+    assert np.diff(offsets).tolist() == [len(e) for e in expected]
+    assert ours.count_batch(docs, num_threads=2) == [len(e) for e in expected]
