@@ -23,10 +23,16 @@ docs
     boundaries), each encoded by its own call, on one thread.
 whole
     The whole file as one text, one call.
+batch
+    The documents of ``docs`` as one batch call on one thread: bpetrain's and tiktoken's
+    ``encode_ordinary_batch(num_threads=1)``, gigatoken's ``encode_batch_list(parallel=False)``,
+    toktok's ``encode_batch_to_numpy(threads=1)`` made into lists, a loop over
+    bpe-openai's ``encode``, Hugging Face's ``encode_batch`` with ``RAYON_NUM_THREADS=1``
+    (set only when the run has no threads mode: Rayon reads it once).
 threads
-    The documents of ``docs`` as one batch on ``--threads`` threads (2): bpetrain's and
-    tiktoken's ``encode_ordinary_batch``, a thread pool over bpe-openai's ``encode``,
-    Hugging Face's ``encode_batch`` with ``RAYON_NUM_THREADS``.
+    The same batch on ``--threads`` threads (2): the calls above with that many threads,
+    a thread pool over bpe-openai's ``encode``, gigatoken's ``parallel=True`` (its Rayon
+    pool has ``RAYON_NUM_THREADS`` threads).
 worst
     One text that pre-tokenization cannot split, ``--worst-sizes`` bytes long: ``a``
     repeated, and random lower-case letters.
@@ -43,14 +49,16 @@ turned into a list as the others return). toktok has the vocabularies compiled i
 its public API only counts tokens). Neither downloads anything. Encoders whose module is
 not installed are left out of the default ``--peers``.
 
-Caches: gigatoken and toktok keep the pieces they have encoded (per instance), Hugging
-Face's BPE model keeps words. Every run here encodes the same input, so before every
-timed run each of them starts with an empty cache (a new gigatoken or toktok instance,
-warmed on 10 KB of other text; Hugging Face's ``model._clear_cache()``): no run reuses
-what the ids check or an earlier run cached. Within a run a cache still pays off on the
-pieces that repeat, as it would on a corpus encoded once. bpetrain, tiktoken and
-bpe-openai keep nothing between calls. ``--warm-caches`` keeps the caches from run to run
-instead (what encoding the same text again costs).
+Caches: bpetrain, gigatoken and toktok keep the pieces they have encoded (per instance),
+Hugging Face's BPE model keeps words. Every run here encodes the same input, so before
+every timed run each of them starts with an empty cache (``Encoding.clear_cache()``; a
+new gigatoken or toktok instance, warmed on 10 KB of other text; Hugging Face's
+``model._clear_cache()``): no run reuses what the ids check or an earlier run cached.
+Within a run a cache still pays off on the pieces that repeat, as it would on a corpus
+encoded once. tiktoken and bpe-openai keep nothing between calls. ``--warm-caches``
+keeps the caches from run to run instead (what encoding the same text again costs);
+``--gigatoken-warm`` adds one gigatoken instance kept warm beside the fresh ones,
+labelled "gigatoken (warm)".
 
 Run from the repository (after ``pip install '.[bench]'`` or an in-place build)::
 
@@ -84,19 +92,19 @@ MODULES = {"bpetrain": "bpetrain", "tiktoken": "tiktoken", "bpe-openai": "bpe_op
            "gigatoken": "gigatoken", "toktok": "toktok"}
 #: Encoders that split with the vocabulary's own pattern only.
 FIXED_PATTERN = ("bpe-openai", "tokenizers", "gigatoken", "toktok")
-MODES = ("docs", "whole", "threads", "worst")
+MODES = ("docs", "batch", "threads", "whole", "worst")
 VOCABS = Path(os.environ.get("BPETRAIN_VOCABS", Path(__file__).resolve().parents[2] / "shared" / "vocabs"))
 #: vocabulary -> the name of its own pattern in SPLIT_PATTERNS
 OWN_PATTERN = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
 
 
 class Encoder(NamedTuple):
-    """One encoder's calls: ``one(text) -> ids``; ``batch(texts) -> list of ids`` on the
-    threads asked for; ``renew()`` empties what the encoder keeps from earlier calls
-    (``None`` if it keeps nothing), called before every timed run."""
+    """One encoder's calls: ``one(text) -> ids``; ``batch(texts, n_threads) -> list of
+    ids``; ``renew()`` empties what the encoder keeps from earlier calls (``None`` if it
+    keeps nothing), called before every timed run."""
 
     one: Callable[[str], list[int]]
-    batch: Callable[[list[str]], list[list[int]]]
+    batch: Callable[[list[str], int], list[list[int]]]
     renew: Callable[[], None] | None = None
 
 
@@ -116,7 +124,8 @@ def _renewable(build, one, batch) -> Encoder:
         current["tokenizer"] = tokenizer
 
     renew()
-    return Encoder(lambda text: one(current["tokenizer"], text), lambda docs: batch(current["tokenizer"], docs), renew)
+    return Encoder(lambda text: one(current["tokenizer"], text),
+                   lambda docs, n_threads: batch(current["tokenizer"], docs, n_threads), renew)
 
 
 def installed(name: str) -> bool:
@@ -173,8 +182,9 @@ def _ranks(vocab: str) -> dict[bytes, int]:
     return read_tiktoken(VOCABS / f"{vocab}.tiktoken")
 
 
-def load_encoders(vocab: str, names, n_threads: int, pat_str: str | None = None) -> dict[str, Encoder]:
-    """name -> :class:`Encoder`, its batch call on ``n_threads`` threads.
+def load_encoders(vocab: str, names, pat_str: str | None = None, with_warm: bool = False) -> dict[str, Encoder]:
+    """name -> :class:`Encoder`; with ``with_warm``, also "gigatoken (warm)", one instance
+    kept from run to run (labelled: it has seen the text before).
 
     ``pat_str``: the split pattern (default: the vocabulary's own). The encoders of
     ``names`` that cannot use it (:func:`applies`) are left out.
@@ -189,21 +199,24 @@ def load_encoders(vocab: str, names, n_threads: int, pat_str: str | None = None)
         if not applies(name, vocab, pat_str):
             continue
         if name == "bpetrain":
-            encoders[name] = Encoder(ours.encode_ordinary, lambda docs: ours.encode_ordinary_batch(docs, num_threads=n_threads))
+            # its piece cache is emptied before every timed run, as the peers get new instances
+            encoders[name] = Encoder(
+                ours.encode_ordinary, lambda docs, n: ours.encode_ordinary_batch(docs, num_threads=n), ours.clear_cache
+            )
         elif name == "tiktoken":
             import tiktoken
 
             tk = tiktoken.Encoding(vocab, pat_str=pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={})
-            encoders[name] = Encoder(
-                tk.encode_ordinary, lambda docs, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n_threads)
-            )
+            encoders[name] = Encoder(tk.encode_ordinary, lambda docs, n, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n))
         elif name == "bpe-openai":
             from bpe_openai import _bindings
 
             bo = _bindings.tokenizer_for_encoding(vocab)
 
-            def batch(docs, bo=bo):
-                with ThreadPoolExecutor(n_threads) as pool:
+            def batch(docs, n, bo=bo):
+                if n == 1:
+                    return [bo.encode(d) for d in docs]
+                with ThreadPoolExecutor(n) as pool:
                     return list(pool.map(bo.encode, docs))
 
             encoders[name] = Encoder(bo.encode, batch)
@@ -211,23 +224,29 @@ def load_encoders(vocab: str, names, n_threads: int, pat_str: str | None = None)
             hf = tokenizers_from_ranks(ours.mergeable_ranks, pat_str)
             encoders[name] = Encoder(
                 lambda text, hf=hf: hf.encode(text, add_special_tokens=False).ids,
-                lambda docs, hf=hf: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)],
+                lambda docs, n, hf=hf: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)],
                 hf.model._clear_cache,  # its BPE model caches words
             )
         elif name == "gigatoken":
             import gigatoken
 
-            encoders[name] = _renewable(
-                lambda: gigatoken.Tokenizer.from_tiktoken(path, pretokenizer=OWN_PATTERN[vocab], special_tokens={}),
+            def build(vocab=vocab):
+                return gigatoken.Tokenizer.from_tiktoken(path, pretokenizer=OWN_PATTERN[vocab], special_tokens={})
+
+            calls = (
                 lambda gt, text: gt.encode(text).tolist(),
                 # its thread pool has RAYON_NUM_THREADS threads
-                lambda gt, docs: gt.encode_batch_list(docs, parallel=n_threads > 1),
+                lambda gt, docs, n: gt.encode_batch_list(docs, parallel=n > 1),
             )
+            encoders[name] = _renewable(build, *calls)
+            if with_warm:  # the same instance from run to run: its piece cache has seen the text
+                warm = _renewable(build, *calls)
+                encoders["gigatoken (warm)"] = warm._replace(renew=None)
         elif name == "toktok":
             from toktok import _toktok
 
-            def batch(tt, docs):
-                ids, offsets = tt.encode_batch_to_numpy(docs, threads=n_threads)
+            def batch(tt, docs, n):
+                ids, offsets = tt.encode_batch_to_numpy(docs, threads=n)
                 ids, offsets = ids.tolist(), offsets.tolist()
                 return [ids[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
 
@@ -258,6 +277,8 @@ def cases(args, data: bytes) -> list[tuple[str, str, int, object]]:
         out.append(("docs", f"{len(docs)} docs of ~{args.doc_bytes} B", len(data), docs))
     if "whole" in args.modes:
         out.append(("whole", "one text", len(data), data.decode("utf-8")))
+    if "batch" in args.modes:
+        out.append(("batch", f"{len(docs)} docs, 1 thread", len(data), docs))
     if "threads" in args.modes:
         out.append(("threads", f"{len(docs)} docs, {args.threads} threads", len(data), docs))
     if "worst" in args.modes:
@@ -279,7 +300,7 @@ def run(args) -> dict:
     data.decode("utf-8")  # every peer takes str: the file must be UTF-8
     results, left_out = [], {}
     for pattern, pat_str in args.patterns:
-        encoders = load_encoders(args.vocab, args.peers, args.threads, pat_str)
+        encoders = load_encoders(args.vocab, args.peers, pat_str, with_warm=args.gigatoken_warm)
         left_out[pattern] = [name for name in args.peers if name not in encoders]
         results += run_pattern(args, data, pattern, encoders)
     return {"machine": machine(args), "results": results, "left_out": left_out}
@@ -292,8 +313,9 @@ def run_pattern(args, data: bytes, pattern: str, encoders: dict) -> list[dict]:
         for name, (one, batch, _) in encoders.items():
             if mode == "docs":
                 calls[name] = lambda one=one, docs=payload: [one(d) for d in docs]
-            elif mode == "threads":
-                calls[name] = lambda batch=batch, docs=payload: batch(docs)
+            elif mode in ("batch", "threads"):
+                n = 1 if mode == "batch" else args.threads
+                calls[name] = lambda batch=batch, docs=payload, n=n: batch(docs, n)
             else:
                 calls[name] = lambda one=one, text=payload: one(text)
         start = time.perf_counter()
@@ -345,7 +367,7 @@ def markdown(report: dict) -> str:
     lines = [
         f"- vocabulary {head['vocab']}, {head['repeat']} runs each (median), Python {head['python']}, "
         f"{head['cpu_count']} CPUs; " + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v),
-        ("- caches (gigatoken, toktok, tokenizers): "
+        ("- caches (bpetrain, gigatoken, toktok, tokenizers): "
          + ("kept from run to run" if head["warm_caches"] else "emptied before every timed run")),
         "",
         "| pattern | mode | input | encoder | median ms | MB/s | time / bpetrain's | ids |",
@@ -382,6 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--warm-caches", action="store_true",
                         help="keep the caches of gigatoken, toktok and tokenizers from run to run (default: empty "
                         "them before every timed run, see the module docstring)")
+    parser.add_argument("--gigatoken-warm", action="store_true",
+                        help='also time "gigatoken (warm)": one instance kept from run to run, whose piece cache '
+                        "has seen the text (labelled as such)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
@@ -403,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = set(args.modes) - set(MODES)
     if unknown:
         raise SystemExit(f"unknown modes {sorted(unknown)}; choose from {', '.join(MODES)}")
-    os.environ.setdefault("RAYON_NUM_THREADS", str(args.threads))  # before tokenizers starts its pool
+    # before tokenizers starts its pool; one thread if only the one-thread batch runs
+    os.environ.setdefault("RAYON_NUM_THREADS", str(args.threads if "threads" in args.modes else 1))
     report = run(args)
     print(markdown(report))
     if args.json:

@@ -90,7 +90,8 @@ cdef class BytePairEncoder:
     cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                               Scratch* scratch) except -1 nogil
     cdef object _use_cache(self, Scratch* scratch)
-    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, const Tables* pattern, Stack* stack,
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t start, int64_t stop, int64_t n,
+                                   const Tables* pattern, Stack* stack,
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil
     cdef object _result(self, IdBuffer* out, bint as_list)

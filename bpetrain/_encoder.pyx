@@ -919,35 +919,40 @@ cdef class BytePairEncoder:
         finally:
             free_buffers(&out, &scratch)
 
-    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t n, const Tables* pattern, Stack* stack,
+    cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t start, int64_t stop, int64_t n,
+                                   const Tables* pattern, Stack* stack,
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil:
-        """Cut ``text`` into pieces with the compiled splitter and encode each one (text the
-        pattern does not match is dropped, as by tiktoken).
+        """Cut ``text[start:stop]`` of a text of ``n`` bytes into pieces with the compiled
+        splitter and encode each one (text the pattern does not match is dropped, as by
+        tiktoken). ``start`` and ``stop`` are 0 and ``n`` or safe cuts
+        (``Program.safe_cut``): no piece crosses them, and ``$`` and lookaheads still see
+        the text after ``stop``.
 
         With ``keep`` the ids are appended to ``out``; without, only counted. Stops as
         soon as the count exceeds ``limit``. Returns the count, or -1 past the limit;
         ``n_read`` gets the bytes split and encoded.
         """
-        cdef int64_t start = 0, stop, count = 0, before
-        while start < n:
-            stop = piece_end(pattern, stack, text, start, n, 0)
-            if stop < 0:
+        cdef int64_t end, count = 0, before
+        while start < stop:
+            end = piece_end(pattern, stack, text, start, n, 0)
+            if end < 0:
                 start += char_length(text, start, n)
                 continue
             before = out.size
-            self.encode_piece(text + start, stop - start, out, scratch)
+            self.encode_piece(text + start, end - start, out, scratch)
             count += out.size - before
             if not keep:
                 out.size = 0
-            start = stop
+            start = end
             if count > limit:
                 n_read[0] = start
                 return -1
-        n_read[0] = n
+        n_read[0] = stop
         return count
 
-    def encode_text(self, const uint8_t[::1] data not None, Program pattern not None, bint as_list=False):
+    def encode_text(self, const uint8_t[::1] data not None, Program pattern not None, bint as_list=False,
+                    Py_ssize_t start=0, stop=None):
         """Split UTF-8 ``data`` with a compiled pattern and encode it.
 
         Parameters
@@ -955,6 +960,15 @@ cdef class BytePairEncoder:
         data : bytes-like, uint8
         pattern : bpetrain._splitter.Program
             The split pattern (:attr:`bpetrain.pretokenize.SplitPattern.program`).
+        start, stop : int, optional
+            Encode only the pieces of ``data[start:stop]``, where both are 0, ``len(data)``
+            or safe cuts (``pattern.safe_cut``): the ids of consecutive ranges joined are
+            the ids of the whole.
+
+        Raises
+        ------
+        ValueError
+            If not ``0 <= start <= stop <= len(data)``.
 
         Returns
         -------
@@ -965,12 +979,15 @@ cdef class BytePairEncoder:
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
         cdef int64_t n_read
+        cdef Py_ssize_t end = data.shape[0] if stop is None else stop
+        if not 0 <= start <= end <= data.shape[0]:
+            raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
         cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             with nogil:
-                grow_ids(&out, data.shape[0] // 3 + 64)  # about the ids of real text: one growth at most
-                self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0], &pattern.tables,
-                                       &stack, &out, &scratch, INT64_MAX, True, &n_read)
+                grow_ids(&out, (end - start) // 3 + 64)  # about the ids of real text: one growth at most
+                self._split_and_encode(&data[0] if data.shape[0] else NULL, start, end, data.shape[0],
+                                       &pattern.tables, &stack, &out, &scratch, INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
         finally:
             free_buffers(&out, &scratch)
@@ -1022,7 +1039,8 @@ cdef class BytePairEncoder:
                 if keep:
                     grow_ids(&out, total // 3 + 64)  # about the ids of real text: one growth at most
                 for i in range(n_texts):
-                    count = self._split_and_encode(<const uint8_t*>data[i], lengths[i], &pattern.tables, &stack,
+                    count = self._split_and_encode(<const uint8_t*>data[i], 0, lengths[i], lengths[i],
+                                                   &pattern.tables, &stack,
                                                    &out, &scratch, INT64_MAX, keep, &n_read)
                     ends[i + 1] = out.size if keep else ends[i] + count
             if output == BATCH_LISTS:
@@ -1052,7 +1070,7 @@ cdef class BytePairEncoder:
         cache = self._use_cache(&scratch)  # held until the kernel returns
         try:
             with nogil:
-                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, data.shape[0],
+                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, 0, data.shape[0], data.shape[0],
                                                &pattern.tables, &stack, &out, &scratch, limit, False, &n_read)
             return count, n_read
         finally:

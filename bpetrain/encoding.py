@@ -35,6 +35,10 @@ __all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
 
 #: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
 COUNT_BATCH = 4096
+#: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
+#: safe cuts of the split pattern.
+LONG_TEXT = 1 << 20
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 #: Characters of text per kernel call when a batch runs on several threads: small enough
 #: that one thread turns its ids into lists while another encodes, large enough that a
 #: call's set-up does not count.
@@ -548,11 +552,33 @@ class Encoding:
 
     def _encode_text(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         if self._pattern is not None:
+            data = text.encode("utf-8")
             try:
-                return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
+                if len(data) >= LONG_TEXT and _CORES > 1:
+                    return self._encode_blocks(data, as_list)
+                return self._bpe.encode_text(data, self._pattern, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
         return self._encode_split_by_regex(text, as_list)
+
+    def _encode_blocks(self, data: bytes, as_list: bool) -> np.ndarray | list[int]:
+        """Encode a long text on one thread per core: cut at safe cuts near equal shares
+        (no piece crosses one, so the ids joined are the ids of the whole text)."""
+        n_blocks = min(_CORES, len(data) // (LONG_TEXT // 2))
+        cuts = [0]
+        for k in range(1, n_blocks):
+            target = len(data) * k // n_blocks
+            cut = self._pattern.safe_cut(data, max(cuts[-1], target - LONG_TEXT // 4), target)
+            if cut > cuts[-1]:
+                cuts.append(cut)
+        cuts.append(len(data))
+        with ThreadPoolExecutor(len(cuts) - 1) as pool:
+            parts = list(pool.map(lambda a, b: self._bpe.encode_text(data, self._pattern, as_list, a, b), cuts, cuts[1:]))
+        if not as_list:
+            return np.concatenate(parts)
+        for part in parts[1:]:
+            parts[0] += part
+        return parts[0]
 
     def _encode_split_by_regex(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         """Token ids of ``text`` split by the ``regex`` module (raw mode: one piece)."""

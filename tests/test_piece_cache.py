@@ -201,3 +201,22 @@ def test_openai_batches_with_the_cache_equal_tiktoken(name):
     assert ids.tolist() == [i for e in expected for i in e]
     assert np.diff(offsets).tolist() == [len(e) for e in expected]
     assert ours.count_batch(docs, num_threads=2) == [len(e) for e in expected]
+
+
+@pytest.mark.parametrize("pat_str", ["cl100k", r"^\s+|\s+$|\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"])
+def test_long_text_on_threads_equals_tiktoken(trained, pat_str):
+    """Texts of LONG_TEXT bytes or more are cut at safe cuts and encoded on threads; the
+    ids must be those of the whole (anchors and lookaheads see the real text ends)."""
+    from bpetrain.encoding import LONG_TEXT
+    from bpetrain.pretokenize import resolve_pattern
+
+    _, none, _, text = trained
+    pat = resolve_pattern(pat_str)
+    ours = Encoding("long", pat_str=pat, mergeable_ranks=none.mergeable_ranks)
+    theirs = tiktoken.Encoding("long", pat_str=pat, mergeable_ranks=none.mergeable_ranks, special_tokens={})
+    long_text = "  \n" + (text * (2 * LONG_TEXT // len(text.encode()) + 1)) + "   \n  "
+    assert len(long_text.encode()) >= 2 * LONG_TEXT
+    expected = theirs.encode_ordinary(long_text)
+    assert ours.encode_ordinary(long_text) == expected
+    assert ours.encode_to_numpy(long_text).tolist() == expected
+    assert ours.count(long_text) == len(expected)
