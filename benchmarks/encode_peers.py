@@ -177,7 +177,7 @@ def tokenizers_from_ranks(mergeable_ranks: dict[bytes, int], pat_str: str):
 
 @functools.lru_cache(maxsize=2)
 def _ranks(vocab: str) -> dict[bytes, int]:
-    from bpetrain.model_file import read_tiktoken
+    from bpetrain.formats.tiktoken import read_tiktoken
 
     return read_tiktoken(VOCABS / f"{vocab}.tiktoken")
 

@@ -21,8 +21,7 @@ import time
 
 from bpetrain import Tokenizer
 from bpetrain._reference import merges_from_ranks as reference_merges_from_ranks
-from bpetrain.formats.tiktoken import merges_from_ranks
-from bpetrain.model_file import read_tiktoken
+from bpetrain.formats.tiktoken import merges_from_ranks, read_tiktoken
 
 VOCABS = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
 

@@ -90,7 +90,7 @@ def main(argv=None) -> None:
     parser.add_argument("--vocab", action="append", choices=sorted(PATTERN), help="default: both")
     args = parser.parse_args(argv)
     from bpetrain import Encoding
-    from bpetrain.model_file import read_tiktoken
+    from bpetrain.formats.tiktoken import read_tiktoken
 
     text = Path(args.file).read_text(encoding="utf-8")[: args.chars]
     for vocab in args.vocab or sorted(PATTERN):

@@ -1,6 +1,7 @@
 """bpetrain: fast, exact byte-level BPE tokenizer training."""
 from ._incremental import AppendableEncoder, IntervalCounter
-from .encoding import Encoding, load_tiktoken
+from .encoding import Encoding
+from .formats.tiktoken import load_tiktoken
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import PATTERNS
 from .registry import (

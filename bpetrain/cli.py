@@ -7,6 +7,7 @@ import warnings
 
 from .formats import FORMATS as EXPORT_FORMATS
 from .inputs import FORMATS as FORMATS_IN
+from .inputs import expand_inputs
 from .pretokenize import PATTERNS
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer
@@ -35,6 +36,12 @@ def _reading(args: argparse.Namespace) -> dict:
     }
 
 
+def _files(args: argparse.Namespace) -> list[str]:
+    """The input files, expanded here so that --skip-unreadable applies to directories."""
+    sources = expand_inputs(args.files, args.input_format, skip_unreadable=args.skip_unreadable)
+    return [source.path for source in sources]
+
+
 def _train(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.counts):
         raise ValueError("give either text FILEs or --counts SHARD..., not both and not neither")
@@ -44,7 +51,7 @@ def _train(args: argparse.Namespace) -> int:
         if args.counts:
             tokenizer = trainer.train_from_shards(args.counts)
         else:
-            tokenizer = trainer.train(args.files, **_reading(args))
+            tokenizer = trainer.train(_files(args), **_reading(args))
     for warning in caught:
         print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
     if args.format == "tiktoken":
@@ -62,7 +69,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
-    counter = _trainer(args, 256 + len(args.special_token)).count(args.files, **_reading(args))
+    counter = _trainer(args, 256 + len(args.special_token)).count(_files(args), **_reading(args))
     n_pieces = counter.table().n_pieces
     counter.save(args.output)
     print(
@@ -96,6 +103,9 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
                         help="the JSON Lines field that holds the text (default: text)")
     parser.add_argument("--text-column", default="text", metavar="NAME",
                         help="the Parquet column that holds the text (default: text)")
+    parser.add_argument("--skip-unreadable", action="store_true",
+                        help="leave out folders and files below an input directory that cannot be read, "
+                             "with a warning naming each (default: an error)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="counting threads (default: the CPUs available)")
 
@@ -222,12 +232,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line; a bad file or option is one line on stderr and exit status 2,
+    Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return args.run(args)
     except (ValueError, TypeError, OSError) as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
+    except KeyboardInterrupt:
+        parser.exit(130, f"bpetrain {args.command}: interrupted\n")
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"bpetrain: warning: {message}", file=sys.stderr if file is None else file)
 
 
 if __name__ == "__main__":

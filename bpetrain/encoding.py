@@ -27,11 +27,10 @@ from ._encoder import (
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
-from .model_file import read_tiktoken
 from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
 from .unstable import completions, unstable_token_count
 
-__all__ = ["Encoding", "allowed_special_tokens", "load_tiktoken"]
+__all__ = ["Encoding", "allowed_special_tokens"]
 
 #: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
 COUNT_BATCH = 4096
@@ -978,57 +977,6 @@ def allowed_special_tokens(
                 "To disable this check for all special tokens, pass `disallowed_special=()`."
             )
     return allowed
-
-
-def load_tiktoken(
-    path,
-    *,
-    pat_str: str | None = None,
-    special_tokens: Mapping[str, int] | None = None,
-    name: str | None = None,
-) -> Encoding:
-    """Read a tiktoken rank file into an :class:`Encoding`.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        A ``base64(token) rank`` file (tiktoken's format; e.g. ``cl100k_base.tiktoken``).
-        Its sidecar ``path.json`` (written by :meth:`bpetrain.Tokenizer.save_tiktoken`,
-        see :mod:`bpetrain.formats.tiktoken`) gives the pattern and special tokens when
-        it exists.
-    pat_str : str, optional
-        The split pattern: a regex, a name such as ``"cl100k"`` or ``"o200k"``, or
-        ``"none"`` for raw mode. Needed when there is no sidecar; overrides the sidecar.
-    special_tokens : mapping of str to int, optional
-        Overrides the sidecar's special tokens (default: the sidecar's, or none).
-    name : str, optional
-        The encoding's name; the file name without its extension by default.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        If the rank file or the sidecar is malformed (:func:`bpetrain.model_file.read_tiktoken`),
-        there is neither a sidecar nor ``pat_str``, or the encoding is inconsistent
-        (:class:`Encoding`).
-    """
-    from .formats.tiktoken import _read_sidecar, sidecar_path
-
-    sidecar = _read_sidecar(sidecar_path(path)) if os.path.exists(sidecar_path(path)) else None
-    if pat_str is None and sidecar is None:
-        raise ValueError(
-            f"{os.fspath(path)}: a tiktoken rank file does not say its split pattern and there is no sidecar "
-            f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode)"
-        )
-    if pat_str is None:
-        pat_str = sidecar["pat_str"]
-    if special_tokens is None and sidecar is not None:
-        special_tokens = sidecar["special_tokens"]
-    ranks = read_tiktoken(path)
-    if name is None:
-        name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
-    return Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens)
 
 
 @lru_cache(maxsize=64)

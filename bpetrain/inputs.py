@@ -16,6 +16,7 @@ import json
 import lzma
 import os
 import sys
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ import numpy as np
 from .pieces import join_documents
 from .pretokenize import encode_utf8
 
-__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
+__all__ = ["FORMATS", "SkippedInputWarning", "Source", "expand_inputs", "read_blocks", "read_records"]
 
 #: Input formats; ``auto`` picks one from the file name.
 FORMATS = ("auto", "text", "jsonl", "parquet")
@@ -55,14 +56,31 @@ class Source:
     size: int | None
 
 
-def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto") -> list[Source]:
+def expand_inputs(
+    inputs: Iterable[str | os.PathLike], input_format: str = "auto", *, skip_unreadable: bool = False
+) -> list[Source]:
     """Resolve paths, directories, globs and ``-`` into a list of :class:`Source`.
+
+    In a directory, files that look binary (a NUL byte in their first 8 KB, as ``grep``
+    and ``git`` judge it; ``.npz`` shards, ``.so`` libraries, images) are left out with a
+    :class:`SkippedInputWarning` naming them, unless their name says a compression or
+    Parquet, or ``input_format`` is given; name such a file directly to read it as text.
+
+    Parameters
+    ----------
+    inputs : path, or iterable of paths, directories, globs and ``-``
+    input_format : {"auto", "text", "jsonl", "parquet"}
+    skip_unreadable : bool
+        Leave out folders and files below a directory that cannot be read, with a
+        :class:`SkippedInputWarning` naming each, instead of raising.
 
     Raises
     ------
     FileNotFoundError
         If a path does not exist or a glob matches nothing (all are checked before any
         file is read).
+    PermissionError
+        If a folder or file below a directory cannot be read (and not ``skip_unreadable``).
     ValueError
         If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
     """
@@ -79,7 +97,7 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
                 raise ValueError("standard input ('-') can be read only once")
             paths.append(name)
         elif os.path.isdir(name):
-            paths.extend(_walk(name))
+            paths.extend(_walk(name, skip_unreadable=skip_unreadable, sniff=input_format == "auto"))
         elif os.path.exists(name):
             paths.append(name)
         elif glob.has_magic(name):
@@ -95,12 +113,63 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
     return [_source(p, input_format) for p in paths]
 
 
-def _walk(root: str) -> list[str]:
-    found = []
-    for folder, dirs, files in os.walk(root):
+class SkippedInputWarning(UserWarning):
+    """A file or folder below an input directory was left out (binary, or unreadable with ``skip_unreadable``)."""
+
+
+def _walk(root: str, *, skip_unreadable: bool, sniff: bool) -> list[str]:
+    """The files below ``root`` (sorted, hidden ones skipped), checked as :func:`expand_inputs` says."""
+    found, skipped, binary = [], [], []
+
+    def unreadable(exc: OSError) -> None:
+        if not skip_unreadable:
+            raise PermissionError(
+                exc.errno, f"cannot read the folder {exc.filename} below the input {root} ({exc.strerror}); "
+                "fix its permissions, or pass --skip-unreadable (skip_unreadable=True) to leave it out"
+            )
+        skipped.append(exc.filename)
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(os.path.join(folder, f) for f in sorted(files) if not f.startswith("."))
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            if name.startswith("."):
+                continue
+            try:
+                if _looks_binary(path) and sniff:
+                    binary.append(path)
+                    continue
+            except OSError as exc:
+                exc.filename = exc.filename or path
+                unreadable(exc)
+                continue
+            found.append(path)
+    if skipped:
+        warnings.warn(
+            f"left out {len(skipped)} unreadable file(s) or folder(s) below {root}: {', '.join(skipped)}",
+            SkippedInputWarning, stacklevel=3,
+        )
+    if binary:
+        warnings.warn(
+            f"left out {len(binary)} binary file(s) below {root}: {', '.join(binary)} "
+            "(name a file directly, or pass --input-format text, to read it as text)",
+            SkippedInputWarning, stacklevel=3,
+        )
     return found
+
+
+def _looks_binary(path: str) -> bool:
+    """Whether a file to be read as plain text has a NUL byte in its first 8 KB (``grep``'s
+    test); compressed and Parquet files are not. Opening it also checks it can be read.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be opened or read.
+    """
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    return b"\0" in head and not path.lower().endswith((*COMPRESSIONS, ".parquet"))
 
 
 def _source(path: str, input_format: str) -> Source:

@@ -1,4 +1,4 @@
-"""bpetrain's model file and the tiktoken rank-file export.
+"""bpetrain's model file (tiktoken's rank file is in :mod:`bpetrain.formats.tiktoken`).
 
 Model file, version 1 (UTF-8 text; the first line is the version, as in minbpe)::
 
@@ -17,20 +17,16 @@ Version 2 adds one line after ``special_tokens``, ``byte_ids: [33, 34, ...]`` (t
 of each one-byte token, a permutation of 0..255; see :class:`bpetrain.Tokenizer`). It
 is written only for models whose bytes are not ids 0..255 in byte order (imported
 cl100k_base, GPT-2); every other model stays a version 1 file.
-
-tiktoken rank file: one ``base64(token bytes) rank`` line per token, ranks dense from
-0, as read by ``tiktoken.load.load_tiktoken_bpe`` (tiktoken's own format).
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 
 from ._atomic import atomic_write
+from ._read import read_lines
 
-__all__ = ["read_lines", "read_model", "read_tiktoken", "write_model", "write_tiktoken"]
+__all__ = ["read_model", "write_model"]
 
 MAGIC = "bpetrain model v1"
 MAGIC_V2 = "bpetrain model v2"
@@ -49,21 +45,6 @@ def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None) -> None
             f.write(f"byte_ids: {json.dumps(list(byte_ids))}\n")
         f.write(f"merges: {len(merges)}\n")
         f.writelines(f"{a} {b}\n" for a, b in merges)
-
-
-def read_lines(path, what: str) -> list[str]:
-    """The lines of a UTF-8 text file, split at ``\n`` (a final newline gives a last ``""``).
-
-    Raises
-    ------
-    ValueError
-        If the file is not UTF-8, saying it is not ``what``.
-    """
-    with open(path, encoding="utf-8") as f:
-        try:
-            return f.read().split("\n")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{os.fspath(path)}: not {what} (not UTF-8 text: {exc.reason})") from None
 
 
 def read_model(path) -> dict:
@@ -134,50 +115,3 @@ def read_model(path) -> dict:
             )
         merges.append((int(parts[0]), int(parts[1])))
     return {"merges": merges, **model}
-
-
-def write_tiktoken(path, tokens) -> None:
-    """Write tiktoken's rank file: token ``i`` of ``tokens`` (bytes) gets rank ``i``."""
-    with atomic_write(path, "wb") as f:
-        f.writelines(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
-
-
-def read_tiktoken(path) -> dict[bytes, int]:
-    """Read tiktoken's rank file into ``mergeable_ranks`` (token bytes -> rank).
-
-    The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
-    token. Unlike tiktoken this reader checks the file: the ranks must be distinct
-    non-negative integers and no token may appear twice (empty lines are skipped).
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist.
-    ValueError
-        If a line is not ``base64 rank``, a token or rank repeats, or the file is empty;
-        the message names the file and the line.
-    """
-    name = os.fspath(path)
-    ranks: dict[bytes, int] = {}
-    seen: dict[int, int] = {}
-    with open(path, "rb") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            parts = line.split()
-            if len(parts) != 2 or not parts[1].isdigit():
-                raise ValueError(f"{name}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
-            try:
-                token = base64.b64decode(parts[0], validate=True)
-            except binascii.Error:
-                raise ValueError(f"{name}:{lineno}: the token {parts[0][:40]!r} is not valid base64") from None
-            rank = int(parts[1])
-            if token in ranks:
-                raise ValueError(f"{name}:{lineno}: token {token!r} already has rank {ranks[token]}")
-            if rank in seen:
-                raise ValueError(f"{name}:{lineno}: rank {rank} was already given on line {seen[rank]}")
-            ranks[token] = rank
-            seen[rank] = lineno
-    if not ranks:
-        raise ValueError(f"{name}: the rank file holds no tokens")
-    return ranks

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from .encoding import Encoding
 from .formats.gpt2 import load_files
-from .model_file import read_tiktoken
+from .formats.tiktoken import read_tiktoken
 from .pretokenize import PATTERNS
 
 __all__ = [

@@ -137,6 +137,32 @@ class Tokenizer:
             != [i]
         ]
 
+    def check_exportable(self, format_name: str) -> None:
+        """Refuse a vocabulary that ``format_name`` (for the message) cannot carry faithfully:
+        duplicate token bytes (:meth:`duplicate_tokens`), or tokens that do not encode to
+        themselves (:meth:`unreachable_tokens`).
+
+        Raises
+        ------
+        ValueError
+            Naming the first offending token and the count.
+        """
+        duplicates = self.duplicate_tokens()
+        if duplicates:
+            first, later = duplicates[0]
+            raise ValueError(
+                f"{len(duplicates)} merge tokens spell the same bytes as earlier ones (first: ids {first} and "
+                f"{later}, {self.vocab[later]!r}); a {format_name} file needs unique token bytes"
+            )
+        unreachable = self.unreachable_tokens()
+        if unreachable:
+            first = unreachable[0]
+            raise ValueError(
+                f"{len(unreachable)} tokens do not encode to themselves with the merges (first: id {first}, "
+                f"{self.vocab[first]!r}); a {format_name} encoder that looks whole pieces up in the vocab "
+                "would give different ids than the merges"
+            )
+
     @property
     def n_vocab(self) -> int:
         """Number of token ids: 256 + merges + special tokens (tiktoken's name)."""
@@ -228,9 +254,7 @@ class Tokenizer:
             not encode to itself (:meth:`unreachable_tokens`): tiktoken's rule would give
             other ids than the merges, as for a tiktoken export.
         """
-        from .formats._vocab import check_exportable
-
-        check_exportable(self, "tiktoken")
+        self.check_exportable("tiktoken")
         return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self.mergeable_ranks,
                         special_tokens=self.special_tokens)
 

@@ -3,6 +3,7 @@ cl100k/o200k imported from their rank files, and every malformed case."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import pathlib
@@ -18,8 +19,7 @@ from hypothesis import strategies as st
 from bpetrain import PATTERNS, BpeTrainer, Tokenizer, VocabSizeNotReachedWarning
 from bpetrain._reference import merges_from_ranks as reference_merges_from_ranks
 from bpetrain.formats.hf import hf_pattern
-from bpetrain.formats.tiktoken import merges_from_ranks
-from bpetrain.model_file import read_tiktoken
+from bpetrain.formats.tiktoken import merges_from_ranks, read_tiktoken
 
 SPECIALS = ["<|endoftext|>", "<|fim_middle|>"]
 DIGITS = "0 12 345 6789 1234567890 3.14159 1,000,000 2026-11-22 ٣٤٥٦٧ ９９９９ ²³ 0x1F 1e10 a1b22c333 ++4\n" * 20
@@ -67,8 +67,11 @@ def test_export_writes_the_documented_files(trained, tmp_path):
     merges = (tmp_path / "gpt2" / "merges.txt").read_text(encoding="utf-8")
     assert merges.startswith("#version: 0.2\n") and merges.endswith("\n")
     assert len(merges.splitlines()) == 1 + len(trained.merges)
+    ranks = (tmp_path / "ranks.tiktoken").read_bytes()
     assert json.loads((tmp_path / "ranks.tiktoken.json").read_text(encoding="utf-8")) == {
-        "pat_str": trained.pat_str, "special_tokens": trained.special_tokens
+        "pat_str": trained.pat_str,
+        "special_tokens": trained.special_tokens,
+        "rank_file": {"n_bytes": len(ranks), "sha256": hashlib.sha256(ranks).hexdigest()},
     }
     model_lines = (tmp_path / "model.model").read_text(encoding="utf-8").split("\n")
     assert model_lines[:3] == ["minbpe v1", trained.pat_str or "", "2"]
@@ -118,6 +121,7 @@ def test_tiktoken_loads_export_with_sidecar(trained, sample, tmp_path):
 
     trained.export(tmp_path / "ranks.tiktoken", format="tiktoken")
     sidecar = json.loads((tmp_path / "ranks.tiktoken.json").read_text(encoding="utf-8"))
+    del sidecar["rank_file"]  # the rest are tiktoken.Encoding's arguments
     ids = trained.encode(sample, allowed_special="all")
     if trained.pat_str is not None:  # the sidecar alone is enough to build the Encoding
         enc = tiktoken.Encoding("t", mergeable_ranks=load_tiktoken_bpe(str(tmp_path / "ranks.tiktoken")), **sidecar)
@@ -268,7 +272,9 @@ def test_hf_special_ids_with_gaps(tmp_path):
 
 
 def write_rank_file(path, tokens):
-    tiny().export(path, format="tiktoken")  # a valid sidecar
+    Tokenizer([], pat_str=None).export(path, format="tiktoken")
+    sidecar = path.with_name(path.name + ".json")
+    sidecar.write_text(json.dumps({"pat_str": None, "special_tokens": {}}))  # a valid sidecar with no record
     path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in tokens))
 
 

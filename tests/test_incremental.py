@@ -7,7 +7,7 @@ import pytest
 from helpers import MULTILINGUAL, SPLIT_PATTERNS, VOCABS, stdlib_text
 
 from bpetrain import AppendableEncoder, BpeTrainer, Encoding, IntervalCounter
-from bpetrain.model_file import read_tiktoken
+from bpetrain.formats.tiktoken import read_tiktoken
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from bpetrain import BpeTrainer
 from bpetrain._encoder import BytePairEncoder
 from bpetrain._reference import encode_piece_ranks
-from bpetrain.model_file import read_tiktoken
+from bpetrain.formats.tiktoken import read_tiktoken
 from bpetrain.trainer import VocabSizeNotReachedWarning
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")

@@ -95,13 +95,13 @@ def test_malformed_model_files(tok, tmp_path, mutate, message):
 
 
 def test_failed_write_leaves_no_file(tok, tmp_path, monkeypatch):
-    from bpetrain import model_file
+    from bpetrain.formats import tiktoken
 
     def explode(*args):
         raise OSError("disk full")
 
     target = tmp_path / "ranks.tiktoken"
-    monkeypatch.setattr(model_file.base64, "b64encode", explode)
+    monkeypatch.setattr(tiktoken.base64, "b64encode", explode)
     with pytest.raises(OSError, match="disk full"):
         tok.save_tiktoken(target)
     assert os.listdir(tmp_path) == []
@@ -117,7 +117,7 @@ def test_tokenizer_rejects_inconsistent_parts():
 
 
 def test_tiktoken_rank_file_round_trip(tok, tmp_path):
-    from bpetrain.model_file import read_tiktoken
+    from bpetrain.formats.tiktoken import read_tiktoken
 
     path = tmp_path / "ranks.tiktoken"
     tok.save_tiktoken(path)
@@ -136,7 +136,7 @@ def test_tiktoken_rank_file_round_trip(tok, tmp_path):
     ],
 )
 def test_malformed_tiktoken_rank_files(tmp_path, content, message):
-    from bpetrain.model_file import read_tiktoken
+    from bpetrain.formats.tiktoken import read_tiktoken
 
     path = tmp_path / "bad.tiktoken"
     path.write_bytes(content)

@@ -1,12 +1,11 @@
-"""What the file formats share: GPT-2's byte-to-character mapping, the export checks,
-and building a :class:`~bpetrain.Tokenizer` from a vocab and a merge list (with the
+"""What the file formats share: GPT-2's byte-to-character mapping, reading JSON, and building a :class:`~bpetrain.Tokenizer` from a vocab and a merge list (with the
 import checks)."""
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 
+from .._read import loads_json, read_bytes
 from ..tokenizer import Tokenizer
 
 
@@ -55,32 +54,6 @@ def str_to_token(text: str, where: str) -> bytes:
             f"{where}: token {text!r} holds {exc.args[0]!r}, which is not one of the 256 characters of "
             "GPT-2's byte-level alphabet (is this a byte-level BPE vocabulary?)"
         ) from None
-
-
-def check_exportable(tokenizer: Tokenizer, format_name: str) -> None:
-    """Refuse a vocabulary the format cannot carry faithfully: duplicate token bytes, or
-    tokens that do not encode to themselves (:meth:`Tokenizer.unreachable_tokens`).
-
-    Raises
-    ------
-    ValueError
-        Naming the first offending token and the count.
-    """
-    duplicates = tokenizer.duplicate_tokens()
-    if duplicates:
-        first, later = duplicates[0]
-        raise ValueError(
-            f"{len(duplicates)} merge tokens spell the same bytes as earlier ones (first: ids {first} and "
-            f"{later}, {tokenizer.vocab[later]!r}); a {format_name} file needs unique token bytes"
-        )
-    unreachable = tokenizer.unreachable_tokens()
-    if unreachable:
-        first = unreachable[0]
-        raise ValueError(
-            f"{len(unreachable)} tokens do not encode to themselves with the merges (first: id {first}, "
-            f"{tokenizer.vocab[first]!r}); a {format_name} encoder that looks whole pieces up in the vocab "
-            "would give different ids than the merges"
-        )
 
 
 def tokenizer_from_vocab(
@@ -228,17 +201,11 @@ def listed_merge(left_text: str, right_text: str, ranked: Mapping[bytes, int], w
     return ranked[left], ranked[right], made
 
 
-def read_json(path):
-    """Parse a JSON file, refusing duplicate keys (``json`` keeps the last one silently).
+def no_duplicate_keys(name: str):
+    """A ``json`` ``object_pairs_hook`` that refuses a key given twice in one object (``json``
+    keeps the last one silently); ``name`` names the file in the error."""
 
-    Raises
-    ------
-    ValueError
-        If the file is not UTF-8 JSON (naming the line) or an object repeats a key.
-    """
-    name = os.fspath(path)
-
-    def no_duplicates(pairs):
+    def hook(pairs):
         seen = {}
         for key, value in pairs:
             if key in seen:
@@ -246,10 +213,18 @@ def read_json(path):
             seen[key] = value
         return seen
 
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f, object_pairs_hook=no_duplicates)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{name}: not UTF-8 text ({exc.reason})") from None
+    return hook
+
+
+def read_json(path):
+    """Parse a JSON file, refusing duplicate keys (:func:`no_duplicate_keys`), files over the
+    size cap and nesting deeper than :data:`bpetrain._read.MAX_JSON_DEPTH`.
+
+    Raises
+    ------
+    ValueError
+        If the file is not UTF-8 JSON (naming the line), an object repeats a key, or the
+        file is too large or too deeply nested.
+    """
+    name = os.fspath(path)
+    return loads_json(read_bytes(path, "a JSON file"), name, object_pairs_hook=no_duplicate_keys(name))

@@ -34,7 +34,6 @@ from .._atomic import atomic_write
 from ..pretokenize import PATTERNS
 from ..tokenizer import Tokenizer
 from ._vocab import (
-    check_exportable,
     listed_merge,
     make_tokenizer,
     read_json,
@@ -112,7 +111,7 @@ def save(tokenizer: Tokenizer, path) -> None:
     ValueError
         If two merges spell the same bytes or a token does not encode to itself.
     """
-    check_exportable(tokenizer, "Hugging Face tokenizer.json")
+    tokenizer.check_exportable("Hugging Face tokenizer.json")
     vocab = tokenizer.vocab
     n_ranked = 256 + len(tokenizer.merges)
     model_vocab = {token_to_str(vocab[i]): i for i in range(n_ranked)}

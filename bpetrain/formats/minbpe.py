@@ -24,9 +24,9 @@ import os
 import unicodedata
 
 from .._atomic import atomic_write
-from ..model_file import read_lines
+from .._read import read_lines
 from ..tokenizer import Tokenizer
-from ._vocab import check_exportable, make_tokenizer
+from ._vocab import make_tokenizer
 
 __all__ = ["load", "save"]
 
@@ -55,7 +55,7 @@ def save(tokenizer: Tokenizer, file_prefix) -> None:
     for content in tokenizer.special_tokens:
         if content != "".join(content.split()):
             raise ValueError(f"minbpe splits special-token lines on white space; {content!r} holds some")
-    check_exportable(tokenizer, "minbpe")
+    tokenizer.check_exportable("minbpe")
     prefix = os.fspath(file_prefix)
     vocab = tokenizer.vocab
     with atomic_write(prefix + ".vocab", "w", encoding="utf-8", newline="\n") as v:

@@ -1,15 +1,20 @@
-"""tiktoken: a rank file plus a JSON sidecar, and a ``tiktoken.Encoding`` built from a tokenizer.
+"""tiktoken support in one place: the rank file, bpetrain's sidecar, :func:`load_tiktoken`,
+and conversion between ranks and merges.
 
 Files
 -----
 ``PATH``
     tiktoken's rank file, one ``base64(token bytes) rank`` line per token with dense
-    ranks from 0 (the format of ``tiktoken.load.load_tiktoken_bpe``; written and read
-    by :mod:`bpetrain.model_file`). It holds neither the split pattern nor the special
-    tokens.
+    ranks from 0 (the format of ``tiktoken.load.load_tiktoken_bpe``; :func:`read_tiktoken`,
+    :func:`write_tiktoken`). It holds neither the split pattern nor the special tokens.
 ``PATH.json``
-    bpetrain's sidecar: ``{"pat_str": <str or null>, "special_tokens": {str: id}}``.
-    ``pat_str`` null is raw mode (no pre-tokenization).
+    bpetrain's sidecar: ``{"pat_str": <str or null>, "special_tokens": {str: id},
+    "rank_file": {"n_bytes": int, "sha256": hex}}``. ``pat_str`` null is raw mode (no
+    pre-tokenization). ``rank_file`` records the rank file the sidecar was written with:
+    the two are replaced as one artifact (:func:`bpetrain._atomic.replace_together`) and
+    a rank file that does not match is refused, so a sidecar's pattern and special
+    tokens are never applied to another export's ranks. Sidecars without ``rank_file``
+    (bpetrain before 0.2) are read without the check.
 
 Importing recovers the merges from the ranks (:func:`merges_from_ranks`), so files
 such as OpenAI's ``cl100k_base.tiktoken`` load as a :class:`~bpetrain.Tokenizer`
@@ -17,17 +22,32 @@ that gives tiktoken's ids.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 from collections.abc import Mapping
 
-from .._atomic import atomic_write
-from ..model_file import read_tiktoken, write_tiktoken
+from .._atomic import atomic_write, file_record, read_recorded, replace_together
+from .._read import read_bytes
+from ..encoding import Encoding
 from ..pretokenize import resolve_pattern
 from ..tokenizer import Tokenizer
-from ._vocab import check_exportable, make_tokenizer, read_json
+from ._vocab import make_tokenizer, read_json
 
-__all__ = ["load", "merges_from_ranks", "save", "sidecar_path", "tiktoken_encoding"]
+__all__ = [
+    "load",
+    "load_tiktoken",
+    "merges_from_ranks",
+    "read_tiktoken",
+    "save",
+    "sidecar_path",
+    "tiktoken_encoding",
+    "write_tiktoken",
+]
+
+#: Ranks are token ids, which bpetrain and tiktoken hold in 32 bits.
+MAX_RANK = 2**32 - 1
 
 #: The pattern a raw-mode tokenizer is given in ``tiktoken.Encoding``: each text
 #: between special tokens is one piece, as in bpetrain's raw mode.
@@ -111,22 +131,110 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> tuple[list[tuple[
     return merges, byte_ids
 
 
+def write_tiktoken(path, tokens) -> None:
+    """Write tiktoken's rank file alone, atomically: token ``i`` of ``tokens`` (bytes) gets rank ``i``."""
+    with atomic_write(path, "wb") as f:
+        f.write(_rank_file_bytes(tokens))
+
+
+def _rank_file_bytes(tokens) -> bytes:
+    return b"".join(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
+
+
+def read_tiktoken(path) -> dict[bytes, int]:
+    """Read tiktoken's rank file into ``mergeable_ranks`` (token bytes -> rank).
+
+    The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
+    token. Unlike tiktoken this reader checks the file: the ranks must be distinct
+    integers in ``[0, 2**32)`` and no token may appear twice (empty lines are skipped).
+    The file is read whole, up to :func:`bpetrain._read.max_file_bytes`.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If a line is not ``base64 rank``, a token or rank repeats, a rank is out of
+        range, or the file is empty or too large; the message names the file and line.
+    """
+    return parse_tiktoken(read_bytes(path, "a tiktoken rank file"), os.fspath(path))
+
+
+def parse_tiktoken(data: bytes, name: str) -> dict[bytes, int]:
+    """:func:`read_tiktoken` on the file's content ``data``; ``name`` names it in errors."""
+    ranks: dict[bytes, int] = {}
+    seen: dict[int, int] = {}
+    for lineno, line in enumerate(data.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2 or not parts[1].isdigit():
+            raise ValueError(f"{name}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
+        try:
+            token = base64.b64decode(parts[0], validate=True)
+        except binascii.Error:
+            raise ValueError(f"{name}:{lineno}: the token {parts[0][:40]!r} is not valid base64") from None
+        if len(parts[1]) > 10 or int(parts[1]) > MAX_RANK:
+            raise ValueError(f"{name}:{lineno}: rank {parts[1][:40].decode()} is out of range (ranks are below 2**32)")
+        rank = int(parts[1])
+        if token in ranks:
+            raise ValueError(f"{name}:{lineno}: token {token!r} already has rank {ranks[token]}")
+        if rank in seen:
+            raise ValueError(f"{name}:{lineno}: rank {rank} was already given on line {seen[rank]}")
+        ranks[token] = rank
+        seen[rank] = lineno
+    if not ranks:
+        raise ValueError(f"{name}: the rank file holds no tokens")
+    return ranks
+
+
 def save(tokenizer: Tokenizer, path) -> None:
-    """Write the rank file ``path`` and its sidecar ``path.json``, atomically.
+    """Write the rank file ``path`` and its sidecar ``path.json`` as one artifact.
+
+    The sidecar records the rank file's length and SHA-256 and the two are replaced
+    together (:func:`bpetrain._atomic.replace_together`): an interrupted export leaves
+    the old pair or the new one readable, never a mix.
 
     Raises
     ------
     ValueError
         If two merges spell the same bytes or a token does not encode to itself
         (tiktoken looks whole pieces up in the ranks, so it would output it).
+    OSError
+        If the files cannot be written.
     """
-    check_exportable(tokenizer, "tiktoken")
-    tokens = [tokenizer.vocab[i] for i in range(256 + len(tokenizer.merges))]
-    sidecar = {"pat_str": tokenizer.pat_str, "special_tokens": tokenizer.special_tokens}
-    with atomic_write(sidecar_path(path), "w", encoding="utf-8", newline="\n") as f:
-        json.dump(sidecar, f, ensure_ascii=False, indent=1)
-        f.write("\n")
-        write_tiktoken(path, tokens)
+    tokenizer.check_exportable("tiktoken")
+    ranks = _rank_file_bytes(tokenizer.vocab[i] for i in range(256 + len(tokenizer.merges)))
+    sidecar = {
+        "pat_str": tokenizer.pat_str,
+        "special_tokens": tokenizer.special_tokens,
+        "rank_file": file_record(ranks),
+    }
+    text = json.dumps(sidecar, ensure_ascii=False, indent=1) + "\n"
+    replace_together({os.fspath(path): ranks}, sidecar_path(path), text.encode("utf-8"))
+
+
+def _read_pair(path, pat_str) -> tuple[dict[bytes, int], dict | None]:
+    """The ranks of ``path`` and its sidecar (None if it has none), checked against each other.
+
+    Raises
+    ------
+    ValueError
+        If there is no sidecar and no ``pat_str``, a file is malformed, or the rank file
+        is not the one the sidecar records.
+    """
+    name = os.fspath(path)
+    if not os.path.exists(sidecar_path(path)):
+        if pat_str is None:
+            raise ValueError(
+                f"{name}: a tiktoken rank file does not say its split pattern and there is no sidecar "
+                f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode; "
+                "--pattern in the CLI)"
+            )
+        return read_tiktoken(path), None
+    sidecar = _read_sidecar(sidecar_path(path))
+    data = read_recorded(path, sidecar.get("rank_file"), sidecar_path(path), "a tiktoken rank file")
+    return parse_tiktoken(data, name), sidecar
 
 
 def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
@@ -146,40 +254,80 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
     ------
     ValueError
         If the rank file or the sidecar is malformed (the message names the file and
-        line), the ranks are not dense, or a token no merge can make; or if there is no
-        sidecar and no ``pat_str``.
+        line), the two do not belong together, the ranks are not dense, or a token no
+        merge can make; or if there is no sidecar and no ``pat_str``.
     """
     name = os.fspath(path)
-    sidecar = {}
-    if os.path.exists(sidecar_path(path)):
-        sidecar = _read_sidecar(sidecar_path(path))
-    elif pat_str is None:
-        raise ValueError(
-            f"{name}: a tiktoken rank file does not say its split pattern and there is no sidecar "
-            f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode; --pattern in the CLI)"
-        )
+    ranks, sidecar = _read_pair(path, pat_str)
     try:
-        merges, byte_ids = merges_from_ranks(read_tiktoken(path))
+        merges, byte_ids = merges_from_ranks(ranks)
     except ValueError as exc:
         raise ValueError(exc.args[0] if exc.args[0].startswith(name) else f"{name}: {exc}") from None
     return make_tokenizer(
         name,
         merges,
         pat_str=resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
-        special_tokens=special_tokens if special_tokens is not None else sidecar.get("special_tokens", {}),
+        special_tokens=special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
         byte_ids=byte_ids,
     )
 
 
+def load_tiktoken(
+    path,
+    *,
+    pat_str: str | None = None,
+    special_tokens: Mapping[str, int] | None = None,
+    name: str | None = None,
+) -> Encoding:
+    """Read a tiktoken rank file into an :class:`~bpetrain.Encoding`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``base64(token) rank`` file (tiktoken's format; e.g. ``cl100k_base.tiktoken``).
+        Its sidecar ``path.json`` (written by :meth:`bpetrain.Tokenizer.save_tiktoken`)
+        gives the pattern and special tokens when it exists.
+    pat_str : str, optional
+        The split pattern: a regex, a name such as ``"cl100k"`` or ``"o200k"``, or
+        ``"none"`` for raw mode. Needed when there is no sidecar; overrides the sidecar.
+    special_tokens : mapping of str to int, optional
+        Overrides the sidecar's special tokens (default: the sidecar's, or none).
+    name : str, optional
+        The encoding's name; the file name without its extension by default.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the rank file or the sidecar is malformed (:func:`read_tiktoken`), the two do
+        not belong together, there is neither a sidecar nor ``pat_str``, or the encoding
+        is inconsistent (:class:`~bpetrain.Encoding`; the message names the file).
+    """
+    ranks, sidecar = _read_pair(path, pat_str)
+    if pat_str is None:
+        pat_str = sidecar["pat_str"]
+    if special_tokens is None and sidecar is not None:
+        special_tokens = sidecar["special_tokens"]
+    if name is None:
+        name = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+    try:
+        return Encoding(name, pat_str=pat_str, mergeable_ranks=ranks, special_tokens=special_tokens)
+    except ValueError as exc:
+        raise ValueError(f"{os.fspath(path)}: {exc}") from None
+
+
 def _read_sidecar(path: str) -> dict:
     sidecar = read_json(path)
-    if not isinstance(sidecar, dict) or set(sidecar) != {"pat_str", "special_tokens"}:
-        raise ValueError(f"{path}: expected a JSON object with the keys pat_str and special_tokens")
+    if not isinstance(sidecar, dict) or not {"pat_str", "special_tokens"} <= set(sidecar) <= {
+        "pat_str", "special_tokens", "rank_file"
+    }:
+        raise ValueError(f"{path}: expected a JSON object with the keys pat_str, special_tokens (and rank_file)")
     if sidecar["pat_str"] is not None and not isinstance(sidecar["pat_str"], str):
         raise ValueError(f"{path}: pat_str must be a string or null")
     specials = sidecar["special_tokens"]
-    if not isinstance(specials, dict) or not all(type(v) is int for v in specials.values()):
-        raise ValueError(f"{path}: special_tokens must be an object of token -> integer id")
+    if not isinstance(specials, dict) or not all(type(v) is int and 0 <= v <= MAX_RANK for v in specials.values()):
+        raise ValueError(f"{path}: special_tokens must be an object of token -> integer id in [0, 2**32)")
     return sidecar
 
 
@@ -198,7 +346,7 @@ def tiktoken_encoding(tokenizer: Tokenizer, name: str = "bpetrain"):
     """
     import tiktoken
 
-    check_exportable(tokenizer, "tiktoken")
+    tokenizer.check_exportable("tiktoken")
     return tiktoken.Encoding(
         name,
         pat_str=RAW_MODE_PAT_STR if tokenizer.pat_str is None else tokenizer.pat_str,
