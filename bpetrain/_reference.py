@@ -45,6 +45,8 @@ from collections.abc import Iterable, Mapping
 
 import regex
 
+from .pretokenize import pattern_timeout, timed_out
+
 
 def get_stats(ids: list[int], counts: dict | None = None, weight: int = 1) -> dict:
     """Add the adjacent pairs of ``ids`` to ``counts``, each weighted by ``weight``.
@@ -216,7 +218,12 @@ def encode(
         if i % 2:
             ids.append(special_tokens[part])
             continue
-        found = [part] if pat_str is None else [m.group() for m in regex.finditer(pat_str, part)]
+        try:
+            found = [part] if pat_str is None else [
+                m.group() for m in regex.finditer(pat_str, part, timeout=pattern_timeout(len(part)))
+            ]
+        except TimeoutError:
+            raise timed_out(pat_str, len(part)) from None
         for piece in found:
             if piece:
                 piece_bytes = piece.encode("utf-8", "surrogateescape")

@@ -8,7 +8,7 @@ import warnings
 from .formats import FORMATS as EXPORT_FORMATS
 from .inputs import FORMATS as FORMATS_IN
 from .inputs import expand_inputs
-from .pretokenize import PATTERNS
+from .pretokenize import PATTERNS, PatternTimeoutError
 from .tokenizer import Tokenizer
 from .trainer import BpeTrainer
 
@@ -240,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return args.run(args)
+    except PatternTimeoutError as exc:  # a hostile or broken pattern from the model file
+        parser.exit(2, f"bpetrain {args.command}: error: {getattr(args, 'model', 'the model')}: {exc}\n")
     except (ValueError, TypeError, OSError) as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
     except KeyboardInterrupt:

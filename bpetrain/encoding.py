@@ -8,6 +8,7 @@ tokens, argument checks, error messages, threads.
 """
 from __future__ import annotations
 
+import array
 import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -30,7 +31,7 @@ from ._splitter import BacktrackLimitExceeded
 from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
 from .unstable import completions, unstable_token_count
 
-__all__ = ["Encoding", "allowed_special_tokens"]
+__all__ = ["Encoding", "allowed_special_tokens", "as_token_ids"]
 
 #: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
 COUNT_BATCH = 4096
@@ -630,10 +631,8 @@ class Encoding:
         TypeError
             If a token id is not an integer.
         """
-        if isinstance(tokens, np.ndarray):
-            tokens = tokens.tolist()
         try:
-            return b"".join(map(self._decoder.__getitem__, tokens))
+            return b"".join(map(self._decoder.__getitem__, as_token_ids(tokens)))
         except KeyError as exc:
             raise self._unknown_token(exc.args[0]) from None
 
@@ -777,7 +776,7 @@ class Encoding:
             If ``limit`` is negative.
         """
         _check_text(text)
-        _check_count("limit", limit, 0)
+        limit = _check_count("limit", limit, 0)
         if self._split is None:
             count = self.count(text)
             return count if count <= limit else None
@@ -793,7 +792,7 @@ class Encoding:
                 return None if count < 0 else count
             except BacktrackLimitExceeded:
                 pass  # as in _encode_text
-        matches = self._split.regex.finditer(text, concurrent=True)
+        matches = self._split.finditer(text)
         count = 0
         while True:
             pieces = [match.group() for match in islice(matches, COUNT_BATCH)]
@@ -892,7 +891,7 @@ class Encoding:
     def _chunks(self, text: str, max_tokens: int, first_only: bool) -> tuple[str, list[str]]:
         """The text (lone surrogates replaced) and its chunks (only the first if ``first_only``)."""
         _check_text(text)
-        _check_count("max_tokens", max_tokens, 1)
+        max_tokens = _check_count("max_tokens", max_tokens, 1)
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -935,7 +934,7 @@ class Encoding:
             if sum(map(len, pieces)) == len(text):  # the pieces tile the text
                 return np.cumsum(lengths[self._bpe.encode_pieces(pieces)])
         ends, char_at, byte_at = [], 0, 0  # the pattern skips some text: follow each match
-        for match in self._split.regex.finditer(text):
+        for match in self._split.finditer(text):
             byte_at += len(text[char_at : match.start()].encode("utf-8"))
             ends.append(byte_at + np.cumsum(lengths[self._bpe.encode_pieces([match.group()])]))
             byte_at += len(match.group().encode("utf-8"))
@@ -1011,6 +1010,27 @@ def _batch_output(arrays: list[np.ndarray], output: int):
     return ids.astype(np.uint32, copy=False), offsets
 
 
+def as_token_ids(tokens) -> Iterable[int]:
+    """``tokens`` as Python ints, refusing what is not an integer (a float ``1.0`` would
+    otherwise find id 1 in a dict, where tiktoken raises ``TypeError``).
+
+    Raises
+    ------
+    TypeError
+        If an id is not an integer (or an array's dtype is not an integer type).
+    OverflowError
+        If an id does not fit in 64 bits.
+    """
+    if isinstance(tokens, np.ndarray):
+        if tokens.dtype.kind not in "iu":
+            raise TypeError(f"token ids must be integers, got an array of {tokens.dtype}")
+        return tokens.tolist()
+    try:
+        return array.array("q", tokens)
+    except TypeError as exc:
+        raise TypeError(f"token ids must be integers ({exc})") from None
+
+
 def _check_text(text) -> None:
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
@@ -1043,8 +1063,10 @@ def _check_threads(num_threads) -> None:
         raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
 
 
-def _check_count(name: str, value: int, minimum: int) -> None:
+def _check_count(name: str, value: int, minimum: int) -> int:
+    """``value`` as an int64 (a token count beyond 2**63 - 1 means no limit: it is clamped)."""
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return min(int(value), 2**63 - 1)

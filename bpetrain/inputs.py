@@ -304,7 +304,7 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
                 continue
             try:
                 record = json.loads(line)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
                 raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")  # noqa: TRY004 (bad data in a file, not a bad argument)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -20,6 +22,7 @@ import regex
 
 from . import _counter
 from ._atomic import atomic_write
+from ._read import loads_json, max_file_bytes
 from .pretokenize import encode_utf8, split_pattern
 
 __all__ = ["PieceCounter", "PieceTable"]
@@ -110,26 +113,107 @@ class PieceTable:
     def load(cls, path) -> tuple[PieceTable, dict]:
         """Read a counts shard written by :meth:`save`: the table and the header.
 
+        The shard is checked before anything is built: the zip members and their sizes
+        (the arrays together at most :func:`bpetrain._read.max_file_bytes`, so a small
+        compressed file cannot make a huge allocation), each ``.npy`` header (dtype,
+        one dimension, data size against the member's size), the JSON header (depth
+        limited) and the arrays' consistency.
+
         Raises
         ------
         ValueError
-            If the file is not a bpetrain counts shard or its arrays are inconsistent.
+            If the file is not a bpetrain counts shard, is damaged or truncated, is too
+            large, or its arrays are inconsistent (the message names the file).
+        OSError
+            If the file cannot be read.
         """
         name = os.fspath(path)
         try:
-            with np.load(path, allow_pickle=False) as z:
-                header = json.loads(str(z["header"]))
-                arrays = z["data"], z["offsets"], z["counts"]
-        except (OSError, KeyError, ValueError) as exc:
-            raise ValueError(f"{name}: not a bpetrain counts shard (.npz from 'bpetrain count'): {exc}") from None
+            arrays = _read_npz(path, name)
+        except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
+            raise ValueError(f"{name}: not a bpetrain counts shard (.npz from 'bpetrain count'), or damaged: {exc}") from None
+        header = loads_json(str(arrays.pop("header")), name)
         if not isinstance(header, dict) or header.get("format") != SHARD_FORMAT:
-            raise ValueError(f"{name}: counts shard format {header.get('format')!r} is not {SHARD_FORMAT!r}")
-        data, offsets, counts = arrays
-        if (data.dtype != np.uint8 or offsets.dtype != np.int64 or counts.dtype != np.int64
-                or offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
+            found = header.get("format") if isinstance(header, dict) else header
+            raise ValueError(f"{name}: counts shard format {found!r:.60} is not {SHARD_FORMAT!r}")
+        data, offsets, counts = arrays["data"], arrays["offsets"], arrays["counts"]
+        if (offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
                 or np.any(np.diff(offsets) < 0) or np.any(counts < 0)):
             raise ValueError(f"{name}: the counts shard's arrays are inconsistent (damaged file?)")
+        _check_header(header, name)
         return cls(data, offsets, counts), header
+
+
+#: The members of a counts shard and their dtypes (the header is a 0-d unicode array).
+SHARD_MEMBERS = {"data": np.dtype(np.uint8), "offsets": np.dtype(np.int64), "counts": np.dtype(np.int64), "header": None}
+
+
+def _read_npz(path, name: str) -> dict[str, np.ndarray]:
+    """The arrays of a counts shard, each ``.npy`` header checked before its data is read.
+
+    Raises
+    ------
+    ValueError
+        If a member is missing or extra, the declared sizes pass the cap, or a member's
+        dtype, shape or size is not what a shard holds.
+    zipfile.BadZipFile, EOFError, zlib.error
+        If the zip structure or compressed data is damaged (the caller names the file).
+    """
+    limit = max_file_bytes()
+    with zipfile.ZipFile(path) as z:
+        infos = {info.filename: info for info in z.infolist()}
+        expected = {f"{member}.npy" for member in SHARD_MEMBERS}
+        if set(infos) != expected:
+            raise ValueError(f"{name}: a counts shard holds {sorted(expected)}, this file {sorted(infos)[:8]}")
+        declared = sum(info.file_size for info in infos.values())
+        if declared > limit:
+            raise ValueError(
+                f"{name}: the shard's arrays declare {declared} bytes, more than {limit} "
+                "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
+            )
+        arrays = {}
+        for member, dtype in SHARD_MEMBERS.items():
+            info = infos[f"{member}.npy"]
+            with z.open(info) as f:
+                arrays[member] = _read_npy(f, info.file_size, dtype, f"{name}[{member}]")
+    return arrays
+
+
+def _read_npy(f, n_bytes: int, dtype: np.dtype | None, where: str) -> np.ndarray:
+    """One ``.npy`` member of ``n_bytes`` bytes: a 1-d array of ``dtype``, or (``dtype`` None)
+    a 0-d unicode string."""
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, found = np.lib.format.read_array_header_1_0(f, max_header_size=10000)
+        else:
+            shape, fortran, found = np.lib.format.read_array_header_2_0(f, max_header_size=10000)
+    except (ValueError, SyntaxError, TypeError) as exc:
+        raise ValueError(f"{where}: not a valid .npy header ({exc})") from None
+    wanted_shape = 1 if dtype is not None else 0
+    if (len(shape) != wanted_shape or found.hasobject or fortran
+            or (found != dtype if dtype is not None else found.kind != "U")):
+        raise ValueError(f"{where}: holds {found} of shape {shape}, not what a counts shard holds")
+    size = found.itemsize * (shape[0] if shape else 1)
+    if size > n_bytes:
+        raise ValueError(f"{where}: declares {size} bytes of data in a member of {n_bytes} bytes")
+    data = f.read(size)
+    if len(data) != size:
+        raise ValueError(f"{where}: truncated ({len(data)} of {size} bytes)")
+    array = np.frombuffer(data, dtype=found)
+    return array[0] if dtype is None else array
+
+
+def _check_header(header: dict, name: str) -> None:
+    """Refuse a shard header whose fields have the wrong types or ranges."""
+    pat_str, specials = header.get("pat_str"), header.get("special_tokens")
+    if not (pat_str is None or isinstance(pat_str, str)):
+        raise ValueError(f"{name}: the shard header's pat_str must be a string or null")
+    if not (isinstance(specials, list) and all(isinstance(s, str) for s in specials)):
+        raise ValueError(f"{name}: the shard header's special_tokens must be a list of strings")
+    for key in ("n_input_bytes", "n_documents"):
+        if not (type(header.get(key)) is int and 0 <= header[key] < 2**63):
+            raise ValueError(f"{name}: the shard header's {key} must be an integer in [0, 2**63)")
 
 
 SHARD_FORMAT = "bpetrain counts v1"

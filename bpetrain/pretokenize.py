@@ -111,6 +111,31 @@ def resolve_pattern(pat_str: str | None) -> str | None:
     return pat_str
 
 
+#: The ``regex`` module's time limit for one call on ``n`` characters is
+#: ``PATTERN_SECONDS + PATTERN_SECONDS_PER_CHAR * n``: generous for any usable pattern (the
+#: module splits about 10 MB/s), and a bound for catastrophic backtracking such as ``(a|aa)+$``,
+#: which a pattern read from a model file may hold.
+PATTERN_SECONDS = 10.0
+PATTERN_SECONDS_PER_CHAR = 1e-5
+
+
+class PatternTimeoutError(ValueError):
+    """A split pattern ran past its time limit (:data:`PATTERN_SECONDS`): catastrophic backtracking."""
+
+
+def pattern_timeout(n_chars: int) -> float:
+    """The time limit in seconds for the ``regex`` module to split ``n_chars`` characters."""
+    return PATTERN_SECONDS + PATTERN_SECONDS_PER_CHAR * n_chars
+
+
+def timed_out(pat_str: str, n_chars: int) -> PatternTimeoutError:
+    """The error for ``pat_str`` running past :func:`pattern_timeout` on ``n_chars`` characters."""
+    return PatternTimeoutError(
+        f"the split pattern {pat_str!r:.80} ran past its time limit of {pattern_timeout(n_chars):.0f} s on "
+        f"{n_chars} characters (catastrophic backtracking): it cannot split text; use another pattern"
+    )
+
+
 class SplitPattern:
     """A split pattern, compiled to split text.
 
@@ -182,8 +207,27 @@ class SplitPattern:
 
     def pieces(self, text: str) -> list[str]:
         """The pieces of ``text`` by the ``regex`` module: whole matches (groups do not
-        matter, as in tiktoken), matching with the GIL released (``concurrent=True``)."""
-        return [m.group() for m in self.regex.finditer(text, concurrent=True)]
+        matter, as in tiktoken), matching with the GIL released (``concurrent=True``).
+
+        Raises
+        ------
+        PatternTimeoutError
+            If matching runs past :func:`pattern_timeout` (catastrophic backtracking).
+        """
+        return [m.group() for m in self.finditer(text)]
+
+    def finditer(self, text: str):
+        """The ``regex`` module's matches in ``text``, within :func:`pattern_timeout`.
+
+        Raises
+        ------
+        PatternTimeoutError
+            If matching runs past the time limit.
+        """
+        try:
+            yield from self.regex.finditer(text, concurrent=True, timeout=pattern_timeout(len(text)))
+        except TimeoutError:
+            raise timed_out(self.pat_str, len(text)) from None
 
 
 @functools.lru_cache(maxsize=64)

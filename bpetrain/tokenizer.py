@@ -1,12 +1,13 @@
 """The trained tokenizer: merges, ranks, vocab, special tokens, and a reference encoder."""
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Literal
 
 from . import _reference
-from .encoding import Encoding, allowed_special_tokens
+from .encoding import Encoding, allowed_special_tokens, as_token_ids
 from .model_file import read_model, write_model
 from .pretokenize import resolve_pattern
 
@@ -70,6 +71,8 @@ class Tokenizer:
         for token, token_id in self.special_tokens.items():
             if not isinstance(token, str) or not token:
                 raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id >= 2**32:
+                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers below 2**32")
             if token_id < n_ranked:
                 raise ValueError(
                     f"special token {token!r} has id {token_id}, which is a byte or merge id "
@@ -265,10 +268,14 @@ class Tokenizer:
         ------
         ValueError
             If a token id is not in the vocabulary.
+        TypeError
+            If a token id is not an integer.
+        OverflowError
+            If a token id does not fit in 64 bits.
         """
         vocab = self.vocab
         try:
-            return b"".join(vocab[t] for t in tokens)
+            return b"".join(map(vocab.__getitem__, as_token_ids(tokens)))
         except KeyError as exc:
             raise ValueError(
                 f"token id {exc.args[0]!r} is not in the vocabulary (ids 0..{self.n_vocab - 1})"
@@ -300,7 +307,11 @@ class Tokenizer:
             If the file is not a bpetrain model file, or is damaged (the message names
             the file and line).
         """
-        return cls(**read_model(path))
+        model = read_model(path)
+        try:
+            return cls(**model)
+        except ValueError as exc:
+            raise ValueError(f"{os.fspath(path)}: {exc}") from None
 
     def save_tiktoken(self, path) -> None:
         """Write a tiktoken rank file and its sidecar ``path.json``: ``export(path, format="tiktoken")``."""

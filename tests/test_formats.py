@@ -411,12 +411,13 @@ def test_hf_import_refuses_ignore_merges_with_unreachable_tokens(tmp_path):
         ("merges.txt", "ab c\n", "ab x\n", "merges.txt:3: the merged token 'abx' is not in the vocab"),
         ("merges.txt", "ab c\n", "ab q\u0100\n", "merges.txt:3: the part 'qĀ' is not in the vocab"),
         ("vocab.json", '"abc": 257', '"abc": 257, "abc": 257', "the key 'abc' appears twice"),
-        ("vocab.json", '"abc": 257', '"abc": 258', "tokens 'abc' and '<s>' share id 258"),
+        ("vocab.json", '"abc": 257', '"abc": 256', "tokens 'ab' and 'abc' share id 256"),
         ("vocab.json", '"a": 97', '"a": 1000', "id 97 is missing"),
     ],
 )
 def test_malformed_gpt2_import(tmp_path, file, old, new, message):
     tiny().export(tmp_path, format="gpt2")
+    (tmp_path / ".bpetrain.json").unlink()  # files as other tools write them (no record to refuse the edit)
     path = tmp_path / file
     text = path.read_text(encoding="utf-8")
     assert old in text
