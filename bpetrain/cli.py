@@ -192,7 +192,7 @@ def _add_inspect_command(commands) -> None:
     )
     _add_model_arguments(inspect)
     inspect.add_argument("--text", default=None, help="the sample text to encode (default: a short mixed sample)")
-    inspect.add_argument("--longest", type=int, default=10, metavar="N", help="how many longest tokens to list")
+    inspect.add_argument("--longest", type=_count_arg, default=10, metavar="N", help="how many longest tokens to list")
     inspect.set_defaults(run=_inspect)
 
 
@@ -246,6 +246,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
     except KeyboardInterrupt:
         parser.exit(130, f"bpetrain {args.command}: interrupted\n")
+
+
+def _count_arg(text: str) -> int:
+    """An argparse type: an integer >= 0."""
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a number >= 0, got {value}")
+    return value
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

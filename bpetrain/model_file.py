@@ -24,7 +24,7 @@ import json
 import os
 
 from ._atomic import atomic_write
-from ._read import read_lines
+from ._read import loads_json, read_lines
 
 __all__ = ["read_model", "write_model"]
 
@@ -71,10 +71,7 @@ def read_model(path) -> dict:
         line = lines[lineno - 1] if lineno <= len(lines) else ""
         if not line.startswith(f"{key}: "):
             raise ValueError(f"{name}:{lineno}: expected '{key}: ...', got {line[:40]!r}")
-        try:
-            return json.loads(line[len(key) + 2 :])
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{name}:{lineno}: {key} is not valid JSON: {exc}") from None
+        return loads_json(line[len(key) + 2 :], f"{name}:{lineno}: {key}")
 
     pat_str = field(2, "pat_str")
     if pat_str is not None and not isinstance(pat_str, str):

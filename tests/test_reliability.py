@@ -175,3 +175,229 @@ def test_failed_gpt2_export_leaves_no_empty_folder(trained, tmp_path, monkeypatc
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "bpetrain.cli", *args], check=False, capture_output=True, text=True, timeout=120)
+
+
+# ---------------------------------------------------------------- finding 4
+
+
+def small_shard(path) -> None:
+    from bpetrain import PieceTable
+
+    PieceTable.from_counts({b"ab": 3, b" cd": 2, b"e": 7}).save(path, pat_str=None)
+
+
+def npz_with(path, **members) -> None:
+    """A zip holding ``name.npy`` members with the given raw bytes."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w") as z:
+        for name, data in members.items():
+            z.writestr(f"{name}.npy", data)
+
+
+def npy_header(descr: str, shape: tuple) -> bytes:
+    import numpy as np
+
+    header = repr({"descr": descr, "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - (len(header) + 10) % 64) + b"\n"
+    return np.lib.format.magic(1, 0) + len(header).to_bytes(2, "little") + header
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "huge header", "plain npy", "object dtype", "2-d"])
+def test_damaged_shards_are_value_errors_naming_the_file(tmp_path, damage):
+    """Damaged shards used to raise BadZipFile, EOFError, IndexError, MemoryError or TypeError."""
+    import numpy as np
+
+    from bpetrain import PieceTable
+
+    path = tmp_path / "s.npz"
+    small_shard(path)
+    data = bytearray(path.read_bytes())
+    if damage == "flip":
+        data[len(data) // 2] ^= 0xFF
+        path.write_bytes(bytes(data))
+    elif damage == "truncate":
+        path.write_bytes(bytes(data[: len(data) - 40]))
+    elif damage == "huge header":
+        with np.load(tmp_path / "s.npz") as z:
+            members = {k: z[k] for k in z.files}
+        parts = {k: np.lib.format.header_data_from_array_1_0(v) for k, v in members.items()}
+        raw = {}
+        for k, v in members.items():
+            import io
+
+            buffer = io.BytesIO()
+            np.save(buffer, v)
+            raw[k] = buffer.getvalue()
+        raw["data"] = npy_header("|u1", (2**62,)) + b"\0" * 16
+        assert parts
+        npz_with(path, **raw)
+    elif damage == "plain npy":
+        np.save(path.with_suffix(".npy"), np.arange(5))
+        path = path.with_suffix(".npy")
+    elif damage == "object dtype":
+        npz_with(path, data=npy_header("|O", (3,)), offsets=b"", counts=b"", header=b"")
+    else:
+        npz_with(path, data=npy_header("|u1", (2, 2)) + b"abcd", offsets=b"", counts=b"", header=b"")
+    with pytest.raises(ValueError, match=f"{path.name}"):
+        PieceTable.load(path)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize("target", ["tokenizer.json", "vocab.json", "sidecar", "model pat_str", "jsonl"])
+def test_deep_json_is_a_value_error(trained, tmp_path, target):
+    """Deeply nested JSON used to raise RecursionError in every JSON reader."""
+    if target == "tokenizer.json":
+        (tmp_path / "tokenizer.json").write_text(DEEP)
+        load = lambda: Tokenizer.from_file(tmp_path / "tokenizer.json")
+    elif target == "vocab.json":
+        (tmp_path / "vocab.json").write_text(DEEP)
+        (tmp_path / "merges.txt").write_text("#version: 0.2\n")
+        load = lambda: Tokenizer.from_file(tmp_path)
+    elif target == "sidecar":
+        trained.export(tmp_path / "r.tiktoken", format="tiktoken")
+        (tmp_path / "r.tiktoken.json").write_text(DEEP)
+        load = lambda: Tokenizer.from_file(tmp_path / "r.tiktoken")
+    elif target == "model pat_str":
+        trained.save(tmp_path / "m.bpe")
+        lines = (tmp_path / "m.bpe").read_text(encoding="utf-8").split("\n")
+        lines[1] = "pat_str: " + DEEP
+        (tmp_path / "m.bpe").write_text("\n".join(lines), encoding="utf-8")
+        load = lambda: Tokenizer.load(tmp_path / "m.bpe")
+    else:
+        (tmp_path / "c.jsonl").write_text('{"text": "a"}\n{"text": ' + DEEP + "}\n")
+        load = lambda: BpeTrainer(300, show_progress=False).train(tmp_path / "c.jsonl")
+    with pytest.raises(ValueError, match="nested|recursion depth"):
+        load()
+
+
+# ---------------------------------------------------------------- finding 5
+
+
+HOSTILE = "(a|aa)+$"
+
+
+def test_hostile_pattern_from_a_model_file_stops_with_a_clear_error(tmp_path, monkeypatch, capsys):
+    """`(a|aa)+$` in a model file used to make `bpetrain inspect` run for more than 20 s."""
+    import time
+
+    from bpetrain import cli, pretokenize
+    from bpetrain.pretokenize import PatternTimeoutError
+
+    monkeypatch.setattr(pretokenize, "PATTERN_SECONDS", 0.5)
+    monkeypatch.setattr(pretokenize, "PATTERN_SECONDS_PER_CHAR", 0.0)
+    Tokenizer([], pat_str=HOSTILE).save(tmp_path / "m.bpe")
+    model = Tokenizer.load(tmp_path / "m.bpe")
+    text = "a" * 40 + "b"
+    for encode in (model.encoding().encode, model.encode, model.encoding().count):
+        started = time.perf_counter()
+        with pytest.raises(PatternTimeoutError, match="ran past its time limit"):
+            encode(text)
+        assert time.perf_counter() - started < 5
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["inspect", str(tmp_path / "m.bpe"), "--text", text])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"{tmp_path / 'm.bpe'}: the split pattern" in err and len(err.splitlines()) == 1
+
+
+def test_compressed_shard_cannot_make_a_huge_allocation(tmp_path, monkeypatch):
+    """A 269 KB compressed shard used to allocate 3.15 GB: declared sizes are checked first."""
+    import zipfile
+
+    import numpy as np
+
+    from bpetrain import PieceTable
+
+    monkeypatch.setenv("BPETRAIN_MAX_FILE_BYTES", str(1 << 20))
+    path = tmp_path / "bomb.npz"
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("data.npy", npy_header("|u1", (8 << 20,)) + bytes(8 << 20))
+        for name in ("offsets", "counts", "header"):
+            z.writestr(f"{name}.npy", np.lib.format.magic(1, 0))
+    assert path.stat().st_size < 100_000
+    with pytest.raises(ValueError, match="bomb.npz: the shard's arrays declare .* BPETRAIN_MAX_FILE_BYTES"):
+        PieceTable.load(path)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize("format", ["bpetrain", "tiktoken", "hf", "minbpe"])
+def test_endless_file_is_refused_at_the_size_cap(monkeypatch, format):
+    """A model path pointing at /dev/zero used to be read until memory ran out."""
+    monkeypatch.setenv("BPETRAIN_MAX_FILE_BYTES", str(1 << 20))
+    options = {"pat_str": "cl100k"} if format == "tiktoken" else {}
+    with pytest.raises(ValueError, match="/dev/zero: larger than 1048576 bytes.*BPETRAIN_MAX_FILE_BYTES"):
+        Tokenizer.from_file("/dev/zero", format=format, **options)
+
+
+def test_a_folder_in_place_of_a_file_is_an_os_error(tmp_path):
+    (tmp_path / "m.bpe").mkdir()
+    with pytest.raises(IsADirectoryError):
+        Tokenizer.load(tmp_path / "m.bpe")
+
+
+# ---------------------------------------------------------------- finding 6
+
+
+def test_special_token_ids_past_32_bits_are_refused_at_load(trained, tmp_path):
+    """Ids >= 2**32 used to load, then fail in encode and be written by export --format hf."""
+    trained.save(tmp_path / "m.bpe")
+    lines = (tmp_path / "m.bpe").read_text(encoding="utf-8").split("\n")
+    assert lines[2].startswith("special_tokens: ")
+    lines[2] = 'special_tokens: {"<|endoftext|>": 4294967296}'
+    (tmp_path / "m.bpe").write_text("\n".join(lines), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"m.bpe: special token .* has id 4294967296; ids are integers below 2\*\*32"):
+        Tokenizer.load(tmp_path / "m.bpe")
+
+
+def test_huge_rank_is_a_value_error(tmp_path):
+    path = tmp_path / "r.tiktoken"
+    path.write_bytes(b"YQ== 0\nYg== 9223372036854775808\n")
+    with pytest.raises(ValueError, match=r"r.tiktoken:2: rank 9223372036854775808 is out of range"):
+        Tokenizer.from_file(path, pat_str="none")
+
+
+def test_limits_past_63_bits_mean_no_limit(trained):
+    enc = trained.encoding()
+    text = "hello world " * 10
+    assert enc.count_till_limit(text, 2**64) == enc.count(text)
+    assert enc.split_into_chunks(text, 2**70) == [text]
+
+
+# ---------------------------------------------------------------- finding 7
+
+
+def test_decode_refuses_non_integer_ids(trained):
+    """decode([1.0]) used to return the token of id 1; tiktoken raises TypeError."""
+    import numpy as np
+
+    for decode in (trained.decode, trained.encoding().decode):
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            decode([34.0])
+        with pytest.raises(TypeError, match="token ids must be integers"):
+            decode(np.array([34.0]))
+        assert decode(np.array([34, 35])) == decode([34, 35])
+
+
+def test_ctrl_c_exits_130_with_one_line(trained, tmp_path, monkeypatch, capsys):
+    from bpetrain import cli
+
+    trained.save(tmp_path / "m.bpe")
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Tokenizer, "from_file", interrupted)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["inspect", str(tmp_path / "m.bpe")])
+    assert exit_.value.code == 130 and capsys.readouterr().err == "bpetrain inspect: interrupted\n"
+
+
+def test_inspect_refuses_a_negative_count(trained, tmp_path, capsys):
+    from bpetrain import cli
+
+    trained.save(tmp_path / "m.bpe")
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["inspect", str(tmp_path / "m.bpe"), "--longest", "-5"])
+    assert exit_.value.code == 2 and "must be a number >= 0" in capsys.readouterr().err
