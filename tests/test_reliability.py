@@ -401,3 +401,85 @@ def test_inspect_refuses_a_negative_count(trained, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["inspect", str(tmp_path / "m.bpe"), "--longest", "-5"])
     assert exit_.value.code == 2 and "must be a number >= 0" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- crash injection (finding 3)
+
+EXPORTS = {"bpetrain": "m.bpe", "tiktoken": "r.tiktoken", "hf": "tokenizer.json", "gpt2": "gpt2", "minbpe": "m"}
+
+
+def write_export(tokenizer: Tokenizer, format: str, path) -> None:
+    if format == "bpetrain":
+        tokenizer.save(path)
+    else:
+        tokenizer.export(path, format=format)
+
+
+def read_export(format: str, path) -> tuple:
+    """What an export carries in every format: the merges and the special tokens."""
+    if format == "minbpe":
+        path = f"{path}.model"
+    loaded = Tokenizer.load(path) if format == "bpetrain" else Tokenizer.from_file(path)
+    return loaded.merges, loaded.special_tokens
+
+
+def export_killed_at(tokenizer: Tokenizer, format: str, path, kill_at: int) -> bool:
+    """Export in a forked child that SIGKILLs itself just before its ``kill_at``-th call of
+    ``os.replace`` or ``os.fsync``; True if it was killed, False if the export finished first."""
+    import signal
+
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        try:
+            calls = [0]
+
+            def deadly(function):
+                def call(*args, **kwargs):
+                    calls[0] += 1
+                    if calls[0] == kill_at:
+                        os.kill(os.getpid(), signal.SIGKILL)
+                    return function(*args, **kwargs)
+
+                return call
+
+            os.replace, os.fsync = deadly(os.replace), deadly(os.fsync)
+            write_export(tokenizer, format, path)
+            os._exit(0)
+        finally:
+            os._exit(1)  # the export raised
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        assert os.WTERMSIG(status) == signal.SIGKILL
+        return True
+    assert os.WEXITSTATUS(status) == 0, "the export failed in the child"
+    return False
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="kills a forked writer (POSIX only)")
+@pytest.mark.parametrize("format", EXPORTS)
+def test_export_killed_at_every_rename_and_fsync_leaves_old_or_new(trained, other, tmp_path, format):
+    """Killed between the renames of a two-file export, 9 of 33 crash points used to leave
+    neither the old nor the new model (or a silent mix)."""
+    old, new = read_export_of(trained, format, tmp_path / "old"), read_export_of(other, format, tmp_path / "new")
+    kill_at, outcomes = 1, []
+    while True:
+        place = tmp_path / f"k{kill_at}"
+        place.mkdir()
+        write_export(trained, format, place / EXPORTS[format])  # the older export in place
+        killed = export_killed_at(other, format, place / EXPORTS[format], kill_at)
+        found = read_export(format, place / EXPORTS[format])
+        assert found in (old, new), f"killed at call {kill_at}: neither the old nor the new export"
+        outcomes.append("old" if found == old else "new")
+        if not killed:
+            break
+        write_export(other, format, place / EXPORTS[format])  # the next export completes and cleans up
+        assert read_export(format, place / EXPORTS[format]) == new
+        assert not [f for f in os.listdir(place) if f.endswith((".tmp", ".pending"))], f"leftovers at {kill_at}"
+        kill_at += 1
+    assert outcomes[0] == "old" and outcomes[-1] == "new" and kill_at > 2
+
+
+def read_export_of(tokenizer: Tokenizer, format: str, folder) -> tuple:
+    folder.mkdir()
+    write_export(tokenizer, format, folder / EXPORTS[format])
+    return read_export(format, folder / EXPORTS[format])
