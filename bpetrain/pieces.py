@@ -160,7 +160,15 @@ def _read_npz(path, name: str) -> dict[str, np.ndarray]:
         If the zip structure or compressed data is damaged (the caller names the file).
     """
     limit = max_file_bytes()
-    with zipfile.ZipFile(path) as z:
+    with open(path, "rb") as raw:  # OSErrors past this point come from a damaged zip structure
+        try:
+            return _read_zip(raw, name, limit)
+        except OSError as exc:
+            raise ValueError(f"{name}: a damaged counts shard (seeking or reading its zip data: {exc})") from None
+
+
+def _read_zip(raw, name: str, limit: int) -> dict[str, np.ndarray]:
+    with zipfile.ZipFile(raw) as z:
         infos = {info.filename: info for info in z.infolist()}
         expected = {f"{member}.npy" for member in SHARD_MEMBERS}
         if set(infos) != expected:
