@@ -59,14 +59,23 @@ def read_bytes(path, what: str) -> bytes:
         message names the file and the environment variable that raises the cap.
     """
     limit = max_file_bytes()
+    chunks, n_bytes = [], 0
     with open(path, "rb") as f:
-        data = f.read(limit + 1)
-    if len(data) > limit:
-        raise ValueError(
-            f"{os.fspath(path)}: larger than {limit} bytes, too large for {what} "
-            "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
-        )
-    return data
+        # A regular file comes whole in the first read (its size, plus one byte to see the
+        # end); a device or pipe in 1 MB reads. read(n) allocates n bytes first: never ask
+        # for the whole cap.
+        ask = os.fstat(f.fileno()).st_size + 1
+        while n_bytes <= limit:
+            chunk = f.read(min(max(ask, 1), limit + 1 - n_bytes))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+            n_bytes += len(chunk)
+            ask = 1 << 20
+    raise ValueError(
+        f"{os.fspath(path)}: larger than {limit} bytes, too large for {what} "
+        "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
+    )
 
 
 def read_lines(path, what: str) -> list[str]:

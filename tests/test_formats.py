@@ -485,3 +485,27 @@ def test_model_file_v2_byte_ids_are_checked(tmp_path):
         Tokenizer.load(tmp_path / "m.bpe")
     with pytest.raises(ValueError, match="byte_ids must be a permutation of 0..255"):
         tiny(byte_ids=[0] * 256)
+
+
+def test_formats_sit_above_the_tokenizer_and_the_encoding():
+    """No import circle: formats/ import Tokenizer and Encoding; below formats, only
+    Tokenizer's convenience methods call formats, lazily and through public names."""
+    import ast
+
+    import bpetrain
+
+    package = pathlib.Path(bpetrain.__file__).parent
+    for module in sorted(package.glob("*.py")):
+        if module.name in ("__init__.py", "cli.py", "registry.py"):
+            continue  # the top: they may import anything
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        top_level = set(tree.body)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and "formats" in (node.module or ""):
+                where = f"{module.name}:{node.lineno}"
+                assert module.name == "tokenizer.py" and node not in top_level, f"{where} imports formats"
+                assert node.module == "formats" or not any(a.name.startswith("_") for a in node.names), where
+    for module in sorted((package / "formats").glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module in ("tokenizer", "encoding"):
+                assert not any(a.name.startswith("_") for a in node.names), f"{module.name}:{node.lineno}"
