@@ -100,14 +100,25 @@ def decode_utf8(data: bytes, name: str, what: str) -> str:
 
 def json_depth(data: bytes) -> tuple[int, int]:
     """The deepest nesting of ``[``/``{`` in JSON ``data`` outside strings, and the byte
-    offset (in ``data`` with its strings emptied) where it is first reached."""
-    skeleton = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
-    steps = np.isin(skeleton, (ord("["), ord("{"))).astype(np.int32) - np.isin(skeleton, (ord("]"), ord("}")))
-    if not len(steps):
+    offset (in ``data`` with its strings emptied) where it is first reached.
+
+    Without more than :data:`MAX_JSON_DEPTH` opening brackets in all the depth is not
+    worked out (returned as 0); otherwise 1 MB at a time, in bounded memory.
+    """
+    if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
         return 0, 0
-    depth = np.cumsum(steps)
-    at = int(np.argmax(depth))
-    return int(depth[at]), at
+    skeleton = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
+    deepest, deepest_at, depth = 0, 0, 0
+    for start in range(0, len(skeleton), 1 << 20):
+        part = skeleton[start : start + (1 << 20)]
+        steps = ((part == ord("[")) | (part == ord("{"))).astype(np.int64)
+        steps -= (part == ord("]")) | (part == ord("}"))
+        running = depth + np.cumsum(steps)
+        at = int(np.argmax(running))
+        if running[at] > deepest:
+            deepest, deepest_at = int(running[at]), start + at
+        depth = int(running[-1])
+    return deepest, deepest_at
 
 
 def loads_json(data: bytes | str, name: str, *, object_pairs_hook=None):

@@ -160,7 +160,8 @@ def _walk(root: str, *, skip_unreadable: bool, sniff: bool) -> list[str]:
 
 def _looks_binary(path: str) -> bool:
     """Whether a file to be read as plain text has a NUL byte in its first 8 KB (``grep``'s
-    test); compressed and Parquet files are not. Opening it also checks it can be read.
+    test); compressed, JSON Lines and Parquet files are not (their readers check them).
+    Opening it also checks it can be read.
 
     Raises
     ------
@@ -169,7 +170,7 @@ def _looks_binary(path: str) -> bool:
     """
     with open(path, "rb") as f:
         head = f.read(8192)
-    return b"\0" in head and not path.lower().endswith((*COMPRESSIONS, ".parquet"))
+    return b"\0" in head and not path.lower().endswith((*COMPRESSIONS, *JSONL_SUFFIXES, ".parquet"))
 
 
 def _source(path: str, input_format: str) -> Source:
