@@ -5,9 +5,15 @@ glob patterns, or ``-`` for standard input. Each file is read as bytes, decompre
 its suffix (``.gz`` with :mod:`gzip`, ``.xz`` with :mod:`lzma`, ``.zst`` with the
 ``zstandard`` package), and parsed by its format: plain text, JSON Lines (one record a
 line, the text in a field) or Parquet (the text in a column; needs ``pyarrow``).
+
+A name with a protocol (``s3://bucket/dir``, ``gs://...``, ``hf://datasets/...``,
+``file://...``, ``memory://...``) is read with :mod:`fsspec`, as Dask reads remote
+files; the backends for cloud stores (``s3fs``, ``gcsfs``, ``huggingface_hub``) are
+installed by the user who needs them.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import gzip
@@ -25,7 +31,7 @@ import numpy as np
 from .pieces import join_documents
 from .pretokenize import encode_utf8
 
-__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
+__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
 
 #: Input formats; ``auto`` picks one from the file name.
 FORMATS = ("auto", "text", "jsonl", "parquet")
@@ -41,6 +47,7 @@ class Source:
     Attributes
     ----------
     path : str
+        A local path or an fsspec URL (``s3://bucket/key``).
     format : str
         ``text``, ``jsonl`` or ``parquet``.
     compression : str or None
@@ -78,6 +85,11 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
             if "-" in paths:
                 raise ValueError("standard input ('-') can be read only once")
             paths.append(name)
+        elif is_url(name):
+            found = _expand_url(name)
+            if not found:
+                missing.append(name)
+            paths.extend(found)
         elif os.path.isdir(name):
             paths.extend(_walk(name))
         elif os.path.exists(name):
@@ -93,6 +105,45 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise FileNotFoundError(f"no such file: {missing[0]}{more}")
     return [_source(p, input_format) for p in paths]
+
+
+def is_url(name: str) -> bool:
+    """Whether ``name`` names a file through fsspec (``protocol://...``)."""
+    return "://" in name
+
+
+def _expand_url(url: str) -> list[str]:
+    """The files an fsspec URL names (a file, every file below a directory, or a glob), sorted."""
+    import fsspec  # imported when needed: local paths do not need it
+
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        found = [p for p in fs.find(path) if not any(part.startswith(".") for part in p[len(path):].split("/"))]
+    elif fs.exists(path):
+        found = [path]
+    elif glob.has_magic(path):
+        found = [p for p in fs.glob(path) if fs.isfile(p)]
+    else:
+        return []
+    return sorted(fs.unstrip_protocol(p) for p in found)
+
+
+def _open_raw(path: str):
+    """The file's bytes as a binary stream (local path or fsspec URL; caller closes it)."""
+    if is_url(path):
+        import fsspec
+
+        return fsspec.open(path, "rb").open()
+    return open(path, "rb")  # noqa: SIM115
+
+
+def _size(path: str) -> int:
+    if is_url(path):
+        import fsspec
+
+        fs, inner = fsspec.core.url_to_fs(path)
+        return fs.size(inner)
+    return os.path.getsize(path)
 
 
 def _walk(root: str) -> list[str]:
@@ -122,7 +173,7 @@ def _source(path: str, input_format: str) -> Source:
         return Source(path, fmt, None, None)
     if fmt == "parquet" and compression:
         raise ValueError(f"{path}: Parquet files carry their own compression; decompress the file first")
-    return Source(path, fmt, compression, os.path.getsize(path))
+    return Source(path, fmt, compression, _size(path))
 
 
 class _Counted(io.RawIOBase):
@@ -150,7 +201,7 @@ class _Counted(io.RawIOBase):
 
 def _open(source: Source, progress):
     """The source's decompressed bytes as a binary stream (caller closes it)."""
-    raw = sys.stdin.buffer if source.path == "-" else open(source.path, "rb")  # noqa: SIM115
+    raw = sys.stdin.buffer if source.path == "-" else _open_raw(source.path)
     counted = io.BufferedReader(_Counted(raw, progress, owns_raw=source.path != "-"), buffer_size=1 << 20)
     if source.compression == "gzip":
         return gzip.GzipFile(fileobj=counted, mode="rb")
@@ -194,6 +245,21 @@ def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOC
             if not block:
                 return
             yield block
+
+
+def read_range(source: Source, start: int, stop: int) -> bytes:
+    """Bytes ``start:stop`` of an uncompressed source (fewer at the end of the file).
+
+    Raises
+    ------
+    ValueError
+        If the source is compressed (its bytes cannot be read from an offset).
+    """
+    if source.compression is not None:
+        raise ValueError(f"{source.path}: a {source.compression} file is read whole, not from an offset")
+    with _open_raw(source.path) as f:
+        f.seek(start)
+        return f.read(max(0, stop - start))
 
 
 def read_records(
@@ -266,8 +332,14 @@ def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[by
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError(f"{source.path}: reading Parquet needs pyarrow: pip install 'bpetrain[parquet]'") from None
+    with _open_raw(source.path) if is_url(source.path) else contextlib.nullcontext(source.path) as file:
+        yield from _parquet_file_batches(source, file, column, pa, pq)
+    progress(source.size or 0)
+
+
+def _parquet_file_batches(source: Source, file, column: str, pa, pq) -> Iterator[tuple[bytes, np.ndarray]]:
     try:
-        parquet = pq.ParquetFile(source.path)
+        parquet = pq.ParquetFile(file)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{source.path}: not a readable Parquet file ({exc})") from None
     schema = parquet.schema_arrow
@@ -288,4 +360,3 @@ def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[by
             yield data, offsets - offsets[0]
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{source.path}: corrupt Parquet data ({exc})") from None
-    progress(source.size or 0)

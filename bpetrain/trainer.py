@@ -161,6 +161,7 @@ class BpeTrainer:
         text_field: str = "text",
         text_column: str = "text",
         workers: int | None = None,
+        client=None,
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
@@ -171,7 +172,8 @@ class BpeTrainer:
         ----------
         files : path or iterable of paths
             Files, directories (every file below, sorted; hidden ones skipped), glob
-            patterns, or ``"-"`` for standard input. ``.gz``, ``.xz`` and ``.zst`` files
+            patterns, fsspec URLs of any of these (``s3://bucket/dir``, ``hf://...``; the
+            backend package is yours to install), or ``"-"`` for standard input. ``.gz``, ``.xz`` and ``.zst`` files
             are decompressed. Text need not be valid UTF-8 (see
             :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
         documents : {"file", "line"}, default "file"
@@ -188,6 +190,11 @@ class BpeTrainer:
             The Parquet column that holds the text (needs ``pyarrow``).
         workers : int, optional
             Counting threads (default: the CPUs available).
+        client : dask.distributed.Client, optional
+            Count on this Dask cluster instead (see :mod:`bpetrain.distributed`; needs
+            ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
+            on the workers; only the final table comes back. The workers must be able to
+            read ``files`` (shared paths or URLs). The merges are the same.
 
         Returns
         -------
@@ -203,7 +210,7 @@ class BpeTrainer:
         """
         counter = self.count(
             files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers,
+            text_column=text_column, workers=workers, client=client,
         )
         return self._train_counter(counter, stacklevel=3)
 
@@ -216,6 +223,7 @@ class BpeTrainer:
         text_field: str = "text",
         text_column: str = "text",
         workers: int | None = None,
+        client=None,
     ) -> PieceCounter:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
@@ -229,6 +237,9 @@ class BpeTrainer:
         """
         if documents not in ("file", "line"):
             raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+        if client is not None:
+            return self._count_on_cluster(client, files, documents=documents, input_format=input_format,
+                                          text_field=text_field, text_column=text_column, workers=workers)
         sources = expand_inputs(files, input_format)
         started = time.perf_counter()
         counter = count_sources(
@@ -243,6 +254,17 @@ class BpeTrainer:
         )
         counter.seconds = time.perf_counter() - started
         return counter
+
+    def _count_on_cluster(self, client, files, *, documents, input_format, text_field, text_column, workers):
+        from .distributed import count_on_dask, plan_count_tasks
+
+        if workers is not None:
+            raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
+        tasks = plan_count_tasks(files, pat_str=self.pat_str, documents=documents, input_format=input_format)
+        return count_on_dask(
+            client, tasks, pat_str=self.pat_str, special_tokens=self.special_tokens, documents=documents,
+            text_field=text_field, text_column=text_column, show_progress=self.show_progress,
+        )
 
     def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
         """Train on counts shards (``.npz`` from :meth:`count` or ``bpetrain count``), merged.
