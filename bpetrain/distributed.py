@@ -280,8 +280,8 @@ def count_on_dask(
     started = time.perf_counter()
     if not tasks:
         return PieceCounter(pat_str, special_tokens, lines=documents == "line")
-    options = dict(pat_str=pat_str, special_tokens=list(special_tokens), documents=documents,
-                   text_field=text_field, text_column=text_column)
+    options = {"pat_str": pat_str, "special_tokens": list(special_tokens), "documents": documents,
+               "text_field": text_field, "text_column": text_column}
     counts = [client.submit(count_task, task, **options, pure=False) for task in tasks]
     sizes = {future.key: task for future, task in zip(counts, tasks)}
     done = as_completed(counts)

@@ -134,7 +134,7 @@ def _open_raw(path: str):
         import fsspec
 
         return fsspec.open(path, "rb").open()
-    return open(path, "rb")  # noqa: SIM115
+    return open(path, "rb")
 
 
 def _size(path: str) -> int:
