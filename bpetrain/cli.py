@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import warnings
 
+from .distributed import connect
 from .formats import FORMATS as EXPORT_FORMATS
 from .inputs import FORMATS as FORMATS_IN
 from .pretokenize import PATTERNS
@@ -32,6 +34,7 @@ def _reading(args: argparse.Namespace) -> dict:
         "text_field": args.text_field,
         "text_column": args.text_column,
         "workers": args.workers,
+        "client": args.client,
     }
 
 
@@ -98,6 +101,9 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
                         help="the Parquet column that holds the text (default: text)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="counting threads (default: the CPUs available)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
+                        help="count on a Dask cluster: a running scheduler (tcp://host:8786) or local:N worker "
+                             "processes; the workers must reach the FILEs (needs bpetrain[dask])")
 
 
 EXPORT_NOTES = {
@@ -225,7 +231,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return args.run(args)
+        with connect(args.scheduler) if getattr(args, "scheduler", None) else contextlib.nullcontext() as client:
+            args.client = client
+            return args.run(args)
     except (ValueError, TypeError, OSError) as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
 

@@ -28,6 +28,7 @@ counted whole. The boundary of a nominal offset ``x`` is the last boundary at or
 """
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -41,7 +42,7 @@ from .inputs import BLOCK_BYTES, Source, expand_inputs, read_range
 from .pieces import PieceCounter
 from .pretokenize import resolve_pattern, split_pattern
 
-__all__ = ["CountTask", "count_on_dask", "count_task", "merge_counts", "plan_count_tasks"]
+__all__ = ["CountTask", "connect", "count_on_dask", "count_task", "merge_counts", "plan_count_tasks"]
 
 TASK_BYTES = 64 << 20  # bytes of input per task: large enough that a task outlasts its scheduling
 WINDOW_BYTES = 1 << 16  # bytes before a nominal offset searched for a boundary (doubled until one is found)
@@ -84,7 +85,7 @@ def plan_count_tasks(
     pat_str: str | None = "cl100k",
     documents: str = "file",
     input_format: str = "auto",
-    task_bytes: int = TASK_BYTES,
+    task_bytes: int | None = None,
 ) -> list[CountTask]:
     """Group the inputs into count tasks of about ``task_bytes`` each.
 
@@ -96,8 +97,8 @@ def plan_count_tasks(
         The split pattern: it decides whether a text file can be cut into ranges.
     documents : {"file", "line"}, default "file"
     input_format : {"auto", "text", "jsonl", "parquet"}, default "auto"
-    task_bytes : int, default 64 MiB
-        Target bytes on disk per task. Files larger than this that are uncompressed plain
+    task_bytes : int, optional
+        Target bytes on disk per task (default: ``TASK_BYTES``, 64 MiB). Files larger than this that are uncompressed plain
         text are cut into ranges; smaller files are grouped.
 
     Returns
@@ -113,6 +114,7 @@ def plan_count_tasks(
     """
     if documents not in ("file", "line"):
         raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+    task_bytes = TASK_BYTES if task_bytes is None else task_bytes
     if isinstance(task_bytes, bool) or not isinstance(task_bytes, int) or task_bytes < 1:
         raise ValueError(f"task_bytes must be an int >= 1, got {task_bytes!r}")
     sources = expand_inputs(files, input_format)
@@ -287,6 +289,7 @@ def count_on_dask(
     done = as_completed(counts)
     waiting = None
     n_done = 0
+    merges = []
     try:
         with tqdm(total=sum(t.n_bytes for t in tasks), unit="B", unit_scale=True, desc="counting",
                   disable=not show_progress) as bar:
@@ -300,11 +303,14 @@ def count_on_dask(
                 if waiting is None:
                     waiting = future
                 else:
-                    done.add(client.submit(merge_counts, waiting, future, pure=False))
+                    merges.append(client.submit(merge_counts, waiting, future, pure=False))
+                    done.add(merges[-1])
                     waiting = None
             counter = waiting.result()
-    finally:
-        client.cancel(counts)
+            bar.set_postfix_str(f"{n_done}/{len(tasks)} tasks; table on the driver: {counter.nbytes / 2**20:.0f} MiB")
+    except BaseException:
+        client.cancel(counts + merges)  # the first error ends the run: the rest would be thrown away
+        raise
     counter.seconds = time.perf_counter() - started
     return counter
 
@@ -315,3 +321,32 @@ def _raise_task_error(future, task: CountTask | None) -> None:
     if task is not None and not any(s.path in str(exc) for s in task.sources):
         raise ValueError(f"counting {task} failed: {type(exc).__name__}: {exc}") from exc
     raise exc
+
+
+@contextlib.contextmanager
+def connect(scheduler: str) -> Iterator:
+    """A Dask client for the CLI's ``--scheduler``: a running scheduler's address
+    (``tcp://host:8786``), or ``local:N`` for a cluster of N local worker processes
+    (one thread each) that lives as long as the ``with`` block.
+
+    Raises
+    ------
+    ValueError
+        If Dask is not installed or ``local:N`` has no count >= 1.
+    OSError
+        If the scheduler cannot be reached (Dask's connect timeout).
+    """
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError:
+        raise ValueError("counting on a cluster needs Dask: pip install 'bpetrain[dask]'") from None
+    if scheduler.startswith("local:"):
+        n = scheduler[len("local:"):]
+        if not n.isdigit() or int(n) < 1:
+            raise ValueError(f"--scheduler local:N needs a number of workers N >= 1, got {scheduler!r}")
+        with LocalCluster(n_workers=int(n), threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
+                Client(cluster) as client:
+            yield client
+    else:
+        with Client(scheduler) as client:
+            yield client

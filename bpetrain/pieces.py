@@ -339,6 +339,11 @@ class PieceCounter:
         totals = (self.n_input_bytes, self.n_documents, self.seconds)
         return _restore_counter, (self.pat_str, self.special_tokens, self.lines, self.table(), totals)
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of memory the counted pieces take (hash table and piece bytes)."""
+        return self._table.nbytes
+
     def add_table(self, table: PieceTable) -> None:
         """Add already counted pieces (a loaded shard, say)."""
         self._table.update_arrays(table.data, table.offsets, table.counts)
