@@ -32,20 +32,35 @@ import contextlib
 import math
 import os
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from tqdm.auto import tqdm
 
 from .counting import count_sources, cut_blocks
 from .inputs import BLOCK_BYTES, Source, expand_inputs, read_range
-from .pieces import PieceCounter
+from .pieces import PieceCounter, PieceTable
 from .pretokenize import resolve_pattern, split_pattern
 
-__all__ = ["CountTask", "connect", "count_on_dask", "count_task", "merge_counts", "plan_count_tasks"]
+__all__ = [
+    "CountTask",
+    "PiecesDroppedWarning",
+    "connect",
+    "count_on_dask",
+    "count_task",
+    "keep_most_frequent",
+    "merge_counts",
+    "plan_count_tasks",
+]
 
 TASK_BYTES = 64 << 20  # bytes of input per task: large enough that a task outlasts its scheduling
 WINDOW_BYTES = 1 << 16  # bytes before a nominal offset searched for a boundary (doubled until one is found)
+
+
+class PiecesDroppedWarning(UserWarning):
+    """``max_pieces`` dropped rare pieces: the merges may differ from an exact count."""
 
 
 @dataclass(frozen=True)
@@ -206,6 +221,44 @@ def merge_counts(a: PieceCounter, b: PieceCounter) -> PieceCounter:
     return merged
 
 
+def keep_most_frequent(counter: PieceCounter, max_pieces: int) -> tuple[PieceCounter, int, int, int]:
+    """The pieces of ``counter`` seen more than ``k`` times, for the smallest ``k`` that
+    leaves at most ``max_pieces`` of them (whole count levels go, so ties never decide).
+
+    Not exact: a dropped piece's pairs no longer count (see the README, "Memory on the
+    driver"). The totals (``n_input_bytes``, ``n_documents``) stay those of the input.
+
+    Returns
+    -------
+    counter : PieceCounter
+        A new counter with the kept pieces.
+    k : int
+        Pieces seen ``k`` times or fewer were dropped (0: none were).
+    n_dropped : int
+        Unique pieces dropped.
+    n_dropped_bytes : int
+        Bytes of text the dropped pieces stood for (length times count).
+    """
+    table = counter.table()
+    kept = PieceCounter(counter.pat_str, counter.special_tokens, lines=counter.lines)
+    kept.n_input_bytes, kept.n_documents, kept.seconds = counter.n_input_bytes, counter.n_documents, counter.seconds
+    if table.n_pieces <= max_pieces:
+        kept.add_table(table)
+        return kept, 0, 0, 0
+    levels, level_sizes = np.unique(table.counts, return_counts=True)  # ascending counts
+    above = table.n_pieces - np.cumsum(level_sizes)  # pieces seen more than each level
+    k = int(levels[np.argmax(above <= max_pieces)])
+    keep = table.counts > k
+    lengths = np.diff(table.offsets)
+    new_offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    np.cumsum(lengths[keep], out=new_offsets[1:])
+    starts = np.repeat(table.offsets[:-1][keep] - new_offsets[:-1], lengths[keep])
+    data = table.data[starts + np.arange(new_offsets[-1], dtype=np.int64)]
+    kept.add_table(PieceTable(data, new_offsets, table.counts[keep]))
+    n_dropped_bytes = int(np.sum(lengths[~keep] * table.counts[~keep]))
+    return kept, k, int((~keep).sum()), n_dropped_bytes
+
+
 def _range_blocks(source: Source, start: int, stop: int) -> Iterator[bytes]:
     for a in range(start, stop, BLOCK_BYTES):
         yield read_range(source, a, min(a + BLOCK_BYTES, stop))
@@ -251,6 +304,7 @@ def count_on_dask(
     text_field: str = "text",
     text_column: str = "text",
     show_progress: bool = True,
+    max_pieces: int | None = None,
 ) -> PieceCounter:
     """Count ``tasks`` on a Dask cluster and merge the counters pairwise on the workers.
 
@@ -264,6 +318,11 @@ def count_on_dask(
         From :func:`plan_count_tasks`.
     show_progress : bool, default True
         A tqdm bar on the driver: bytes counted (tasks done in the postfix), MB/s, ETA.
+    max_pieces : int, optional
+        Bound the table sent to the driver: on a worker, keep the pieces seen more than
+        ``k`` times for the smallest ``k`` that leaves at most this many
+        (:func:`keep_most_frequent`), with a :class:`PiecesDroppedWarning` that says
+        what was dropped. Not exact; default: keep every piece.
 
     Returns
     -------
@@ -306,7 +365,20 @@ def count_on_dask(
                     merges.append(client.submit(merge_counts, waiting, future, pure=False))
                     done.add(merges[-1])
                     waiting = None
-            counter = waiting.result()
+            if max_pieces is not None:
+                waiting = client.submit(keep_most_frequent, waiting, max_pieces, pure=False)
+                merges.append(waiting)
+                counter, k, n_dropped, n_dropped_bytes = waiting.result()
+                if n_dropped:
+                    warnings.warn(
+                        f"max_pieces={max_pieces}: dropped the {n_dropped:,} unique pieces seen {k} times or fewer "
+                        f"({n_dropped_bytes:,} bytes of text, {n_dropped_bytes / max(counter.n_input_bytes, 1):.2%} "
+                        "of the input); the merges may differ from those of the whole count",
+                        PiecesDroppedWarning,
+                        stacklevel=4,
+                    )
+            else:
+                counter = waiting.result()
             bar.set_postfix_str(f"{n_done}/{len(tasks)} tasks; table on the driver: {counter.nbytes / 2**20:.0f} MiB")
     except BaseException:
         client.cancel(counts + merges)  # the first error ends the run: the rest would be thrown away

@@ -162,6 +162,7 @@ class BpeTrainer:
         text_column: str = "text",
         workers: int | None = None,
         client=None,
+        max_pieces: int | None = None,
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
@@ -195,6 +196,11 @@ class BpeTrainer:
             ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
             on the workers; only the final table comes back. The workers must be able to
             read ``files`` (shared paths or URLs). The merges are the same.
+        max_pieces : int, optional
+            With ``client``: bound the table that comes back by dropping the rarest pieces
+            (whole count levels) on a worker, with a
+            :class:`~bpetrain.distributed.PiecesDroppedWarning` saying what was dropped.
+            Not exact (the merges may differ); default: keep every piece.
 
         Returns
         -------
@@ -210,7 +216,7 @@ class BpeTrainer:
         """
         counter = self.count(
             files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers, client=client,
+            text_column=text_column, workers=workers, client=client, max_pieces=max_pieces,
         )
         return self._train_counter(counter, stacklevel=3)
 
@@ -224,6 +230,7 @@ class BpeTrainer:
         text_column: str = "text",
         workers: int | None = None,
         client=None,
+        max_pieces: int | None = None,
     ) -> PieceCounter:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
@@ -239,7 +246,10 @@ class BpeTrainer:
             raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
         if client is not None:
             return self._count_on_cluster(client, files, documents=documents, input_format=input_format,
-                                          text_field=text_field, text_column=text_column, workers=workers)
+                                          text_field=text_field, text_column=text_column, workers=workers,
+                                          max_pieces=max_pieces)
+        if max_pieces is not None:
+            raise ValueError("max_pieces bounds the table a cluster sends back; it needs client=")
         sources = expand_inputs(files, input_format)
         started = time.perf_counter()
         counter = count_sources(
@@ -255,15 +265,20 @@ class BpeTrainer:
         counter.seconds = time.perf_counter() - started
         return counter
 
-    def _count_on_cluster(self, client, files, *, documents, input_format, text_field, text_column, workers):
+    def _count_on_cluster(self, client, files, *, documents, input_format, text_field, text_column, workers,
+                          max_pieces):
         from .distributed import count_on_dask, plan_count_tasks
 
         if workers is not None:
             raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
+        if max_pieces is not None:
+            _check_int("max_pieces", max_pieces)
+            if max_pieces < 1:
+                raise ValueError(f"max_pieces must be >= 1, got {max_pieces}")
         tasks = plan_count_tasks(files, pat_str=self.pat_str, documents=documents, input_format=input_format)
         return count_on_dask(
             client, tasks, pat_str=self.pat_str, special_tokens=self.special_tokens, documents=documents,
-            text_field=text_field, text_column=text_column, show_progress=self.show_progress,
+            text_field=text_field, text_column=text_column, show_progress=self.show_progress, max_pieces=max_pieces,
         )
 
     def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:

@@ -248,3 +248,29 @@ def test_cli_scheduler(client, corpus, tmp_path, small_tasks):
     assert trainer.train_from_shards(tmp_path / "a.npz") == trainer.train(files)
     with pytest.raises(SystemExit, match="2"):
         cli(["count", *files, "-o", str(tmp_path / "c.npz"), "-q", "--scheduler", "local:0"])
+
+
+def test_keep_most_frequent_drops_whole_count_levels():
+    counter = PieceCounter(None)
+    counter.update(["a"] * 5 + ["bb"] * 5 + ["ccc"] * 3 + ["dddd", "e", "ffffffffffffff", "ffffffffffffff"])
+    for max_pieces, k, want in [(10, 0, None), (6, 0, None), (5, 1, {b"a": 5, b"bb": 5, b"ccc": 3, b"f" * 14: 2}),
+                                (3, 2, {b"a": 5, b"bb": 5, b"ccc": 3}), (2, 3, {b"a": 5, b"bb": 5}), (1, 5, {})]:
+        kept, got_k, n_dropped, n_dropped_bytes = dist.keep_most_frequent(counter, max_pieces)
+        want = _as_dict(counter) if want is None else want
+        assert (_as_dict(kept), got_k) == (want, k)
+        assert n_dropped == 6 - len(want)
+        assert n_dropped_bytes == sum(len(p) * n for p, n in _as_dict(counter).items() if p not in want)
+        assert kept.n_input_bytes == counter.n_input_bytes
+
+
+def test_max_pieces_bounds_the_table_with_a_warning(client, corpus):
+    trainer = BpeTrainer(400, show_progress=False)
+    files = [corpus / n for n in KINDS["text"]]
+    whole = trainer.count(files, client=client)
+    with pytest.warns(dist.PiecesDroppedWarning, match=r"max_pieces=1000: dropped the [\d,]+ unique pieces seen \d+ times"):
+        bounded = trainer.count(files, client=client, max_pieces=1000)
+    assert 0 < bounded.table().n_pieces <= 1000 < whole.table().n_pieces
+    kept = _as_dict(bounded)
+    assert all(_as_dict(whole)[piece] == n for piece, n in kept.items())
+    with pytest.raises(ValueError, match="max_pieces bounds the table a cluster sends back"):
+        trainer.count(files, max_pieces=10)
