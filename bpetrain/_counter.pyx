@@ -106,11 +106,8 @@ cdef class PieceCounts:
         return self._resize(self.n_slots * 2)
 
     cdef int _reserve(self, Py_ssize_t n_pieces) except -1 nogil:
-        """Grow once so that ``n_pieces`` fit at load <= 1/2. Called before adding a whole
-        table: its pieces come in its slot order (or an order close to it), and adding
-        them in that order to a table with fewer slots piles them up in a few long probe
-        runs (each home slot there is the top bits of theirs), which costs time quadratic
-        in the run length."""
+        """Grow once so that ``n_pieces`` fit at load <= 1/2 (one rehash before a whole
+        table is added, instead of one per doubling)."""
         cdef Py_ssize_t n = self.n_slots
         while 2 * n_pieces > n:
             n *= 2
