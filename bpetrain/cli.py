@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -38,6 +39,8 @@ def _reading(args: argparse.Namespace) -> dict:
 def _train(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.counts):
         raise ValueError("give either text FILEs or --counts SHARD..., not both and not neither")
+    if args.report:  # bpetrain report: fail before reading any input
+        _check_report_outputs(args.report, None)
     trainer = _trainer(args, args.vocab_size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -58,6 +61,11 @@ def _train(args: argparse.Namespace) -> int:
         f"compression {s.bytes_per_token:.3f} bytes/token on the training text; wrote {args.output}",
         file=sys.stderr,
     )
+    if args.report:
+        from . import report
+
+        report.write_html(report.build_report(tokenizer, name=os.path.basename(args.output), stats=s), args.report)
+        print(f"wrote the report {args.report}", file=sys.stderr)
     return 0
 
 
@@ -186,6 +194,62 @@ def _add_inspect_command(commands) -> None:
     inspect.set_defaults(run=_inspect)
 
 
+# ------------------------------------------------ bpetrain report (bpetrain/report.py)
+
+
+def _check_report_outputs(html_path: str | None, json_path: str | None) -> None:
+    from . import report
+
+    for path in (html_path, json_path):
+        if path not in (None, "-"):
+            report.check_output_path(path)
+    if html_path is not None:
+        report.require_matplotlib()
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import report
+
+    if args.output is None and args.json is None:
+        raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
+                         "or both")
+    _check_report_outputs(args.output, args.json)
+    tokenizer = report.load_model(args.model, format=args.input_format, pat_str=args.pat_str)
+    compare = None if args.compare is None else report.load_model(args.compare, pat_str=args.compare_pat_str)
+    texts = report.read_texts(args.text)
+    data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
+                               compare_name=None if compare is None else os.path.basename(args.compare))
+    if args.json is not None:
+        report.write_json(data, args.json)
+    if args.output is not None:
+        report.write_html(data, args.output)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _add_report_command(commands) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="an HTML (or JSON) report: vocabulary, compression on texts, token lengths, beside another model",
+        description="Measure a model on sample texts (bytes per token, tokens per word, and how they grow with "
+                    "the merges used), show its token lengths and its longest and rarest tokens, optionally beside "
+                    "a second model, in one self-contained HTML file (needs matplotlib: pip install "
+                    "'bpetrain[report]') or as JSON.",
+    )
+    _add_model_arguments(parser)
+    parser.add_argument("--text", nargs="+", default=[], metavar="FILE",
+                        help="plain text files, directories or globs to measure compression on")
+    parser.add_argument("--compare", default=None, metavar="MODEL",
+                        help="a second model to show beside the first (OpenAI's rank files, e.g. "
+                             "cl100k_base.tiktoken, are recognised; other rank files without sidecar need "
+                             "--compare-pat-str)")
+    parser.add_argument("--compare-pat-str", default=None, metavar="NAME|REGEX|none",
+                        help="split pattern of --compare if its file does not carry one")
+    parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")
+    parser.add_argument("--json", default=None, metavar="PATH|-", help="write the report as JSON (- for stdout)")
+    parser.set_defaults(run=_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -205,6 +269,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
+    train.add_argument("--report", default=None, metavar="REPORT.html",
+                       help="also write an HTML report with the training statistics (see 'bpetrain report')")
     train.set_defaults(run=_train)
     count = commands.add_parser(
         "count",
@@ -218,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     count.set_defaults(run=_count)
     _add_export_command(commands)
     _add_inspect_command(commands)
+    _add_report_command(commands)
     return parser
 
 
@@ -226,7 +293,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
 
 
