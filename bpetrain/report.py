@@ -8,10 +8,10 @@ that dictionary as it is; :func:`write_html` renders it as one self-contained HT
 with matplotlib figures embedded as PNG (matplotlib is the ``report`` extra:
 ``pip install 'bpetrain[report]'``).
 
-The compression curve of a model with training statistics comes from the counts training
-recorded (:attr:`bpetrain.TrainingStats.merge_counts`: merge ``i`` removed
-``merge_counts[i]`` tokens from the training text); for texts it is measured by encoding
-them with the compiled encoder restricted to the first ``k`` merges, for a set of ``k``.
+The compression curve of a model with training statistics comes from what training
+recorded (:attr:`bpetrain.TrainingStats.merge_tokens_removed`: merge ``i`` removed that
+many tokens from the training text); for texts it is measured by encoding them with the
+compiled encoder restricted to the first ``k`` merges, for a set of ``k``.
 
 The report's keys (``bpetrain report --json``)::
 
@@ -227,7 +227,7 @@ def _token_entry(tokenizer: Tokenizer, token_id: int, **extra) -> dict:
 def _curve_points(n_merges: int, n_points: int) -> list[int]:
     """Merge counts ``k`` from 0 to ``n_merges``, evenly spaced in vocabulary size on a log scale."""
     sizes = np.geomspace(256, 256 + n_merges, n_points) if n_merges else np.array([256.0])
-    return sorted({0, n_merges, *(int(round(s)) - 256 for s in sizes)})
+    return sorted({0, n_merges, *(round(s) - 256 for s in sizes)})
 
 
 def _truncated(encoding: Encoding, n_merges: int) -> Encoding:
@@ -275,7 +275,7 @@ def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
     return {
         "source": "texts",
         "tokens": [_token_entry(tokenizer, 256 + int(i), count=int(counts[i])) for i in used],
-        "n_unused": int(len(unused)),
+        "n_unused": len(unused),
         "unused": [_token_entry(tokenizer, 256 + int(i)) for i in unused[:n_listed]],
     }
 
@@ -283,11 +283,11 @@ def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
 def _training(stats: TrainingStats, n_points: int) -> dict:
     """The training statistics, with the compression curve on the training text from the merge counts.
 
-    After the first ``k`` merges the training text has ``n_piece_bytes - sum(merge_counts[:k])``
-    tokens: merge ``i`` joined ``merge_counts[i]`` pairs, each one token fewer.
+    After the first ``k`` merges the training text has
+    ``n_piece_bytes - merge_tokens_removed[:k].sum()`` tokens.
     """
     counts = np.asarray(stats.merge_counts, dtype=np.int64)
-    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(counts)])
+    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
     points = _curve_points(len(counts), max(n_points, 200))
     return {
         "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
@@ -425,7 +425,7 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .7em
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font: 13px/1.3 ui-monospace, monospace; } code.tok { background: #eef2f7; white-space: pre-wrap; word-break: break-all; padding: 0 .15em; }
 code.pat { white-space: pre-wrap; word-break: break-all; }
-.side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1; min-width: 360px; }
+.side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1 1 0; min-width: 360px; overflow-wrap: anywhere; } .side table { width: 100%; }
 img { max-width: 100%; } .note { color: #666; font-size: .9em; }
 """
 
@@ -620,17 +620,17 @@ def _page(report: dict) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>bpetrain report: {_e(names)}</title><style>{STYLE}</style></head><body>",
         f"<h1>Tokenizer report: {_e(names)}</h1>",
-        f'<p class="note">bpetrain {_e(report["bpetrain_version"])}, '
-        f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
-        "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "
-        "ordinary text. Tokens are shown with invalid UTF-8 and control characters escaped "
-        "(<code>\\xNN</code>, <code>\\n</code>, a backslash as <code>\\\\</code>).</p>",
+        (f'<p class="note">bpetrain {_e(report["bpetrain_version"])}, '
+         f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
+         "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "
+         "ordinary text. Tokens are shown with invalid UTF-8 and control characters escaped "
+         "(<code>\\xNN</code>, <code>\\n</code>, a backslash as <code>\\\\</code>).</p>"),
         "<h2>Summary</h2>", _summary_table(report),
         "<h2>Texts</h2>", _texts_table(report),
         "<h2>Compression</h2>",
         *(f for f in figures if f),
-        '<p class="note">On the texts: each point encodes all texts with the 256 byte tokens and the first k '
-        "merges only. On the training text: from the count of each merge recorded in training.</p>",
+        ('<p class="note">On the texts: each point encodes all texts with the 256 byte tokens and the first k '
+         "merges only. On the training text: from the tokens each merge removed, recorded in training.</p>"),
         "<h2>Token lengths</h2>", _lengths_figure(models),
         "<h2>Longest tokens</h2>",
         _side_by_side(models, lambda m: m["name"], lambda m: _token_table(m["longest_tokens"])),

@@ -49,7 +49,24 @@ class TrainingStats:
     n_tokens : int
         Tokens the training text has after all merges.
     merge_counts : numpy.ndarray of int64, shape (n_merges,)
-        The weighted count of each merged pair when it was merged.
+        The weighted count of each merged pair when it was merged: how often the pair
+        occurred in the training text (pieces times their counts), counting overlapping
+        occurrences (``aaa`` holds ``(a, a)`` twice). Non-increasing except where a merge
+        creates a pair more frequent than the ones before it.
+    merge_tokens_removed : numpy.ndarray of int64, shape (n_merges,)
+        How many tokens merge ``i`` removed from the training text: the occurrences it
+        joined, left to right (``aaa`` joins once). ``merge_tokens_removed[i] <=
+        merge_counts[i]``, and ``n_piece_bytes - merge_tokens_removed[:k].sum()`` is the
+        number of tokens of the training text after the first ``k`` merges, so
+        ``n_piece_bytes / that`` is the compression curve (:mod:`bpetrain.report`);
+        the whole sum is ``n_piece_bytes - n_tokens``.
+
+    Examples
+    --------
+    >>> trainer = BpeTrainer(257, pat_str=None, show_progress=False)
+    >>> _ = trainer.train_from_iterator(["aaa"])
+    >>> trainer.stats.merge_counts.tolist(), trainer.stats.merge_tokens_removed.tolist()
+    ([2], [1])
     """
 
     seconds: float
@@ -60,6 +77,7 @@ class TrainingStats:
     n_merges: int
     n_tokens: int
     merge_counts: np.ndarray
+    merge_tokens_removed: np.ndarray
 
     @property
     def bytes_per_token(self) -> float:
@@ -401,6 +419,7 @@ class BpeTrainer:
             n_merges=len(merges),
             n_tokens=n_piece_bytes - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
+            merge_tokens_removed=merger.merge_tokens_removed,
         )
         return tokenizer
 
