@@ -29,9 +29,12 @@ and a model entry::
     compression_curve  null, or {source: "texts", n_merges: [...], n_vocab: [...], bytes_per_token: [...]}
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
                        n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
-    training           null, or the training statistics (:class:`bpetrain.TrainingStats`) with
-                       merge_counts sampled as a curve: {n_merges: [...], merge_count: [...],
-                       bytes_per_token: [...]} on the training text
+    training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
+                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_merges, n_tokens,
+                       bytes_per_token, and two curves sampled on a log scale:
+                       curve: {source: "training", n_merges: [...], n_vocab: [...],
+                       bytes_per_token: [...]} on the training text after the first k merges;
+                       merge_counts: {k: [...], merge_count: [...]}: the count of the k-th merge
 """
 from __future__ import annotations
 
@@ -191,10 +194,12 @@ def require_matplotlib() -> None:
 def readable_token(token: bytes) -> str:
     """Token bytes as readable text: UTF-8 where valid, escapes for the rest.
 
-    Bytes that are not valid UTF-8 become ``\\xNN``; control and format characters
-    (``\\n``, ``\\t``, ``\\r``, other C0/C1 controls, zero-width characters) become
-    ``\\n``, ``\\t``, ``\\r``, ``\\xNN`` or ``\\uNNNN``; a backslash is doubled, so the
-    escapes are unambiguous. Spaces stay spaces.
+    Bytes that are not valid UTF-8 become ``\\xNN``; control, format and space
+    characters other than the space itself (other C0 and C1 controls, zero-width and
+    no-break spaces, line separators, private use, unassigned) become ``\\n``, ``\\t``,
+    ``\\r``, ``\\xNN`` (ASCII, where the byte and the character agree) or ``\\uNNNN``
+    (``\\UNNNNNNNN`` above U+FFFF), so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
+    character; a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
 
     Examples
     --------
@@ -212,8 +217,8 @@ def readable_token(token: bytes) -> str:
             out.append("\\\\")
         elif c in "\n\t\r":
             out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
-        elif unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"):
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+        elif c != " " and unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Cn"):
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
         else:
             out.append(c)
     return "".join(out)
@@ -289,6 +294,7 @@ def _training(stats: TrainingStats, n_points: int) -> dict:
     counts = np.asarray(stats.merge_counts, dtype=np.int64)
     n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
     points = _curve_points(len(counts), max(n_points, 200))
+    ranks = sorted({round(k) for k in np.geomspace(1, len(counts), 200)}) if len(counts) else []
     return {
         "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
         "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_merges": stats.n_merges,
@@ -297,9 +303,9 @@ def _training(stats: TrainingStats, n_points: int) -> dict:
             "source": "training",
             "n_merges": points,
             "n_vocab": [256 + k for k in points],
-            "merge_count": [int(counts[k - 1]) if k else None for k in points],
             "bytes_per_token": [stats.n_piece_bytes / int(n_tokens[k]) for k in points],
         },
+        "merge_counts": {"k": ranks, "merge_count": [int(counts[k - 1]) for k in ranks]},
     }
 
 
@@ -425,7 +431,8 @@ table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .7em
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 code { font: 13px/1.3 ui-monospace, monospace; } code.tok { background: #eef2f7; white-space: pre-wrap; word-break: break-all; padding: 0 .15em; }
 code.pat { white-space: pre-wrap; word-break: break-all; }
-.side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1 1 0; min-width: 360px; overflow-wrap: anywhere; } .side table { width: 100%; }
+.side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1 1 0; min-width: 360px; } .side table { width: 100%; table-layout: fixed; } td.num, th { white-space: nowrap; }
+.sp { color: #aaa; }
 img { max-width: 100%; } .note { color: #666; font-size: .9em; }
 """
 
@@ -450,6 +457,7 @@ def _figure_png(figure) -> str:
 def _compression_figure(models: list[dict]) -> str | None:
     """Bytes per token against vocabulary size (first k merges), each model on texts and training."""
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     curves = []
     for color, model in zip(COLORS, models):
@@ -464,7 +472,9 @@ def _compression_figure(models: list[dict]) -> str | None:
     for curve, label, color, style, marker in curves:
         axes.plot(curve["n_vocab"], curve["bytes_per_token"], style, color=color, marker=marker, markersize=3,
                   label=label)
-    axes.set_xscale("log")
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_xlabel("vocabulary size: 256 bytes + the first k merges (log scale)")
     axes.set_ylabel("UTF-8 bytes per token")
     axes.set_title("Compression as merges are added")
@@ -509,25 +519,31 @@ def _merge_count_figure(models: list[dict]) -> str | None:
     figure = Figure(figsize=(8, 3.6))
     axes = figure.subplots()
     for color, model in trained:
-        curve = model["training"]["curve"]
-        ks = [k for k in curve["n_merges"] if k]
-        axes.plot(ks, [c for c in curve["merge_count"] if c is not None], color=color, label=model["name"])
+        curve = model["training"]["merge_counts"]
+        axes.plot(curve["k"], curve["merge_count"], color=color, label=model["name"])
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("merge rank k (log scale)")
-    axes.set_ylabel("pairs joined by merge k")
+    axes.set_xlabel("the k-th merge (log scale)")
+    axes.set_ylabel("count of the pair merged")
     axes.set_title("Merge counts during training")
     axes.grid(True, which="both", alpha=0.3)
     axes.legend()
     return _figure_png(figure)
 
 
+def _token_html(text: str) -> str:
+    """An escaped token (:func:`readable_token`) for the page: HTML-escaped, spaces as a grey ``␣``."""
+    return '<code class="tok">' + _e(text).replace(" ", '<span class="sp">␣</span>') + "</code>"
+
+
 def _token_table(rows: list[dict], count: bool = False) -> str:
-    head = "<tr><th>id</th><th>bytes</th>" + ("<th>count</th>" if count else "") + "<th>token</th></tr>"
+    widths = ["5em", "4em", *(["6em"] if count else []), "auto"]  # fixed layout: long tokens wrap
+    head = "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>" + (
+        "<tr><th>id</th><th>bytes</th>" + ("<th>count</th>" if count else "") + "<th>token</th></tr>")
     body = "".join(
         f'<tr><td class="num">{r["id"]}</td><td class="num">{r["n_bytes"]}</td>'
         + (f'<td class="num">{_num(r["count"])}</td>' if count else "")
-        + f'<td><code class="tok">{_e(r["token"])}</code></td></tr>'
+        + f"<td>{_token_html(r['token'])}</td></tr>"
         for r in rows
     )
     return f"<table>{head}{body}</table>"
@@ -597,7 +613,7 @@ def _rarest_html(model: dict) -> str:
     rarest = model["rarest_tokens"]
     if not rarest:
         return ""
-    unused = ", ".join(f'<code class="tok">{_e(r["token"])}</code>' for r in rarest["unused"])
+    unused = ", ".join(_token_html(r["token"]) for r in rarest["unused"])
     note = (f'<p>{_num(rarest["n_unused"])} merge tokens never occur in the texts'
             + (f"; the first: {unused}" if unused else "") + ".</p>")
     return note + "<p>The least used tokens that occur:</p>" + _token_table(rarest["tokens"], count=True)
@@ -624,7 +640,8 @@ def _page(report: dict) -> str:
          f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
          "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "
          "ordinary text. Tokens are shown with invalid UTF-8 and control characters escaped "
-         "(<code>\\xNN</code>, <code>\\n</code>, a backslash as <code>\\\\</code>).</p>"),
+         "(<code>\\xNN</code>, <code>\\n</code>, a backslash as <code>\\\\</code>), a space as a grey "
+         '<span class="sp">␣</span>.</p>'),
         "<h2>Summary</h2>", _summary_table(report),
         "<h2>Texts</h2>", _texts_table(report),
         "<h2>Compression</h2>",

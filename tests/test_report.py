@@ -100,10 +100,12 @@ def test_training_curve_counts_tokens_exactly(corpus):
     assert curve["bytes_per_token"][-1] == pytest.approx(trainer.stats.bytes_per_token)
     n_bytes = len(corpus.encode("utf-8"))
     assert trainer.stats.n_piece_bytes == n_bytes
-    for k, value, count in zip(curve["n_merges"][::9], curve["bytes_per_token"][::9], curve["merge_count"][::9]):
+    for k, value in zip(curve["n_merges"][::9], curve["bytes_per_token"][::9]):
         truncated = Tokenizer(tokenizer.merges[:k], pat_str=tokenizer.pat_str)
         assert value == pytest.approx(n_bytes / len(truncated.encode_ordinary(corpus))), k
-        assert count == (None if k == 0 else int(trainer.stats.merge_counts[k - 1]))
+    merge_counts = training["merge_counts"]
+    assert merge_counts["k"][0] == 1 and merge_counts["k"][-1] == len(tokenizer.merges)
+    assert merge_counts["merge_count"] == [int(trainer.stats.merge_counts[k - 1]) for k in merge_counts["k"]]
 
 
 def test_html_is_self_contained_with_figures_and_escaped_tokens(files, tmp_path):
@@ -122,7 +124,8 @@ def test_html_is_self_contained_with_figures_and_escaped_tokens(files, tmp_path)
     model = report["models"][0]
     shown = model["longest_tokens"] + model["rarest_tokens"]["tokens"] + model["rarest_tokens"]["unused"]
     for token in shown:
-        assert f'<code class="tok">{html.escape(token["token"])}</code>' in page
+        escaped = html.escape(token["token"]).replace(" ", '<span class="sp">\u2423</span>')
+        assert f'<code class="tok">{escaped}</code>' in page
     tricky = [t["token"] for t in shown if set(t["token"]) & set("<>&\"'\\")]
     assert tricky, "the fixture should give a listed token with a character to escape"
     assert not list(files["root"].glob(".report.html.*.tmp")) and not list(tmp_path.glob(".*.tmp"))
@@ -208,7 +211,9 @@ def test_cl100k_is_recognised():
         ("é中🙂".encode(), "é中🙂"),
         ("中".encode()[:2], "\\xe4\\xb8"),  # a character cut in the middle
         (b"\xff\xfe", "\\xff\\xfe"),
-        ("a\u200bb\u2028\u0085".encode(), "a\\u200bb\\u2028\\x85"),  # zero-width space, line separator, NEL
+        ("a\u200bb\u2028\u0085".encode(), "a\\u200bb\\u2028\\u0085"),  # zero-width space, line separator, NEL
+        ("\u00a0\u3000".encode() + b"\xa0", "\\u00a0\\u3000\\xa0"),  # no-break spaces, and the byte 0xa0
+        ("\U000f0000".encode(), "\\U000f0000"),  # private use, above U+FFFF
     ],
 )
 def test_readable_token(token, shown):
