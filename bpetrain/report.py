@@ -429,7 +429,8 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .7em; text-align: left;
   vertical-align: top; border-bottom: 1px solid #eee; } th { background: #f5f5f5; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
-code { font: 13px/1.3 ui-monospace, monospace; } code.tok { background: #eef2f7; white-space: pre-wrap; word-break: break-all; padding: 0 .15em; }
+code { font: 13px/1.3 ui-monospace, monospace; } code.tok { background: #eef2f7; white-space: pre-wrap; word-break: break-all; overflow-wrap: anywhere;
+  padding: 0 .15em; }
 code.pat { white-space: pre-wrap; word-break: break-all; }
 .side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1 1 0; min-width: 360px; } .side table { width: 100%; table-layout: fixed; } td.num, th { white-space: nowrap; }
 .sp { color: #aaa; }
@@ -627,6 +628,15 @@ def _training_html(model: dict) -> str:
     return "<table>" + "".join(f'<tr><th>{k}</th><td class="num">{_num(v)}</td></tr>' for k, v in rows) + "</table>"
 
 
+def _curve_note(models: list[dict]) -> str:
+    notes = []
+    if any(m["compression_curve"] for m in models):
+        notes.append("On the texts: each point encodes all texts with the 256 byte tokens and the first k merges only.")
+    if any(m["training"] for m in models):
+        notes.append("On the training text: from the tokens each merge removed, as training recorded them.")
+    return f'<p class="note">{" ".join(notes)}</p>' if notes else ""
+
+
 def _page(report: dict) -> str:
     models = report["models"]
     figures = [_compression_figure(models), _merge_count_figure(models)]
@@ -646,8 +656,7 @@ def _page(report: dict) -> str:
         "<h2>Texts</h2>", _texts_table(report),
         "<h2>Compression</h2>",
         *(f for f in figures if f),
-        ('<p class="note">On the texts: each point encodes all texts with the 256 byte tokens and the first k '
-         "merges only. On the training text: from the tokens each merge removed, recorded in training.</p>"),
+        _curve_note(models),
         "<h2>Token lengths</h2>", _lengths_figure(models),
         "<h2>Longest tokens</h2>",
         _side_by_side(models, lambda m: m["name"], lambda m: _token_table(m["longest_tokens"])),
