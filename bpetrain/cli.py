@@ -2,20 +2,31 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
-from .formats import FORMATS as EXPORT_FORMATS
-from .inputs import FORMATS as FORMATS_IN
-from .pretokenize import PATTERNS
-from .tokenizer import Tokenizer
-from .trainer import BpeTrainer
+from . import __version__, kernels_missing
+from .patterns import PATTERNS
 
-FORMATS = ("bpetrain", "tiktoken")
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+    from .trainer import BpeTrainer
 
+# The choices the parser offers. The modules that implement them are imported when a
+# command runs, not for --help (tests/test_cli.py checks these match the modules' own).
+#: Corpus formats (:data:`bpetrain.inputs.FORMATS`).
+INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
+#: Formats ``export`` writes (:data:`bpetrain.formats.FORMATS`).
+EXPORT_FORMATS = ("tiktoken", "hf", "gpt2", "minbpe")
+#: What ``train`` writes.
+TRAIN_OUTPUT_FORMATS = ("bpetrain", "tiktoken")
 
 
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
+    from .trainer import BpeTrainer
+
     return BpeTrainer(
         vocab_size,
         pat_str=args.pat_str,
@@ -30,14 +41,34 @@ def _reading(args: argparse.Namespace) -> dict:
         "documents": args.documents,
         "input_format": args.input_format,
         "text_field": args.text_field,
-        "text_column": args.text_column,
         "workers": args.workers,
     }
+
+
+def check_output(path: str, *, folder: bool = False) -> None:
+    """Fail before any input is read when ``path`` cannot be written: its folder is
+    missing or not writable, or it names a folder where a file is wanted.
+
+    Raises
+    ------
+    ValueError
+        Naming ``path`` as the user gave it and what to change.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"cannot write {path}: {parent} is not an existing folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write {path}: no permission to write in {parent}")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"cannot write {path}: it is a folder; give a file name")
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"cannot write {path}: it is a file, and this format writes a folder")
 
 
 def _train(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.counts):
         raise ValueError("give either text FILEs or --counts SHARD..., not both and not neither")
+    check_output(args.output)
     trainer = _trainer(args, args.vocab_size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -62,6 +93,7 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    check_output(args.output)
     counter = _trainer(args, 256 + len(args.special_token)).count(args.files, **_reading(args))
     n_pieces = counter.table().n_pieces
     counter.save(args.output)
@@ -90,12 +122,11 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
     parser.add_argument("--documents", choices=("file", "line"), default="file",
                         help="what a document is in a text file: the whole file (default) or each line")
-    parser.add_argument("--input-format", choices=FORMATS_IN, default="auto",
+    parser.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
                         help="input format (default: from the file name)")
-    parser.add_argument("--text-field", default="text", metavar="NAME",
-                        help="the JSON Lines field that holds the text (default: text)")
-    parser.add_argument("--text-column", default="text", metavar="NAME",
-                        help="the Parquet column that holds the text (default: text)")
+    parser.add_argument("--text-field", "--text-column", dest="text_field", default="text", metavar="NAME",
+                        help="the JSON Lines field or Parquet column that holds the text (default: text); "
+                             "--text-column is the same option")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="counting threads (default: the CPUs available)")
 
@@ -108,11 +139,14 @@ SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tde
 
 
 def _load_model(args: argparse.Namespace) -> Tokenizer:
+    from .tokenizer import Tokenizer
+
     options = {} if args.pat_str is None else {"pat_str": args.pat_str}
     return Tokenizer.from_file(args.model, format=args.input_format, **options)
 
 
 def _export(args: argparse.Namespace) -> int:
+    check_output(args.output, folder=args.format == "gpt2")
     tokenizer = _load_model(args)
     tokenizer.export(args.output, format=args.format)
     if args.format in EXPORT_NOTES:
@@ -188,6 +222,7 @@ def _add_inspect_command(commands) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser(
         "train",
@@ -203,7 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--min-frequency", type=int, default=2, metavar="K",
                        help="merge only pairs seen at least K times (default: 2)")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
-    train.add_argument("--format", choices=FORMATS, default="bpetrain",
+    train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
     train.set_defaults(run=_train)
     count = commands.add_parser(
@@ -226,6 +261,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
+    except ModuleNotFoundError as exc:
+        parser.exit(2, f"bpetrain {args.command}: error: {kernels_missing(exc)}\n")
     except (ValueError, TypeError, OSError) as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
 

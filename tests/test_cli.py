@@ -119,3 +119,27 @@ def test_token_borders_are_colours_in_a_terminal():
     shown = _show_tokens([b"ab", b"\n", b"\xff"], color=True)
     assert shown == "\x1b[48;5;24mab\x1b[48;5;94m\\n\x1b[48;5;24m\ufffd\x1b[0m"
     assert _show_tokens([b"ab", b"\t"], color=False) == "|ab|\\t|"
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "{corpus}", "--vocab-size", "300"],
+    ["count", "{corpus}"],
+    ["export", "{model}", "--format", "hf"],
+])
+@pytest.mark.parametrize("bad", ["/dev/null/x.bpe", "{tmp}/missing/x.bpe", "{tmp}"])
+def test_bad_output_fails_before_reading_input(tmp_path, capsys, monkeypatch, command, bad):
+    import bpetrain.formats
+    from bpetrain.trainer import BpeTrainer
+
+    def read_nothing(*args, **kwargs):
+        raise AssertionError("input was read before the output path was checked")
+
+    for owner, name in ((BpeTrainer, "train"), (BpeTrainer, "count"), (Tokenizer, "from_file"),
+                        (bpetrain.formats, "load")):
+        monkeypatch.setattr(owner, name, read_nothing)
+    output = bad.format(tmp=tmp_path)
+    args = [a.format(corpus=tmp_path / "c.txt", model=tmp_path / "m.bpe") for a in command]
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "-o", output, "-q"] if command[0] != "export" else [*args, "-o", output])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"cannot write {output}:" in err and ".tmp" not in err
