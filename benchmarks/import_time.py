@@ -28,10 +28,12 @@ CASES = {
     "from bpetrain import Encoding": [sys.executable, "-c", "from bpetrain import Encoding"],
     "first encode (cl100k pattern)": [
         sys.executable, "-c",
-        "import bpetrain\n"
-        "e = bpetrain.Encoding('b', pat_str=bpetrain.PATTERNS['cl100k'],"
-        " mergeable_ranks={bytes([i]): i for i in range(256)}, special_tokens={})\n"
-        "e.encode('hello world')",
+        (
+            "import bpetrain\n"
+            "e = bpetrain.Encoding('b', pat_str=bpetrain.PATTERNS['cl100k'],"
+            " mergeable_ranks={bytes([i]): i for i in range(256)}, special_tokens={})\n"
+            "e.encode('hello world')"
+        ),
     ],
     "import tiktoken": [sys.executable, "-c", "import tiktoken"],
 }
@@ -55,7 +57,7 @@ def main() -> None:
             if cache:
                 shutil.rmtree(cache)
     empty = statistics.median(times["python -c pass"])
-    print(f"| case | median ms | minus empty interpreter |\n|---|---:|---:|")
+    print("| case | median ms | minus empty interpreter |\n|---|---:|---:|")
     for name, runs in times.items():
         median = statistics.median(runs)
         print(f"| {name} | {median * 1e3:.0f} | {(median - empty) * 1e3:.0f} |")

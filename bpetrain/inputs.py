@@ -25,10 +25,10 @@ import orjson
 from .pieces import join_documents
 from .pretokenize import encode_utf8
 
-__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
+__all__ = ["INPUT_FORMATS", "Source", "expand_inputs", "read_blocks", "read_records"]
 
 #: Input formats; ``auto`` picks one from the file name.
-FORMATS = ("auto", "text", "jsonl", "parquet")
+INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 COMPRESSIONS = {".gz": "gzip", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 BLOCK_BYTES = 1 << 20  # bytes read at a time (1 MB: counting threads keep a block in cache and share the work evenly)
@@ -66,8 +66,8 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
     ValueError
         If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
     """
-    if input_format not in FORMATS:
-        raise ValueError(f"input_format must be one of {', '.join(FORMATS)}, got {input_format!r}")
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths: list[str] = []
