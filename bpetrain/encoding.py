@@ -595,9 +595,12 @@ class Encoding:
             text += chunk
             if len(text) < block_chars or self._pattern is None:
                 continue
+            # leave a special token's length after the cut, so one that starts before it is seen whole
+            if len(text) <= longest:
+                continue
             data = (context + text).encode("utf-8", "surrogatepass")
             start = len(context.encode("utf-8", "surrogatepass"))
-            cut = self._pattern.safe_cut(data, start, len(data) - 1)
+            cut = self._pattern.safe_cut(data, start, len(data) - len(text[-longest:].encode("utf-8", "surrogatepass")))
             if cut <= start:
                 continue
             cut = len(data[start:cut].decode("utf-8", "surrogatepass"))  # in characters of text
