@@ -55,14 +55,13 @@ import numpy as np
 from ._atomic import atomic_write
 from .encoding import Encoding
 from .inputs import expand_inputs, read_blocks
-from .pretokenize import PATTERNS
+from .patterns import PATTERNS
 from .tokenizer import Tokenizer
 from .trainer import TrainingStats
 
 __all__ = [
     "Text",
     "build_report",
-    "check_output_path",
     "load_model",
     "read_texts",
     "readable_token",
@@ -153,24 +152,6 @@ def load_model(path, *, format: str | None = None, pat_str: str | None = None) -
                 format = "tiktoken"
                 break
     return Tokenizer.from_file(path, format=format, **options)
-
-
-def check_output_path(path) -> None:
-    """Check that ``path`` can be written (its folder exists), before any input is read.
-
-    Raises
-    ------
-    ValueError
-        If the folder of ``path`` does not exist or is not a folder, or ``path`` is a folder.
-    """
-    name = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(name))
-    if os.path.isdir(name):
-        raise ValueError(f"cannot write {name}: it is a folder; give a file name")
-    if not os.path.isdir(folder):
-        raise ValueError(f"cannot write {name}: {folder} is not an existing folder")
-    if not os.access(folder, os.W_OK):
-        raise ValueError(f"cannot write {name}: the folder {folder} is not writable")
 
 
 def require_matplotlib() -> None:

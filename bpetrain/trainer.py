@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ._core import PairMerger
+from ._progress import progress_bar
 from .counting import count_sources
 from .inputs import expand_inputs
 from .pieces import PieceCounter, PieceTable
@@ -177,8 +177,8 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
@@ -201,11 +201,13 @@ class BpeTrainer:
             ``auto``: ``.jsonl``/``.ndjson`` are JSON Lines, ``.parquet`` Parquet, the
             rest plain text (the name without its compression suffix decides).
         text_field : str, default "text"
-            The field of each JSON Lines record that holds the text.
-        text_column : str, default "text"
-            The Parquet column that holds the text (needs ``pyarrow``).
+            The field of each JSON Lines record, or the Parquet column (reading Parquet
+            needs ``pyarrow``), that holds the text.
         workers : int, optional
             Counting threads (default: the CPUs available).
+        text_column : str, optional
+            Deprecated: the old name of ``text_field`` for Parquet (a
+            ``DeprecationWarning``; it takes the place of ``text_field``).
 
         Returns
         -------
@@ -216,12 +218,13 @@ class BpeTrainer:
         FileNotFoundError
             If a file does not exist or a glob matches nothing (checked before reading).
         ValueError
-            If the files hold no text to train on, an option is invalid, a compressed file
-            is corrupt, or a record is malformed (the message names the file and line).
+            If the files hold no text to train on, an option is invalid (``documents="line"``
+            with JSON Lines or Parquet files, whose records are the documents), a compressed
+            file is corrupt, or a record is malformed (the message names the file and line).
         """
         counter = self.count(
             files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers,
+            workers=workers, text_column=text_column,
         )
         return self._train_counter(counter, stacklevel=3)
 
@@ -232,8 +235,8 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
     ) -> PieceCounter:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
@@ -247,7 +250,18 @@ class BpeTrainer:
         """
         if documents not in ("file", "line"):
             raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+        if text_column is not None:
+            warnings.warn("text_column is deprecated: pass text_field, which names the JSON Lines field "
+                          "and the Parquet column alike", DeprecationWarning, stacklevel=3)
+            text_field = text_column
         sources = expand_inputs(files, input_format)
+        records = [source for source in sources if source.format != "text"]
+        if documents == "line" and records:
+            kind = {"jsonl": "JSON Lines", "parquet": "Parquet"}[records[0].format]
+            raise ValueError(
+                f"documents='line' (--documents line) applies to plain text, but {records[0].path} is {kind}, "
+                "whose records are the documents already; leave documents as 'file'"
+            )
         started = time.perf_counter()
         counter = count_sources(
             sources,
@@ -255,7 +269,6 @@ class BpeTrainer:
             special_tokens=self.special_tokens,
             lines=documents == "line",
             text_field=text_field,
-            text_column=text_column,
             workers=workers,
             show_progress=self.show_progress,
         )
@@ -328,7 +341,7 @@ class BpeTrainer:
                     bar.update(PROGRESS_EVERY)
             bar.update(n % PROGRESS_EVERY)
 
-        with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
+        with progress_bar(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, stacklevel=3)
@@ -392,7 +405,7 @@ class BpeTrainer:
         merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)
         n_pieces = table.n_pieces
         del table
-        with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
             while not merger.finished:
                 bar.update(merger.merge(MERGES_PER_STEP))
         merges = [tuple(pair) for pair in merger.merges.tolist()]

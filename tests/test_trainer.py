@@ -96,8 +96,8 @@ def test_files_equal_iterator_and_keep_invalid_bytes(tmp_path):
         from_iter = trainer(270, pat_str=pattern).train_from_iterator(data)
         assert from_files.merges == from_iter.merges
         assert from_files.merges == _reference.train(data, 14, PATTERNS.get(pattern), min_frequency=2)
-        text = data[0].decode("utf-8", "surrogateescape")
-        assert from_files.decode_bytes(from_files.encode(text)) == data[0]
+        # invalid bytes round-trip through bytes (a str's lone surrogates become U+FFFD, as in tiktoken)
+        assert from_files.decode_bytes(from_files.encoding()._encode_bytes(data[0])) == data[0]
 
 
 def test_missing_file(tmp_path):
@@ -180,3 +180,20 @@ def test_warning_points_at_the_callers_line():
     with pytest.warns(VocabSizeNotReachedWarning) as record:
         trainer(1000).train_from_counts({"ab": 5})
     assert record[0].filename == __file__
+
+
+def test_line_documents_refused_for_records_and_text_column_deprecated(tmp_path):
+    jsonl = tmp_path / "r.jsonl"
+    jsonl.write_text('{"body": "hello hello world"}\n' * 20, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"r.jsonl is JSON Lines, whose records are the documents"):
+        trainer(260).train([jsonl], documents="line")
+    expected = trainer(260).train([jsonl], text_field="body")
+    with pytest.warns(DeprecationWarning, match="text_column is deprecated: pass text_field"):
+        assert trainer(260).train([jsonl], text_column="body") == expected
+
+
+def test_deep_json_line_is_a_clear_error(tmp_path):
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_text('{"text": "ok"}\n' + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"deep.jsonl:2: not a JSON line"):
+        trainer(260).train([jsonl])
