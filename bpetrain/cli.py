@@ -428,9 +428,10 @@ def _add_report_command(commands) -> None:
     parser.add_argument("--text", nargs="+", default=[], metavar="FILE",
                         help="plain text files, directories or globs to measure compression on")
     parser.add_argument("--compare", default=None, metavar="MODEL",
-                        help="a second model to show beside the first (OpenAI's rank files, e.g. "
-                             "cl100k_base.tiktoken, are recognised; other rank files without sidecar need "
-                             "--compare-pat-str)")
+                        help="a second model to show beside the first: a model file, or an OpenAI encoding name "
+                             "(cl100k_base, o200k_base: rank files from $BPETRAIN_VOCABS or tiktoken's cache); "
+                             "OpenAI's rank files are recognised, other rank files without sidecar need "
+                             "--compare-pat-str")
     parser.add_argument("--compare-pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern of --compare if its file does not carry one")
     parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")

@@ -130,18 +130,22 @@ def load_model(path, *, format: str | None = None, pat_str: str | None = None) -
     A tiktoken rank file without a sidecar does not carry its split pattern; when
     ``pat_str`` is not given and the file is one of OpenAI's (same SHA-256 as in
     :data:`bpetrain.registry.ENCODINGS`, e.g. ``cl100k_base.tiktoken``), its encoding's
-    pattern and special tokens are used.
+    pattern and special tokens are used. ``path`` may also be the name of such an
+    encoding (``cl100k_base``, ``o200k_base``), whose file :mod:`bpetrain.registry` finds.
 
     Raises
     ------
     FileNotFoundError
-        If ``path`` does not exist.
+        If ``path`` does not exist (or, for a name, the registry does not find its file).
     ValueError
         As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
         sidecar and without ``pat_str``.
     """
-    from .registry import ENCODINGS
+    from .registry import ENCODINGS, find_file
 
+    spec = ENCODINGS.get(os.fspath(path))
+    if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
+        path = find_file(spec.files[0], os.fspath(path))
     options = {} if pat_str is None else {"pat_str": pat_str}
     if pat_str is None and format in (None, "tiktoken") and os.path.isfile(path):
         with open(path, "rb") as f:

@@ -195,10 +195,12 @@ def test_rank_file_recognised_by_its_hash(files, monkeypatch):
     assert tokenizer.special_tokens == {"<|x|>": 330} and tokenizer.merges == files["other"].merges
 
 
-def test_cl100k_is_recognised():
+def test_cl100k_is_recognised(monkeypatch):
     path = require(VOCABS / "cl100k_base.tiktoken", "OpenAI's cl100k_base rank file (set BPETRAIN_VOCABS)")
     tokenizer = load_model(path)
     assert tokenizer.n_vocab == 100277 and tokenizer.special_tokens["<|endofprompt|>"] == 100276
+    monkeypatch.setenv("BPETRAIN_VOCABS", str(VOCABS))
+    assert load_model("cl100k_base") == tokenizer  # by name, from the registry's folder
 
 
 @pytest.mark.parametrize(
