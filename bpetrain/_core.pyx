@@ -74,6 +74,16 @@ cdef inline bint heap_above(const HeapItem* x, const HeapItem* y) noexcept nogil
     return x.right < y.right
 
 
+cdef object _int64_array(const count_t* values, int64_t n):
+    """A numpy int64 copy of ``values[0:n]``."""
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] view = out
+    cdef int64_t i
+    for i in range(n):
+        view[i] = values[i]
+    return out
+
+
 cdef class PairMerger:
     """Incremental BPE trainer over a piece table (the kernel behind ``BpeTrainer``).
 
@@ -117,6 +127,7 @@ cdef class PairMerger:
     cdef int32_t* merge_left
     cdef int32_t* merge_right
     cdef count_t* merge_count
+    cdef count_t* merge_removed  # tokens merge i removed (<= merge_count[i]: overlaps such as "aaa")
     cdef readonly int64_t n_merges
     cdef readonly int64_t max_merges
     cdef readonly count_t min_frequency
@@ -165,12 +176,14 @@ cdef class PairMerger:
         self.merge_left = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_right = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_count = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
+        self.merge_removed = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
         self.new_cap = 64
         self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
         self.heap_cap = 1024
         self.heap = <HeapItem*>malloc(self.heap_cap * sizeof(HeapItem))
         if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
-                or self.merge_count == NULL or self.new_keys == NULL or self.heap == NULL):
+                or self.merge_count == NULL or self.merge_removed == NULL or self.new_keys == NULL
+                or self.heap == NULL):
             raise MemoryError()
         for i in range(256):
             self.tok_len[i] = 1
@@ -192,6 +205,7 @@ cdef class PairMerger:
         free(self.merge_left)
         free(self.merge_right)
         free(self.merge_count)
+        free(self.merge_removed)
         free(self.new_keys)
         free(self.heap)
         free(self.table)
@@ -507,7 +521,7 @@ cdef class PairMerger:
         cdef bint owned = self.table[index].cap_occ > 0
         cdef pos_t p, q, r, left
         cdef token_t x, y, v
-        cdef count_t w
+        cdef count_t w, removed_before = self.n_tokens_removed
         cdef int64_t i
         if not owned:
             memcpy(inline_occ, &self.table[index].occ, n_occ * sizeof(pos_t))
@@ -552,6 +566,7 @@ cdef class PairMerger:
         finally:
             if owned:
                 free(occ)
+        self.merge_removed[self.n_merges - 1] = self.n_tokens_removed - removed_before
         index = self._table_find(pack(a, b))
         if index >= 0:
             self._table_delete(index)
@@ -617,12 +632,16 @@ cdef class PairMerger:
     @property
     def merge_counts(self):
         """numpy.ndarray of int64, shape (n_merges,): each merged pair's weighted count."""
-        out = np.empty(self.n_merges, dtype=np.int64)
-        cdef int64_t[::1] view = out
-        cdef int64_t i
-        for i in range(self.n_merges):
-            view[i] = self.merge_count[i]
-        return out
+        return _int64_array(self.merge_count, self.n_merges)
+
+    @property
+    def merge_tokens_removed(self):
+        """numpy.ndarray of int64, shape (n_merges,): tokens each merge removed (pairs it joined).
+
+        Below :attr:`merge_counts` where occurrences overlap: ``aaa`` counts the pair
+        ``(a, a)`` twice, but merging joins it once. They sum to :attr:`n_tokens_removed`.
+        """
+        return _int64_array(self.merge_removed, self.n_merges)
 
     @property
     def n_tracked_pairs(self):

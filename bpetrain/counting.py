@@ -19,8 +19,7 @@ import queue
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from tqdm.auto import tqdm
-
+from ._progress import progress_bar
 from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from .pieces import PieceCounter
 
@@ -42,7 +41,6 @@ def count_sources(
     special_tokens: Iterable[str] = (),
     lines: bool = False,
     text_field: str = "text",
-    text_column: str = "text",
     workers: int | None = None,
     show_progress: bool = True,
     block_bytes: int = BLOCK_BYTES,
@@ -59,8 +57,8 @@ def count_sources(
         Cut out of the text, not counted.
     lines : bool
         Each line of a plain-text source is a document (otherwise each file is one).
-    text_field, text_column : str
-        Where the text is in JSON Lines records and Parquet rows.
+    text_field : str
+        The JSON Lines field, or the Parquet column, that holds the text.
     workers : int, optional
         Counting threads (default: the CPUs available).
     show_progress : bool
@@ -98,7 +96,7 @@ def count_sources(
     sizes = [s.size for s in sources]
     total = None if None in sizes else sum(sizes)
     pending: list = []
-    with ThreadPoolExecutor(workers) as pool, tqdm(
+    with ThreadPoolExecutor(workers) as pool, progress_bar(
         total=total, unit="B", unit_scale=True, desc="counting", disable=not show_progress
     ) as bar:
 
@@ -115,7 +113,7 @@ def count_sources(
                     submit("count_text", data, stop, final=final, continued=continued)
                 n_files += 1
             else:
-                for data, bounds in read_records(source, text_field=text_field, text_column=text_column, progress=bar.update):
+                for data, bounds in read_records(source, text_field=text_field, progress=bar.update):
                     submit("count_documents", data, bounds)
         for future in pending:
             future.result()

@@ -37,8 +37,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from ._progress import progress_bar
 from .counting import count_sources, cut_blocks
 from .inputs import BLOCK_BYTES, Source, expand_inputs, read_range
 from .pieces import PieceCounter, PieceTable
@@ -50,6 +50,7 @@ __all__ = [
     "connect",
     "count_on_dask",
     "count_task",
+    "group_sources",
     "keep_most_frequent",
     "merge_counts",
     "plan_count_tasks",
@@ -113,8 +114,8 @@ def plan_count_tasks(
     documents : {"file", "line"}, default "file"
     input_format : {"auto", "text", "jsonl", "parquet"}, default "auto"
     task_bytes : int, optional
-        Target bytes on disk per task (default: ``TASK_BYTES``, 64 MiB). Files larger than this that are uncompressed plain
-        text are cut into ranges; smaller files are grouped.
+        Target bytes on disk per task (default: ``TASK_BYTES``, 64 MiB). Uncompressed
+        plain-text files larger than this are cut into ranges; smaller files are grouped.
 
     Returns
     -------
@@ -129,10 +130,17 @@ def plan_count_tasks(
     """
     if documents not in ("file", "line"):
         raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+    return group_sources(expand_inputs(files, input_format), pat_str=pat_str, documents=documents,
+                         task_bytes=task_bytes)
+
+
+def group_sources(
+    sources: Sequence[Source], *, pat_str: str | None, documents: str = "file", task_bytes: int | None = None
+) -> list[CountTask]:
+    """:func:`plan_count_tasks` for inputs already expanded by :func:`bpetrain.inputs.expand_inputs`."""
     task_bytes = TASK_BYTES if task_bytes is None else task_bytes
     if isinstance(task_bytes, bool) or not isinstance(task_bytes, int) or task_bytes < 1:
         raise ValueError(f"task_bytes must be an int >= 1, got {task_bytes!r}")
-    sources = expand_inputs(files, input_format)
     if any(s.path == "-" for s in sources):
         raise ValueError("standard input ('-') cannot be counted on a cluster; save it to a file first")
     pat_str = resolve_pattern(pat_str)
@@ -163,7 +171,6 @@ def count_task(
     special_tokens: Sequence[str] = (),
     documents: str = "file",
     text_field: str = "text",
-    text_column: str = "text",
     workers: int = 1,
 ) -> PieceCounter:
     """Count the pieces of one task (on whichever machine runs it).
@@ -194,7 +201,7 @@ def count_task(
     if task.start is None:
         return count_sources(
             task.sources, pat_str=pat_str, special_tokens=special_tokens, lines=lines,
-            text_field=text_field, text_column=text_column, workers=workers, show_progress=False,
+            text_field=text_field, workers=workers, show_progress=False,
         )
     counter = PieceCounter(pat_str, special_tokens, lines=lines)
     source = task.sources[0]
@@ -302,7 +309,6 @@ def count_on_dask(
     special_tokens: Sequence[str] = (),
     documents: str = "file",
     text_field: str = "text",
-    text_column: str = "text",
     show_progress: bool = True,
     max_pieces: int | None = None,
 ) -> PieceCounter:
@@ -342,7 +348,7 @@ def count_on_dask(
     if not tasks:
         return PieceCounter(pat_str, special_tokens, lines=documents == "line")
     options = {"pat_str": pat_str, "special_tokens": list(special_tokens), "documents": documents,
-               "text_field": text_field, "text_column": text_column}
+               "text_field": text_field}
     counts = [client.submit(count_task, task, **options, pure=False) for task in tasks]
     sizes = {future.key: task for future, task in zip(counts, tasks)}
     done = as_completed(counts)
@@ -350,8 +356,8 @@ def count_on_dask(
     n_done = 0
     merges = []
     try:
-        with tqdm(total=sum(t.n_bytes for t in tasks), unit="B", unit_scale=True, desc="counting",
-                  disable=not show_progress) as bar:
+        with progress_bar(total=sum(t.n_bytes for t in tasks), unit="B", unit_scale=True, desc="counting",
+                          disable=not show_progress) as bar:
             for future in done:
                 if future.status == "error":
                     _raise_task_error(future, sizes.get(future.key))

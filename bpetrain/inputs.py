@@ -18,7 +18,6 @@ import functools
 import glob
 import gzip
 import io
-import json
 import lzma
 import os
 import sys
@@ -27,14 +26,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 from .pieces import join_documents
 from .pretokenize import encode_utf8
 
-__all__ = ["FORMATS", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
+__all__ = ["INPUT_FORMATS", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
 
 #: Input formats; ``auto`` picks one from the file name.
-FORMATS = ("auto", "text", "jsonl", "parquet")
+INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 COMPRESSIONS = {".gz": "gzip", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 BLOCK_BYTES = 1 << 20  # bytes read at a time (1 MB: counting threads keep a block in cache and share the work evenly)
@@ -73,8 +73,8 @@ def expand_inputs(inputs: Iterable[str | os.PathLike], input_format: str = "auto
     ValueError
         If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
     """
-    if input_format not in FORMATS:
-        raise ValueError(f"input_format must be one of {', '.join(FORMATS)}, got {input_format!r}")
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths: list[str] = []
@@ -263,7 +263,7 @@ def read_range(source: Source, start: int, stop: int) -> bytes:
 
 
 def read_records(
-    source: Source, *, text_field: str = "text", text_column: str = "text", progress=lambda n: None
+    source: Source, *, text_field: str = "text", progress=lambda n: None
 ) -> Iterator[tuple[bytes, np.ndarray]]:
     """The documents of a JSON Lines or Parquet source, in batches.
 
@@ -279,10 +279,10 @@ def read_records(
     ValueError
         If a JSON line is not valid JSON, not an object, lacks ``text_field`` or holds a
         non-string there (the message names the file and line), if the Parquet file has no
-        string column ``text_column``, or the data is corrupt.
+        string column ``text_field``, or the data is corrupt.
     """
     if source.format == "parquet":
-        yield from _parquet_batches(source, text_column, progress)
+        yield from _parquet_batches(source, text_field, progress)
     else:
         yield from _jsonl_batches(source, text_field, progress)
 
@@ -300,8 +300,8 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except ValueError as exc:
+                record = orjson.loads(line)
+            except ValueError as exc:  # orjson.JSONDecodeError (also for nesting deeper than 1024)
                 raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")  # noqa: TRY004 (bad data in a file, not a bad argument)
@@ -345,7 +345,7 @@ def _parquet_file_batches(source: Source, file, column: str, pa, pq) -> Iterator
     schema = parquet.schema_arrow
     if column not in schema.names:
         raise ValueError(
-            f"{source.path}: no column {column!r} (columns: {', '.join(schema.names)}); name it with --text-column"
+            f"{source.path}: no column {column!r} (columns: {', '.join(schema.names)}); name it with --text-field"
         )
     kind = schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):

@@ -8,9 +8,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from ._core import PairMerger
+from ._progress import progress_bar
 from .counting import count_sources
 from .inputs import expand_inputs
 from .pieces import PieceCounter, PieceTable
@@ -49,7 +49,24 @@ class TrainingStats:
     n_tokens : int
         Tokens the training text has after all merges.
     merge_counts : numpy.ndarray of int64, shape (n_merges,)
-        The weighted count of each merged pair when it was merged.
+        The weighted count of each merged pair when it was merged: how often the pair
+        occurred in the training text (pieces times their counts), counting overlapping
+        occurrences (``aaa`` holds ``(a, a)`` twice). Non-increasing except where a merge
+        creates a pair more frequent than the ones before it.
+    merge_tokens_removed : numpy.ndarray of int64, shape (n_merges,)
+        How many tokens merge ``i`` removed from the training text: the occurrences it
+        joined, left to right (``aaa`` joins once). ``merge_tokens_removed[i] <=
+        merge_counts[i]``, and ``n_piece_bytes - merge_tokens_removed[:k].sum()`` is the
+        number of tokens of the training text after the first ``k`` merges, so
+        ``n_piece_bytes / that`` is the compression curve (:mod:`bpetrain.report`);
+        the whole sum is ``n_piece_bytes - n_tokens``.
+
+    Examples
+    --------
+    >>> trainer = BpeTrainer(257, pat_str=None, show_progress=False)
+    >>> _ = trainer.train_from_iterator(["aaa"])
+    >>> trainer.stats.merge_counts.tolist(), trainer.stats.merge_tokens_removed.tolist()
+    ([2], [1])
     """
 
     seconds: float
@@ -60,6 +77,7 @@ class TrainingStats:
     n_merges: int
     n_tokens: int
     merge_counts: np.ndarray
+    merge_tokens_removed: np.ndarray
 
     @property
     def bytes_per_token(self) -> float:
@@ -159,8 +177,8 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
         client=None,
         max_pieces: int | None = None,
     ) -> Tokenizer:
@@ -174,8 +192,8 @@ class BpeTrainer:
         files : path or iterable of paths
             Files, directories (every file below, sorted; hidden ones skipped), glob
             patterns, fsspec URLs of any of these (``s3://bucket/dir``, ``hf://...``; the
-            backend package is yours to install), or ``"-"`` for standard input. ``.gz``, ``.xz`` and ``.zst`` files
-            are decompressed. Text need not be valid UTF-8 (see
+            backend package is yours to install), or ``"-"`` for standard input. ``.gz``,
+            ``.xz`` and ``.zst`` files are decompressed. Text need not be valid UTF-8 (see
             :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
         documents : {"file", "line"}, default "file"
             What a document is in a plain-text file: the whole file, or each line (up to
@@ -186,11 +204,13 @@ class BpeTrainer:
             ``auto``: ``.jsonl``/``.ndjson`` are JSON Lines, ``.parquet`` Parquet, the
             rest plain text (the name without its compression suffix decides).
         text_field : str, default "text"
-            The field of each JSON Lines record that holds the text.
-        text_column : str, default "text"
-            The Parquet column that holds the text (needs ``pyarrow``).
+            The field of each JSON Lines record, or the Parquet column (reading Parquet
+            needs ``pyarrow``), that holds the text.
         workers : int, optional
             Counting threads (default: the CPUs available).
+        text_column : str, optional
+            Deprecated: the old name of ``text_field`` for Parquet (a
+            ``DeprecationWarning``; it takes the place of ``text_field``).
         client : dask.distributed.Client, optional
             Count on this Dask cluster instead (see :mod:`bpetrain.distributed`; needs
             ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
@@ -211,12 +231,13 @@ class BpeTrainer:
         FileNotFoundError
             If a file does not exist or a glob matches nothing (checked before reading).
         ValueError
-            If the files hold no text to train on, an option is invalid, a compressed file
-            is corrupt, or a record is malformed (the message names the file and line).
+            If the files hold no text to train on, an option is invalid (``documents="line"``
+            with JSON Lines or Parquet files, whose records are the documents), a compressed
+            file is corrupt, or a record is malformed (the message names the file and line).
         """
         counter = self.count(
             files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers, client=client, max_pieces=max_pieces,
+            workers=workers, text_column=text_column, client=client, max_pieces=max_pieces,
         )
         return self._train_counter(counter, stacklevel=3)
 
@@ -227,8 +248,8 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
         client=None,
         max_pieces: int | None = None,
     ) -> PieceCounter:
@@ -244,13 +265,23 @@ class BpeTrainer:
         """
         if documents not in ("file", "line"):
             raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+        if text_column is not None:
+            warnings.warn("text_column is deprecated: pass text_field, which names the JSON Lines field "
+                          "and the Parquet column alike", DeprecationWarning, stacklevel=3)
+            text_field = text_column
+        sources = expand_inputs(files, input_format)
+        records = [source for source in sources if source.format != "text"]
+        if documents == "line" and records:
+            kind = {"jsonl": "JSON Lines", "parquet": "Parquet"}[records[0].format]
+            raise ValueError(
+                f"documents='line' (--documents line) applies to plain text, but {records[0].path} is {kind}, "
+                "whose records are the documents already; leave documents as 'file'"
+            )
         if client is not None:
-            return self._count_on_cluster(client, files, documents=documents, input_format=input_format,
-                                          text_field=text_field, text_column=text_column, workers=workers,
-                                          max_pieces=max_pieces)
+            return self._count_on_cluster(client, sources, documents=documents, text_field=text_field,
+                                          workers=workers, max_pieces=max_pieces)
         if max_pieces is not None:
             raise ValueError("max_pieces bounds the table a cluster sends back; it needs client=")
-        sources = expand_inputs(files, input_format)
         started = time.perf_counter()
         counter = count_sources(
             sources,
@@ -258,16 +289,14 @@ class BpeTrainer:
             special_tokens=self.special_tokens,
             lines=documents == "line",
             text_field=text_field,
-            text_column=text_column,
             workers=workers,
             show_progress=self.show_progress,
         )
         counter.seconds = time.perf_counter() - started
         return counter
 
-    def _count_on_cluster(self, client, files, *, documents, input_format, text_field, text_column, workers,
-                          max_pieces):
-        from .distributed import count_on_dask, plan_count_tasks
+    def _count_on_cluster(self, client, sources, *, documents, text_field, workers, max_pieces):
+        from .distributed import count_on_dask, group_sources
 
         if workers is not None:
             raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
@@ -275,10 +304,10 @@ class BpeTrainer:
             _check_int("max_pieces", max_pieces)
             if max_pieces < 1:
                 raise ValueError(f"max_pieces must be >= 1, got {max_pieces}")
-        tasks = plan_count_tasks(files, pat_str=self.pat_str, documents=documents, input_format=input_format)
+        tasks = group_sources(sources, pat_str=self.pat_str, documents=documents)
         return count_on_dask(
             client, tasks, pat_str=self.pat_str, special_tokens=self.special_tokens, documents=documents,
-            text_field=text_field, text_column=text_column, show_progress=self.show_progress, max_pieces=max_pieces,
+            text_field=text_field, show_progress=self.show_progress, max_pieces=max_pieces,
         )
 
     def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
@@ -347,7 +376,7 @@ class BpeTrainer:
                     bar.update(PROGRESS_EVERY)
             bar.update(n % PROGRESS_EVERY)
 
-        with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
+        with progress_bar(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, stacklevel=3)
@@ -411,7 +440,7 @@ class BpeTrainer:
         merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)
         n_pieces = table.n_pieces
         del table
-        with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
             while not merger.finished:
                 bar.update(merger.merge(MERGES_PER_STEP))
         merges = [tuple(pair) for pair in merger.merges.tolist()]
@@ -438,6 +467,7 @@ class BpeTrainer:
             n_merges=len(merges),
             n_tokens=n_piece_bytes - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
+            merge_tokens_removed=merger.merge_tokens_removed,
         )
         return tokenizer
 
