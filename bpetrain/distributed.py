@@ -40,7 +40,7 @@ import numpy as np
 
 from ._progress import progress_bar
 from .counting import count_sources, cut_blocks
-from .inputs import BLOCK_BYTES, Source, expand_inputs, read_range
+from .inputs import Source, expand_inputs, read_range
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import resolve_pattern, split_pattern
 
@@ -209,8 +209,9 @@ def count_task(
     stop = source.size if task.stop >= source.size else _boundary(source, task.stop, counter, floor=task.start)
     if stop is None or stop <= start:
         return counter  # the boundaries of this range are before it: a neighbour counts its bytes
-    tail = read_range(source, stop, stop + 8 + counter.lookahead) if stop < source.size else b""
-    for data, cut, final, continued in cut_blocks(_range_blocks(source, start, stop), counter, continued=start > 0, tail=tail):
+    tail = b"".join(read_range(source, stop, stop + 8 + counter.lookahead))  # what the splitter may look at
+    blocks = read_range(source, start, stop)
+    for data, cut, final, continued in cut_blocks(blocks, counter, continued=start > 0, tail=tail):
         counter.count_text(data, cut, final=final, continued=continued)
     if not lines and start == 0:
         counter.n_documents += 1
@@ -266,11 +267,6 @@ def keep_most_frequent(counter: PieceCounter, max_pieces: int) -> tuple[PieceCou
     return kept, k, int((~keep).sum()), n_dropped_bytes
 
 
-def _range_blocks(source: Source, start: int, stop: int) -> Iterator[bytes]:
-    for a in range(start, stop, BLOCK_BYTES):
-        yield read_range(source, a, min(a + BLOCK_BYTES, stop))
-
-
 def _boundary(source: Source, x: int, counter: PieceCounter, *, floor: int = 0) -> int | None:
     """The last boundary at or before offset ``x`` of a text file (see the module notes);
     0 if there is none, None if there is none at ``floor`` or after it."""
@@ -280,7 +276,7 @@ def _boundary(source: Source, x: int, counter: PieceCounter, *, floor: int = 0) 
     width = WINDOW_BYTES
     while True:
         window_start = max(0, x - width)
-        window = read_range(source, window_start, x + 8 + longest)
+        window = b"".join(read_range(source, window_start, x + 8 + longest))
         lim = x - window_start  # a boundary p (window offsets) has p <= lim
         low = max(longest, 1) if window_start else 1  # special tokens before p are in view
         hi = min(len(window), lim + 4)

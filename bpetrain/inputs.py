@@ -247,8 +247,9 @@ def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOC
             yield block
 
 
-def read_range(source: Source, start: int, stop: int) -> bytes:
-    """Bytes ``start:stop`` of an uncompressed source (fewer at the end of the file).
+def read_range(source: Source, start: int, stop: int, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Bytes ``start:stop`` of an uncompressed source (fewer at the end of the file),
+    ``block_bytes`` at a time, from one open file.
 
     Raises
     ------
@@ -259,7 +260,12 @@ def read_range(source: Source, start: int, stop: int) -> bytes:
         raise ValueError(f"{source.path}: a {source.compression} file is read whole, not from an offset")
     with _open_raw(source.path) as f:
         f.seek(start)
-        return f.read(max(0, stop - start))
+        while start < stop:
+            block = f.read(min(block_bytes, stop - start))
+            if not block:
+                return
+            start += len(block)
+            yield block
 
 
 def read_records(
