@@ -10,8 +10,9 @@ run where the data is:
    the ranges of neighbouring tasks meet and no piece is cut.
 2. :func:`count_task` counts one task on any machine that can read the inputs (local
    paths or fsspec URLs) and returns a :class:`PieceCounter`, which pickles as its table.
-3. :func:`merge_counts` adds one counter to another. Counters are merged pairwise, as
-   they finish, so the driver receives one table.
+3. :func:`merge_counts` makes one counter of two (leaving both as they are, so an engine
+   can run a lost merge again). Counters are merged pairwise, as they finish, so the
+   driver receives one table.
 
 :func:`count_on_dask` runs the three steps on a ``dask.distributed.Client`` (Dask retries
 a task whose worker died; a counter is only used whole). Ray or Spark jobs can call the
