@@ -89,6 +89,9 @@ cdef class PairMerger:
         How many merges ``merge`` may make in all (merge ``i`` gets id ``256 + i``).
     min_frequency : int
         Pairs whose weighted count is below this are never merged (>= 1).
+    max_token_length : int, default 2**31 - 1
+        Pairs whose joined token would be longer than this many bytes are never tracked:
+        they never enter the pair table or the heap, so they cost nothing (>= 1).
 
     Raises
     ------
@@ -120,11 +123,13 @@ cdef class PairMerger:
     cdef readonly int64_t n_merges
     cdef readonly int64_t max_merges
     cdef readonly count_t min_frequency
+    cdef readonly int32_t max_token_length
     cdef readonly count_t n_tokens_removed
     cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
-                  const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency):
+                  const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
+                  int32_t max_token_length=INT32_MAX):
         cdef Py_ssize_t n_pieces = counts.shape[0]
         cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
         cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
@@ -137,6 +142,8 @@ cdef class PairMerger:
             raise ValueError(f"max_merges must be in [0, {INT32_MAX - 256}], got {max_merges}")
         if min_frequency < 1:
             raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
+        if max_token_length < 1:
+            raise ValueError(f"max_token_length must be >= 1, got {max_token_length}")
         for i in range(n_pieces):
             start = offsets[i]
             stop = offsets[i + 1]
@@ -157,6 +164,7 @@ cdef class PairMerger:
                 "split the corpus into documents (pat_str=None) or use a split pattern")
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
         self.min_frequency = min_frequency
+        self.max_token_length = max_token_length
         self.tok_array = np.empty(n_slots, dtype=np.int32)
         self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
         self.starts_array = np.full((n_slots + 63) // 64, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
@@ -248,7 +256,7 @@ cdef class PairMerger:
                         pair_count[(a << 8) | b] += self._weight(<pos_t>p)
                         n_occ[(a << 8) | b] += 1
                 for k in range(65536):
-                    if pair_count[k] >= self.min_frequency:
+                    if pair_count[k] >= self.min_frequency and self.max_token_length >= 2:
                         n_pairs += 1
                         occ[k] = <pos_t*>malloc(n_occ[k] * sizeof(pos_t))
                         failed = failed or occ[k] == NULL
@@ -457,6 +465,8 @@ cdef class PairMerger:
         cdef pos_t* grown
         cdef int64_t cap
         if index < 0:
+            if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
+                return 0  # its token would be too long: never tracked, never merged
             index = self._table_insert(key)
             if self._remember_new(key) < 0:
                 return -1

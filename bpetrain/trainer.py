@@ -12,6 +12,7 @@ from tqdm.auto import tqdm
 
 from ._core import PairMerger
 from .counting import count_sources
+from .formats._vocab import BYTE_TO_CHAR
 from .inputs import expand_inputs
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import resolve_pattern
@@ -22,6 +23,11 @@ __all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 MAX_VOCAB_SIZE = 2**31 - 1  # token ids are int32
 MERGES_PER_STEP = 256  # merges between progress updates
 PROGRESS_EVERY = 1024  # documents between progress updates
+OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break")
+TIE_BREAKS = ("rustbpe", "hf")
+#: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
+#: ``ByteLevel`` characters sorted by code point; special tokens aside).
+HF_BYTE_IDS = np.argsort([ord(BYTE_TO_CHAR[b]) for b in range(256)]).argsort().astype(np.uint8)
 
 
 class VocabSizeNotReachedWarning(UserWarning):
@@ -94,14 +100,28 @@ class BpeTrainer:
         When no pair does, training stops early with a :class:`VocabSizeNotReachedWarning`.
     show_progress : bool, default True
         Show tqdm progress bars (bytes read, merges done).
+    max_token_length : int or None, default None
+        No merge makes a token longer than this many bytes (Hugging Face's name; see the
+        README's "Training rules" for how its meaning differs). ``None``: no limit.
+    tie_break : {"rustbpe", "hf"}, default "rustbpe"
+        Which pair wins among pairs of equal count. ``"rustbpe"``: the smallest
+        ``(left, right)`` ids, with the bytes as ids 0..255 (rustbpe's rule). ``"hf"``:
+        the smallest ids in Hugging Face's numbering, where the 256 bytes are ordered by
+        the code point of their ``ByteLevel`` character (``!`` first, the space as
+        ``Ġ`` late): the merges are exactly those of ``tokenizers``' ``BpeTrainer`` with
+        a ``ByteLevel`` pre-tokenizer and ``initial_alphabet=ByteLevel.alphabet()``, and
+        the returned tokenizer numbers its bytes that way (:attr:`Tokenizer.byte_ids`).
 
     Raises
     ------
     TypeError
-        If an argument has the wrong type (``special_tokens`` given as one string, say).
+        If an argument has the wrong type (``special_tokens`` given as one string, say),
+        or is not an option of this trainer (Hugging Face's ``BpeTrainer`` ignores
+        those; the message names them).
     ValueError
         If ``vocab_size`` is below 256 + len(special_tokens) or above 2**31 - 1, the
-        pattern is unknown or invalid, or the special tokens are empty or repeated.
+        pattern is unknown or invalid, the special tokens are empty or repeated,
+        ``max_token_length`` is below 1 or ``tie_break`` is unknown.
     """
 
     def __init__(
@@ -112,7 +132,15 @@ class BpeTrainer:
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         show_progress: bool = True,
+        max_token_length: int | None = None,
+        tie_break: str = "rustbpe",
+        **unknown,
     ):
+        if unknown:
+            raise TypeError(
+                f"BpeTrainer got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(sorted(unknown))}; "
+                f"the options are vocab_size, {', '.join(OPTIONS)}"
+            )
         if isinstance(special_tokens, (str, bytes)):
             raise TypeError("special_tokens must be a sequence of strings, e.g. ['<|endoftext|>'], not one string")
         special_tokens = list(special_tokens)
@@ -136,18 +164,27 @@ class BpeTrainer:
             raise ValueError(f"vocab_size={vocab_size} exceeds {MAX_VOCAB_SIZE}: token ids are int32")
         if min_frequency < 0:
             raise ValueError(f"min_frequency must be >= 0, got {min_frequency}")
+        if max_token_length is not None:
+            _check_int("max_token_length", max_token_length)
+            if max_token_length < 1:
+                raise ValueError(f"max_token_length must be >= 1 (bytes) or None for no limit, got {max_token_length}")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
         self.vocab_size = vocab_size
         self.pat_str = resolve_pattern(pat_str)
         self.special_tokens = special_tokens
         self.min_frequency = max(min_frequency, 1)
         self.show_progress = show_progress
+        self.max_token_length = max_token_length
+        self.tie_break = tie_break
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
     def __repr__(self) -> str:
         return (
             f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={self.pat_str!r:.40}, "
-            f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency})"
+            f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
+            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -371,7 +408,15 @@ class BpeTrainer:
                 "can hold (2**63 - 1); scale the counts down"
             )
         n_wanted = self.vocab_size - 256 - len(self.special_tokens)
-        merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)
+        byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
+        merger = PairMerger(
+            table.data if byte_ids is None else byte_ids[table.data],  # the bytes as their ids
+            table.offsets,
+            table.counts,
+            n_wanted,
+            self.min_frequency,
+            MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE),
+        )
         n_pieces = table.n_pieces
         del table
         with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
@@ -391,6 +436,7 @@ class BpeTrainer:
             merges,
             pat_str=self.pat_str,
             special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
+            byte_ids=None if byte_ids is None else byte_ids.tolist(),
         )
         self.stats = TrainingStats(
             seconds=time.perf_counter() - started,
