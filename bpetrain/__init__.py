@@ -10,11 +10,12 @@ from .registry import (
     list_encoding_names,
 )
 from .tokenizer import Tokenizer
-from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
+from .trainer import BasePatternWarning, BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
 
 __all__ = [
     "PATTERNS",
     "AppendableEncoder",
+    "BasePatternWarning",
     "BpeTrainer",
     "Encoding",
     "IntervalCounter",

@@ -92,12 +92,20 @@ cdef class PairMerger:
     max_token_length : int, default 2**31 - 1
         Pairs whose joined token would be longer than this many bytes are never tracked:
         they never enter the pair table or the heap, so they cost nothing (>= 1).
+    token_lengths : numpy.ndarray of int32, shape (n_base,), optional
+        Extend a vocabulary of ``n_base`` tokens: the byte length of each of its ids
+        (ids 0..255 need not be the bytes). Merge ``i`` then gets id ``n_base + i``.
+    initial : numpy.ndarray of int32, shape (n_bytes,), optional
+        With ``token_lengths``: how the pieces start out, ``initial[j]`` being the id of
+        the token that starts at byte ``j`` of ``data`` and -1 inside a token. Without,
+        every byte is its own token, of id its value.
 
     Raises
     ------
     ValueError
-        If the arrays disagree in shape or the pieces of two or more bytes need more
-        than 2**31 - 2 slots (the working array is indexed by int32).
+        If the arrays disagree in shape, ``initial`` does not cut each piece into tokens
+        of ``token_lengths``, or the pieces of two or more bytes need more than
+        2**31 - 2 slots (the working array is indexed by int32).
     MemoryError
         If an allocation fails.
     """
@@ -122,6 +130,7 @@ cdef class PairMerger:
     cdef count_t* merge_count
     cdef readonly int64_t n_merges
     cdef readonly int64_t max_merges
+    cdef readonly token_t first_id   # the id of the first merge (256, or the base's size)
     cdef readonly count_t min_frequency
     cdef readonly int32_t max_token_length
     cdef readonly count_t n_tokens_removed
@@ -129,7 +138,8 @@ cdef class PairMerger:
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
-                  int32_t max_token_length=INT32_MAX):
+                  int32_t max_token_length=INT32_MAX, const int32_t[::1] token_lengths=None,
+                  const int32_t[::1] initial=None):
         cdef Py_ssize_t n_pieces = counts.shape[0]
         cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
         cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
@@ -138,8 +148,13 @@ cdef class PairMerger:
                              f"got {offsets.shape[0]}")
         if n_pieces and (offsets[0] != 0 or offsets[n_pieces] != data.shape[0]):
             raise ValueError("offsets must start at 0 and end at len(data)")
-        if max_merges < 0 or max_merges > INT32_MAX - 256:
-            raise ValueError(f"max_merges must be in [0, {INT32_MAX - 256}], got {max_merges}")
+        self.first_id = 256 if token_lengths is None else token_lengths.shape[0]
+        if (token_lengths is None) != (initial is None):
+            raise ValueError("token_lengths and initial go together (extending a vocabulary)")
+        if initial is not None:
+            self._check_initial(data, offsets, token_lengths, initial)
+        if max_merges < 0 or max_merges > INT32_MAX - self.first_id:
+            raise ValueError(f"max_merges must be in [0, {INT32_MAX - self.first_id}], got {max_merges}")
         if min_frequency < 1:
             raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
         if max_token_length < 1:
@@ -169,7 +184,7 @@ cdef class PairMerger:
         self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
         self.starts_array = np.full((n_slots + 63) // 64, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
         self.starts = <uint64_t*><Py_ssize_t>self.starts_array.ctypes.data
-        self.tok_len = <int32_t*>malloc((256 + self.max_merges) * sizeof(int32_t))
+        self.tok_len = <int32_t*>malloc((self.first_id + self.max_merges) * sizeof(int32_t))
         self.merge_left = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_right = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_count = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
@@ -180,15 +195,18 @@ cdef class PairMerger:
         if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
                 or self.merge_count == NULL or self.new_keys == NULL or self.heap == NULL):
             raise MemoryError()
-        for i in range(256):
-            self.tok_len[i] = 1
+        for i in range(self.first_id):
+            self.tok_len[i] = 1 if token_lengths is None else token_lengths[i]
         self.heavy_end = <pos_t>heavy_slots
         self.piece_array = np.empty(heavy_slots, dtype=np.int32)
         self.weight_array = np.empty(max(n_heavy, 1), dtype=np.int64)
         self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
         self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
-        self._fill(data, offsets, counts)
-        self._track_byte_pairs()
+        self._fill(data, offsets, counts, &initial[0] if initial is not None and initial.shape[0] else NULL)
+        if initial is None:
+            self._track_byte_pairs()
+        else:
+            self._track_pairs()
 
     def __dealloc__(self):
         cdef uint64_t i
@@ -207,14 +225,16 @@ cdef class PairMerger:
     # ------------------------------------------------------------------ set-up
 
     cdef void _fill(self, const uint8_t[::1] data, const int64_t[::1] offsets,
-                    const int64_t[::1] counts) noexcept:
+                    const int64_t[::1] counts, const int32_t* initial) noexcept:
         """Copy the pieces of two or more bytes into the working array, SEP-separated:
-        first those of count > 1 (each slot knows its piece), then those of count 1."""
+        first those of count > 1 (each slot knows its piece), then those of count 1.
+        With ``initial`` (checked), each piece is then cut into its initial tokens."""
         cdef int32_t* piece_of = <int32_t*>self.piece_of
         cdef count_t* weight = <count_t*>self.weight
         cdef Py_ssize_t i, n_pieces = counts.shape[0]
-        cdef int64_t j, s = 1
-        cdef int32_t heavy = 0
+        cdef int64_t j, k, m, s = 1, first
+        cdef int32_t heavy = 0, length
+        cdef token_t t
         cdef int single
         self.tok[0] = SEP
         with nogil:
@@ -227,11 +247,66 @@ cdef class PairMerger:
                         for j in range(offsets[i], offsets[i + 1] + 1):
                             piece_of[s + j - offsets[i]] = heavy
                         heavy += 1
+                    first = s
                     for j in range(offsets[i], offsets[i + 1]):
                         self.tok[s] = data[j]
                         s += 1
+                    if initial != NULL:
+                        for j in range(offsets[i], offsets[i + 1]):
+                            t = initial[j]
+                            if t < 0:
+                                continue
+                            k = first + j - offsets[i]
+                            length = self.tok_len[t]
+                            self.tok[k] = t
+                            if length > 1:
+                                self.tok[k + length - 1] = -(<token_t>k + 1)
+                            for m in range(k + 1, k + length):
+                                self.starts[m >> 6] &= ~(<uint64_t>1 << (m & 63))
                     self.tok[s] = SEP
                     s += 1
+
+    def _check_initial(self, const uint8_t[::1] data, const int64_t[::1] offsets,
+                       const int32_t[::1] token_lengths, const int32_t[::1] initial):
+        cdef Py_ssize_t i, n_base = token_lengths.shape[0]
+        cdef int64_t j
+        cdef int32_t t
+        if n_base < 256:
+            raise ValueError(f"token_lengths must cover at least the 256 byte ids, got {n_base}")
+        if initial.shape[0] != data.shape[0]:
+            raise ValueError(f"initial must have one entry per byte ({data.shape[0]}), got {initial.shape[0]}")
+        for i in range(offsets.shape[0] - 1):
+            j = offsets[i]
+            while j < offsets[i + 1]:
+                t = initial[j]
+                if t < 0 or t >= n_base or token_lengths[t] < 1 or j + token_lengths[t] > offsets[i + 1]:
+                    raise ValueError(f"initial does not cut piece {i} into tokens: id {t} at byte {j}")
+                j += token_lengths[t]
+
+    cdef int _track_pairs(self) except -1:
+        """Count the pairs of adjacent tokens (any ids) and list the positions of every
+        pair that can be merged: the general form of ``_track_byte_pairs``."""
+        cdef int64_t p, n_slots = self.tok_array.shape[0], i, index
+        cdef token_t a, b
+        self._table_alloc(1024)
+        self.new_size = 0
+        with nogil:
+            for p in range(1, n_slots - 1):
+                a = self.tok[p]
+                if a == SEP or a < 0 or not (self.starts[p >> 6] >> (p & 63)) & 1:
+                    continue
+                b = self.tok[p + self.tok_len[a]]
+                if b != SEP:
+                    self._add(a, b, self._weight(<pos_t>p), <pos_t>p)
+            for i in range(self.new_size):
+                index = self._table_find(self.new_keys[i])
+                if self.table[index].count >= self.min_frequency:
+                    self._heap_push(self.table[index].count, <token_t>(self.new_keys[i] >> 32),
+                                    <token_t><uint32_t>self.new_keys[i])
+                else:
+                    self._table_delete(index)
+        self.new_size = 0
+        return 0
 
     cdef int _track_byte_pairs(self) except -1:
         """Count the byte pairs and list the positions of every pair that can be merged."""
@@ -508,7 +583,7 @@ cdef class PairMerger:
 
     cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
-        cdef token_t z = <token_t>(256 + self.n_merges)
+        cdef token_t z = <token_t>(self.first_id + self.n_merges)
         cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
         cdef int64_t index = self._table_find(pack(a, b))
         cdef pos_t* occ = self.table[index].occ

@@ -10,19 +10,30 @@ from dataclasses import dataclass
 import numpy as np
 from tqdm.auto import tqdm
 
+from . import formats
 from ._core import PairMerger
+from ._encoder import BytePairEncoder
 from .counting import count_sources
+from .encoding import Encoding
 from .formats._vocab import BYTE_TO_CHAR
+from .formats.tiktoken import merges_from_ranks
 from .inputs import expand_inputs
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer
 
-__all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
+__all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 
 MAX_VOCAB_SIZE = 2**31 - 1  # token ids are int32
 MERGES_PER_STEP = 256  # merges between progress updates
 PROGRESS_EVERY = 1024  # documents between progress updates
+
+
+class _DefaultPattern(str):
+    """The default ``pat_str``: ``is DEFAULT_PATTERN`` tells that none was given."""
+
+
+DEFAULT_PATTERN = _DefaultPattern("cl100k")
 OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break")
 TIE_BREAKS = ("rustbpe", "hf")
 #: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
@@ -85,7 +96,7 @@ class BpeTrainer:
     ----------
     vocab_size : int
         Target vocabulary size, >= 256 + len(special_tokens).
-    pat_str : str or None, default "cl100k"
+    pat_str : str or None, default "cl100k" (the base's pattern when extending one)
         Split pattern (tiktoken's name for it, as in :class:`~bpetrain.Encoding` and
         :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
         any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
@@ -128,7 +139,7 @@ class BpeTrainer:
         self,
         vocab_size: int,
         *,
-        pat_str: str | None = "cl100k",
+        pat_str: str | None = DEFAULT_PATTERN,
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         show_progress: bool = True,
@@ -171,6 +182,8 @@ class BpeTrainer:
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
         self.vocab_size = vocab_size
+        #: Whether ``pat_str`` was given (else training on a ``base`` takes the base's).
+        self.pat_str_given = pat_str is not DEFAULT_PATTERN
         self.pat_str = resolve_pattern(pat_str)
         self.special_tokens = special_tokens
         self.min_frequency = max(min_frequency, 1)
@@ -198,6 +211,7 @@ class BpeTrainer:
         text_field: str = "text",
         text_column: str = "text",
         workers: int | None = None,
+        base=None,
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
@@ -225,6 +239,9 @@ class BpeTrainer:
             The Parquet column that holds the text (needs ``pyarrow``).
         workers : int, optional
             Counting threads (default: the CPUs available).
+        base : Tokenizer, Encoding, str or os.PathLike, optional
+            Extend this vocabulary instead of starting from the bytes (see
+            :meth:`extend_rules`; a path is read with :func:`bpetrain.formats.load`).
 
         Returns
         -------
@@ -238,11 +255,15 @@ class BpeTrainer:
             If the files hold no text to train on, an option is invalid, a compressed file
             is corrupt, or a record is malformed (the message names the file and line).
         """
-        counter = self.count(
-            files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers,
-        )
-        return self._train_counter(counter, stacklevel=3)
+        base = self._base(base)
+        self._pattern(base, stacklevel=3)  # warns here, at the caller's line, not in count
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BasePatternWarning)
+            counter = self.count(
+                files, documents=documents, input_format=input_format, text_field=text_field,
+                text_column=text_column, workers=workers, base=base,
+            )
+        return self._train_counter(counter, base, stacklevel=3)
 
     def count(
         self,
@@ -253,10 +274,11 @@ class BpeTrainer:
         text_field: str = "text",
         text_column: str = "text",
         workers: int | None = None,
+        base=None,
     ) -> PieceCounter:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
-        Takes the arguments of :meth:`train`. The result's
+        Takes the arguments of :meth:`train` (``base`` only chooses the split pattern). The result's
         :meth:`~bpetrain.pieces.PieceCounter.save` writes a counts shard that
         :meth:`train_from_shards` trains on, alone or merged with others.
 
@@ -270,7 +292,7 @@ class BpeTrainer:
         started = time.perf_counter()
         counter = count_sources(
             sources,
-            pat_str=self.pat_str,
+            pat_str=self._pattern(self._base(base), stacklevel=3),
             special_tokens=self.special_tokens,
             lines=documents == "line",
             text_field=text_field,
@@ -281,8 +303,12 @@ class BpeTrainer:
         counter.seconds = time.perf_counter() - started
         return counter
 
-    def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
+    def train_from_shards(
+        self, paths: str | os.PathLike | Iterable[str | os.PathLike], *, base=None
+    ) -> Tokenizer:
         """Train on counts shards (``.npz`` from :meth:`count` or ``bpetrain count``), merged.
+
+        ``base``: as in :meth:`train` (the shards must be counted with its pattern).
 
         Raises
         ------
@@ -293,10 +319,11 @@ class BpeTrainer:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         started = time.perf_counter()
-        counter = PieceCounter(self.pat_str, self.special_tokens)
+        base = self._base(base)
+        counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
         for path in paths:
             table, header = PieceTable.load(path)
-            for key, mine in (("pat_str", self.pat_str), ("special_tokens", self.special_tokens)):
+            for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
                 if header.get(key) != mine:
                     raise ValueError(
                         f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
@@ -306,10 +333,10 @@ class BpeTrainer:
             counter.n_input_bytes += header.get("n_input_bytes", 0)
             counter.n_documents += header.get("n_documents", 0)
         counter.seconds = time.perf_counter() - started
-        return self._train_counter(counter, stacklevel=3)
+        return self._train_counter(counter, base, stacklevel=3)
 
     def train_from_iterator(
-        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text"
+        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text", base=None
     ) -> Tokenizer:
         """Train on documents from an iterator (each item, ``str`` or ``bytes``, is one document).
 
@@ -324,6 +351,8 @@ class BpeTrainer:
             Number of items, for the progress bar's ETA.
         text_field : str, default "text"
             The field of mapping items that holds the text.
+        base : Tokenizer, Encoding, str or os.PathLike, optional
+            As in :meth:`train`.
 
         Returns
         -------
@@ -337,7 +366,8 @@ class BpeTrainer:
             If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
         started = time.perf_counter()
-        counter = PieceCounter(self.pat_str, self.special_tokens)
+        base = self._base(base)
+        counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
 
         def progress(bar):
             n = 0
@@ -350,7 +380,7 @@ class BpeTrainer:
         with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
-        return self._train_counter(counter, stacklevel=3)
+        return self._train_counter(counter, base, stacklevel=3)
 
     def train_from_counts(self, counts: Mapping[str | bytes, int]) -> Tokenizer:
         """Train on pieces that are already counted (a word-frequency list, say).
@@ -376,26 +406,39 @@ class BpeTrainer:
             key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
             merged[key] = merged.get(key, 0) + count
         table = PieceTable.from_counts(merged)
-        return self._train_table(table, started, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3)
+        return self._train_table(
+            table, started, None, self.pat_str, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3
+        )
 
     # ---------------------------------------------------------------- training
 
-    def _train_counter(self, counter: PieceCounter, *, stacklevel: int) -> Tokenizer:
+    def _train_counter(self, counter: PieceCounter, base: Tokenizer | None, *, stacklevel: int) -> Tokenizer:
         """Train on a counter's pieces; the counter is emptied so its memory can go."""
         table = counter.table()
         counter.clear()
         return self._train_table(
             table,
             time.perf_counter() - counter.seconds,
+            base,
+            counter.pat_str,
             n_input_bytes=counter.n_input_bytes,
             n_documents=counter.n_documents,
             stacklevel=stacklevel + 1,
         )
 
     def _train_table(
-        self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int, stacklevel: int
+        self,
+        table: PieceTable,
+        started: float,
+        base: Tokenizer | None,
+        pat_str: str | None,
+        *,
+        n_input_bytes: int,
+        n_documents: int,
+        stacklevel: int,
     ) -> Tokenizer:
-        """Run the kernel on ``table``; ``stacklevel`` points warnings at the user's call."""
+        """Run the kernel on ``table``, from the bytes or from ``base``'s tokens;
+        ``stacklevel`` points warnings at the user's call."""
         n_piece_bytes = table.n_bytes
         if n_piece_bytes == 0:
             raise ValueError(
@@ -407,16 +450,26 @@ class BpeTrainer:
                 f"the piece counts stand for {n_piece_bytes} bytes of text, more than int64 pair counts "
                 "can hold (2**63 - 1); scale the counts down"
             )
-        n_wanted = self.vocab_size - 256 - len(self.special_tokens)
+        n_base = 256 if base is None else 256 + len(base.merges)
+        n_wanted = self.vocab_size - n_base - len(self.special_tokens)
+        if n_wanted < 0:
+            raise ValueError(
+                f"vocab_size={self.vocab_size} is below the base's {n_base} tokens + {len(self.special_tokens)} "
+                "special tokens: extending can only add tokens"
+            )
         byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
-        merger = PairMerger(
-            table.data if byte_ids is None else byte_ids[table.data],  # the bytes as their ids
-            table.offsets,
-            table.counts,
-            n_wanted,
-            self.min_frequency,
-            MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE),
-        )
+        max_token_length = MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE)
+        if base is None:
+            data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
+            merger = PairMerger(data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length)
+        else:
+            lengths, initial = base_tokens(base, table)
+            merger = PairMerger(
+                table.data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length,
+                lengths, initial,
+            )
+            byte_ids = np.array(base.byte_ids)
+            del initial
         n_pieces = table.n_pieces
         del table
         with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
@@ -431,10 +484,10 @@ class BpeTrainer:
                 VocabSizeNotReachedWarning,
                 stacklevel=stacklevel,
             )
-        first_special = 256 + len(merges)
+        first_special = n_base + len(merges)
         tokenizer = Tokenizer(
-            merges,
-            pat_str=self.pat_str,
+            merges if base is None else base.merges + merges,
+            pat_str=pat_str,
             special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
             byte_ids=None if byte_ids is None else byte_ids.tolist(),
         )
@@ -444,11 +497,78 @@ class BpeTrainer:
             n_documents=n_documents,
             n_pieces=n_pieces,
             n_piece_bytes=n_piece_bytes,
-            n_merges=len(merges),
+            n_merges=len(merges),  # learned in this run
             n_tokens=n_piece_bytes - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
         )
         return tokenizer
+
+
+    # ----------------------------------------------------------------- a base
+
+    def _base(self, base) -> Tokenizer | None:
+        """``base`` as a :class:`Tokenizer` (None stays None)."""
+        if base is None or isinstance(base, Tokenizer):
+            pass
+        elif isinstance(base, Encoding):
+            merges, byte_ids = merges_from_ranks(base._mergeable_ranks)
+            base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
+        elif isinstance(base, (str, os.PathLike)):
+            if formats._detect(base) == "tiktoken" and self.pat_str_given:
+                base = formats.load(base, "tiktoken", pat_str=self.pat_str, special_tokens={})
+            else:
+                base = formats.load(base)
+        else:
+            raise TypeError(
+                f"base must be a Tokenizer, an Encoding or the path of a model file, got {type(base).__name__}"
+            )
+        if base is not None and self.tie_break != "rustbpe":
+            raise ValueError(
+                f"tie_break={self.tie_break!r} does not apply when extending a base: ties go to the smallest ids "
+                "in the base's numbering (an extended Hugging Face-order base keeps Hugging Face's order)"
+            )
+        return base
+
+    def _pattern(self, base: Tokenizer | None, *, stacklevel: int) -> str | None:
+        """The split pattern of a run: the trainer's, or the base's when none was given
+        (a warning, ``stacklevel`` above the caller, when the two differ)."""
+        if base is None or not self.pat_str_given:
+            return self.pat_str if base is None else base.pat_str
+        if base.pat_str != self.pat_str:
+            warnings.warn(
+                f"training on pat_str={self.pat_str!r:.60} while the base was trained on {base.pat_str!r:.60}: the "
+                "new merges learn from pieces the base never split that way; leave pat_str out to use the base's",
+                BasePatternWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return self.pat_str
+
+
+def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's start from ``base``: token lengths and each piece encoded by the base.
+
+    Each piece is encoded with the base's ``mergeable_ranks`` by the compiled encoder
+    (tiktoken's rule, :func:`bpetrain._reference.encode_piece_ranks`), which gives the
+    segmentation training produced for every piece the base was trained on.
+
+    Returns
+    -------
+    token_lengths : numpy.ndarray of int32, shape (256 + len(base.merges),)
+        Bytes of each base id.
+    initial : numpy.ndarray of int32, shape (len(table.data),)
+        The id of the token that starts at each byte of ``table.data``, -1 inside one.
+    """
+    vocab = base.vocab
+    lengths = np.array([len(vocab[i]) for i in range(256 + len(base.merges))], dtype=np.int32)
+    ids = BytePairEncoder(base.mergeable_ranks).encode_table(table.data, table.offsets).astype(np.int32)
+    ends = np.cumsum(lengths[ids], dtype=np.int64)
+    initial = np.full(len(table.data), -1, dtype=np.int32)
+    initial[ends - lengths[ids]] = ids
+    return lengths, initial
+
+
+class BasePatternWarning(UserWarning):
+    """Extending a base with another split pattern than the one it was trained on."""
 
 
 def _check_int(name: str, value) -> None:
