@@ -10,7 +10,12 @@ from .registry import (
     list_encoding_names,
 )
 from .tokenizer import Tokenizer
-from .trainer import BasePatternWarning, BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
+from .trainer import (
+    BasePatternWarning,
+    BpeTrainer,
+    TrainingStats,
+    VocabSizeNotReachedWarning,
+)
 
 __all__ = [
     "PATTERNS",

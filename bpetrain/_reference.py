@@ -41,6 +41,11 @@ Training semantics (followed everywhere in bpetrain)
    (``aaa`` -> ``X a``).
 6. Training stops after the requested number of merges, or earlier when no pair
    occurs ``min_frequency`` times or more.
+7. Extending a base (``base``, its ``mergeable_ranks``, ids ``0..n_base-1``): every
+   piece starts as its encoding with the base (:func:`encode_piece_ranks`) instead of
+   its bytes, and merge ``i`` creates id ``n_base + i``; the rest is as above. A merge
+   whose bytes already are a token gets a new id all the same (a duplicate, as
+   training from the bytes makes when two merges spell the same bytes).
 """
 from __future__ import annotations
 
@@ -131,6 +136,7 @@ def train_pieces(
     min_frequency: int = 1,
     max_token_length: int | None = None,
     tie_break: str = "rustbpe",
+    base: Mapping[bytes, int] | None = None,
 ) -> list[tuple[int, int]]:
     """Learn up to ``n_merges`` merges from piece counts (rules 3-6 above).
 
@@ -144,7 +150,10 @@ def train_pieces(
     >>> train_pieces({b"BCDEDEDE": 1}, 2)
     [(68, 69), (256, 256)]
     """
-    words = [list(piece) for piece, count in pieces.items() if count > 0]
+    if base is None:
+        words = [list(piece) for piece, count in pieces.items() if count > 0]
+    else:
+        words = [encode_piece_ranks(piece, base) for piece, count in pieces.items() if count > 0]
     weights = [count for count in pieces.values() if count > 0]
     stats: dict = {}
     holders: dict = {}
@@ -153,7 +162,8 @@ def train_pieces(
         for token in ids:
             holders.setdefault(token, set()).add(i)
     merges = []
-    length = {token: 1 for token in range(256)}
+    length = {token: 1 for token in range(256)} if base is None else {i: len(t) for t, i in base.items()}
+    first_id = 256 if base is None else len(base)
     limit = float("inf") if max_token_length is None else max_token_length
     rank = {token: hf_id(token) for token in range(256)} if tie_break == "hf" else {}
     for step in range(n_merges):
@@ -165,7 +175,7 @@ def train_pieces(
         pair = max(live, key=lambda p: (live[p], -rank.get(p[0], p[0]), -rank.get(p[1], p[1])))
         if live[pair] < min_frequency:
             break
-        idx = 256 + step
+        idx = first_id + step
         length[idx] = length[pair[0]] + length[pair[1]]
         holders[idx] = set()
         for i in holders[pair[0]] & holders[pair[1]]:
@@ -189,7 +199,7 @@ def train(
     **options,
 ) -> list[tuple[int, int]]:
     """Learn up to ``n_merges`` merges from documents: :func:`count_pieces` then
-    :func:`train_pieces` (``options``: its ``max_token_length`` and ``tie_break``)."""
+    :func:`train_pieces` (``options``: its ``max_token_length``, ``tie_break``, ``base``)."""
     return train_pieces(count_pieces(texts, pat_str, special_tokens), n_merges, min_frequency, **options)
 
 

@@ -1,11 +1,26 @@
 """BpeTrainer's training options against the reference and the peers: max_token_length,
-tie_break="hf" (Hugging Face's tie order), unknown options."""
+tie_break="hf" (Hugging Face's tie order), base= (extending a vocabulary), unknown options."""
 from __future__ import annotations
 
 import pytest
-from helpers import MULTILINGUAL, SPLIT_PATTERNS, random_corpus, stdlib_text
+from helpers import (
+    MULTILINGUAL,
+    SPLIT_PATTERNS,
+    VOCABS,
+    random_corpus,
+    require,
+    stdlib_text,
+)
 
-from bpetrain import PATTERNS, BpeTrainer, _reference
+from bpetrain import (
+    PATTERNS,
+    BasePatternWarning,
+    BpeTrainer,
+    Tokenizer,
+    _reference,
+    formats,
+    load_tiktoken,
+)
 from bpetrain.formats.hf import hf_pattern
 
 
@@ -155,3 +170,124 @@ class _no_warning:
 
     def __exit__(self, *exc):
         return False
+
+
+# --------------------------------------------------------------------------- base=
+
+
+@pytest.fixture(scope="module")
+def full_models():
+    """Models trained from the bytes on the stdlib text: (pattern, tie_break) -> Tokenizer."""
+    texts = TEXTS["stdlib"]
+    return {
+        (pattern, tie_break): trainer(256 + 500, pat_str=pattern, tie_break=tie_break).train_from_iterator(texts)
+        for pattern in ("gpt2", None)
+        for tie_break in ("rustbpe", "hf")
+    }
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", None])
+@pytest.mark.parametrize("tie_break", ["rustbpe", "hf"])
+@pytest.mark.parametrize("k", [0, 1, 37, 250, 499, 500])
+def test_extending_a_prefix_of_a_model_gives_the_model(full_models, pattern, tie_break, k):
+    """The first k merges of a model trained on X, extended on X, give the whole model."""
+    full = full_models[pattern, tie_break]
+    base = Tokenizer(full.merges[:k], pat_str=full.pat_str, byte_ids=full.byte_ids)
+    extended = trainer(256 + 500).train_from_iterator(TEXTS["stdlib"], base=base)
+    assert extended.merges == full.merges
+    assert extended.byte_ids == full.byte_ids and extended.pat_str == full.pat_str
+
+
+@pytest.mark.parametrize("name", ["ties", "ties-bytes", "repeat", "invalid-utf8", "multilingual"])
+@pytest.mark.parametrize("max_token_length", [None, 4])
+def test_extending_matches_reference(full_models, name, max_token_length):
+    """A base trained on other text, extended on ``name``: the reference's rule 7."""
+    base = full_models["gpt2", "rustbpe"]
+    ranks = base.mergeable_ranks
+    assert len(ranks) == 256 + len(base.merges)  # no duplicates: the reference numbers by ranks
+    n_merges = 120
+    expected = _reference.train(
+        TEXTS[name], n_merges, base.pat_str, min_frequency=2, base=ranks, max_token_length=max_token_length
+    )
+    with pytest.warns() if len(expected) < n_merges else _no_warning():
+        extended = trainer(len(ranks) + n_merges, max_token_length=max_token_length).train_from_iterator(
+            TEXTS[name], base=base
+        )
+    assert extended.merges[: len(base.merges)] == base.merges
+    assert extended.merges[len(base.merges) :] == expected
+
+
+def test_extending_with_special_tokens_gives_them_the_last_ids(full_models):
+    base = full_models["gpt2", "rustbpe"]
+    extended = trainer(256 + 500 + 20 + 1, special_tokens=["<|end|>"]).train_from_iterator(
+        TEXTS["multilingual"] + ["<|end|>"], base=base
+    )
+    assert len(extended.merges) == 500 + 20
+    assert extended.special_tokens == {"<|end|>": 256 + 520}
+
+
+def test_base_from_encoding_and_from_files(full_models, tmp_path):
+    base = full_models["gpt2", "hf"]
+    expected = trainer(256 + 560).train_from_iterator(TEXTS["multilingual"], base=base)
+    base.save(tmp_path / "base.model")
+    base.export(tmp_path / "base.tiktoken", format="tiktoken")
+    base.export(tmp_path / "tokenizer.json", format="hf")
+    base.export(tmp_path / "gpt2", format="gpt2")
+    sources = [base.encoding(), *(tmp_path / name for name in ("base.model", "base.tiktoken", "tokenizer.json", "gpt2"))]
+    for source in sources:
+        assert trainer(256 + 560).train_from_iterator(TEXTS["multilingual"], base=source).merges == expected.merges
+
+
+def test_base_pattern_is_used_unless_given(full_models):
+    raw = full_models[None, "rustbpe"]
+    assert trainer(256 + 510).train_from_iterator(TEXTS["multilingual"], base=raw).pat_str is None
+    with pytest.warns(BasePatternWarning, match="leave pat_str out to use the base's"):
+        tok = trainer(256 + 510, pat_str="gpt2").train_from_iterator(TEXTS["multilingual"], base=raw)
+    assert tok.pat_str == PATTERNS["gpt2"]
+
+
+def test_base_through_files_and_shards(full_models, tmp_path):
+    base = full_models["gpt2", "rustbpe"]
+    (tmp_path / "a.txt").write_text(MULTILINGUAL * 3)
+    from_iterator = trainer(256 + 530).train_from_iterator([MULTILINGUAL * 3], base=base)
+    assert trainer(256 + 530).train(tmp_path / "a.txt", base=base).merges == from_iterator.merges
+    counter = trainer(256 + 530).count(tmp_path / "a.txt", base=base)
+    assert counter.pat_str == base.pat_str
+    counter.save(tmp_path / "a.npz")
+    assert trainer(256 + 530).train_from_shards(tmp_path / "a.npz", base=base).merges == from_iterator.merges
+
+
+@pytest.mark.parametrize(
+    "kwargs, base, error, message",
+    [
+        ({"vocab_size": 300}, "model", ValueError, "below the base's 756 tokens"),
+        ({"tie_break": "hf"}, "model", ValueError, "does not apply when extending a base"),
+        ({}, 5, TypeError, "base must be a Tokenizer, an Encoding or the path of a model file, got int"),
+    ],
+)
+def test_bad_base(full_models, kwargs, base, error, message):
+    base = full_models["gpt2", "rustbpe"] if base == "model" else base
+    kwargs = {"vocab_size": 900, **kwargs}
+    with pytest.raises(error, match=message):
+        BpeTrainer(show_progress=False, **kwargs).train_from_iterator(TEXTS["multilingual"], base=base)
+
+
+@pytest.mark.slow  # 17 s: cl100k_base read, trained on, exported and read back three times
+def test_extend_cl100k_encodes_like_tiktoken_and_round_trips(tmp_path):
+    """cl100k_base extended on text it compresses badly; tiktoken with the extended ranks
+    encodes like bpetrain, and the exports read back to the same merges."""
+    tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
+    path = require(VOCABS / "cl100k_base.tiktoken", "the OpenAI vocabularies (set BPETRAIN_VOCABS)")
+    domain = random_corpus(3, 400, "ŋʃʒθðæ ", 30) + [MULTILINGUAL]
+    extended = trainer(100256 + 300, pat_str="cl100k").train_from_iterator(domain, base=path)
+    assert len(extended.merges) == 100256 - 256 + 300
+    theirs = tiktoken.Encoding(
+        "extended", pat_str=extended.pat_str, mergeable_ranks=extended.mergeable_ranks, special_tokens={}
+    )
+    sample = "".join(domain[:50]) + MULTILINGUAL
+    ours = extended.encoding()
+    assert ours.encode(sample) == theirs.encode(sample)
+    assert len(ours.encode(sample)) < len(load_tiktoken(path, pat_str="cl100k").encode(sample))
+    for format in ("tiktoken", "hf", "gpt2"):
+        extended.export(tmp_path / format, format=format)
+        assert formats.load(tmp_path / format).merges == extended.merges
