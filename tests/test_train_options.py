@@ -291,3 +291,19 @@ def test_extend_cl100k_encodes_like_tiktoken_and_round_trips(tmp_path):
     for format in ("tiktoken", "hf", "gpt2"):
         extended.export(tmp_path / format, format=format)
         assert formats.load(tmp_path / format).merges == extended.merges
+
+
+def test_cli_train_options(tmp_path):
+    from bpetrain.cli import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXTS["stdlib"][0][:50_000], encoding="utf-8")
+    first, extended = tmp_path / "first.model", tmp_path / "extended.model"
+    common = ["-q", "--pattern", "gpt2", "--tie-break", "hf", "--max-token-length", "6"]
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(first), *common]) == 0
+    assert main(["train", str(corpus), "--vocab-size", "400", "-o", str(tmp_path / "full.model"), *common]) == 0
+    assert main(["train", str(corpus), "--vocab-size", "400", "--base", str(first), "--max-token-length", "6",
+                 "-o", str(extended), "-q"]) == 0
+    full = Tokenizer.load(tmp_path / "full.model")
+    assert Tokenizer.load(extended).merges == full.merges and Tokenizer.load(extended).pat_str == PATTERNS["gpt2"]
+    assert max(len(t) for t in full.vocab.values()) <= 6
