@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from helpers import (
+    CORPORA,
     MULTILINGUAL,
     SPLIT_PATTERNS,
     VOCABS,
@@ -162,6 +163,43 @@ def test_hf_tie_break_matches_tokenizers(pattern, name, min_frequency):
             texts
         )
     assert tokenizer_bytes(tok) == expected
+
+
+@pytest.fixture(scope="module")
+def mix_docs():
+    """4 MB of mix-10M, cut into documents at blank lines."""
+    data = require(CORPORA / "mix-10M.txt", "build it with ../shared/corpora/build.sh").read_bytes()[:4_000_000]
+    return data.decode("utf-8", "ignore").split("\n\n")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_hf_tie_break_matches_tokenizers_on_real_text(mix_docs, pattern):
+    expected = hf_merges(mix_docs, 256 + 4000, SPLIT_PATTERNS[pattern], 2)
+    tok = trainer(256 + 4000, pat_str=pattern, tie_break="hf").train_from_iterator(mix_docs)
+    assert tokenizer_bytes(tok) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "seed, alphabet, n_docs, max_len",
+    [(1, "ab ", 2000, 40), (2, "abc de", 3000, 30), (3, "ab", 500, 200), (4, "\x00\xff é!~\nq", 3000, 20)],
+)
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
+def test_hf_tie_break_matches_tokenizers_on_ties(seed, alphabet, n_docs, max_len, pattern):
+    texts = random_corpus(seed, n_docs, alphabet, max_len)
+    expected = hf_merges(texts, 256 + 3000, SPLIT_PATTERNS[pattern], 2)
+    with pytest.warns() if len(expected) < 3000 else _no_warning():
+        tok = trainer(256 + 3000, pat_str=pattern, tie_break="hf").train_from_iterator(texts)
+    assert tokenizer_bytes(tok) == expected
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("max_token_length", [3, 8])
+def test_max_token_length_matches_reference_on_real_text(mix_docs, max_token_length):
+    texts = mix_docs[: len(mix_docs) // 8]
+    expected = _reference.train(texts, 600, PATTERNS["cl100k"], min_frequency=2, max_token_length=max_token_length)
+    assert trainer(256 + 600, max_token_length=max_token_length).train_from_iterator(texts).merges == expected
 
 
 class _no_warning:
