@@ -126,7 +126,7 @@ def test_hf_tie_break_differs_from_default_on_ties():
     assert ours != hf
 
 
-def hf_merges(texts, vocab_size, pat_str, min_frequency):
+def hf_merges(texts, vocab_size, pat_str, min_frequency, **options):
     """The merges Hugging Face ``tokenizers`` learns, as pairs of token bytes."""
     tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is a test dependency: pip install '.[test]'")
     from tokenizers import Regex, models, pre_tokenizers, trainers
@@ -143,6 +143,7 @@ def hf_merges(texts, vocab_size, pat_str, min_frequency):
         min_frequency=min_frequency,
         show_progress=False,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        **options,
     )
     hf.train_from_iterator(texts, trainer=hf_trainer)
     import json
@@ -160,6 +161,21 @@ def test_hf_tie_break_matches_tokenizers(pattern, name, min_frequency):
     expected = hf_merges(texts, vocab_size, SPLIT_PATTERNS[pattern], min_frequency)
     with pytest.warns() if len(expected) < 400 else _no_warning():
         tok = trainer(vocab_size, pat_str=pattern, min_frequency=min_frequency, tie_break="hf").train_from_iterator(
+            texts
+        )
+    assert tokenizer_bytes(tok) == expected
+
+
+@pytest.mark.parametrize("name", ["stdlib", "ties", "repeat"])
+@pytest.mark.parametrize("hf_max", [1, 2, 3, 4, 6])
+def test_hf_max_token_length_is_ours_minus_one(name, hf_max):
+    """Hugging Face's ``max_token_length=N`` counts a new pair only when its token would be
+    shorter than N (``Word::merge`` in ``tokenizers/src/models/bpe/word.rs``) and always
+    counts the byte pairs: bpetrain's ``max_token_length=max(N - 1, 2)``."""
+    texts = TEXTS[name]
+    expected = hf_merges(texts, 256 + 400, SPLIT_PATTERNS["gpt2"], 2, max_token_length=hf_max)
+    with pytest.warns() if len(expected) < 400 else _no_warning():
+        tok = trainer(256 + 400, pat_str="gpt2", tie_break="hf", max_token_length=max(hf_max - 1, 2)).train_from_iterator(
             texts
         )
     assert tokenizer_bytes(tok) == expected
