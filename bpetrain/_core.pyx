@@ -285,28 +285,54 @@ cdef class PairMerger:
 
     cdef int _track_pairs(self) except -1:
         """Count the pairs of adjacent tokens (any ids) and list the positions of every
-        pair that can be merged: the general form of ``_track_byte_pairs``."""
-        cdef int64_t p, n_slots = self.tok_array.shape[0], i, index
+        pair that can be merged: the general form of ``_track_byte_pairs``, in three
+        steps (count every pair; keep those that reach ``min_frequency``; list where the
+        kept ones occur), so that no list is built for a pair that is then dropped."""
+        cdef int64_t p, n_slots = self.tok_array.shape[0], index
+        cdef uint64_t j, n_kept = 0, capacity = 1024, old_capacity
+        cdef PairSlot* old
         cdef token_t a, b
         self._table_alloc(1024)
-        self.new_size = 0
         with nogil:
+            # 1. the weighted count of every pair short enough to be merged
             for p in range(1, n_slots - 1):
-                a = self.tok[p]
-                if a == SEP or a < 0 or not (self.starts[p >> 6] >> (p & 63)) & 1:
-                    continue
-                b = self.tok[p + self.tok_len[a]]
-                if b != SEP:
-                    self._add(a, b, self._weight(<pos_t>p), <pos_t>p)
-            for i in range(self.new_size):
-                index = self._table_find(self.new_keys[i])
-                if self.table[index].count >= self.min_frequency:
-                    self._heap_push(self.table[index].count, <token_t>(self.new_keys[i] >> 32),
-                                    <token_t><uint32_t>self.new_keys[i])
-                else:
-                    self._table_delete(index)
-        self.new_size = 0
+                if self._pair_at(<pos_t>p, &a, &b):
+                    index = self._table_find(pack(a, b))
+                    if index < 0:
+                        index = self._table_insert(pack(a, b))
+                    self.table[index].count += self._weight(<pos_t>p)
+            # 2. a table of the pairs that reach min_frequency, each pushed on the heap
+            old = self.table
+            old_capacity = self.table_mask + 1
+            for j in range(old_capacity):
+                n_kept += old[j].key != EMPTY and old[j].count >= self.min_frequency
+            while 10 * n_kept > 7 * capacity:
+                capacity *= 2
+            self.table = NULL
+            if self._table_alloc(capacity) < 0:
+                self.table = old
+                return -1
+            for j in range(old_capacity):
+                if old[j].key != EMPTY and old[j].count >= self.min_frequency:
+                    self.table[self._table_insert(old[j].key)].count = old[j].count
+                    self._heap_push(old[j].count, <token_t>(old[j].key >> 32), <token_t><uint32_t>old[j].key)
+            free(old)
+            # 3. their occurrence lists, in slot order
+            for p in range(1, n_slots - 1):
+                if self._pair_at(<pos_t>p, &a, &b):
+                    index = self._table_find(pack(a, b))
+                    if index >= 0:
+                        self._append(&self.table[index], <pos_t>p)
         return 0
+
+    cdef inline bint _pair_at(self, pos_t p, token_t* a, token_t* b) noexcept nogil:
+        """True if a token starts at slot ``p`` and is followed by one in its piece, and
+        their pair is short enough to be merged; sets ``a`` and ``b`` to the two."""
+        if not (self.starts[p >> 6] >> (p & 63)) & 1 or self.tok[p] == SEP:
+            return False
+        a[0] = self.tok[p]
+        b[0] = self.tok[p + self.tok_len[a[0]]]
+        return b[0] != SEP and self.tok_len[a[0]] + self.tok_len[b[0]] <= self.max_token_length
 
     cdef int _track_byte_pairs(self) except -1:
         """Count the byte pairs and list the positions of every pair that can be merged."""
@@ -537,8 +563,6 @@ cdef class PairMerger:
         cdef uint64_t key = pack(left, right)
         cdef int64_t index = self._table_find(key)
         cdef PairSlot* slot
-        cdef pos_t* grown
-        cdef int64_t cap
         if index < 0:
             if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
                 return 0  # its token would be too long: never tracked, never merged
@@ -547,6 +571,12 @@ cdef class PairMerger:
                 return -1
         slot = &self.table[index]
         slot.count += w
+        return self._append(slot, p)
+
+    cdef inline int _append(self, PairSlot* slot, pos_t p) except -1 nogil:
+        """Add ``p`` at the end of the slot's occurrence list."""
+        cdef pos_t* grown
+        cdef int64_t cap
         if slot.cap_occ == 0 and slot.n_occ < INLINE_OCC:  # short lists live in the slot itself
             (<pos_t*>&slot.occ)[slot.n_occ] = p
             slot.n_occ += 1

@@ -949,8 +949,7 @@ cdef class BytePairEncoder:
         for i in range(n_pieces):
             if offsets[i + 1] < offsets[i]:
                 raise ValueError(f"offsets must be nondecreasing (piece {i})")
-        cache = self._use_cache(&scratch)  # held until the kernel returns
-        try:
+        try:  # no piece cache: every piece is unique
             with nogil:
                 for i in range(n_pieces):
                     self.encode_piece(start + offsets[i], offsets[i + 1] - offsets[i], &out, &scratch)
