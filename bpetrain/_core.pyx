@@ -292,7 +292,10 @@ cdef class PairMerger:
         cdef uint64_t j, n_kept = 0, capacity = 1024, old_capacity
         cdef PairSlot* old
         cdef token_t a, b
-        self._table_alloc(1024)
+        while 10 * <uint64_t>(n_slots // 16) > 7 * capacity:  # a guess at the distinct pairs,
+            capacity *= 2                                      # to spare most regrowing
+        self._table_alloc(capacity)
+        capacity = 1024
         with nogil:
             # 1. the weighted count of every pair short enough to be merged
             for p in range(1, n_slots - 1):
