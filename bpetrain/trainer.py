@@ -241,8 +241,10 @@ class BpeTrainer:
         workers : int, optional
             Counting threads (default: the CPUs available).
         base : Tokenizer, Encoding, str or os.PathLike, optional
-            Extend this vocabulary instead of starting from the bytes (see
-            :meth:`extend_rules`; a path is read with :func:`bpetrain.formats.load`).
+            Extend this vocabulary instead of starting from the bytes (rule 7 of
+            :mod:`bpetrain._reference`: each piece starts as its encoding with the base,
+            new merges get the ids after the base's; the base's special tokens are not
+            kept). A path is read with :func:`bpetrain.formats.load`.
 
         Returns
         -------
