@@ -172,6 +172,14 @@ def test_hf_tie_break_matches_tokenizers(pattern, name, min_frequency):
     assert tokenizer_bytes(tok) == expected
 
 
+def test_hf_tie_break_counts_special_tokens_like_tokenizers():
+    """Both count special tokens in ``vocab_size`` (Hugging Face gives them the first ids)."""
+    specials = ["<|endoftext|>", "<pad>"]
+    expected = hf_merges(TEXTS["stdlib"], 256 + 300, SPLIT_PATTERNS["gpt2"], 2, special_tokens=specials)
+    tok = trainer(256 + 300, pat_str="gpt2", tie_break="hf", special_tokens=specials).train_from_iterator(TEXTS["stdlib"])
+    assert len(expected) == 298 and tokenizer_bytes(tok) == expected
+
+
 @pytest.mark.parametrize("name", ["stdlib", "ties"])
 @pytest.mark.parametrize("hf_max", [1, 2, 3, 4, 6])
 def test_hf_max_token_length_is_ours_minus_one(name, hf_max):
