@@ -21,7 +21,12 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
         list_encoding_names,
     )
     from .tokenizer import Tokenizer
-    from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
+    from .trainer import (
+        BasePatternWarning,
+        BpeTrainer,
+        TrainingStats,
+        VocabSizeNotReachedWarning,
+    )
 
 __version__ = "0.1.0"
 
@@ -39,6 +44,7 @@ _HOMES = {
     "get_encoding": ".registry",
     "list_encoding_names": ".registry",
     "Tokenizer": ".tokenizer",
+    "BasePatternWarning": ".trainer",
     "BpeTrainer": ".trainer",
     "TrainingStats": ".trainer",
     "VocabSizeNotReachedWarning": ".trainer",
@@ -47,6 +53,7 @@ _HOMES = {
 __all__ = [
     "PATTERNS",
     "AppendableEncoder",
+    "BasePatternWarning",
     "BpeTrainer",
     "Encoding",
     "IntervalCounter",

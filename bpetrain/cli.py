@@ -33,12 +33,15 @@ PROGRESS_FROM_BYTES = 1 << 24
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
     from .trainer import BpeTrainer
 
+    options = {} if args.pat_str is None else {"pat_str": args.pat_str}  # None: cl100k, or the base's
     return BpeTrainer(
         vocab_size,
-        pat_str=args.pat_str,
         special_tokens=args.special_token,
         min_frequency=getattr(args, "min_frequency", 2),
         show_progress=not args.quiet,
+        max_token_length=getattr(args, "max_token_length", None),
+        tie_break=getattr(args, "tie_break", "rustbpe"),
+        **options,
     )
 
 
@@ -82,9 +85,9 @@ def _train(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.counts:
-            tokenizer = trainer.train_from_shards(args.counts)
+            tokenizer = trainer.train_from_shards(args.counts, base=args.base)
         else:
-            tokenizer = trainer.train(args.files, **_reading(args))
+            tokenizer = trainer.train(args.files, **_reading(args), base=args.base)
     for warning in caught:
         print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
     if args.format == "tiktoken":
@@ -136,9 +139,9 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default="cl100k", metavar="NAME|REGEX|none",
-                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k); "
-                             "--pattern is the same option")
+    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
+                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k, or "
+                             "the --base model's); --pattern is the same option")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -460,6 +463,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_splitting(train)
     train.add_argument("--min-frequency", type=int, default=2, metavar="K",
                        help="merge only pairs seen at least K times (default: 2)")
+    train.add_argument("--max-token-length", type=int, default=None, metavar="N",
+                       help="make no token longer than N bytes (default: no limit)")
+    train.add_argument("--tie-break", choices=("rustbpe", "hf"), default="rustbpe",
+                       help="among pairs of equal count: smallest ids (rustbpe, default) or smallest "
+                            "Hugging Face ids (hf: the merges Hugging Face tokenizers learns)")
+    train.add_argument("--base", default=None, metavar="MODEL",
+                       help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
+                            "up to --vocab-size; its pattern unless --pattern is given")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
