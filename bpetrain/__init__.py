@@ -1,21 +1,60 @@
-"""bpetrain: fast, exact byte-level BPE tokenizer training."""
-from ._incremental import AppendableEncoder, IntervalCounter
-from .encoding import Encoding
-from .formats.tiktoken import load_tiktoken
-from .pieces import PieceCounter, PieceTable
-from .pretokenize import PATTERNS
-from .registry import (
-    encoding_for_model,
-    encoding_name_for_model,
-    get_encoding,
-    list_encoding_names,
-)
-from .tokenizer import Tokenizer
-from .trainer import BpeTrainer, TrainingStats, VocabSizeNotReachedWarning
+"""bpetrain: fast, exact byte-level BPE tokenizer training.
+
+The public names load their module on first use (PEP 562 module ``__getattr__``), so
+``import bpetrain`` and ``bpetrain --help`` do not pay for numpy, the compiled kernels
+or tqdm until something needs them.
+"""
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
+    from ._incremental import AppendableEncoder, IntervalCounter
+    from .encoding import Encoding
+    from .formats.tiktoken import load_tiktoken
+    from .patterns import PATTERNS
+    from .pieces import PieceCounter, PieceTable
+    from .registry import (
+        encoding_for_model,
+        encoding_name_for_model,
+        get_encoding,
+        list_encoding_names,
+    )
+    from .tokenizer import Tokenizer
+    from .trainer import (
+        BasePatternWarning,
+        BpeTrainer,
+        TrainingStats,
+        VocabSizeNotReachedWarning,
+    )
+
+__version__ = "0.1.0"
+
+#: Public name -> the module that defines it.
+_HOMES = {
+    "AppendableEncoder": "._incremental",
+    "IntervalCounter": "._incremental",
+    "Encoding": ".encoding",
+    "load_tiktoken": ".formats.tiktoken",
+    "PieceCounter": ".pieces",
+    "PieceTable": ".pieces",
+    "PATTERNS": ".patterns",
+    "encoding_for_model": ".registry",
+    "encoding_name_for_model": ".registry",
+    "get_encoding": ".registry",
+    "list_encoding_names": ".registry",
+    "Tokenizer": ".tokenizer",
+    "BasePatternWarning": ".trainer",
+    "BpeTrainer": ".trainer",
+    "TrainingStats": ".trainer",
+    "VocabSizeNotReachedWarning": ".trainer",
+}
 
 __all__ = [
     "PATTERNS",
     "AppendableEncoder",
+    "BasePatternWarning",
     "BpeTrainer",
     "Encoding",
     "IntervalCounter",
@@ -30,4 +69,39 @@ __all__ = [
     "list_encoding_names",
     "load_tiktoken",
 ]
-__version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'bpetrain' has no attribute {name!r}")
+    try:
+        module = importlib.import_module(home, __name__)
+    except ModuleNotFoundError as exc:
+        raise kernels_missing(exc) from exc
+    value = getattr(module, name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOMES])
+
+
+def kernels_missing(exc: ModuleNotFoundError) -> Exception:
+    """``exc`` itself, or, when it is one of bpetrain's compiled kernels that is missing
+    (Python started in a source checkout that was never built, so ``import bpetrain``
+    found the folder instead of the installed package), an ImportError that says so and
+    how to fix it."""
+    import os
+
+    if not (exc.name or "").startswith(f"{__name__}._"):
+        return exc
+    here = os.path.dirname(os.path.abspath(__file__))
+    return ImportError(
+        f"bpetrain's compiled kernels ({exc.name}) are not built in {here}: Python imported this source "
+        "folder instead of an installed bpetrain (it happens when you run Python from the repository root). "
+        "Run from another directory after `pip install .`, or build the kernels in place with "
+        "`python setup.py build_ext --inplace`"
+    )
+

@@ -74,6 +74,16 @@ cdef inline bint heap_above(const HeapItem* x, const HeapItem* y) noexcept nogil
     return x.right < y.right
 
 
+cdef object _int64_array(const count_t* values, int64_t n):
+    """A numpy int64 copy of ``values[0:n]``."""
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] view = out
+    cdef int64_t i
+    for i in range(n):
+        view[i] = values[i]
+    return out
+
+
 cdef class PairMerger:
     """Incremental BPE trainer over a piece table (the kernel behind ``BpeTrainer``).
 
@@ -89,12 +99,23 @@ cdef class PairMerger:
         How many merges ``merge`` may make in all (merge ``i`` gets id ``256 + i``).
     min_frequency : int
         Pairs whose weighted count is below this are never merged (>= 1).
+    max_token_length : int, default 2**31 - 1
+        Pairs whose joined token would be longer than this many bytes are never tracked:
+        they never enter the pair table or the heap, so they cost nothing (>= 1).
+    token_lengths : numpy.ndarray of int32, shape (n_base,), optional
+        Extend a vocabulary of ``n_base`` tokens: the byte length of each of its ids
+        (ids 0..255 need not be the bytes). Merge ``i`` then gets id ``n_base + i``.
+    initial : numpy.ndarray of int32, shape (n_bytes,), optional
+        With ``token_lengths``: how the pieces start out, ``initial[j]`` being the id of
+        the token that starts at byte ``j`` of ``data`` and -1 inside a token. Without,
+        every byte is its own token, of id its value.
 
     Raises
     ------
     ValueError
-        If the arrays disagree in shape or the pieces of two or more bytes need more
-        than 2**31 - 2 slots (the working array is indexed by int32).
+        If the arrays disagree in shape, ``initial`` does not cut each piece into tokens
+        of ``token_lengths``, or the pieces of two or more bytes need more than
+        2**31 - 2 slots (the working array is indexed by int32).
     MemoryError
         If an allocation fails.
     """
@@ -117,14 +138,19 @@ cdef class PairMerger:
     cdef int32_t* merge_left
     cdef int32_t* merge_right
     cdef count_t* merge_count
+    cdef count_t* merge_removed  # tokens merge i removed (<= merge_count[i]: overlaps such as "aaa")
     cdef readonly int64_t n_merges
     cdef readonly int64_t max_merges
+    cdef readonly token_t first_id   # the id of the first merge (256, or the base's size)
     cdef readonly count_t min_frequency
+    cdef readonly int32_t max_token_length
     cdef readonly count_t n_tokens_removed
     cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
-                  const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency):
+                  const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
+                  int32_t max_token_length=INT32_MAX, const int32_t[::1] token_lengths=None,
+                  const int32_t[::1] initial=None):
         cdef Py_ssize_t n_pieces = counts.shape[0]
         cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
         cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
@@ -133,10 +159,17 @@ cdef class PairMerger:
                              f"got {offsets.shape[0]}")
         if n_pieces and (offsets[0] != 0 or offsets[n_pieces] != data.shape[0]):
             raise ValueError("offsets must start at 0 and end at len(data)")
-        if max_merges < 0 or max_merges > INT32_MAX - 256:
-            raise ValueError(f"max_merges must be in [0, {INT32_MAX - 256}], got {max_merges}")
+        self.first_id = 256 if token_lengths is None else token_lengths.shape[0]
+        if (token_lengths is None) != (initial is None):
+            raise ValueError("token_lengths and initial go together (extending a vocabulary)")
+        if initial is not None:
+            self._check_initial(data, offsets, token_lengths, initial)
+        if max_merges < 0 or max_merges > INT32_MAX - self.first_id:
+            raise ValueError(f"max_merges must be in [0, {INT32_MAX - self.first_id}], got {max_merges}")
         if min_frequency < 1:
             raise ValueError(f"min_frequency must be >= 1, got {min_frequency}")
+        if max_token_length < 1:
+            raise ValueError(f"max_token_length must be >= 1, got {max_token_length}")
         for i in range(n_pieces):
             start = offsets[i]
             stop = offsets[i + 1]
@@ -157,30 +190,36 @@ cdef class PairMerger:
                 "split the corpus into documents (pat_str=None) or use a split pattern")
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
         self.min_frequency = min_frequency
+        self.max_token_length = max_token_length
         self.tok_array = np.empty(n_slots, dtype=np.int32)
         self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
         self.starts_array = np.full((n_slots + 63) // 64, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
         self.starts = <uint64_t*><Py_ssize_t>self.starts_array.ctypes.data
-        self.tok_len = <int32_t*>malloc((256 + self.max_merges) * sizeof(int32_t))
+        self.tok_len = <int32_t*>malloc((self.first_id + self.max_merges) * sizeof(int32_t))
         self.merge_left = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_right = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_count = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
+        self.merge_removed = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
         self.new_cap = 64
         self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
         self.heap_cap = 1024
         self.heap = <HeapItem*>malloc(self.heap_cap * sizeof(HeapItem))
         if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
-                or self.merge_count == NULL or self.new_keys == NULL or self.heap == NULL):
+                or self.merge_count == NULL or self.merge_removed == NULL or self.new_keys == NULL
+                or self.heap == NULL):
             raise MemoryError()
-        for i in range(256):
-            self.tok_len[i] = 1
+        for i in range(self.first_id):
+            self.tok_len[i] = 1 if token_lengths is None else token_lengths[i]
         self.heavy_end = <pos_t>heavy_slots
         self.piece_array = np.empty(heavy_slots, dtype=np.int32)
         self.weight_array = np.empty(max(n_heavy, 1), dtype=np.int64)
         self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
         self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
-        self._fill(data, offsets, counts)
-        self._track_byte_pairs()
+        self._fill(data, offsets, counts, &initial[0] if initial is not None and initial.shape[0] else NULL)
+        if initial is None:
+            self._track_byte_pairs()
+        else:
+            self._track_pairs()
 
     def __dealloc__(self):
         cdef uint64_t i
@@ -192,6 +231,7 @@ cdef class PairMerger:
         free(self.merge_left)
         free(self.merge_right)
         free(self.merge_count)
+        free(self.merge_removed)
         free(self.new_keys)
         free(self.heap)
         free(self.table)
@@ -199,14 +239,16 @@ cdef class PairMerger:
     # ------------------------------------------------------------------ set-up
 
     cdef void _fill(self, const uint8_t[::1] data, const int64_t[::1] offsets,
-                    const int64_t[::1] counts) noexcept:
+                    const int64_t[::1] counts, const int32_t* initial) noexcept:
         """Copy the pieces of two or more bytes into the working array, SEP-separated:
-        first those of count > 1 (each slot knows its piece), then those of count 1."""
+        first those of count > 1 (each slot knows its piece), then those of count 1.
+        With ``initial`` (checked), each piece is then cut into its initial tokens."""
         cdef int32_t* piece_of = <int32_t*>self.piece_of
         cdef count_t* weight = <count_t*>self.weight
         cdef Py_ssize_t i, n_pieces = counts.shape[0]
-        cdef int64_t j, s = 1
-        cdef int32_t heavy = 0
+        cdef int64_t j, k, m, s = 1, first
+        cdef int32_t heavy = 0, length
+        cdef token_t t
         cdef int single
         self.tok[0] = SEP
         with nogil:
@@ -219,11 +261,95 @@ cdef class PairMerger:
                         for j in range(offsets[i], offsets[i + 1] + 1):
                             piece_of[s + j - offsets[i]] = heavy
                         heavy += 1
+                    first = s
                     for j in range(offsets[i], offsets[i + 1]):
                         self.tok[s] = data[j]
                         s += 1
+                    if initial != NULL:
+                        for j in range(offsets[i], offsets[i + 1]):
+                            t = initial[j]
+                            if t < 0:
+                                continue
+                            k = first + j - offsets[i]
+                            length = self.tok_len[t]
+                            self.tok[k] = t
+                            if length > 1:
+                                self.tok[k + length - 1] = -(<token_t>k + 1)
+                            for m in range(k + 1, k + length):
+                                self.starts[m >> 6] &= ~(<uint64_t>1 << (m & 63))
                     self.tok[s] = SEP
                     s += 1
+
+    def _check_initial(self, const uint8_t[::1] data, const int64_t[::1] offsets,
+                       const int32_t[::1] token_lengths, const int32_t[::1] initial):
+        cdef Py_ssize_t i, n_base = token_lengths.shape[0]
+        cdef int64_t j
+        cdef int32_t t
+        if n_base < 256:
+            raise ValueError(f"token_lengths must cover at least the 256 byte ids, got {n_base}")
+        if initial.shape[0] != data.shape[0]:
+            raise ValueError(f"initial must have one entry per byte ({data.shape[0]}), got {initial.shape[0]}")
+        for i in range(offsets.shape[0] - 1):
+            j = offsets[i]
+            while j < offsets[i + 1]:
+                t = initial[j]
+                if t < 0 or t >= n_base or token_lengths[t] < 1 or j + token_lengths[t] > offsets[i + 1]:
+                    raise ValueError(f"initial does not cut piece {i} into tokens: id {t} at byte {j}")
+                j += token_lengths[t]
+
+    cdef int _track_pairs(self) except -1:
+        """Count the pairs of adjacent tokens (any ids) and list the positions of every
+        pair that can be merged: the general form of ``_track_byte_pairs``, in three
+        steps (count every pair; keep those that reach ``min_frequency``; list where the
+        kept ones occur), so that no list is built for a pair that is then dropped."""
+        cdef int64_t p, n_slots = self.tok_array.shape[0], index
+        cdef uint64_t j, n_kept = 0, capacity = 1024, old_capacity
+        cdef PairSlot* old
+        cdef token_t a, b
+        while 10 * <uint64_t>(n_slots // 16) > 7 * capacity:  # a guess at the distinct pairs,
+            capacity *= 2                                      # to spare most regrowing
+        self._table_alloc(capacity)
+        capacity = 1024
+        with nogil:
+            # 1. the weighted count of every pair short enough to be merged
+            for p in range(1, n_slots - 1):
+                if self._pair_at(<pos_t>p, &a, &b):
+                    index = self._table_find(pack(a, b))
+                    if index < 0:
+                        index = self._table_insert(pack(a, b))
+                    self.table[index].count += self._weight(<pos_t>p)
+            # 2. a table of the pairs that reach min_frequency, each pushed on the heap
+            old = self.table
+            old_capacity = self.table_mask + 1
+            for j in range(old_capacity):
+                n_kept += old[j].key != EMPTY and old[j].count >= self.min_frequency
+            while 10 * n_kept > 7 * capacity:
+                capacity *= 2
+            self.table = NULL
+            if self._table_alloc(capacity) < 0:
+                self.table = old
+                return -1
+            for j in range(old_capacity):
+                if old[j].key != EMPTY and old[j].count >= self.min_frequency:
+                    self.table[self._table_insert(old[j].key)].count = old[j].count
+                    self._heap_push(old[j].count, <token_t>(old[j].key >> 32), <token_t><uint32_t>old[j].key)
+            free(old)
+            # 3. their occurrence lists, in slot order
+            for p in range(1, n_slots - 1):
+                if self._pair_at(<pos_t>p, &a, &b):
+                    index = self._table_find(pack(a, b))
+                    if index >= 0:
+                        self._append(&self.table[index], <pos_t>p)
+        return 0
+
+    cdef inline bint _pair_at(self, pos_t p, token_t* a, token_t* b) noexcept nogil:
+        """True if a token starts at slot ``p`` and is followed by one in its piece, and
+        their pair is short enough to be merged; sets ``a`` and ``b`` to the two."""
+        if not (self.starts[p >> 6] >> (p & 63)) & 1 or self.tok[p] == SEP:
+            return False
+        a[0] = self.tok[p]
+        b[0] = self.tok[p + self.tok_len[a[0]]]
+        return b[0] != SEP and self.tok_len[a[0]] + self.tok_len[b[0]] <= self.max_token_length
 
     cdef int _track_byte_pairs(self) except -1:
         """Count the byte pairs and list the positions of every pair that can be merged."""
@@ -248,7 +374,7 @@ cdef class PairMerger:
                         pair_count[(a << 8) | b] += self._weight(<pos_t>p)
                         n_occ[(a << 8) | b] += 1
                 for k in range(65536):
-                    if pair_count[k] >= self.min_frequency:
+                    if pair_count[k] >= self.min_frequency and self.max_token_length >= 2:
                         n_pairs += 1
                         occ[k] = <pos_t*>malloc(n_occ[k] * sizeof(pos_t))
                         failed = failed or occ[k] == NULL
@@ -454,14 +580,20 @@ cdef class PairMerger:
         cdef uint64_t key = pack(left, right)
         cdef int64_t index = self._table_find(key)
         cdef PairSlot* slot
-        cdef pos_t* grown
-        cdef int64_t cap
         if index < 0:
+            if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
+                return 0  # its token would be too long: never tracked, never merged
             index = self._table_insert(key)
             if self._remember_new(key) < 0:
                 return -1
         slot = &self.table[index]
         slot.count += w
+        return self._append(slot, p)
+
+    cdef inline int _append(self, PairSlot* slot, pos_t p) except -1 nogil:
+        """Add ``p`` at the end of the slot's occurrence list."""
+        cdef pos_t* grown
+        cdef int64_t cap
         if slot.cap_occ == 0 and slot.n_occ < INLINE_OCC:  # short lists live in the slot itself
             (<pos_t*>&slot.occ)[slot.n_occ] = p
             slot.n_occ += 1
@@ -498,7 +630,7 @@ cdef class PairMerger:
 
     cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
-        cdef token_t z = <token_t>(256 + self.n_merges)
+        cdef token_t z = <token_t>(self.first_id + self.n_merges)
         cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
         cdef int64_t index = self._table_find(pack(a, b))
         cdef pos_t* occ = self.table[index].occ
@@ -507,7 +639,7 @@ cdef class PairMerger:
         cdef bint owned = self.table[index].cap_occ > 0
         cdef pos_t p, q, r, left
         cdef token_t x, y, v
-        cdef count_t w
+        cdef count_t w, removed_before = self.n_tokens_removed
         cdef int64_t i
         if not owned:
             memcpy(inline_occ, &self.table[index].occ, n_occ * sizeof(pos_t))
@@ -552,6 +684,7 @@ cdef class PairMerger:
         finally:
             if owned:
                 free(occ)
+        self.merge_removed[self.n_merges - 1] = self.n_tokens_removed - removed_before
         index = self._table_find(pack(a, b))
         if index >= 0:
             self._table_delete(index)
@@ -617,12 +750,16 @@ cdef class PairMerger:
     @property
     def merge_counts(self):
         """numpy.ndarray of int64, shape (n_merges,): each merged pair's weighted count."""
-        out = np.empty(self.n_merges, dtype=np.int64)
-        cdef int64_t[::1] view = out
-        cdef int64_t i
-        for i in range(self.n_merges):
-            view[i] = self.merge_count[i]
-        return out
+        return _int64_array(self.merge_count, self.n_merges)
+
+    @property
+    def merge_tokens_removed(self):
+        """numpy.ndarray of int64, shape (n_merges,): tokens each merge removed (pairs it joined).
+
+        Below :attr:`merge_counts` where occurrences overlap: ``aaa`` counts the pair
+        ``(a, a)`` twice, but merging joins it once. They sum to :attr:`n_tokens_removed`.
+        """
+        return _int64_array(self.merge_removed, self.n_merges)
 
     @property
     def n_tracked_pairs(self):

@@ -103,12 +103,27 @@ cdef class PieceCounts:
         return self.arena_cap + self.n_slots * sizeof(Slot)
 
     cdef int _grow(self) except -1 nogil:
-        cdef Py_ssize_t n = self.n_slots * 2, i, j
+        return self._resize(self.n_slots * 2)
+
+    cdef int _reserve(self, Py_ssize_t n_pieces) except -1 nogil:
+        """Grow once so that ``n_pieces`` fit at load <= 1/2 (one rehash before a whole
+        table is added, instead of one per doubling)."""
+        cdef Py_ssize_t n = self.n_slots
+        while 2 * n_pieces > n:
+            n *= 2
+        if n > self.n_slots:
+            self._resize(n)
+        return 0
+
+    cdef int _resize(self, Py_ssize_t n) except -1 nogil:
+        """Rehash into ``n`` slots (a power of two larger than now)."""
+        cdef Py_ssize_t i, j
         cdef Slot* slots = <Slot*>calloc(n, sizeof(Slot))
         if slots == NULL:
             with gil:
                 raise MemoryError()
-        self.shift -= 1
+        while (<Py_ssize_t>1 << (64 - self.shift)) < n:
+            self.shift -= 1
         for i in range(self.n_slots):
             if self.slots[i].length:
                 j = _home(self.slots[i].key, self.slots[i].length, self.shift)
@@ -261,16 +276,30 @@ cdef class PieceCounts:
             free_stack(&stack)
 
     def update(self, PieceCounts other):
-        """Add every piece of ``other`` with its count."""
+        """Add every piece of ``other`` with its count, in the order ``other`` first saw them.
+
+        (Not in ``other``'s slot order: that is hash order, and hash-ordered keys piled
+        into a table with fewer slots make long probe runs.)"""
         cdef Py_ssize_t i
         cdef Slot* s
         cdef const uint8_t* p
+        cdef int64_t[::1] w = other._order()
         with nogil:
-            for i in range(other.n_slots):
-                s = &other.slots[i]
-                if s.length:
-                    p = <const uint8_t*>&s.key if s.length <= INLINE else other.arena + s.offset
-                    self._add(p, s.length, s.key, s.count)
+            self._reserve(self.n_used + other.n_used)
+            for i in range(other.n_used):
+                s = &other.slots[w[i]]
+                p = <const uint8_t*>&s.key if s.length <= INLINE else other.arena + s.offset
+                self._add(p, s.length, s.key, s.count)
+
+    cdef _order(self):
+        """The slot of the piece added i-th, for each i: int64 array, shape (n_used,)."""
+        cdef Py_ssize_t i
+        where = np.empty(self.n_used, dtype=np.int64)
+        cdef int64_t[::1] w = where
+        for i in range(self.n_slots):
+            if self.slots[i].length:
+                w[self.slots[i].order] = i
+        return where
 
     def update_arrays(self, const uint8_t[::1] data, const int64_t[::1] offsets, const int64_t[::1] counts):
         """Add pieces given as :class:`~bpetrain.pieces.PieceTable` arrays."""
@@ -284,6 +313,7 @@ cdef class PieceCounts:
             if counts[i] < 0:
                 raise ValueError(f"counts must be >= 0 (piece {i} has {counts[i]})")
         with nogil:
+            self._reserve(self.n_used + n)
             for i in range(n):
                 length = offsets[i + 1] - offsets[i]
                 if length and counts[i]:
@@ -299,12 +329,9 @@ cdef class PieceCounts:
         cdef Py_ssize_t i, n = self.n_used
         cdef int64_t size = 0
         cdef Slot* s
-        where = np.empty(n, dtype=np.int64)  # slot of the piece added i-th
-        cdef int64_t[::1] w = where
-        for i in range(self.n_slots):
-            if self.slots[i].length:
-                size += self.slots[i].length
-                w[self.slots[i].order] = i
+        cdef int64_t[::1] w = self._order()
+        for i in range(n):
+            size += self.slots[w[i]].length
         data = np.empty(size, dtype=np.uint8)
         offsets = np.empty(n + 1, dtype=np.int64)
         counts = np.empty(n, dtype=np.int64)

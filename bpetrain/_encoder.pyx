@@ -919,6 +919,44 @@ cdef class BytePairEncoder:
         finally:
             free_buffers(&out, &scratch)
 
+    def encode_table(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None):
+        """Encode each piece of a piece table on its own (no split); the ids in one array.
+
+        Parameters
+        ----------
+        data : numpy.ndarray of uint8, shape (n_bytes,)
+            The pieces' bytes, concatenated (any bytes, not only UTF-8).
+        offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
+            Piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``; nondecreasing, 0 to n_bytes.
+
+        Returns
+        -------
+        numpy.ndarray of uint32, shape (n_tokens,)
+            The ids of piece 0, then of piece 1, ...; their token bytes, concatenated,
+            are ``data``.
+
+        Raises
+        ------
+        ValueError
+            If ``offsets`` does not describe ``data``.
+        """
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Py_ssize_t i, n_pieces = offsets.shape[0] - 1
+        cdef const uint8_t* start = &data[0] if data.shape[0] else NULL
+        if n_pieces < 0 or offsets[0] != 0 or offsets[n_pieces] != data.shape[0]:
+            raise ValueError("offsets must start at 0 and end at len(data)")
+        for i in range(n_pieces):
+            if offsets[i + 1] < offsets[i]:
+                raise ValueError(f"offsets must be nondecreasing (piece {i})")
+        try:  # no piece cache: every piece is unique
+            with nogil:
+                for i in range(n_pieces):
+                    self.encode_piece(start + offsets[i], offsets[i + 1] - offsets[i], &out, &scratch)
+            return self._result(&out, False)
+        finally:
+            free_buffers(&out, &scratch)
+
     cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t start, int64_t stop, int64_t n,
                                    const Tables* pattern, Stack* stack,
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,

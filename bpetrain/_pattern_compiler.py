@@ -33,15 +33,15 @@ can be split in blocks there (see ``_splitter.last_safe_cut``).
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 import numpy as np
 import regex
 
+from ._charsets import N_CODE_POINTS, members
+
 __all__ = ["Unsupported", "compile_program"]
 
-N_CODE_POINTS = 0x110000
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
 MAX_STEPS = 32  # as in _splitter.pyx
@@ -467,24 +467,6 @@ class _Emitter:
 
 # ------------------------------------------------------------------ sets
 
-@functools.cache
-def _every_code_point() -> str:
-    """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
-    return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
-
-
-@functools.lru_cache(maxsize=256)
-def _members(source: str, flags: str) -> bytes:
-    """The code points the one-character regex ``source`` matches under ``flags``, as
-    packed bits (``numpy.packbits`` of a bool array over all code points)."""
-    prefix = f"(?{flags}:" if flags else "(?:"
-    member = np.zeros(N_CODE_POINTS + 1, dtype=np.int8)
-    for m in regex.finditer(prefix + source + ")+", _every_code_point()):
-        member[m.start()] += 1
-        member[m.end()] -= 1
-    return np.packbits(np.cumsum(member[:-1], dtype=np.int8).astype(bool)).tobytes()
-
-
 def _class_table(memberships: list[bytes]) -> np.ndarray:
     """uint64 per code point: bit k set if the code point is in set k."""
     masks = np.zeros(N_CODE_POINTS, dtype=np.uint64)
@@ -546,9 +528,9 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
         raise Unsupported("the pattern can match the empty string")
     _fill_eol(root, parser)
     sources = sorted(parser.sets, key=parser.sets.__getitem__)
-    memberships = [_members(source, flags) for source, flags in sources]
-    for (source, flags), members in zip(sources, memberships):
-        if "i" in flags and _PROPERTY.search(source) and members != _members(source, flags.replace("i", "")):
+    memberships = [members(source, flags) for source, flags in sources]
+    for (source, flags), packed in zip(sources, memberships):
+        if "i" in flags and _PROPERTY.search(source) and packed != members(source, flags.replace("i", "")):
             # The regex module matches such a set one way alone and another way beside other
             # alternatives ((?i:\p{Lt})+ matches "a", (?i:\p{Lt})+|x does not; (?i:\p{Lu})+
             # matches 4303 code points, (?i:\p{Lu})+|xxx 3801): leave it to the regex module.
@@ -819,7 +801,7 @@ def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: lis
 
     def insensitive(k: int) -> bytes:
         source, flags = sources[k]
-        return _members(source, "".join(sorted(set(flags) | {"i"})))
+        return members(source, "".join(sorted(set(flags) | {"i"})))
 
     if not any("i" in sources[k][1] and not (factored and memberships[k] == insensitive(k))
                for k, factored in starts.items()):

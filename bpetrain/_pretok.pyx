@@ -14,7 +14,7 @@ not part of valid UTF-8 (Python's strict decoder decides) is one character of it
 a lone surrogate (category Cs: not a letter, number or space).
 
 Character classes come from the ``regex`` module itself, when the first matcher is
-made (:func:`ensure_tables`): its ``\\p{L}``,
+made (:func:`ensure_tables`; :mod:`bpetrain._charsets` keeps the answers on disk): its ``\\p{L}``,
 ``\\p{N}``, ``\\s``, the o200k case classes and the case-insensitive letters of the
 contractions are evaluated over every code point, so the tables follow whatever Unicode
 version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
@@ -25,7 +25,8 @@ from libc.stdint cimport uint8_t, uint16_t, uint32_t
 import threading
 
 import numpy as np
-import regex
+
+from ._charsets import members
 
 cdef enum:
     F_L = 1     # \p{L}
@@ -50,10 +51,9 @@ cdef int _n_fold_extra = 0
 
 
 def _build_tables():
-    """Evaluate the patterns' character classes with the regex module over all code points."""
+    """Evaluate the patterns' character classes with the regex module over all code points
+    (:func:`bpetrain._charsets.members`, which keeps each answer on disk)."""
     global _stage1, _stage2, _n_fold_extra, _tables
-    # every code point in one str, made without a Python object per character
-    every = np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
     for flag, cls in (
         (F_L, r"\p{L}"),
@@ -62,11 +62,11 @@ def _build_tables():
         (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
         (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
     ):
-        for m in regex.finditer(cls + "+", every):
-            flat[m.start() : m.end()] |= flag
-    blocks, index = np.unique(flat.reshape(-1, 256), axis=0, return_inverse=True)
-    stage1 = np.ascontiguousarray(index.reshape(-1), dtype=np.uint16)
-    stage2 = np.ascontiguousarray(blocks.reshape(-1), dtype=np.uint8)
+        flat[_member_flags(cls, "")] |= flag
+    blocks = {}  # each distinct block of 256 flags once, numbered in order of appearance
+    stage1 = np.array([blocks.setdefault(row.tobytes(), len(blocks)) for row in flat.reshape(-1, 256)],
+                      dtype=np.uint16)
+    stage2 = np.frombuffer(b"".join(blocks), dtype=np.uint8).copy()
     _tables = (stage1, stage2)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
@@ -78,8 +78,7 @@ def _build_tables():
         _fold_ascii[i] = 0
     _n_fold_extra = 0
     for letter in "sdmtlver":
-        for m in regex.finditer(f"(?i:{letter})", every):
-            cp = m.start()
+        for cp in np.flatnonzero(_member_flags(letter, "i")):
             if cp < 128:
                 _fold_ascii[cp] = ord(letter)
             else:
@@ -88,6 +87,12 @@ def _build_tables():
                 _fold_extra_cp[_n_fold_extra] = cp
                 _fold_extra_to[_n_fold_extra] = ord(letter)
                 _n_fold_extra += 1
+
+
+def _member_flags(source, flags):
+    """A bool per code point: does the one-character regex ``source`` match it."""
+    packed = np.frombuffer(members(source, flags), dtype=np.uint8)
+    return np.unpackbits(packed)[:N_CODE_POINTS].view(bool)
 
 
 _tables = None

@@ -32,11 +32,20 @@ Training semantics (followed everywhere in bpetrain)
 3. Pair counts: every adjacent pair in every piece, overlapping (``aaa`` holds the
    pair ``(a, a)`` twice), weighted by how often the piece occurs.
 4. Each step merges the pair with the highest count; ties go to the smallest
-   ``(left id, right id)``, the rule rustbpe uses.
+   ``(left id, right id)``, the rule rustbpe uses. With ``tie_break="hf"`` a byte's
+   id in this comparison is its place among the 256 ``ByteLevel`` characters sorted
+   by code point (Hugging Face's ids; merges keep ``256 + i``).
+   With ``max_token_length`` a pair whose joined token would be longer than that
+   many bytes is never merged (it does not take part in the choice).
 5. Replacement is left to right and non-overlapping inside each piece
    (``aaa`` -> ``X a``).
 6. Training stops after the requested number of merges, or earlier when no pair
    occurs ``min_frequency`` times or more.
+7. Extending a base (``base``, its ``mergeable_ranks``, ids ``0..n_base-1``): every
+   piece starts as its encoding with the base (:func:`encode_piece_ranks`) instead of
+   its bytes, and merge ``i`` creates id ``n_base + i``; the rest is as above. A merge
+   whose bytes already are a token gets a new id all the same (a duplicate, as
+   training from the bytes makes when two merges spell the same bytes).
 """
 from __future__ import annotations
 
@@ -107,8 +116,29 @@ def count_pieces(
     return pieces
 
 
+def hf_id(token: int) -> int:
+    """The id Hugging Face's byte-level trainer gives ``token`` (a bpetrain id, bytes
+    as 0..255): merges keep theirs, a byte is ranked by the code point of its
+    ``ByteLevel`` character (``tokenizers``' ``compute_alphabet`` sorts them so). The
+    printable Latin-1 bytes stand for themselves, the other 68 take U+0100 on in byte
+    order (GPT-2's ``bytes_to_unicode``), so the printable ones come first.
+
+    >>> hf_id(ord("!")), hf_id(ord(" ")), hf_id(300)
+    (0, 220, 300)
+    """
+    if token >= 256:
+        return token
+    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    return (printable + [b for b in range(256) if b not in printable]).index(token)
+
+
 def train_pieces(
-    pieces: Mapping[bytes, int], n_merges: int, min_frequency: int = 1
+    pieces: Mapping[bytes, int],
+    n_merges: int,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    tie_break: str = "rustbpe",
+    base: Mapping[bytes, int] | None = None,
 ) -> list[tuple[int, int]]:
     """Learn up to ``n_merges`` merges from piece counts (rules 3-6 above).
 
@@ -116,12 +146,16 @@ def train_pieces(
     merge only the pieces that held the pair are recounted: their old pairs are taken
     out of ``stats`` and their new pairs put in. ``holders[t]`` is a superset of the
     pieces that contain token ``t``, so ``holders[a] & holders[b]`` finds every piece
-    that can hold the pair ``(a, b)``. For tests only.
+    that can hold the pair ``(a, b)``. The merges are in bpetrain's ids (bytes 0..255)
+    whatever ``tie_break`` is. For tests only.
 
     >>> train_pieces({b"BCDEDEDE": 1}, 2)
     [(68, 69), (256, 256)]
     """
-    words = [list(piece) for piece, count in pieces.items() if count > 0]
+    if base is None:
+        words = [list(piece) for piece, count in pieces.items() if count > 0]
+    else:
+        words = [encode_piece_ranks(piece, base) for piece, count in pieces.items() if count > 0]
     weights = [count for count in pieces.values() if count > 0]
     stats: dict = {}
     holders: dict = {}
@@ -130,14 +164,21 @@ def train_pieces(
         for token in ids:
             holders.setdefault(token, set()).add(i)
     merges = []
+    length = {token: 1 for token in range(256)} if base is None else {i: len(t) for t, i in base.items()}
+    first_id = 256 if base is None else len(base)
+    limit = float("inf") if max_token_length is None else max_token_length
+    rank = {token: hf_id(token) for token in range(256)} if tie_break == "hf" else {}
     for step in range(n_merges):
-        live = {pair: count for pair, count in stats.items() if count > 0}
+        live = {
+            pair: count for pair, count in stats.items() if count > 0 and length[pair[0]] + length[pair[1]] <= limit
+        }
         if not live:
             break
-        pair = max(live, key=lambda p: (live[p], -p[0], -p[1]))
+        pair = max(live, key=lambda p: (live[p], -rank.get(p[0], p[0]), -rank.get(p[1], p[1])))
         if live[pair] < min_frequency:
             break
-        idx = 256 + step
+        idx = first_id + step
+        length[idx] = length[pair[0]] + length[pair[1]]
         holders[idx] = set()
         for i in holders[pair[0]] & holders[pair[1]]:
             new = merge(words[i], pair, idx)
@@ -157,9 +198,11 @@ def train(
     pat_str: str | None,
     special_tokens: Iterable[str] = (),
     min_frequency: int = 1,
+    **options,
 ) -> list[tuple[int, int]]:
-    """Learn up to ``n_merges`` merges from documents: :func:`count_pieces` then :func:`train_pieces`."""
-    return train_pieces(count_pieces(texts, pat_str, special_tokens), n_merges, min_frequency)
+    """Learn up to ``n_merges`` merges from documents: :func:`count_pieces` then
+    :func:`train_pieces` (``options``: its ``max_token_length``, ``tie_break``, ``base``)."""
+    return train_pieces(count_pieces(texts, pat_str, special_tokens), n_merges, min_frequency, **options)
 
 
 def encode_piece(piece: bytes, merges: Mapping[tuple[int, int], int]) -> list[int]:

@@ -2,27 +2,46 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import os
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
-from .formats import FORMATS as EXPORT_FORMATS
-from .inputs import FORMATS as FORMATS_IN
-from .inputs import expand_inputs
-from .pretokenize import PATTERNS, PatternTimeoutError
-from .tokenizer import Tokenizer
-from .trainer import BpeTrainer
+from . import __version__, kernels_missing
+from .patterns import PATTERNS
 
-FORMATS = ("bpetrain", "tiktoken")
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
+    from .trainer import BpeTrainer
 
+# The choices the parser offers. The modules that implement them are imported when a
+# command runs, not for --help (tests/test_cli.py checks these match the modules' own).
+#: Corpus formats (:data:`bpetrain.inputs.INPUT_FORMATS`).
+INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
+#: Formats ``export`` writes (:data:`bpetrain.formats.FORMATS`).
+EXPORT_FORMATS = ("tiktoken", "hf", "gpt2", "minbpe")
+#: What ``train`` writes.
+TRAIN_OUTPUT_FORMATS = ("bpetrain", "tiktoken")
+#: ``encode``: bytes read at a time, lines per batch call, and the input size from which a
+#: progress bar shows.
+ENCODE_BLOCK_BYTES = 1 << 22
+LINE_BATCH = 1 << 14
+PROGRESS_FROM_BYTES = 1 << 24
 
 
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
+    from .trainer import BpeTrainer
+
+    options = {} if args.pat_str is None else {"pat_str": args.pat_str}  # None: cl100k, or the base's
     return BpeTrainer(
         vocab_size,
-        pat_str=args.pat_str,
         special_tokens=args.special_token,
         min_frequency=getattr(args, "min_frequency", 2),
         show_progress=not args.quiet,
+        max_token_length=getattr(args, "max_token_length", None),
+        tie_break=getattr(args, "tie_break", "rustbpe"),
+        **options,
     )
 
 
@@ -31,27 +50,52 @@ def _reading(args: argparse.Namespace) -> dict:
         "documents": args.documents,
         "input_format": args.input_format,
         "text_field": args.text_field,
-        "text_column": args.text_column,
         "workers": args.workers,
+        "client": args.client,
     }
 
 
 def _files(args: argparse.Namespace) -> list[str]:
     """The input files, expanded here so that --skip-unreadable applies to directories."""
+    from .inputs import expand_inputs
+
     sources = expand_inputs(args.files, args.input_format, skip_unreadable=args.skip_unreadable)
     return [source.path for source in sources]
+
+
+def check_output(path: str, *, folder: bool = False) -> None:
+    """Fail before any input is read when ``path`` cannot be written: its folder is
+    missing or not writable, or it names a folder where a file is wanted.
+
+    Raises
+    ------
+    ValueError
+        Naming ``path`` as the user gave it and what to change.
+    """
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise ValueError(f"cannot write {path}: {parent} is not an existing folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise ValueError(f"cannot write {path}: no permission to write in {parent}")
+    if not folder and os.path.isdir(path):
+        raise ValueError(f"cannot write {path}: it is a folder; give a file name")
+    if folder and os.path.exists(path) and not os.path.isdir(path):
+        raise ValueError(f"cannot write {path}: it is a file, and this format writes a folder")
 
 
 def _train(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.counts):
         raise ValueError("give either text FILEs or --counts SHARD..., not both and not neither")
+    check_output(args.output)
+    if args.report:  # bpetrain report: fail before reading any input
+        _check_report_outputs(args.report, None)
     trainer = _trainer(args, args.vocab_size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.counts:
-            tokenizer = trainer.train_from_shards(args.counts)
+            tokenizer = trainer.train_from_shards(args.counts, base=args.base)
         else:
-            tokenizer = trainer.train(_files(args), **_reading(args))
+            tokenizer = trainer.train(_files(args), **_reading(args), base=args.base)
     for warning in caught:
         print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
     if args.format == "tiktoken":
@@ -65,10 +109,29 @@ def _train(args: argparse.Namespace) -> int:
         f"compression {s.bytes_per_token:.3f} bytes/token on the training text; wrote {args.output}",
         file=sys.stderr,
     )
+    if args.report:
+        from . import report
+
+        report.write_html(report.build_report(tokenizer, name=os.path.basename(args.output), stats=s), args.report)
+        print(f"wrote the report {args.report}", file=sys.stderr)
+    if args.json:
+        _print_json({"output": args.output, "vocab_size": tokenizer.n_vocab, "seconds": s.seconds,
+                     "n_input_bytes": s.n_input_bytes, "n_documents": s.n_documents, "n_pieces": s.n_pieces,
+                     "n_piece_bytes": s.n_piece_bytes, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
+                     "bytes_per_token": s.bytes_per_token})
     return 0
 
 
+def _print_json(record: dict) -> None:
+    """One JSON object on standard output (the human summary goes to standard error)."""
+    import orjson
+
+    sys.stdout.buffer.write(orjson.dumps(record) + b"\n")
+    sys.stdout.flush()
+
+
 def _count(args: argparse.Namespace) -> int:
+    check_output(args.output)
     counter = _trainer(args, 256 + len(args.special_token)).count(_files(args), **_reading(args))
     n_pieces = counter.table().n_pieces
     counter.save(args.output)
@@ -77,16 +140,21 @@ def _count(args: argparse.Namespace) -> int:
         f"document(s), {n_pieces:,} unique pieces; wrote {args.output}",
         file=sys.stderr,
     )
+    if args.json:
+        _print_json({"output": args.output, "seconds": counter.seconds, "n_input_bytes": counter.n_input_bytes,
+                     "n_documents": counter.n_documents, "n_pieces": n_pieces})
     return 0
 
 
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default="cl100k", metavar="NAME|REGEX|none",
-                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k); "
-                             "--pattern is the same option")
+    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
+                        help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k, or "
+                             "the --base model's); --pattern is the same option")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--json", action="store_true",
+                        help="also print the statistics as one JSON object on standard output")
 
 
 def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -97,17 +165,19 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
     )
     parser.add_argument("--documents", choices=("file", "line"), default="file",
                         help="what a document is in a text file: the whole file (default) or each line")
-    parser.add_argument("--input-format", choices=FORMATS_IN, default="auto",
+    parser.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
                         help="input format (default: from the file name)")
-    parser.add_argument("--text-field", default="text", metavar="NAME",
-                        help="the JSON Lines field that holds the text (default: text)")
-    parser.add_argument("--text-column", default="text", metavar="NAME",
-                        help="the Parquet column that holds the text (default: text)")
+    parser.add_argument("--text-field", "--text-column", dest="text_field", default="text", metavar="NAME",
+                        help="the JSON Lines field or Parquet column that holds the text (default: text); "
+                             "--text-column is the same option")
     parser.add_argument("--skip-unreadable", action="store_true",
                         help="leave out folders and files below an input directory that cannot be read, "
                              "with a warning naming each (default: an error)")
     parser.add_argument("--workers", type=int, default=None, metavar="N",
                         help="counting threads (default: the CPUs available)")
+    parser.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
+                        help="count on a Dask cluster: a running scheduler (tcp://host:8786) or local:N worker "
+                             "processes; the workers must reach the FILEs (needs bpetrain[dask])")
 
 
 EXPORT_NOTES = {
@@ -118,11 +188,14 @@ SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tde
 
 
 def _load_model(args: argparse.Namespace) -> Tokenizer:
+    from .tokenizer import Tokenizer
+
     options = {} if args.pat_str is None else {"pat_str": args.pat_str}
-    return Tokenizer.from_file(args.model, format=args.input_format, **options)
+    return Tokenizer.from_file(args.model, format=args.model_format, **options)
 
 
 def _export(args: argparse.Namespace) -> int:
+    check_output(args.output, folder=args.format == "gpt2")
     tokenizer = _load_model(args)
     tokenizer.export(args.output, format=args.format)
     if args.format in EXPORT_NOTES:
@@ -160,11 +233,111 @@ def _show_tokens(tokens: list[bytes], *, color: bool) -> str:
     return "".join(f"{backgrounds[i % 2]}{s}" for i, s in enumerate(shown)) + "\x1b[0m"
 
 
+def _encoding(args: argparse.Namespace):
+    """The ``Encoding`` of MODEL: a model file of any format, or an OpenAI encoding name."""
+    from . import registry
+
+    if not os.path.exists(args.model) and args.model in registry.list_encoding_names():
+        return registry.get_encoding(args.model)
+    return _load_model(args).encoding()
+
+
+def _texts(path: str, block_bytes: int, bar):
+    """The text of ``path`` (``-``: standard input) in parts of about ``block_bytes`` bytes,
+    UTF-8 decoded; invalid bytes become U+FFFD, as ``bytes.decode(errors="replace")`` does."""
+    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    try:
+        while block := stream.read(block_bytes):
+            bar.update(len(block))
+            yield decoder.decode(block)
+        yield decoder.decode(b"", final=True)
+    finally:
+        if stream is not sys.stdin.buffer:
+            stream.close()
+
+
+def _encode(args: argparse.Namespace) -> int:
+    encoding = _encoding(args)
+    special = {"allowed_special": "all" if "all" in args.allowed_special else set(args.allowed_special),
+               "disallowed_special": () if args.ordinary else "all"}
+    out = sys.stdout.buffer
+    total = 0
+    for path in args.files or ["-"]:
+        try:
+            total += _encode_file(encoding, path, args, special, out)
+        except ValueError as exc:
+            if "disallowed special token" not in str(exc):
+                raise
+            token = str(exc).split("'")[1]
+            raise ValueError(f"{path} holds the special token {token!r}: pass --allowed-special {token} (or all) "
+                             "to encode it as such, or --ordinary to encode it as text") from None
+    if args.output == "count":
+        out.write(b"%d\n" % total)
+    return 0
+
+
+def _encode_file(encoding, path: str, args: argparse.Namespace, special: dict, out) -> int:
+    """Write the ids of one input as ``args.output`` says; return its token count."""
+    import orjson
+
+    from ._progress import progress_bar
+
+    total = 0
+    size = None if path == "-" else os.path.getsize(path)
+    with progress_bar(total=size, unit="B", unit_scale=True, desc=f"encoding {os.path.basename(path)}",
+                      disable=args.quiet or size is None or size < PROGRESS_FROM_BYTES) as bar:
+        texts = _texts(path, ENCODE_BLOCK_BYTES, bar)
+        if args.documents == "line":
+            for line, ids in enumerate(_encode_lines(encoding, texts, special), 1):
+                total += len(ids)
+                if args.output == "ids":
+                    out.write(_ids_text(ids, b" ") + b"\n")
+                elif args.output == "json":
+                    out.write(orjson.dumps({"file": path, "line": line, "ids": ids},
+                                           option=orjson.OPT_SERIALIZE_NUMPY) + b"\n")
+            return total
+        if args.output == "json":
+            out.write(orjson.dumps({"file": path})[:-1] + b',"ids":[')
+        separator = b"," if args.output == "json" else b" "
+        for ids in encoding.encode_stream(texts, **special):
+            if args.output != "count" and len(ids):
+                out.write((separator if total else b"") + _ids_text(ids, separator))
+            total += len(ids)
+        if args.output == "json":
+            out.write(b'],"n_tokens":%d}\n' % total)
+        elif args.output == "ids":
+            out.write(b"\n")
+    return total
+
+
+def _ids_text(ids, separator: bytes) -> bytes:
+    """Decimal ids joined by ``separator``."""
+    return separator.join(b"%d" % i for i in ids.tolist())
+
+
+def _encode_lines(encoding, texts, special):
+    """Ids of each line (without its line break), batch by batch on threads."""
+    carry = ""
+    for text in texts:
+        lines = (carry + text).split("\n")
+        carry = lines.pop()
+        for start in range(0, len(lines), LINE_BATCH):
+            batch = lines[start : start + LINE_BATCH]
+            ids, offsets = encoding.encode_batch_to_numpy(batch, **special)
+            yield from (ids[a:b] for a, b in zip(offsets.tolist(), offsets[1:].tolist()))
+    if carry:
+        yield encoding.encode_to_numpy(carry, **special)
+
+
+
+
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
-                        help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --from)")
-    parser.add_argument("--from", dest="input_format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
-                        help="the format of MODEL (default: from its name and content)")
+                        help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --model-format)")
+    parser.add_argument("--model-format", "--from", dest="model_format", choices=("bpetrain", *EXPORT_FORMATS),
+                        default=None, help="the format of MODEL (default: from its name and content); "
+                                           "--from is the same option")
     parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern for files that do not carry one (a tiktoken file without "
                              "sidecar, GPT-2 files); --pattern is the same option")
@@ -196,8 +369,97 @@ def _add_inspect_command(commands) -> None:
     inspect.set_defaults(run=_inspect)
 
 
+def _add_encode_command(commands) -> None:
+    encode = commands.add_parser(
+        "encode",
+        help="encode text files with a model: token ids, a token count, or JSON",
+        description="Encode text files (or standard input) with a model file of any format, or an OpenAI "
+                    "encoding name (cl100k_base, o200k_base, ...: rank files from $BPETRAIN_VOCABS or "
+                    "tiktoken's cache). The text is read and encoded in blocks (cut where the split pattern "
+                    "allows, so the ids are those of the whole file) on all cores. Invalid UTF-8 becomes "
+                    "U+FFFD. Special token strings are an error unless --allowed-special or --ordinary.",
+    )
+    _add_model_arguments(encode)
+    encode.add_argument("files", nargs="*", metavar="FILE", help="text files (default, or -: standard input)")
+    shown = encode.add_mutually_exclusive_group()
+    shown.add_argument("--ids", dest="output", action="store_const", const="ids",
+                       help="the token ids, space-separated, one line per file (default)")
+    shown.add_argument("--count", dest="output", action="store_const", const="count",
+                       help="the token count of all FILEs together, alone")
+    shown.add_argument("--json", dest="output", action="store_const", const="json",
+                       help='one JSON object per file, {"file", "ids", "n_tokens"} (per line with --documents line: '
+                            '{"file", "line", "ids"})')
+    encode.set_defaults(output="ids")
+    encode.add_argument("--documents", choices=("file", "line"), default="file",
+                        help="encode each file whole (default) or each line on its own (one output line each)")
+    encode.add_argument("--allowed-special", action="append", default=[], metavar="TOKEN|all",
+                        help="a special token to encode as such (repeat; 'all' for every one)")
+    encode.add_argument("--ordinary", action="store_true",
+                        help="encode special token strings as ordinary text instead of failing")
+    encode.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    encode.set_defaults(run=_encode)
+
+
+# ------------------------------------------------ bpetrain report (bpetrain/report.py)
+
+
+def _check_report_outputs(html_path: str | None, json_path: str | None) -> None:
+    from . import report
+
+    for path in (html_path, json_path):
+        if path not in (None, "-"):
+            check_output(path)
+    if html_path is not None:
+        report.require_matplotlib()
+
+
+def _report(args: argparse.Namespace) -> int:
+    from . import report
+
+    if args.output is None and args.json is None:
+        raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
+                         "or both")
+    _check_report_outputs(args.output, args.json)
+    tokenizer = report.load_model(args.model, format=args.model_format, pat_str=args.pat_str)
+    compare = None if args.compare is None else report.load_model(args.compare, pat_str=args.compare_pat_str)
+    texts = report.read_texts(args.text)
+    data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
+                               compare_name=None if compare is None else os.path.basename(args.compare))
+    if args.json is not None:
+        report.write_json(data, args.json)
+    if args.output is not None:
+        report.write_html(data, args.output)
+        print(f"wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _add_report_command(commands) -> None:
+    parser = commands.add_parser(
+        "report",
+        help="an HTML (or JSON) report: vocabulary, compression on texts, token lengths, beside another model",
+        description="Measure a model on sample texts (bytes per token, tokens per word, and how they grow with "
+                    "the merges used), show its token lengths and its longest and rarest tokens, optionally beside "
+                    "a second model, in one self-contained HTML file (needs matplotlib: pip install "
+                    "'bpetrain[report]') or as JSON.",
+    )
+    _add_model_arguments(parser)
+    parser.add_argument("--text", nargs="+", default=[], metavar="FILE",
+                        help="plain text files, directories or globs to measure compression on")
+    parser.add_argument("--compare", default=None, metavar="MODEL",
+                        help="a second model to show beside the first: a model file, or an OpenAI encoding name "
+                             "(cl100k_base, o200k_base: rank files from $BPETRAIN_VOCABS or tiktoken's cache); "
+                             "OpenAI's rank files are recognised, other rank files without sidecar need "
+                             "--compare-pat-str")
+    parser.add_argument("--compare-pat-str", default=None, metavar="NAME|REGEX|none",
+                        help="split pattern of --compare if its file does not carry one")
+    parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")
+    parser.add_argument("--json", default=None, metavar="PATH|-", help="write the report as JSON (- for stdout)")
+    parser.set_defaults(run=_report)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser(
         "train",
@@ -212,9 +474,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_splitting(train)
     train.add_argument("--min-frequency", type=int, default=2, metavar="K",
                        help="merge only pairs seen at least K times (default: 2)")
+    train.add_argument("--max-token-length", type=int, default=None, metavar="N",
+                       help="make no token longer than N bytes (default: no limit)")
+    train.add_argument("--tie-break", choices=("rustbpe", "hf"), default="rustbpe",
+                       help="among pairs of equal count: smallest ids (rustbpe, default) or smallest "
+                            "Hugging Face ids (hf: the merges Hugging Face tokenizers learns)")
+    train.add_argument("--base", default=None, metavar="MODEL",
+                       help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
+                            "up to --vocab-size; its pattern unless --pattern is given")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
-    train.add_argument("--format", choices=FORMATS, default="bpetrain",
+    train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
+    train.add_argument("--report", default=None, metavar="REPORT.html",
+                       help="also write an HTML report with the training statistics (see 'bpetrain report')")
     train.set_defaults(run=_train)
     count = commands.add_parser(
         "count",
@@ -226,8 +498,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_splitting(count)
     count.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="counts shard to write")
     count.set_defaults(run=_count)
+    _add_encode_command(commands)
     _add_export_command(commands)
     _add_inspect_command(commands)
+    _add_report_command(commands)
     return parser
 
 
@@ -235,14 +509,26 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line; a bad file or option is one line on stderr and exit status 2,
     Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and getattr(args, "files", None) is not None and not any(e.startswith("-") and e != "-" for e in extra):
+        args.files += extra  # FILEs after options (argparse takes positionals only in one run)
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
+            if getattr(args, "scheduler", None):
+                from .distributed import connect
+
+                with connect(args.scheduler) as args.client:
+                    return args.run(args)
+            args.client = None
             return args.run(args)
-    except PatternTimeoutError as exc:  # a hostile or broken pattern from the model file
-        parser.exit(2, f"bpetrain {args.command}: error: {getattr(args, 'model', 'the model')}: {exc}\n")
-    except (ValueError, TypeError, OSError) as exc:
+    except ModuleNotFoundError as exc:
+        parser.exit(2, f"bpetrain {args.command}: error: {kernels_missing(exc)}\n")
+    except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package missing
+        if type(exc).__name__ == "PatternTimeoutError" and getattr(args, "model", None):
+            exc = f"{args.model}: {exc}"  # a hostile or broken pattern from the model file
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
     except KeyboardInterrupt:
         parser.exit(130, f"bpetrain {args.command}: interrupted\n")

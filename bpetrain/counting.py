@@ -16,15 +16,14 @@ from __future__ import annotations
 
 import os
 import queue
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from tqdm.auto import tqdm
-
+from ._progress import progress_bar
 from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from .pieces import PieceCounter
 
-__all__ = ["count_sources", "default_workers"]
+__all__ = ["count_sources", "cut_blocks", "default_workers"]
 
 
 def default_workers() -> int:
@@ -42,7 +41,6 @@ def count_sources(
     special_tokens: Iterable[str] = (),
     lines: bool = False,
     text_field: str = "text",
-    text_column: str = "text",
     workers: int | None = None,
     show_progress: bool = True,
     block_bytes: int = BLOCK_BYTES,
@@ -59,8 +57,8 @@ def count_sources(
         Cut out of the text, not counted.
     lines : bool
         Each line of a plain-text source is a document (otherwise each file is one).
-    text_field, text_column : str
-        Where the text is in JSON Lines records and Parquet rows.
+    text_field : str
+        The JSON Lines field, or the Parquet column, that holds the text.
     workers : int, optional
         Counting threads (default: the CPUs available).
     show_progress : bool
@@ -98,7 +96,7 @@ def count_sources(
     sizes = [s.size for s in sources]
     total = None if None in sizes else sum(sizes)
     pending: list = []
-    with ThreadPoolExecutor(workers) as pool, tqdm(
+    with ThreadPoolExecutor(workers) as pool, progress_bar(
         total=total, unit="B", unit_scale=True, desc="counting", disable=not show_progress
     ) as bar:
 
@@ -110,21 +108,12 @@ def count_sources(
         n_files = 0
         for source in sources:
             if source.format == "text":
-                cutter = counters[0]  # cut() reads only the options, never the counts
-                carry = bytearray()
-                continued = False  # the block starts after a cut, not at the start of the file
-                for block in read_blocks(source, bar.update, block_bytes):
-                    searched = max(0, len(carry) - 8 - cutter.lookahead)  # no cut before: searched already
-                    carry += block
-                    cut = cutter.cut(carry, searched)
-                    if cut > 0:
-                        data, carry = carry, carry[cut:]
-                        submit("count_text", data, cut, final=False, continued=continued)
-                        continued = not cutter.starts_string(data, cut)
-                submit("count_text", carry, len(carry), final=True, continued=continued)
+                # cut() reads only the options, never the counts
+                for data, stop, final, continued in cut_blocks(read_blocks(source, bar.update, block_bytes), counters[0]):
+                    submit("count_text", data, stop, final=final, continued=continued)
                 n_files += 1
             else:
-                for data, bounds in read_records(source, text_field=text_field, text_column=text_column, progress=bar.update):
+                for data, bounds in read_records(source, text_field=text_field, progress=bar.update):
                     submit("count_documents", data, bounds)
         for future in pending:
             future.result()
@@ -134,3 +123,43 @@ def count_sources(
     if not lines:
         total.n_documents += n_files
     return total
+
+
+def cut_blocks(
+    blocks: Iterable[bytes], cutter: PieceCounter, *, continued: bool = False, tail: bytes = b""
+) -> Iterator[tuple[bytearray, int, bool, bool]]:
+    """Blocks of a text re-cut at safe cuts: the arguments of :meth:`PieceCounter.count_text`.
+
+    Parameters
+    ----------
+    blocks : iterable of bytes
+        The text, in blocks of any size.
+    cutter : PieceCounter
+        Gives the cuts (:meth:`~PieceCounter.cut`); its counts are not touched.
+    continued : bool, default False
+        The text started before the first block (it is not a string start for ``^``).
+    tail : bytes, default b""
+        What follows the text (empty: the text ends with the last block). The text
+        must end at a safe cut then; the splitter may look at ``tail``.
+
+    Yields
+    ------
+    data : bytearray
+        A block ending at a cut, then what follows it.
+    stop : int
+        The block is ``data[:stop]``.
+    final : bool
+        The text ends at ``stop``.
+    continued : bool
+        The block does not start a string (for ``^``).
+    """
+    carry = bytearray()
+    for block in blocks:
+        searched = max(0, len(carry) - 8 - cutter.lookahead)  # no cut before: searched already
+        carry += block
+        cut = cutter.cut(carry, searched)
+        if cut > 0:
+            data, carry = carry, carry[cut:]
+            yield data, cut, False, continued
+            continued = not cutter.starts_string(data, cut)
+    yield carry + tail, len(carry), not tail, continued

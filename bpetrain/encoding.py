@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import array
 import os
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, lru_cache, partial
 from itertools import islice
@@ -43,6 +43,8 @@ _CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else o
 #: that one thread turns its ids into lists while another encodes, large enough that a
 #: call's set-up does not count.
 BATCH_CHUNK = 1 << 17
+#: Characters :meth:`Encoding.encode_stream` gathers before it looks for a cut.
+STREAM_BLOCK = 1 << 22
 
 
 class Encoding:
@@ -542,6 +544,95 @@ class Encoding:
         except (UnicodeDecodeError, KeyError):
             raise KeyError(f"{data!r} is not a single token of encoding {self.name!r}") from None
 
+    def encode_stream(
+        self,
+        chunks: Iterable[str],
+        *,
+        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        disallowed_special: Literal["all"] | Collection[str] = "all",
+        block_chars: int | None = None,
+    ) -> Iterator[np.ndarray]:
+        """Encode a text that arrives in parts (a file read block by block) without holding it whole.
+
+        The text is encoded up to the last safe cut of the split pattern (no piece
+        crosses it, and the pattern reads nothing beyond it:
+        ``bpetrain._splitter.last_safe_cut``) or the start of a special token, whenever
+        ``block_chars`` characters are waiting; the rest waits for the next parts. A
+        raw-mode encoding (no pattern) or a pattern split by the ``regex`` module has no
+        safe cuts: its text is held whole, as :meth:`encode` would hold it.
+
+        Parameters
+        ----------
+        chunks : iterable of str
+            The text, in consecutive parts of any length (cut anywhere).
+        allowed_special, disallowed_special
+            As in :meth:`encode`.
+        block_chars : int, optional
+            Characters to gather before looking for a cut (default :data:`STREAM_BLOCK`,
+            4 Mi; memory is a few times this).
+
+        Yields
+        ------
+        numpy.ndarray of uint32
+            Token ids; joined, they are ``encode_to_numpy("".join(chunks), ...)``.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`encode`, for a disallowed special token (ids of the text before it
+            may have been yielded already).
+        """
+        block_chars = STREAM_BLOCK if block_chars is None else block_chars
+        if block_chars < 1:
+            raise ValueError(f"block_chars must be at least 1, got {block_chars}")
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(self.special_tokens) & set(allowed_special)
+        disallowed = set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        watched = frozenset(allowed | disallowed)  # strings a cut must not split
+        specials = _special_regex(watched) if watched else None
+        longest = max(map(len, watched), default=1)
+        text, context = "", ""  # waiting text; the character before it (so ^ and \A see it is not the start)
+        for chunk in chunks:
+            text += chunk
+            if len(text) < block_chars or self._pattern is None:
+                continue
+            # leave a special token's length after the cut, so one that starts before it is seen whole
+            if len(text) <= longest:
+                continue
+            data = (context + text).encode("utf-8", "surrogatepass")
+            start = len(context.encode("utf-8", "surrogatepass"))
+            cut = self._pattern.safe_cut(data, start, len(data) - len(text[-longest:].encode("utf-8", "surrogatepass")))
+            if cut <= start:
+                continue
+            cut = len(data[start:cut].decode("utf-8", "surrogatepass"))  # in characters of text
+            if specials is not None:  # never split an allowed special token (cut at its start) or a disallowed one
+                for found in specials.finditer(text, max(0, cut - longest), min(len(text), cut + longest)):
+                    if found.start() < cut < found.end():
+                        allowed_special_tokens(found.group(), self.special_tokens, allowed_special, disallowed_special)
+                        cut = found.start()
+                        break
+            if cut == 0:
+                continue
+            head, text = text[:cut], text[cut:]
+            found = allowed_special_tokens(head, self.special_tokens, allowed_special, disallowed_special)
+            yield self._encode_after(context, head, found)
+            # text after a special token is encoded on its own (tiktoken): no context then
+            context = "" if any(head.endswith(token) for token in found) else head[-1]
+        yield self._encode_after(context, text, allowed_special_tokens(
+            text, self.special_tokens, allowed_special, disallowed_special))
+
+    def _encode_after(self, context: str, text: str, allowed: Collection[str]) -> np.ndarray:
+        """Ids of ``text`` where it follows ``context`` (one character, or "" at the start):
+        the first stretch before a special token is encoded in place after ``context``."""
+        if not context:
+            return self._with_specials(text, allowed) if allowed else self._ordinary(text)
+        parts = _special_regex(frozenset(allowed)).split(text, maxsplit=1) if allowed else [text]
+        data = replace_surrogates(context + parts[0]).encode("utf-8")
+        start = len(replace_surrogates(context).encode("utf-8"))
+        first = self._encode_range(data, start, False)
+        if len(parts) == 1:
+            return first
+        return np.concatenate([first, [self.special_tokens[parts[1]]], self._encode_after("", parts[2], allowed)])
+
     def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
         """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
         _check_text(text)
@@ -554,20 +645,22 @@ class Encoding:
         if self._pattern is not None:
             data = text.encode("utf-8")
             try:
-                if len(data) >= LONG_TEXT and _CORES > 1:
-                    return self._encode_blocks(data, as_list)
-                return self._bpe.encode_text(data, self._pattern, as_list)
+                return self._encode_range(data, 0, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
         return self._encode_split_by_regex(text, as_list)
 
-    def _encode_blocks(self, data: bytes, as_list: bool) -> np.ndarray | list[int]:
-        """Encode a long text on one thread per core: cut at safe cuts near equal shares
-        (no piece crosses one, so the ids joined are the ids of the whole text)."""
-        n_blocks = min(_CORES, len(data) // (LONG_TEXT // 2))
-        cuts = [0]
+    def _encode_range(self, data: bytes, start: int, as_list: bool) -> np.ndarray | list[int]:
+        """Ids of the pieces of ``data[start:]`` (``start`` 0 or a safe cut), split by the
+        compiled pattern: a text of ``LONG_TEXT`` bytes or more on one thread per core, cut
+        at safe cuts near equal shares (no piece crosses one, so the ids joined are the ids
+        of the whole text)."""
+        n_blocks = min(_CORES, (len(data) - start) // (LONG_TEXT // 2))
+        if len(data) - start < LONG_TEXT or n_blocks < 2:
+            return self._bpe.encode_text(data, self._pattern, as_list, start, len(data))
+        cuts = [start]
         for k in range(1, n_blocks):
-            target = len(data) * k // n_blocks
+            target = start + (len(data) - start) * k // n_blocks
             cut = self._pattern.safe_cut(data, max(cuts[-1], target - LONG_TEXT // 4), target)
             if cut > cuts[-1]:
                 cuts.append(cut)

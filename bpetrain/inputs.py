@@ -5,14 +5,19 @@ glob patterns, or ``-`` for standard input. Each file is read as bytes, decompre
 its suffix (``.gz`` with :mod:`gzip`, ``.xz`` with :mod:`lzma`, ``.zst`` with the
 ``zstandard`` package), and parsed by its format: plain text, JSON Lines (one record a
 line, the text in a field) or Parquet (the text in a column; needs ``pyarrow``).
+
+A name with a protocol (``s3://bucket/dir``, ``gs://...``, ``hf://datasets/...``,
+``file://...``, ``memory://...``) is read with :mod:`fsspec`, as Dask reads remote
+files; the backends for cloud stores (``s3fs``, ``gcsfs``, ``huggingface_hub``) are
+installed by the user who needs them.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import glob
 import gzip
 import io
-import json
 import lzma
 import os
 import sys
@@ -22,14 +27,15 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+import orjson
 
 from .pieces import join_documents
 from .pretokenize import encode_utf8
 
-__all__ = ["FORMATS", "SkippedInputWarning", "Source", "expand_inputs", "read_blocks", "read_records"]
+__all__ = ["INPUT_FORMATS", "SkippedInputWarning", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
 
 #: Input formats; ``auto`` picks one from the file name.
-FORMATS = ("auto", "text", "jsonl", "parquet")
+INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 COMPRESSIONS = {".gz": "gzip", ".xz": "xz", ".zst": "zstd"}
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 BLOCK_BYTES = 1 << 20  # bytes read at a time (1 MB: counting threads keep a block in cache and share the work evenly)
@@ -42,6 +48,7 @@ class Source:
     Attributes
     ----------
     path : str
+        A local path or an fsspec URL (``s3://bucket/key``).
     format : str
         ``text``, ``jsonl`` or ``parquet``.
     compression : str or None
@@ -84,8 +91,8 @@ def expand_inputs(
     ValueError
         If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
     """
-    if input_format not in FORMATS:
-        raise ValueError(f"input_format must be one of {', '.join(FORMATS)}, got {input_format!r}")
+    if input_format not in INPUT_FORMATS:
+        raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
     if isinstance(inputs, (str, os.PathLike)):
         inputs = [inputs]
     paths: list[str] = []
@@ -96,6 +103,11 @@ def expand_inputs(
             if "-" in paths:
                 raise ValueError("standard input ('-') can be read only once")
             paths.append(name)
+        elif is_url(name):
+            found = _expand_url(name)
+            if not found:
+                missing.append(name)
+            paths.extend(found)
         elif os.path.isdir(name):
             paths.extend(_walk(name, skip_unreadable=skip_unreadable, sniff=input_format == "auto"))
         elif os.path.exists(name):
@@ -111,6 +123,45 @@ def expand_inputs(
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise FileNotFoundError(f"no such file: {missing[0]}{more}")
     return [_source(p, input_format) for p in paths]
+
+
+def is_url(name: str) -> bool:
+    """Whether ``name`` names a file through fsspec (``protocol://...``)."""
+    return "://" in name
+
+
+def _expand_url(url: str) -> list[str]:
+    """The files an fsspec URL names (a file, every file below a directory, or a glob), sorted."""
+    import fsspec  # imported when needed: local paths do not need it
+
+    fs, path = fsspec.core.url_to_fs(url)
+    if fs.isdir(path):
+        found = [p for p in fs.find(path) if not any(part.startswith(".") for part in p[len(path):].split("/"))]
+    elif fs.exists(path):
+        found = [path]
+    elif glob.has_magic(path):
+        found = [p for p in fs.glob(path) if fs.isfile(p)]
+    else:
+        return []
+    return sorted(fs.unstrip_protocol(p) for p in found)
+
+
+def _open_raw(path: str):
+    """The file's bytes as a binary stream (local path or fsspec URL; caller closes it)."""
+    if is_url(path):
+        import fsspec
+
+        return fsspec.open(path, "rb").open()
+    return open(path, "rb")
+
+
+def _size(path: str) -> int:
+    if is_url(path):
+        import fsspec
+
+        fs, inner = fsspec.core.url_to_fs(path)
+        return fs.size(inner)
+    return os.path.getsize(path)
 
 
 class SkippedInputWarning(UserWarning):
@@ -192,7 +243,7 @@ def _source(path: str, input_format: str) -> Source:
         return Source(path, fmt, None, None)
     if fmt == "parquet" and compression:
         raise ValueError(f"{path}: Parquet files carry their own compression; decompress the file first")
-    return Source(path, fmt, compression, os.path.getsize(path))
+    return Source(path, fmt, compression, _size(path))
 
 
 class _Counted(io.RawIOBase):
@@ -220,7 +271,7 @@ class _Counted(io.RawIOBase):
 
 def _open(source: Source, progress):
     """The source's decompressed bytes as a binary stream (caller closes it)."""
-    raw = sys.stdin.buffer if source.path == "-" else open(source.path, "rb")  # noqa: SIM115
+    raw = sys.stdin.buffer if source.path == "-" else _open_raw(source.path)
     counted = io.BufferedReader(_Counted(raw, progress, owns_raw=source.path != "-"), buffer_size=1 << 20)
     if source.compression == "gzip":
         return gzip.GzipFile(fileobj=counted, mode="rb")
@@ -266,8 +317,29 @@ def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOC
             yield block
 
 
+def read_range(source: Source, start: int, stop: int, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Bytes ``start:stop`` of an uncompressed source (fewer at the end of the file),
+    ``block_bytes`` at a time, from one open file.
+
+    Raises
+    ------
+    ValueError
+        If the source is compressed (its bytes cannot be read from an offset).
+    """
+    if source.compression is not None:
+        raise ValueError(f"{source.path}: a {source.compression} file is read whole, not from an offset")
+    with _open_raw(source.path) as f:
+        f.seek(start)
+        while start < stop:
+            block = f.read(min(block_bytes, stop - start))
+            if not block:
+                return
+            start += len(block)
+            yield block
+
+
 def read_records(
-    source: Source, *, text_field: str = "text", text_column: str = "text", progress=lambda n: None
+    source: Source, *, text_field: str = "text", progress=lambda n: None
 ) -> Iterator[tuple[bytes, np.ndarray]]:
     """The documents of a JSON Lines or Parquet source, in batches.
 
@@ -283,10 +355,10 @@ def read_records(
     ValueError
         If a JSON line is not valid JSON, not an object, lacks ``text_field`` or holds a
         non-string there (the message names the file and line), if the Parquet file has no
-        string column ``text_column``, or the data is corrupt.
+        string column ``text_field``, or the data is corrupt.
     """
     if source.format == "parquet":
-        yield from _parquet_batches(source, text_column, progress)
+        yield from _parquet_batches(source, text_field, progress)
     else:
         yield from _jsonl_batches(source, text_field, progress)
 
@@ -304,8 +376,8 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
+                record = orjson.loads(line)
+            except ValueError as exc:  # orjson.JSONDecodeError (also for nesting deeper than 1024)
                 raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
             if not isinstance(record, dict):
                 raise ValueError(f"{source.path}:{lineno}: expected a JSON object, got {type(record).__name__}")  # noqa: TRY004 (bad data in a file, not a bad argument)
@@ -336,14 +408,20 @@ def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[by
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError(f"{source.path}: reading Parquet needs pyarrow: pip install 'bpetrain[parquet]'") from None
+    with _open_raw(source.path) if is_url(source.path) else contextlib.nullcontext(source.path) as file:
+        yield from _parquet_file_batches(source, file, column, pa, pq)
+    progress(source.size or 0)
+
+
+def _parquet_file_batches(source: Source, file, column: str, pa, pq) -> Iterator[tuple[bytes, np.ndarray]]:
     try:
-        parquet = pq.ParquetFile(source.path)
+        parquet = pq.ParquetFile(file)
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{source.path}: not a readable Parquet file ({exc})") from None
     schema = parquet.schema_arrow
     if column not in schema.names:
         raise ValueError(
-            f"{source.path}: no column {column!r} (columns: {', '.join(schema.names)}); name it with --text-column"
+            f"{source.path}: no column {column!r} (columns: {', '.join(schema.names)}); name it with --text-field"
         )
     kind = schema.field(column).type
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
@@ -358,4 +436,3 @@ def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[by
             yield data, offsets - offsets[0]
     except (pa.ArrowException, OSError) as exc:
         raise ValueError(f"{source.path}: corrupt Parquet data ({exc})") from None
-    progress(source.size or 0)

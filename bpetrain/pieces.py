@@ -425,6 +425,17 @@ class PieceCounter:
         self.n_input_bytes += other.n_input_bytes
         self.n_documents += other.n_documents
 
+    def __reduce__(self):
+        """Pickle as the options, the counted pieces and the totals, so counters can be
+        sent between processes (Dask, Ray, Spark)."""
+        totals = (self.n_input_bytes, self.n_documents, self.seconds)
+        return _restore_counter, (self.pat_str, self.special_tokens, self.lines, self.table(), totals)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of memory the counted pieces take (hash table and piece bytes)."""
+        return self._table.nbytes
+
     def add_table(self, table: PieceTable) -> None:
         """Add already counted pieces (a loaded shard, say)."""
         self._table.update_arrays(table.data, table.offsets, table.counts)
@@ -436,6 +447,14 @@ class PieceCounter:
     def table(self) -> PieceTable:
         """The counted pieces as a :class:`PieceTable`."""
         return PieceTable(*self._table.arrays())
+
+
+def _restore_counter(pat_str, special_tokens, lines, table, totals) -> PieceCounter:
+    """Unpickle a :class:`PieceCounter` (see ``PieceCounter.__reduce__``)."""
+    counter = PieceCounter(pat_str, special_tokens, lines=lines)
+    counter.add_table(table)
+    counter.n_input_bytes, counter.n_documents, counter.seconds = totals
+    return counter
 
 
 def join_documents(documents: list[bytes]) -> tuple[bytes, np.ndarray]:

@@ -33,41 +33,9 @@ import regex
 from . import _pretok
 from ._pattern_compiler import Unsupported, compile_program
 from ._splitter import BacktrackLimitExceeded, Program
+from .patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, PATTERNS
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
-
-GPT2_PATTERN = (
-    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-)
-CL100K_PATTERN = (
-    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
-    r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-)
-O200K_PATTERN = "|".join(  # noqa: FLY002 (one alternative a line)
-    [
-        (
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
-            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
-        ),
-        (
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
-            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
-        ),
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-
-#: Named split patterns: name -> ``pat_str``.
-PATTERNS: dict[str, str] = {
-    "gpt2": GPT2_PATTERN,
-    "cl100k": CL100K_PATTERN,
-    "gpt4": CL100K_PATTERN,
-    "o200k": O200K_PATTERN,
-}
 
 # The hand-written matchers of _pretok, by the exact string they implement.
 _NATIVE = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}

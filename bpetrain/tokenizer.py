@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Literal
@@ -200,8 +201,13 @@ class Tokenizer:
     ) -> list[int]:
         """Encode ``text`` to token ids, with tiktoken's rules for special tokens.
 
-        This is the simple reference encoder (the merges applied in rank order inside
-        each piece, minbpe's method): exact and slow.
+        Runs the compiled encoder (:meth:`encoding`, made on the first call and kept):
+        tiktoken's rule on :attr:`mergeable_ranks`, which gives the ids of applying the
+        merges in rank order (minbpe's method; the tests compare both). A vocabulary
+        the compiled encoder cannot represent (two merges that spell the same bytes, or
+        a token that does not encode to itself) falls back to that pure-Python
+        reference (``bpetrain._reference.encode``, exact and ~100x slower) with a
+        ``RuntimeWarning`` on the first call.
 
         Parameters
         ----------
@@ -222,26 +228,38 @@ class Tokenizer:
             If ``text`` contains a disallowed special token, or ``allowed_special``
             names a string that is not a special token.
         """
-        allowed = self._allowed_special(text, allowed_special, disallowed_special)
-        return _reference.encode(
-            text, self._merge_ids, self.pat_str, {s: self.special_tokens[s] for s in allowed}, self._byte_table
-        )
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text`` treating special token strings as ordinary text."""
-        return _reference.encode(text, self._merge_ids, self.pat_str, None, self._byte_table)
-
-    def _allowed_special(self, text, allowed_special, disallowed_special) -> set[str]:
-        """The special tokens :meth:`encode` encodes as such (stricter than tiktoken:
-        a name in ``allowed_special`` that is not a special token is an error)."""
-        if allowed_special != "all":
+        if allowed_special != "all":  # stricter than tiktoken, which ignores unknown names
             unknown = set(allowed_special).difference(self.special_tokens)
             if unknown:
                 raise ValueError(
                     f"allowed_special names tokens that are not special tokens: {sorted(unknown)}; "
                     f"the special tokens are {sorted(self.special_tokens)}"
                 )
-        return allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+        if self._compiled is not None:
+            return self._compiled.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+        return _reference.encode(
+            text, self._merge_ids, self.pat_str, {s: self.special_tokens[s] for s in allowed}, self._byte_table
+        )
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` treating special token strings as ordinary text (compiled, as :meth:`encode`)."""
+        if self._compiled is not None:
+            return self._compiled.encode_ordinary(text)
+        return _reference.encode(text, self._merge_ids, self.pat_str, None, self._byte_table)
+
+    @cached_property
+    def _compiled(self) -> Encoding | None:
+        """:meth:`encoding`, or None (with a warning) when the vocabulary needs the reference."""
+        try:
+            return self.encoding()
+        except ValueError as exc:
+            warnings.warn(
+                f"Tokenizer.encode falls back to the pure-Python reference encoder (exact, ~100x slower): {exc}",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return None
 
     def encoding(self, name: str = "bpetrain") -> Encoding:
         """The fast encoder for this vocabulary: an :class:`~bpetrain.Encoding` (tiktoken's interface).

@@ -5,23 +5,41 @@ import os
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from tqdm.auto import tqdm
 
+from . import formats
 from ._core import PairMerger
+from ._encoder import BytePairEncoder
+from ._progress import progress_bar
 from .counting import count_sources
+from .encoding import Encoding
+from .formats._vocab import BYTE_TO_CHAR
+from .formats.tiktoken import merges_from_ranks
 from .inputs import expand_inputs
 from .pieces import PieceCounter, PieceTable
 from .pretokenize import resolve_pattern
 from .tokenizer import Tokenizer
 
-__all__ = ["BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
+__all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 
 MAX_VOCAB_SIZE = 2**31 - 1  # token ids are int32
 MERGES_PER_STEP = 256  # merges between progress updates
 PROGRESS_EVERY = 1024  # documents between progress updates
+
+
+class _DefaultPattern(str):
+    """The default ``pat_str``: ``is DEFAULT_PATTERN`` tells that none was given."""
+
+
+DEFAULT_PATTERN = _DefaultPattern("cl100k")
+OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break")
+TIE_BREAKS = ("rustbpe", "hf")
+#: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
+#: ``ByteLevel`` characters sorted by code point; special tokens aside).
+HF_BYTE_IDS = np.argsort([ord(BYTE_TO_CHAR[b]) for b in range(256)]).argsort().astype(np.uint8)
 
 
 class VocabSizeNotReachedWarning(UserWarning):
@@ -49,7 +67,24 @@ class TrainingStats:
     n_tokens : int
         Tokens the training text has after all merges.
     merge_counts : numpy.ndarray of int64, shape (n_merges,)
-        The weighted count of each merged pair when it was merged.
+        The weighted count of each merged pair when it was merged: how often the pair
+        occurred in the training text (pieces times their counts), counting overlapping
+        occurrences (``aaa`` holds ``(a, a)`` twice). Non-increasing except where a merge
+        creates a pair more frequent than the ones before it.
+    merge_tokens_removed : numpy.ndarray of int64, shape (n_merges,)
+        How many tokens merge ``i`` removed from the training text: the occurrences it
+        joined, left to right (``aaa`` joins once). ``merge_tokens_removed[i] <=
+        merge_counts[i]``, and ``n_piece_bytes - merge_tokens_removed[:k].sum()`` is the
+        number of tokens of the training text after the first ``k`` merges, so
+        ``n_piece_bytes / that`` is the compression curve (:mod:`bpetrain.report`);
+        the whole sum is ``n_piece_bytes - n_tokens``.
+
+    Examples
+    --------
+    >>> trainer = BpeTrainer(257, pat_str=None, show_progress=False)
+    >>> _ = trainer.train_from_iterator(["aaa"])
+    >>> trainer.stats.merge_counts.tolist(), trainer.stats.merge_tokens_removed.tolist()
+    ([2], [1])
     """
 
     seconds: float
@@ -60,6 +95,7 @@ class TrainingStats:
     n_merges: int
     n_tokens: int
     merge_counts: np.ndarray
+    merge_tokens_removed: np.ndarray
 
     @property
     def bytes_per_token(self) -> float:
@@ -79,7 +115,7 @@ class BpeTrainer:
     ----------
     vocab_size : int
         Target vocabulary size, >= 256 + len(special_tokens).
-    pat_str : str or None, default "cl100k"
+    pat_str : str or None, default "cl100k" (the base's pattern when extending one)
         Split pattern (tiktoken's name for it, as in :class:`~bpetrain.Encoding` and
         :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
         any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
@@ -94,25 +130,47 @@ class BpeTrainer:
         When no pair does, training stops early with a :class:`VocabSizeNotReachedWarning`.
     show_progress : bool, default True
         Show tqdm progress bars (bytes read, merges done).
+    max_token_length : int or None, default None
+        No merge makes a token longer than this many bytes (Hugging Face's name; see the
+        README's "Training rules" for how its meaning differs). ``None``: no limit.
+    tie_break : {"rustbpe", "hf"}, default "rustbpe"
+        Which pair wins among pairs of equal count. ``"rustbpe"``: the smallest
+        ``(left, right)`` ids, with the bytes as ids 0..255 (rustbpe's rule). ``"hf"``:
+        the smallest ids in Hugging Face's numbering, where the 256 bytes are ordered by
+        the code point of their ``ByteLevel`` character (``!`` first, the space as
+        ``Ġ`` late): the merges are exactly those of ``tokenizers``' ``BpeTrainer`` with
+        a ``ByteLevel`` pre-tokenizer and ``initial_alphabet=ByteLevel.alphabet()``, and
+        the returned tokenizer numbers its bytes that way (:attr:`Tokenizer.byte_ids`).
 
     Raises
     ------
     TypeError
-        If an argument has the wrong type (``special_tokens`` given as one string, say).
+        If an argument has the wrong type (``special_tokens`` given as one string, say),
+        or is not an option of this trainer (Hugging Face's ``BpeTrainer`` ignores
+        those; the message names them).
     ValueError
         If ``vocab_size`` is below 256 + len(special_tokens) or above 2**31 - 1, the
-        pattern is unknown or invalid, or the special tokens are empty or repeated.
+        pattern is unknown or invalid, the special tokens are empty or repeated,
+        ``max_token_length`` is below 1 or ``tie_break`` is unknown.
     """
 
     def __init__(
         self,
         vocab_size: int,
         *,
-        pat_str: str | None = "cl100k",
+        pat_str: str | None = DEFAULT_PATTERN,
         special_tokens: Sequence[str] = (),
         min_frequency: int = 2,
         show_progress: bool = True,
+        max_token_length: int | None = None,
+        tie_break: str = "rustbpe",
+        **unknown,
     ):
+        if unknown:
+            raise TypeError(
+                f"BpeTrainer got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(sorted(unknown))}; "
+                f"the options are vocab_size, {', '.join(OPTIONS)}"
+            )
         if isinstance(special_tokens, (str, bytes)):
             raise TypeError("special_tokens must be a sequence of strings, e.g. ['<|endoftext|>'], not one string")
         special_tokens = list(special_tokens)
@@ -136,18 +194,29 @@ class BpeTrainer:
             raise ValueError(f"vocab_size={vocab_size} exceeds {MAX_VOCAB_SIZE}: token ids are int32")
         if min_frequency < 0:
             raise ValueError(f"min_frequency must be >= 0, got {min_frequency}")
+        if max_token_length is not None:
+            _check_int("max_token_length", max_token_length)
+            if max_token_length < 1:
+                raise ValueError(f"max_token_length must be >= 1 (bytes) or None for no limit, got {max_token_length}")
+        if tie_break not in TIE_BREAKS:
+            raise ValueError(f"tie_break must be one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
         self.vocab_size = vocab_size
+        #: Whether ``pat_str`` was given (else training on a ``base`` takes the base's).
+        self.pat_str_given = pat_str is not DEFAULT_PATTERN
         self.pat_str = resolve_pattern(pat_str)
         self.special_tokens = special_tokens
         self.min_frequency = max(min_frequency, 1)
         self.show_progress = show_progress
+        self.max_token_length = max_token_length
+        self.tie_break = tie_break
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
     def __repr__(self) -> str:
         return (
             f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={self.pat_str!r:.40}, "
-            f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency})"
+            f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
+            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -159,8 +228,11 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
+        client=None,
+        max_pieces: int | None = None,
+        base=None,
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
@@ -171,8 +243,9 @@ class BpeTrainer:
         ----------
         files : path or iterable of paths
             Files, directories (every file below, sorted; hidden ones skipped), glob
-            patterns, or ``"-"`` for standard input. ``.gz``, ``.xz`` and ``.zst`` files
-            are decompressed. Text need not be valid UTF-8 (see
+            patterns, fsspec URLs of any of these (``s3://bucket/dir``, ``hf://...``; the
+            backend package is yours to install), or ``"-"`` for standard input. ``.gz``,
+            ``.xz`` and ``.zst`` files are decompressed. Text need not be valid UTF-8 (see
             :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
         documents : {"file", "line"}, default "file"
             What a document is in a plain-text file: the whole file, or each line (up to
@@ -183,11 +256,28 @@ class BpeTrainer:
             ``auto``: ``.jsonl``/``.ndjson`` are JSON Lines, ``.parquet`` Parquet, the
             rest plain text (the name without its compression suffix decides).
         text_field : str, default "text"
-            The field of each JSON Lines record that holds the text.
-        text_column : str, default "text"
-            The Parquet column that holds the text (needs ``pyarrow``).
+            The field of each JSON Lines record, or the Parquet column (reading Parquet
+            needs ``pyarrow``), that holds the text.
         workers : int, optional
             Counting threads (default: the CPUs available).
+        text_column : str, optional
+            Deprecated: the old name of ``text_field`` for Parquet (a
+            ``DeprecationWarning``; it takes the place of ``text_field``).
+        client : dask.distributed.Client, optional
+            Count on this Dask cluster instead (see :mod:`bpetrain.distributed`; needs
+            ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
+            on the workers; only the final table comes back. The workers must be able to
+            read ``files`` (shared paths or URLs). The merges are the same.
+        max_pieces : int, optional
+            With ``client``: bound the table that comes back by dropping the rarest pieces
+            (whole count levels) on a worker, with a
+            :class:`~bpetrain.distributed.PiecesDroppedWarning` saying what was dropped.
+            Not exact (the merges may differ); default: keep every piece.
+        base : Tokenizer, Encoding, str or os.PathLike, optional
+            Extend this vocabulary instead of starting from the bytes (rule 7 of
+            :mod:`bpetrain._reference`: each piece starts as its encoding with the base,
+            new merges get the ids after the base's; the base's special tokens are not
+            kept). A path is read with :func:`bpetrain.formats.load`.
 
         Returns
         -------
@@ -198,14 +288,19 @@ class BpeTrainer:
         FileNotFoundError
             If a file does not exist or a glob matches nothing (checked before reading).
         ValueError
-            If the files hold no text to train on, an option is invalid, a compressed file
-            is corrupt, or a record is malformed (the message names the file and line).
+            If the files hold no text to train on, an option is invalid (``documents="line"``
+            with JSON Lines or Parquet files, whose records are the documents), a compressed
+            file is corrupt, or a record is malformed (the message names the file and line).
         """
-        counter = self.count(
-            files, documents=documents, input_format=input_format, text_field=text_field,
-            text_column=text_column, workers=workers,
-        )
-        return self._train_counter(counter, stacklevel=3)
+        base = self._base(base)
+        self._pattern(base, stacklevel=3)  # warns here, at the caller's line, not in count
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BasePatternWarning)
+            counter = self.count(
+                files, documents=documents, input_format=input_format, text_field=text_field,
+                workers=workers, text_column=text_column, client=client, max_pieces=max_pieces, base=base,
+            )
+        return self._train_counter(counter, base, stacklevel=3)
 
     def count(
         self,
@@ -214,12 +309,15 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        text_column: str = "text",
         workers: int | None = None,
+        text_column: str | None = None,
+        client=None,
+        max_pieces: int | None = None,
+        base=None,
     ) -> PieceCounter:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
-        Takes the arguments of :meth:`train`. The result's
+        Takes the arguments of :meth:`train` (``base`` only chooses the split pattern). The result's
         :meth:`~bpetrain.pieces.PieceCounter.save` writes a counts shard that
         :meth:`train_from_shards` trains on, alone or merged with others.
 
@@ -229,23 +327,58 @@ class BpeTrainer:
         """
         if documents not in ("file", "line"):
             raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+        if text_column is not None:
+            warnings.warn("text_column is deprecated: pass text_field, which names the JSON Lines field "
+                          "and the Parquet column alike", DeprecationWarning, stacklevel=3)
+            text_field = text_column
         sources = expand_inputs(files, input_format)
+        records = [source for source in sources if source.format != "text"]
+        if documents == "line" and records:
+            kind = {"jsonl": "JSON Lines", "parquet": "Parquet"}[records[0].format]
+            raise ValueError(
+                f"documents='line' (--documents line) applies to plain text, but {records[0].path} is {kind}, "
+                "whose records are the documents already; leave documents as 'file'"
+            )
+        pat_str = self._pattern(self._base(base), stacklevel=3)
+        if client is not None:
+            return self._count_on_cluster(client, sources, pat_str=pat_str, documents=documents,
+                                          text_field=text_field, workers=workers, max_pieces=max_pieces)
+        if max_pieces is not None:
+            raise ValueError("max_pieces bounds the table a cluster sends back; it needs client=")
         started = time.perf_counter()
         counter = count_sources(
             sources,
-            pat_str=self.pat_str,
+            pat_str=pat_str,
             special_tokens=self.special_tokens,
             lines=documents == "line",
             text_field=text_field,
-            text_column=text_column,
             workers=workers,
             show_progress=self.show_progress,
         )
         counter.seconds = time.perf_counter() - started
         return counter
 
-    def train_from_shards(self, paths: str | os.PathLike | Iterable[str | os.PathLike]) -> Tokenizer:
+    def _count_on_cluster(self, client, sources, *, pat_str, documents, text_field, workers, max_pieces):
+        from .distributed import count_on_dask, group_sources
+
+        if workers is not None:
+            raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
+        if max_pieces is not None:
+            _check_int("max_pieces", max_pieces)
+            if max_pieces < 1:
+                raise ValueError(f"max_pieces must be >= 1, got {max_pieces}")
+        tasks = group_sources(sources, pat_str=pat_str, documents=documents)
+        return count_on_dask(
+            client, tasks, pat_str=pat_str, special_tokens=self.special_tokens, documents=documents,
+            text_field=text_field, show_progress=self.show_progress, max_pieces=max_pieces,
+        )
+
+    def train_from_shards(
+        self, paths: str | os.PathLike | Iterable[str | os.PathLike], *, base=None
+    ) -> Tokenizer:
         """Train on counts shards (``.npz`` from :meth:`count` or ``bpetrain count``), merged.
+
+        ``base``: as in :meth:`train` (the shards must be counted with its pattern).
 
         Raises
         ------
@@ -256,10 +389,11 @@ class BpeTrainer:
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
         started = time.perf_counter()
-        counter = PieceCounter(self.pat_str, self.special_tokens)
+        base = self._base(base)
+        counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
         for path in paths:
             table, header = PieceTable.load(path)
-            for key, mine in (("pat_str", self.pat_str), ("special_tokens", self.special_tokens)):
+            for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
                 if header.get(key) != mine:
                     raise ValueError(
                         f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
@@ -269,10 +403,10 @@ class BpeTrainer:
             counter.n_input_bytes += header.get("n_input_bytes", 0)
             counter.n_documents += header.get("n_documents", 0)
         counter.seconds = time.perf_counter() - started
-        return self._train_counter(counter, stacklevel=3)
+        return self._train_counter(counter, base, stacklevel=3)
 
     def train_from_iterator(
-        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text"
+        self, iterator: Iterable, length: int | None = None, *, text_field: str = "text", base=None
     ) -> Tokenizer:
         """Train on documents from an iterator (each item, ``str`` or ``bytes``, is one document).
 
@@ -287,6 +421,8 @@ class BpeTrainer:
             Number of items, for the progress bar's ETA.
         text_field : str, default "text"
             The field of mapping items that holds the text.
+        base : Tokenizer, Encoding, str or os.PathLike, optional
+            As in :meth:`train`.
 
         Returns
         -------
@@ -300,7 +436,8 @@ class BpeTrainer:
             If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
         started = time.perf_counter()
-        counter = PieceCounter(self.pat_str, self.special_tokens)
+        base = self._base(base)
+        counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
 
         def progress(bar):
             n = 0
@@ -310,10 +447,10 @@ class BpeTrainer:
                     bar.update(PROGRESS_EVERY)
             bar.update(n % PROGRESS_EVERY)
 
-        with tqdm(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
+        with progress_bar(total=length, unit="doc", desc="counting", disable=not self.show_progress) as bar:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
-        return self._train_counter(counter, stacklevel=3)
+        return self._train_counter(counter, base, stacklevel=3)
 
     def train_from_counts(self, counts: Mapping[str | bytes, int]) -> Tokenizer:
         """Train on pieces that are already counted (a word-frequency list, say).
@@ -339,26 +476,39 @@ class BpeTrainer:
             key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
             merged[key] = merged.get(key, 0) + count
         table = PieceTable.from_counts(merged)
-        return self._train_table(table, started, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3)
+        return self._train_table(
+            table, started, None, self.pat_str, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3
+        )
 
     # ---------------------------------------------------------------- training
 
-    def _train_counter(self, counter: PieceCounter, *, stacklevel: int) -> Tokenizer:
+    def _train_counter(self, counter: PieceCounter, base: Tokenizer | None, *, stacklevel: int) -> Tokenizer:
         """Train on a counter's pieces; the counter is emptied so its memory can go."""
         table = counter.table()
         counter.clear()
         return self._train_table(
             table,
             time.perf_counter() - counter.seconds,
+            base,
+            counter.pat_str,
             n_input_bytes=counter.n_input_bytes,
             n_documents=counter.n_documents,
             stacklevel=stacklevel + 1,
         )
 
     def _train_table(
-        self, table: PieceTable, started: float, *, n_input_bytes: int, n_documents: int, stacklevel: int
+        self,
+        table: PieceTable,
+        started: float,
+        base: Tokenizer | None,
+        pat_str: str | None,
+        *,
+        n_input_bytes: int,
+        n_documents: int,
+        stacklevel: int,
     ) -> Tokenizer:
-        """Run the kernel on ``table``; ``stacklevel`` points warnings at the user's call."""
+        """Run the kernel on ``table``, from the bytes or from ``base``'s tokens;
+        ``stacklevel`` points warnings at the user's call."""
         n_piece_bytes = table.n_bytes
         if n_piece_bytes == 0:
             raise ValueError(
@@ -370,11 +520,29 @@ class BpeTrainer:
                 f"the piece counts stand for {n_piece_bytes} bytes of text, more than int64 pair counts "
                 "can hold (2**63 - 1); scale the counts down"
             )
-        n_wanted = self.vocab_size - 256 - len(self.special_tokens)
-        merger = PairMerger(table.data, table.offsets, table.counts, n_wanted, self.min_frequency)
+        n_base = 256 if base is None else 256 + len(base.merges)
+        n_wanted = self.vocab_size - n_base - len(self.special_tokens)
+        if n_wanted < 0:
+            raise ValueError(
+                f"vocab_size={self.vocab_size} is below the base's {n_base} tokens + {len(self.special_tokens)} "
+                "special tokens: extending can only add tokens"
+            )
+        byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
+        max_token_length = MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE)
+        if base is None:
+            data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
+            merger = PairMerger(data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length)
+        else:
+            lengths, initial = base_tokens(base, table)
+            merger = PairMerger(
+                table.data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length,
+                lengths, initial,
+            )
+            byte_ids = np.array(base.byte_ids)
+            del initial
         n_pieces = table.n_pieces
         del table
-        with tqdm(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
             while not merger.finished:
                 bar.update(merger.merge(MERGES_PER_STEP))
         merges = [tuple(pair) for pair in merger.merges.tolist()]
@@ -386,11 +554,12 @@ class BpeTrainer:
                 VocabSizeNotReachedWarning,
                 stacklevel=stacklevel,
             )
-        first_special = 256 + len(merges)
+        first_special = n_base + len(merges)
         tokenizer = Tokenizer(
-            merges,
-            pat_str=self.pat_str,
+            merges if base is None else base.merges + merges,
+            pat_str=pat_str,
             special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
+            byte_ids=None if byte_ids is None else byte_ids.tolist(),
         )
         self.stats = TrainingStats(
             seconds=time.perf_counter() - started,
@@ -398,11 +567,88 @@ class BpeTrainer:
             n_documents=n_documents,
             n_pieces=n_pieces,
             n_piece_bytes=n_piece_bytes,
-            n_merges=len(merges),
+            n_merges=len(merges),  # learned in this run
             n_tokens=n_piece_bytes - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
+            merge_tokens_removed=merger.merge_tokens_removed,
         )
         return tokenizer
+
+
+    # ----------------------------------------------------------------- a base
+
+    def _base(self, base) -> Tokenizer | None:
+        """``base`` as a :class:`Tokenizer` (None stays None)."""
+        if base is None or isinstance(base, Tokenizer):
+            pass
+        elif isinstance(base, Encoding):
+            merges, byte_ids = merges_from_ranks(base._mergeable_ranks)
+            base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
+        elif isinstance(base, (str, os.PathLike)):
+            if formats._detect(base) == "tiktoken" and self.pat_str_given:
+                base = formats.load(base, "tiktoken", pat_str=self.pat_str, special_tokens={})
+            else:
+                base = formats.load(base)
+        else:
+            raise TypeError(
+                f"base must be a Tokenizer, an Encoding or the path of a model file, got {type(base).__name__}"
+            )
+        if base is not None and self.tie_break != "rustbpe":
+            raise ValueError(
+                f"tie_break={self.tie_break!r} does not apply when extending a base: ties go to the smallest ids "
+                "in the base's numbering (an extended Hugging Face-order base keeps Hugging Face's order)"
+            )
+        return base
+
+    def _pattern(self, base: Tokenizer | None, *, stacklevel: int) -> str | None:
+        """The split pattern of a run: the trainer's, or the base's when none was given
+        (a warning, ``stacklevel`` above the caller, when the two differ)."""
+        if base is None or not self.pat_str_given:
+            return self.pat_str if base is None else base.pat_str
+        if base.pat_str != self.pat_str:
+            warnings.warn(
+                f"training on pat_str={self.pat_str!r:.60} while the base was trained on {base.pat_str!r:.60}: the "
+                "new merges learn from pieces the base never split that way; leave pat_str out to use the base's",
+                BasePatternWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return self.pat_str
+
+
+def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's start from ``base``: token lengths and each piece encoded by the base.
+
+    Each piece is encoded with the base's ``mergeable_ranks`` by the compiled encoder
+    (tiktoken's rule, :func:`bpetrain._reference.encode_piece_ranks`), which gives the
+    segmentation training produced for every piece the base was trained on; one thread
+    per CPU encodes a share of the pieces (the encoder drops the GIL).
+
+    Returns
+    -------
+    token_lengths : numpy.ndarray of int32, shape (256 + len(base.merges),)
+        Bytes of each base id.
+    initial : numpy.ndarray of int32, shape (len(table.data),)
+        The id of the token that starts at each byte of ``table.data``, -1 inside one.
+    """
+    vocab = base.vocab
+    lengths = np.array([len(vocab[i]) for i in range(256 + len(base.merges))], dtype=np.int32)
+    encoder = BytePairEncoder(base.mergeable_ranks)
+    cuts = np.linspace(0, table.n_pieces, (os.cpu_count() or 1) + 1).astype(np.int64)
+
+    def encode(start: int, stop: int) -> np.ndarray:
+        offsets = table.offsets[start : stop + 1]
+        return encoder.encode_table(table.data[offsets[0] : offsets[-1]], offsets - offsets[0])
+
+    with ThreadPoolExecutor(len(cuts) - 1) as pool:
+        ids = np.concatenate(list(pool.map(encode, cuts[:-1], cuts[1:]))).astype(np.int32)
+    ends = np.cumsum(lengths[ids], dtype=np.int64)
+    initial = np.full(len(table.data), -1, dtype=np.int32)
+    initial[ends - lengths[ids]] = ids
+    return lengths, initial
+
+
+class BasePatternWarning(UserWarning):
+    """Extending a base with another split pattern than the one it was trained on."""
 
 
 def _check_int(name: str, value) -> None:

@@ -119,3 +119,94 @@ def test_token_borders_are_colours_in_a_terminal():
     shown = _show_tokens([b"ab", b"\n", b"\xff"], color=True)
     assert shown == "\x1b[48;5;24mab\x1b[48;5;94m\\n\x1b[48;5;24m\ufffd\x1b[0m"
     assert _show_tokens([b"ab", b"\t"], color=False) == "|ab|\\t|"
+
+
+@pytest.mark.parametrize("command", [
+    ["train", "{corpus}", "--vocab-size", "300"],
+    ["count", "{corpus}"],
+    ["export", "{model}", "--format", "hf"],
+])
+@pytest.mark.parametrize("bad", ["/dev/null/x.bpe", "{tmp}/missing/x.bpe", "{tmp}"])
+def test_bad_output_fails_before_reading_input(tmp_path, capsys, monkeypatch, command, bad):
+    import bpetrain.formats
+    from bpetrain.trainer import BpeTrainer
+
+    def read_nothing(*args, **kwargs):
+        raise AssertionError("input was read before the output path was checked")
+
+    for owner, name in ((BpeTrainer, "train"), (BpeTrainer, "count"), (Tokenizer, "from_file"),
+                        (bpetrain.formats, "load")):
+        monkeypatch.setattr(owner, name, read_nothing)
+    output = bad.format(tmp=tmp_path)
+    args = [a.format(corpus=tmp_path / "c.txt", model=tmp_path / "m.bpe") for a in command]
+    with pytest.raises(SystemExit) as stop:
+        main([*args, "-o", output, "-q"] if command[0] != "export" else [*args, "-o", output])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and f"cannot write {output}:" in err and ".tmp" not in err
+
+
+@pytest.fixture()
+def encode_setup(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    text = ("the quick brown fox jumps over the lazy dog, naïve café 東京 12345\n" * 300
+            + "  end <|endoftext|> tail\n")
+    corpus.write_text(text, encoding="utf-8")
+    model = tmp_path / "m.bpe"
+    assert main(["train", str(corpus), "--vocab-size", "400", "--special-token", "<|endoftext|>", "-o", str(model), "-q"]) == 0
+    return Tokenizer.load(model), model, corpus, text
+
+
+def test_encode_ids_count_json_equal_the_library(encode_setup, capsysbinary, monkeypatch):
+    import orjson
+
+    import bpetrain.encoding
+
+    tok, model, corpus, text = encode_setup
+    expected = tok.encode(text, allowed_special="all")
+    monkeypatch.setattr(bpetrain.encoding, "STREAM_BLOCK", 500)  # many blocks: the cuts must not change ids
+    monkeypatch.setattr("bpetrain.cli.ENCODE_BLOCK_BYTES", 777)
+    assert main(["encode", str(model), str(corpus), "--allowed-special", "all", "-q"]) == 0
+    assert [int(i) for i in capsysbinary.readouterr().out.split()] == expected
+    assert main(["encode", str(model), "--count", str(corpus), str(corpus), "--ordinary"]) == 0
+    assert capsysbinary.readouterr().out == b"%d\n" % (2 * len(tok.encode_ordinary(text)))
+    assert main(["encode", str(model), str(corpus), "--json", "--allowed-special", "<|endoftext|>"]) == 0
+    record = orjson.loads(capsysbinary.readouterr().out)
+    assert record == {"file": str(corpus), "ids": expected, "n_tokens": len(expected)}
+    assert main(["encode", str(model), str(corpus), "--documents", "line", "--json", "--ordinary"]) == 0
+    lines = [orjson.loads(line) for line in capsysbinary.readouterr().out.splitlines()]
+    assert [r["ids"] for r in lines] == [tok.encode_ordinary(line) for line in text.split("\n")[:-1]]
+    assert [r["line"] for r in lines] == list(range(1, text.count("\n") + 1))
+
+
+def test_encode_stdin_names_and_errors(encode_setup, capsysbinary, monkeypatch):
+    import io
+    import sys
+
+    tok, model, corpus, _ = encode_setup
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"hello \xff world")))
+    assert main(["encode", str(model), "-"]) == 0
+    assert [int(i) for i in capsysbinary.readouterr().out.split()] == tok.encode("hello \ufffd world")
+    with pytest.raises(SystemExit) as stop:
+        main(["encode", str(model), str(corpus)])
+    err = capsysbinary.readouterr().err.decode()
+    assert stop.value.code == 2 and "holds the special token '<|endoftext|>': pass --allowed-special" in err
+    with pytest.raises(SystemExit):
+        main(["encode", str(model), str(corpus), "--bogus"])
+    assert b"unrecognized arguments: --bogus" in capsysbinary.readouterr().err
+
+
+def test_train_and_count_json_statistics(tmp_path, capsysbinary):
+    import orjson
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the quick brown fox jumps over the lazy dog\n" * 200, encoding="utf-8")
+    assert main(["train", str(corpus), "--vocab-size", "270", "-o", str(tmp_path / "m.bpe"), "-q", "--json"]) == 0
+    stats = orjson.loads(capsysbinary.readouterr().out)
+    tok = Tokenizer.load(tmp_path / "m.bpe")
+    assert stats["vocab_size"] == tok.n_vocab == 270 and stats["n_merges"] == len(tok.merges)
+    assert stats["n_input_bytes"] == corpus.stat().st_size and stats["n_documents"] == 1
+    assert stats["n_tokens"] == len(tok.encode(corpus.read_text()))  # the encoder agrees with training
+    assert stats["bytes_per_token"] == stats["n_piece_bytes"] / stats["n_tokens"]
+    assert main(["count", str(corpus), "-o", str(tmp_path / "c.npz"), "-q", "--json"]) == 0
+    counted = orjson.loads(capsysbinary.readouterr().out)
+    assert counted["n_input_bytes"] == stats["n_input_bytes"] and counted["n_pieces"] == stats["n_pieces"]

@@ -149,7 +149,7 @@ def test_records_are_documents(tmp_path, text, suffix):
         _write(path, ("\n".join(lines[:5]) + "\n\n" + "\n".join(lines[5:]) + "\n").encode("utf-8"))
     for pattern in ("o200k", None):
         counter = count_sources(
-            expand_inputs([path]), pat_str=PATTERNS.get(pattern), text_field="body", text_column="body",
+            expand_inputs([path]), pat_str=PATTERNS.get(pattern), text_field="body",
             workers=2, show_progress=False,
         )
         assert as_counter(counter.table()) == _reference.count_pieces(documents, PATTERNS.get(pattern))
@@ -218,7 +218,7 @@ def test_shard_errors(tmp_path):
         ("r.jsonl", b'{"text": "a"}\n\n{"body": "b"}\n', r"r.jsonl:3: the record has no field 'text' \(it has 'body'\)"),
         ("r.jsonl", b'{"text": 5}\n', r"r.jsonl:1: field 'text' holds int, not text"),
         ("r.jsonl", b'[1, 2]\n', r"r.jsonl:1: expected a JSON object, got list"),
-        ("r.jsonl", b'{"text": "\\ud800"}\n', r"r.jsonl:1: text holds the lone surrogate U\+D800"),
+        ("r.jsonl", b'{"text": "\\ud800"}\n', r"r.jsonl:1: not a JSON line \(no low surrogate"),
         ("p.parquet", b"PAR1 not really", r"p.parquet: not a readable Parquet file"),
     ],
 )
@@ -241,7 +241,7 @@ def test_missing_inputs_and_bad_options(tmp_path, capsys):
         import pyarrow.parquet as pq
 
         pq.write_table(pa.table({"text": ["a"]}), tmp_path / "p.parquet")
-        count_sources(expand_inputs([tmp_path / "p.parquet"]), pat_str=None, text_column="body", show_progress=False)
+        count_sources(expand_inputs([tmp_path / "p.parquet"]), pat_str=None, text_field="body", show_progress=False)
     with pytest.raises(ValueError, match="workers must be an int >= 1"):
         count_sources([], pat_str=None, workers=0)
     with pytest.raises(ValueError, match="documents must be 'file' or 'line'"):

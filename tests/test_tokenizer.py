@@ -8,7 +8,7 @@ from helpers import MULTILINGUAL, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Tokenizer
+from bpetrain import BpeTrainer, Tokenizer, _reference
 
 
 @pytest.fixture(scope="module")
@@ -35,8 +35,39 @@ def test_decode_encode_round_trip(tok, text):
 
 
 def test_round_trip_adversarial(tok):
-    for text in ["", "a" * 10**4, MULTILINGUAL, "\udcff\udc80 raw bytes", " " * 1000 + "\n" * 50]:
-        assert tok.decode(tok.encode_ordinary(text), errors="surrogateescape") == text
+    for text in ["", "a" * 10**4, MULTILINGUAL, " " * 1000 + "\n" * 50]:
+        assert tok.decode(tok.encode_ordinary(text)) == text
+    # lone surrogates become U+FFFD, as in tiktoken and tok.encoding()
+    assert tok.encode_ordinary("\udcff\udc80 raw") == tok.encoding().encode_ordinary("\udcff\udc80 raw")
+    assert tok.decode(tok.encode_ordinary("\udcff\udc80 raw")) == "\ufffd\ufffd raw"
+
+
+def _reference_ids(tok, text, allowed=()):
+    return _reference.encode(text, tok._merge_ids, tok.pat_str, {s: tok.special_tokens[s] for s in allowed},
+                             tok._byte_table)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab \n.thé", max_size=80) | st.text(max_size=40))
+def test_encode_is_compiled_and_equals_the_merges_applied_in_order(tok, text):
+    assert tok._compiled is not None
+    assert tok.encode_ordinary(text) == _reference_ids(tok, text)
+    marked = text + "<|endoftext|>" + text
+    assert tok.encode(marked, allowed_special="all") == _reference_ids(tok, marked, ["<|endoftext|>"])
+
+
+def test_encode_equals_reference_on_real_and_long_text(tok):
+    real = stdlib_text(60_000).decode("utf-8")
+    for text in [real, "a" * 10**4, "ab" * 3000, MULTILINGUAL, ""]:
+        assert tok.encode_ordinary(text) == _reference_ids(tok, text)
+
+
+def test_vocabulary_with_duplicate_bytes_falls_back_with_a_warning():
+    # (97, 98) makes "ab" (256), (256, 99) "abc" (257), (98, 99) "bc" (258), (97, 258) "abc" again (259)
+    dup = Tokenizer([(97, 98), (256, 99), (98, 99), (97, 258)], pat_str=None)
+    with pytest.warns(RuntimeWarning, match="pure-Python reference.*spell the same bytes"):
+        ids = dup.encode_ordinary("abcabc")
+    assert ids == _reference_ids(dup, "abcabc") == [257, 257]
 
 
 def test_decode_invalid_utf8_and_bad_ids(tok):

@@ -1,6 +1,8 @@
 """BpeTrainer: options, inputs and bad input."""
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from helpers import MULTILINGUAL
 
@@ -94,8 +96,8 @@ def test_files_equal_iterator_and_keep_invalid_bytes(tmp_path):
         from_iter = trainer(270, pat_str=pattern).train_from_iterator(data)
         assert from_files.merges == from_iter.merges
         assert from_files.merges == _reference.train(data, 14, PATTERNS.get(pattern), min_frequency=2)
-        text = data[0].decode("utf-8", "surrogateescape")
-        assert from_files.decode_bytes(from_files.encode(text)) == data[0]
+        # invalid bytes round-trip through bytes (a str's lone surrogates become U+FFFD, as in tiktoken)
+        assert from_files.decode_bytes(from_files.encoding()._encode_bytes(data[0])) == data[0]
 
 
 def test_missing_file(tmp_path):
@@ -111,6 +113,32 @@ def test_train_from_counts_and_stats():
     assert t.stats.n_piece_bytes == 3 * 31 + 4 * 5
     assert t.stats.merge_counts.tolist()[0] == 20  # (u, g) in hug, pug, hugs
     assert t.stats.n_tokens < t.stats.n_piece_bytes
+
+
+@pytest.mark.parametrize("pieces", [
+    {"aaaaaaa": 3, "abababab": 2, "aaab": 5, "baaaa": 1},  # overlapping pairs: count > tokens removed
+    {"a" * 1000: 1},
+    {MULTILINGUAL: 2, "hug": 10, "pug": 5},
+])
+def test_merge_tokens_removed_counts_the_tokens_after_each_merge(pieces):
+    """Stats: after the first k merges the pieces have n_piece_bytes - merge_tokens_removed[:k].sum()
+    tokens, as the reference encoder applying those k merges counts them."""
+    t = trainer(300, pat_str=None, min_frequency=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", VocabSizeNotReachedWarning)  # the small ones run out of pairs
+        tok = t.train_from_counts(pieces)
+    s = t.stats
+    removed, counts = s.merge_tokens_removed, s.merge_counts
+    assert removed.dtype == counts.dtype == "int64" and len(removed) == len(counts) == s.n_merges > 0
+    assert (removed <= counts).all() and (removed > 0).all()
+    assert removed.sum() == s.n_piece_bytes - s.n_tokens
+    data = {p.encode("utf-8"): c for p, c in pieces.items()}
+    for k in range(s.n_merges + 1):
+        merge_ids = {pair: 256 + i for i, pair in enumerate(tok.merges[:k])}
+        n_tokens = sum(c * len(_reference.encode_piece(p, merge_ids)) for p, c in data.items())
+        assert n_tokens == s.n_piece_bytes - removed[:k].sum(), k
+    if "aaab" in pieces:
+        assert (removed < counts).any()
 
 
 def test_str_and_bytes_documents_agree():
@@ -152,3 +180,20 @@ def test_warning_points_at_the_callers_line():
     with pytest.warns(VocabSizeNotReachedWarning) as record:
         trainer(1000).train_from_counts({"ab": 5})
     assert record[0].filename == __file__
+
+
+def test_line_documents_refused_for_records_and_text_column_deprecated(tmp_path):
+    jsonl = tmp_path / "r.jsonl"
+    jsonl.write_text('{"body": "hello hello world"}\n' * 20, encoding="utf-8")
+    with pytest.raises(ValueError, match=r"r.jsonl is JSON Lines, whose records are the documents"):
+        trainer(260).train([jsonl], documents="line")
+    expected = trainer(260).train([jsonl], text_field="body")
+    with pytest.warns(DeprecationWarning, match="text_column is deprecated: pass text_field"):
+        assert trainer(260).train([jsonl], text_column="body") == expected
+
+
+def test_deep_json_line_is_a_clear_error(tmp_path):
+    jsonl = tmp_path / "deep.jsonl"
+    jsonl.write_text('{"text": "ok"}\n' + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"deep.jsonl:2: not a JSON line"):
+        trainer(260).train([jsonl])

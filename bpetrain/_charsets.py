@@ -1,0 +1,87 @@
+"""Character sets as the ``regex`` module reads them, over every code point, cached on disk.
+
+The compiled matchers (:mod:`bpetrain._pattern_compiler` for any pattern,
+:mod:`bpetrain._pretok` for the named ones) decide which characters a class such as
+``\\p{L}`` or ``(?i:s)`` matches by asking the installed ``regex`` module over all
+1,114,112 code points, so membership and the Unicode version are the ``regex``
+module's. That takes 20-60 ms a set (a quarter of a second for the named patterns'
+tables), so each answer is kept in a small file (the packed bits, zlib-compressed,
+~1-5 KB) under the cache folder: ``$BPETRAIN_CACHE_DIR``, else
+``$XDG_CACHE_HOME/bpetrain``, else ``~/.cache/bpetrain``. The file name is a hash of the
+``regex`` version, the set and its flags, so a new ``regex`` release (new Unicode data)
+never reads an old answer. A cache that cannot be read or written is ignored: the set
+is computed again (a damaged file fails zlib's checksum or the length check).
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+import zlib
+
+import numpy as np
+import regex
+
+from ._atomic import atomic_write
+
+__all__ = ["N_CODE_POINTS", "cache_dir", "members"]
+
+N_CODE_POINTS = 0x110000
+_PACKED_BYTES = N_CODE_POINTS // 8
+_FORMAT = "charset v1"
+
+
+def cache_dir() -> str:
+    """The folder the sets are cached in (see the module docstring); it may not exist yet."""
+    if os.environ.get("BPETRAIN_CACHE_DIR"):
+        return os.environ["BPETRAIN_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "bpetrain")
+
+
+@functools.lru_cache(maxsize=256)
+def members(source: str, flags: str) -> bytes:
+    """The code points the one-character regex ``source`` matches under ``flags``.
+
+    Parameters
+    ----------
+    source : str
+        One character set in ``regex`` syntax: ``\\p{L}``, ``[^\\s\\p{L}]``, ``s``, ``.``.
+    flags : str
+        Scoped flags (``"i"``, ``"s"``, ``"is"`` or ``""``).
+
+    Returns
+    -------
+    bytes, length 139,264
+        ``numpy.packbits`` of a bool per code point U+0000..U+10FFFF (big-endian bit order).
+    """
+    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{flags}\0{source}".encode()).hexdigest()[:32]
+    path = os.path.join(cache_dir(), f"charset-{key}.bits")
+    with contextlib.suppress(OSError, zlib.error):
+        with open(path, "rb") as f:
+            packed = zlib.decompress(f.read(1 << 20))
+        if len(packed) == _PACKED_BYTES:
+            return packed
+    packed = compute_members(source, flags)
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_write(path, "wb") as f:
+            f.write(zlib.compress(packed, 6))
+    return packed
+
+
+def compute_members(source: str, flags: str) -> bytes:
+    """:func:`members` without the cache: ask the ``regex`` module."""
+    prefix = f"(?{flags}:" if flags else "(?:"
+    member = np.zeros(N_CODE_POINTS + 1, dtype=np.int8)
+    for m in regex.finditer(prefix + source + ")+", _every_code_point()):
+        member[m.start()] += 1
+        member[m.end()] -= 1
+    return np.packbits(np.cumsum(member[:-1], dtype=np.int8).astype(bool)).tobytes()
+
+
+@functools.cache
+def _every_code_point() -> str:
+    """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
+    return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")

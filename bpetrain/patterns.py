@@ -1,0 +1,42 @@
+"""The named split patterns: OpenAI's, as tiktoken publishes them in
+``tiktoken_ext/openai_public.py``.
+
+Plain strings in a module of their own, so the command line can list the names without
+loading the compiled matcher (:mod:`bpetrain.pretokenize` compiles and runs them).
+"""
+from __future__ import annotations
+
+__all__ = ["CL100K_PATTERN", "GPT2_PATTERN", "O200K_PATTERN", "PATTERNS"]
+
+GPT2_PATTERN = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+|"""
+    r""" ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_PATTERN = "|".join(  # noqa: FLY002 (one alternative a line)
+    [
+        (
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+        ),
+        (
+            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"""
+            r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)?"""
+        ),
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+#: Named split patterns: name -> ``pat_str``.
+PATTERNS: dict[str, str] = {
+    "gpt2": GPT2_PATTERN,
+    "cl100k": CL100K_PATTERN,
+    "gpt4": CL100K_PATTERN,
+    "o200k": O200K_PATTERN,
+}

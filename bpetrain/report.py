@@ -1,0 +1,656 @@
+"""The report: what a vocabulary holds and how well it compresses text, as JSON or one HTML page.
+
+:func:`build_report` measures a model (a :class:`~bpetrain.Tokenizer`), optionally beside a
+second one, on sample texts: vocabulary size, split pattern, special tokens; compression
+(UTF-8 bytes per token, tokens per word) and how it grows with the number of merges used;
+the token length histogram; the longest and the rarest tokens. :func:`write_json` writes
+that dictionary as it is; :func:`write_html` renders it as one self-contained HTML file
+with matplotlib figures embedded as PNG (matplotlib is the ``report`` extra:
+``pip install 'bpetrain[report]'``).
+
+The compression curve of a model with training statistics comes from what training
+recorded (:attr:`bpetrain.TrainingStats.merge_tokens_removed`: merge ``i`` removed that
+many tokens from the training text); for texts it is measured by encoding them with the
+compiled encoder restricted to the first ``k`` merges, for a set of ``k``.
+
+The report's keys (``bpetrain report --json``)::
+
+    bpetrain_version   str
+    texts              list of {path, n_bytes, n_words}
+    models             list of model entries: the model, then the --compare model
+
+and a model entry::
+
+    name, n_vocab, n_merges, pat_str, pattern_name, special_tokens ({str: id})
+    token_lengths      {n_bytes: [1, 2, ...], n_tokens: [...]}: byte and merge tokens by length
+    longest_tokens     [{id, token, n_bytes}]: token is the escaped text (:func:`readable_token`)
+    compression        null, or {n_bytes, n_words, n_tokens, bytes_per_token, tokens_per_word,
+                       per_text: [{path, n_tokens, bytes_per_token}]}: on the texts
+    compression_curve  null, or {source: "texts", n_merges: [...], n_vocab: [...], bytes_per_token: [...]}
+    rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
+                       n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
+    training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
+                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_merges, n_tokens,
+                       bytes_per_token, and two curves sampled on a log scale:
+                       curve: {source: "training", n_merges: [...], n_vocab: [...],
+                       bytes_per_token: [...]} on the training text after the first k merges;
+                       merge_counts: {k: [...], merge_count: [...]}: the count of the k-th merge
+"""
+from __future__ import annotations
+
+import base64
+import datetime
+import hashlib
+import html
+import io
+import json
+import os
+import sys
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._atomic import atomic_write
+from .encoding import Encoding
+from .inputs import expand_inputs, read_blocks
+from .patterns import PATTERNS
+from .tokenizer import Tokenizer
+from .trainer import TrainingStats
+
+__all__ = [
+    "Text",
+    "build_report",
+    "load_model",
+    "read_texts",
+    "readable_token",
+    "require_matplotlib",
+    "write_html",
+    "write_json",
+]
+
+N_CURVE_POINTS = 24  # merge counts k at which the compression curve of texts is measured
+N_LISTED = 20  # longest, rarest and unused tokens listed
+MAX_PLOTTED_LENGTH = 32  # the length histogram's last bar holds this length and longer
+INSTALL_HINT = "pip install 'bpetrain[report]' (or pip install matplotlib)"
+
+
+# ------------------------------------------------------------------ inputs
+
+
+@dataclass(frozen=True)
+class Text:
+    """A sample text the report encodes: one file, decoded as UTF-8 (invalid bytes as U+FFFD).
+
+    Attributes
+    ----------
+    path : str
+    text : str
+    n_bytes : int
+        UTF-8 bytes of ``text`` (what the encoder sees; a file with invalid UTF-8 has
+        more, 3 for each U+FFFD).
+    n_words : int
+        Whitespace-separated words (``len(text.split())``), for tokens per word.
+    """
+
+    path: str
+    text: str
+    n_bytes: int
+    n_words: int
+
+
+def read_texts(paths: Sequence[str | os.PathLike]) -> list[Text]:
+    """Read plain-text files (directories, globs and ``.gz``/``.xz``/``.zst`` as for training).
+
+    Raises
+    ------
+    FileNotFoundError
+        If a path does not exist or a glob matches nothing.
+    ValueError
+        If a file is JSON Lines or Parquet (the report reads plain text), or empty.
+    """
+    texts = []
+    for source in expand_inputs(paths):
+        if source.format != "text":
+            raise ValueError(
+                f"{source.path} is a {source.format} file; the report reads plain text files "
+                "(extract the text to a .txt file first)"
+            )
+        text = b"".join(read_blocks(source)).decode("utf-8", "replace")
+        if not text:
+            raise ValueError(f"{source.path} is empty: give texts to measure compression on")
+        texts.append(Text(source.path, text, len(text.encode("utf-8")), len(text.split())))
+    return texts
+
+
+def load_model(path, *, format: str | None = None, pat_str: str | None = None) -> Tokenizer:
+    """Read a model as :meth:`Tokenizer.from_file` does, recognising OpenAI's rank files.
+
+    A tiktoken rank file without a sidecar does not carry its split pattern; when
+    ``pat_str`` is not given and the file is one of OpenAI's (same SHA-256 as in
+    :data:`bpetrain.registry.ENCODINGS`, e.g. ``cl100k_base.tiktoken``), its encoding's
+    pattern and special tokens are used. ``path`` may also be the name of such an
+    encoding (``cl100k_base``, ``o200k_base``), whose file :mod:`bpetrain.registry` finds.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist (or, for a name, the registry does not find its file).
+    ValueError
+        As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
+        sidecar and without ``pat_str``.
+    """
+    from .registry import ENCODINGS, find_file
+
+    spec = ENCODINGS.get(os.fspath(path))
+    if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
+        path = find_file(spec.files[0], os.fspath(path))
+    options = {} if pat_str is None else {"pat_str": pat_str}
+    if pat_str is None and format in (None, "tiktoken") and os.path.isfile(path):
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        for spec in ENCODINGS.values():
+            if len(spec.files) == 1 and spec.files[0].sha256 == digest:
+                options = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
+                format = "tiktoken"
+                break
+    return Tokenizer.from_file(path, format=format, **options)
+
+
+def require_matplotlib() -> None:
+    """Check that matplotlib can be imported (call before reading input).
+
+    Raises
+    ------
+    ImportError
+        If it cannot, saying how to install it.
+    """
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"the HTML report draws its figures with matplotlib, which is not installed: "
+                          f"{INSTALL_HINT}") from exc
+
+
+# ----------------------------------------------------------------- measuring
+
+
+def readable_token(token: bytes) -> str:
+    """Token bytes as readable text: UTF-8 where valid, escapes for the rest.
+
+    Bytes that are not valid UTF-8 become ``\\xNN``; control, format and space
+    characters other than the space itself (other C0 and C1 controls, zero-width and
+    no-break spaces, line separators, private use, unassigned) become ``\\n``, ``\\t``,
+    ``\\r``, ``\\xNN`` (ASCII, where the byte and the character agree) or ``\\uNNNN``
+    (``\\UNNNNNNNN`` above U+FFFF), so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
+    character; a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
+
+    Examples
+    --------
+    >>> readable_token(b" the\\n")
+    ' the\\\\n'
+    >>> readable_token(b"\\xe2\\x80")  # a character cut in the middle
+    '\\\\xe2\\\\x80'
+    """
+    out = []
+    for c in token.decode("utf-8", "surrogateescape"):
+        code = ord(c)
+        if 0xDC80 <= code <= 0xDCFF:  # an invalid byte, from surrogateescape
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif c == "\\":
+            out.append("\\\\")
+        elif c in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
+        elif c != " " and unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Cn"):
+            out.append(f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _token_entry(tokenizer: Tokenizer, token_id: int, **extra) -> dict:
+    token = tokenizer.vocab[token_id]
+    return {"id": token_id, "token": readable_token(token), "n_bytes": len(token), **extra}
+
+
+def _curve_points(n_merges: int, n_points: int) -> list[int]:
+    """Merge counts ``k`` from 0 to ``n_merges``, evenly spaced in vocabulary size on a log scale."""
+    sizes = np.geomspace(256, 256 + n_merges, n_points) if n_merges else np.array([256.0])
+    return sorted({0, n_merges, *(round(s) - 256 for s in sizes)})
+
+
+def _truncated(encoding: Encoding, n_merges: int) -> Encoding:
+    """The compiled encoder with the 256 byte tokens and the first ``n_merges`` merges only."""
+    ranks = {token: rank for token, rank in encoding.mergeable_ranks.items() if rank < 256 + n_merges}
+    return Encoding(f"{encoding.name}[:{n_merges}]", pat_str=encoding.pat_str, mergeable_ranks=ranks)
+
+
+def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tuple[dict, np.ndarray]:
+    """Compression on ``texts`` and the merge tokens' counts (one encode of all texts)."""
+    ids, offsets = encoding.encode_batch_to_numpy([t.text for t in texts], disallowed_special=())
+    counts = np.bincount(ids, minlength=encoding.n_vocab).astype(np.int64)
+    n_bytes = sum(t.n_bytes for t in texts)
+    n_words = sum(t.n_words for t in texts)
+    n_tokens = len(ids)
+    per_text = [
+        {"path": t.path, "n_tokens": int(offsets[i + 1] - offsets[i]),
+         "bytes_per_token": t.n_bytes / max(int(offsets[i + 1] - offsets[i]), 1)}
+        for i, t in enumerate(texts)
+    ]
+    compression = {
+        "n_bytes": n_bytes, "n_words": n_words, "n_tokens": n_tokens,
+        "bytes_per_token": n_bytes / n_tokens, "tokens_per_word": n_tokens / n_words if n_words else None,
+        "per_text": per_text,
+    }
+    return compression, counts[256:256 + n_merges]
+
+
+def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int) -> dict:
+    """Bytes per token on ``texts`` with the first ``k`` merges, for :func:`_curve_points` ``k``."""
+    n_bytes = sum(t.n_bytes for t in texts)
+    points = _curve_points(n_merges, n_points)
+    values = []
+    for k in points:
+        encoder = encoding if k == n_merges else _truncated(encoding, k)
+        values.append(n_bytes / sum(encoder.count_batch([t.text for t in texts])))
+    return {"source": "texts", "n_merges": points, "n_vocab": [256 + k for k in points], "bytes_per_token": values}
+
+
+def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
+    """The merge tokens least used on the texts (``counts[i]``: uses of id ``256 + i``)."""
+    order = np.lexsort((np.arange(len(counts)), counts))  # by count, then id
+    used = order[counts[order] > 0][:n_listed]
+    unused = np.flatnonzero(counts == 0)
+    return {
+        "source": "texts",
+        "tokens": [_token_entry(tokenizer, 256 + int(i), count=int(counts[i])) for i in used],
+        "n_unused": len(unused),
+        "unused": [_token_entry(tokenizer, 256 + int(i)) for i in unused[:n_listed]],
+    }
+
+
+def _training(stats: TrainingStats, n_points: int) -> dict:
+    """The training statistics, with the compression curve on the training text from the merge counts.
+
+    After the first ``k`` merges the training text has
+    ``n_piece_bytes - merge_tokens_removed[:k].sum()`` tokens.
+    """
+    counts = np.asarray(stats.merge_counts, dtype=np.int64)
+    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
+    points = _curve_points(len(counts), max(n_points, 200))
+    ranks = sorted({round(k) for k in np.geomspace(1, len(counts), 200)}) if len(counts) else []
+    return {
+        "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
+        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_merges": stats.n_merges,
+        "n_tokens": stats.n_tokens, "bytes_per_token": stats.bytes_per_token,
+        "curve": {
+            "source": "training",
+            "n_merges": points,
+            "n_vocab": [256 + k for k in points],
+            "bytes_per_token": [stats.n_piece_bytes / int(n_tokens[k]) for k in points],
+        },
+        "merge_counts": {"k": ranks, "merge_count": [int(counts[k - 1]) for k in ranks]},
+    }
+
+
+def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: TrainingStats | None,
+                 n_points: int, n_listed: int) -> dict:
+    n_merges = len(tokenizer.merges)
+    vocab = tokenizer.vocab
+    lengths = np.bincount([len(vocab[i]) for i in range(256 + n_merges)])
+    longest = sorted(range(256, 256 + n_merges), key=lambda i: (-len(vocab[i]), i))[:n_listed]
+    entry = {
+        "name": name,
+        "n_vocab": tokenizer.n_vocab,
+        "n_merges": n_merges,
+        "pat_str": tokenizer.pat_str,
+        "pattern_name": next((key for key, value in PATTERNS.items() if value == tokenizer.pat_str), None),
+        "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
+        "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
+        "longest_tokens": [_token_entry(tokenizer, i) for i in longest],
+        "compression": None,
+        "compression_curve": None,
+        "rarest_tokens": None,
+        "training": None if stats is None else _training(stats, n_points),
+    }
+    if texts:
+        encoding = tokenizer.encoding(name)
+        entry["compression"], counts = _compression(encoding, n_merges, texts)
+        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points)
+        entry["rarest_tokens"] = _rarest(tokenizer, counts, n_listed)
+    return entry
+
+
+def build_report(
+    tokenizer: Tokenizer,
+    *,
+    name: str = "model",
+    texts: Sequence[Text] = (),
+    stats: TrainingStats | None = None,
+    compare: Tokenizer | None = None,
+    compare_name: str = "compare",
+    n_points: int = N_CURVE_POINTS,
+    n_listed: int = N_LISTED,
+) -> dict:
+    """Measure ``tokenizer`` (and ``compare``) on ``texts``: the dictionary this module's docstring lists.
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer
+    name : str, default "model"
+        What the report calls the model (its file name, say).
+    texts : sequence of Text, optional
+        Sample texts (:func:`read_texts`); without them there is no compression, curve or
+        rarest tokens on texts.
+    stats : TrainingStats, optional
+        The model's training statistics (:attr:`bpetrain.BpeTrainer.stats`): adds the
+        compression curve and merge counts on the training text.
+    compare : Tokenizer, optional
+        A second model, measured on the same texts.
+    compare_name : str, default "compare"
+    n_points : int, default 24
+        Merge counts at which the compression curve on the texts is measured (each is one
+        encode of all texts).
+    n_listed : int, default 20
+        Longest, rarest and unused tokens listed.
+
+    Returns
+    -------
+    dict
+        JSON-ready (str, int, float, None, lists and dicts).
+
+    Raises
+    ------
+    ValueError
+        If a model cannot be encoded with tiktoken's rule (:meth:`Tokenizer.encoding`).
+    """
+    from . import __version__
+
+    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
+    if compare is not None:
+        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed))
+    return {
+        "bpetrain_version": __version__,
+        "texts": [{"path": t.path, "n_bytes": t.n_bytes, "n_words": t.n_words} for t in texts],
+        "models": models,
+    }
+
+
+# ------------------------------------------------------------------ writing
+
+
+def write_json(report: dict, path) -> None:
+    """Write the report as JSON to ``path`` (atomically), or to standard output for ``"-"``."""
+    if os.fspath(path) == "-":
+        json.dump(report, sys.stdout, indent=1, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        json.dump(report, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+
+
+def write_html(report: dict, path) -> None:
+    """Write the report as one self-contained HTML file (figures as embedded PNG), atomically.
+
+    Every token, special token, pattern and path goes through :func:`html.escape`.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed (:func:`require_matplotlib`).
+    """
+    require_matplotlib()
+    page = _page(report)
+    with atomic_write(path, "w", encoding="utf-8") as f:
+        f.write(page)
+
+
+COLORS = ("#1f77b4", "#d62728", "#2ca02c")
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: .5em 0; } td, th { padding: .2em .7em; text-align: left;
+  vertical-align: top; border-bottom: 1px solid #eee; } th { background: #f5f5f5; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+code { font: 13px/1.3 ui-monospace, monospace; } code.tok { background: #eef2f7; white-space: pre-wrap; word-break: break-all; overflow-wrap: anywhere;
+  padding: 0 .15em; }
+code.pat { white-space: pre-wrap; word-break: break-all; }
+.side { display: flex; gap: 2em; flex-wrap: wrap; } .side > div { flex: 1 1 0; min-width: 360px; } .side table { width: 100%; table-layout: fixed; } td.num, th { white-space: nowrap; }
+.sp { color: #aaa; }
+img { max-width: 100%; } .note { color: #666; font-size: .9em; }
+"""
+
+
+def _e(value) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _num(value, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,}" if isinstance(value, int) else f"{value:,.{digits}f}"
+
+
+def _figure_png(figure) -> str:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    return f'<img alt="" src="data:image/png;base64,{data}">'
+
+
+def _compression_figure(models: list[dict]) -> str | None:
+    """Bytes per token against vocabulary size (first k merges), each model on texts and training."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    curves = []
+    for color, model in zip(COLORS, models):
+        if model["compression_curve"]:
+            curves.append((model["compression_curve"], f"{model['name']} on the texts", color, "-", "o"))
+        if model["training"]:
+            curves.append((model["training"]["curve"], f"{model['name']} on its training text", color, "--", None))
+    if not curves:
+        return None
+    figure = Figure(figsize=(8, 4.2))
+    axes = figure.subplots()
+    for curve, label, color, style, marker in curves:
+        axes.plot(curve["n_vocab"], curve["bytes_per_token"], style, color=color, marker=marker, markersize=3,
+                  label=label)
+    axes.set_xscale("log", base=2)
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
+    axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel("vocabulary size: 256 bytes + the first k merges (log scale)")
+    axes.set_ylabel("UTF-8 bytes per token")
+    axes.set_title("Compression as merges are added")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    return _figure_png(figure)
+
+
+def _lengths_figure(models: list[dict]) -> str:
+    """Share of each model's byte and merge tokens by token length in bytes."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 3.6))
+    axes = figure.subplots()
+    width = 0.8 / len(models)
+    positions = np.arange(1, MAX_PLOTTED_LENGTH + 1)
+    for j, (color, model) in enumerate(zip(COLORS, models)):
+        share = np.zeros(MAX_PLOTTED_LENGTH)
+        lengths = model["token_lengths"]
+        for n_bytes, n_tokens in zip(lengths["n_bytes"], lengths["n_tokens"]):
+            share[min(n_bytes, MAX_PLOTTED_LENGTH) - 1] += n_tokens
+        share *= 100 / share.sum()
+        axes.bar(positions + (j - (len(models) - 1) / 2) * width, share, width, color=color,
+                 label=f"{model['name']} ({model['n_merges'] + 256:,} tokens)")
+    labels = [str(p) if p == 1 or p % 4 == 0 else "" for p in positions[:-1]]
+    axes.set_xticks(positions, [*labels, f"{MAX_PLOTTED_LENGTH}+"])
+    axes.set_xlabel(f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)")
+    axes.set_ylabel("% of the tokens")
+    axes.set_title("Token lengths")
+    axes.grid(True, axis="y", alpha=0.3)
+    axes.legend()
+    return _figure_png(figure)
+
+
+def _merge_count_figure(models: list[dict]) -> str | None:
+    """Each merge's count on the training text against its rank (log-log)."""
+    from matplotlib.figure import Figure
+
+    trained = [(color, m) for color, m in zip(COLORS, models) if m["training"]]
+    if not trained:
+        return None
+    figure = Figure(figsize=(8, 3.6))
+    axes = figure.subplots()
+    for color, model in trained:
+        curve = model["training"]["merge_counts"]
+        axes.plot(curve["k"], curve["merge_count"], color=color, label=model["name"])
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("the k-th merge (log scale)")
+    axes.set_ylabel("count of the pair merged")
+    axes.set_title("Merge counts during training")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    return _figure_png(figure)
+
+
+def _token_html(text: str) -> str:
+    """An escaped token (:func:`readable_token`) for the page: HTML-escaped, spaces as a grey ``␣``."""
+    return '<code class="tok">' + _e(text).replace(" ", '<span class="sp">␣</span>') + "</code>"
+
+
+def _token_table(rows: list[dict], count: bool = False) -> str:
+    widths = ["5em", "4em", *(["6em"] if count else []), "auto"]  # fixed layout: long tokens wrap
+    head = "<colgroup>" + "".join(f'<col style="width:{w}">' for w in widths) + "</colgroup>" + (
+        "<tr><th>id</th><th>bytes</th>" + ("<th>count</th>" if count else "") + "<th>token</th></tr>")
+    body = "".join(
+        f'<tr><td class="num">{r["id"]}</td><td class="num">{r["n_bytes"]}</td>'
+        + (f'<td class="num">{_num(r["count"])}</td>' if count else "")
+        + f"<td>{_token_html(r['token'])}</td></tr>"
+        for r in rows
+    )
+    return f"<table>{head}{body}</table>"
+
+
+def _summary_table(report: dict) -> str:
+    models = report["models"]
+
+    def row(label: str, cells: list[str]) -> str:
+        if all(c == "—" for c in cells):
+            return ""  # nothing measured (no texts, or no training statistics)
+        return f"<tr><th>{label}</th>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+
+    def compression(model: dict, key: str) -> str:
+        return _num(model["compression"][key]) if model["compression"] else "—"
+
+    def pattern(model: dict) -> str:
+        if model["pat_str"] is None:
+            return "none (raw mode)"
+        name = f"{_e(model['pattern_name'])}: " if model["pattern_name"] else ""
+        return f'{name}<code class="pat">{_e(model["pat_str"])}</code>'
+
+    def specials(model: dict) -> str:
+        return ", ".join(f'<code class="tok">{_e(t)}</code>&nbsp;{i}' for t, i in model["special_tokens"].items()) \
+            or "none"
+
+    rows = [
+        "<tr><th></th>" + "".join(f"<th>{_e(m['name'])}</th>" for m in models) + "</tr>",
+        row("vocabulary size", [_num(m["n_vocab"]) for m in models]),
+        row("merges", [_num(m["n_merges"]) for m in models]),
+        row("special tokens", [specials(m) for m in models]),
+        row("split pattern", [pattern(m) for m in models]),
+        row("bytes per token on the texts", [compression(m, "bytes_per_token") for m in models]),
+        row("tokens per word on the texts", [compression(m, "tokens_per_word") for m in models]),
+        row("tokens for the texts", [compression(m, "n_tokens") for m in models]),
+        row("merge tokens unused on the texts",
+            [_num(m["rarest_tokens"]["n_unused"]) if m["rarest_tokens"] else "—" for m in models]),
+        row("bytes per token on the training text",
+            [_num(m["training"]["bytes_per_token"]) if m["training"] else "—" for m in models]),
+    ]
+    return "<table>" + "".join(rows) + "</table>"
+
+
+def _texts_table(report: dict) -> str:
+    models = [m for m in report["models"] if m["compression"]]
+    if not models:
+        return '<p class="note">No texts given (<code>--text FILE...</code>): no compression on texts.</p>'
+    head = "<tr><th>text</th><th>bytes</th><th>words</th>" + "".join(
+        f"<th>{_e(m['name'])}: tokens</th><th>bytes/token</th>" for m in models) + "</tr>"
+    body = ""
+    for i, text in enumerate(report["texts"]):
+        cells = "".join(
+            f'<td class="num">{_num(m["compression"]["per_text"][i]["n_tokens"])}</td>'
+            f'<td class="num">{_num(m["compression"]["per_text"][i]["bytes_per_token"])}</td>' for m in models)
+        body += (f'<tr><td><code>{_e(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
+                 f'<td class="num">{_num(text["n_words"])}</td>{cells}</tr>')
+    return f"<table>{head}{body}</table>"
+
+
+def _side_by_side(models: list[dict], title, content) -> str:
+    """One column per model: ``title(model)`` over ``content(model)``, skipping models without content."""
+    columns = [f"<div><h3>{_e(title(m))}</h3>{content(m)}</div>" for m in models if content(m)]
+    return f'<div class="side">{"".join(columns)}</div>' if columns else ""
+
+
+def _rarest_html(model: dict) -> str:
+    rarest = model["rarest_tokens"]
+    if not rarest:
+        return ""
+    unused = ", ".join(_token_html(r["token"]) for r in rarest["unused"])
+    note = (f'<p>{_num(rarest["n_unused"])} merge tokens never occur in the texts'
+            + (f"; the first: {unused}" if unused else "") + ".</p>")
+    return note + "<p>The least used tokens that occur:</p>" + _token_table(rarest["tokens"], count=True)
+
+
+def _training_html(model: dict) -> str:
+    t = model["training"]
+    rows = [("seconds", t["seconds"]), ("input bytes", t["n_input_bytes"]), ("documents", t["n_documents"]),
+            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]), ("merges", t["n_merges"]),
+            ("tokens after training", t["n_tokens"]), ("bytes per token", t["bytes_per_token"])]
+    return "<table>" + "".join(f'<tr><th>{k}</th><td class="num">{_num(v)}</td></tr>' for k, v in rows) + "</table>"
+
+
+def _curve_note(models: list[dict]) -> str:
+    notes = []
+    if any(m["compression_curve"] for m in models):
+        notes.append("On the texts: each point encodes all texts with the 256 byte tokens and the first k merges only.")
+    if any(m["training"] for m in models):
+        notes.append("On the training text: from the tokens each merge removed, as training recorded them.")
+    return f'<p class="note">{" ".join(notes)}</p>' if notes else ""
+
+
+def _page(report: dict) -> str:
+    models = report["models"]
+    figures = [_compression_figure(models), _merge_count_figure(models)]
+    names = " vs ".join(m["name"] for m in models)
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>bpetrain report: {_e(names)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>Tokenizer report: {_e(names)}</h1>",
+        (f'<p class="note">bpetrain {_e(report["bpetrain_version"])}, '
+         f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
+         "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "
+         "ordinary text. Tokens are shown with invalid UTF-8 and control characters escaped "
+         "(<code>\\xNN</code>, <code>\\n</code>, a backslash as <code>\\\\</code>), a space as a grey "
+         '<span class="sp">␣</span>.</p>'),
+        "<h2>Summary</h2>", _summary_table(report),
+        "<h2>Texts</h2>", _texts_table(report),
+        "<h2>Compression</h2>",
+        *(f for f in figures if f),
+        _curve_note(models),
+        "<h2>Token lengths</h2>", _lengths_figure(models),
+        "<h2>Longest tokens</h2>",
+        _side_by_side(models, lambda m: m["name"], lambda m: _token_table(m["longest_tokens"])),
+        "<h2>Rarest tokens on the texts</h2>",
+        _side_by_side(models, lambda m: m["name"], _rarest_html)
+        or '<p class="note">No texts given: no token counts.</p>',
+    ]
+    if any(m["training"] for m in models):
+        parts += ["<h2>Training</h2>",
+                  _side_by_side(models, lambda m: m["name"], lambda m: _training_html(m) if m["training"] else "")]
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

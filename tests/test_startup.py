@@ -1,0 +1,104 @@
+"""Start-up: what ``import bpetrain`` and ``bpetrain --help`` load, ``--version``,
+``python -m bpetrain``, the hint for unbuilt kernels, and the on-disk cache of
+character sets (bpetrain._charsets)."""
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import zlib
+
+import numpy as np
+import pytest
+
+import bpetrain
+from bpetrain import _charsets, cli, formats, inputs
+
+HEAVY = ("numpy", "regex", "tqdm", "bpetrain._encoder", "bpetrain._core", "bpetrain.trainer")
+
+
+def _loaded_after(code: str) -> set[str]:
+    out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys; print(' '.join(sys.modules))"],
+                         capture_output=True, text=True, check=True).stdout.split()
+    return set(out)
+
+
+def test_import_and_help_load_nothing_heavy():
+    help_code = ("import bpetrain.cli, contextlib, io\n"
+                 "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+                 "    bpetrain.cli.main(['--help'])")
+    for code in ("import bpetrain", help_code):
+        loaded = _loaded_after(code)
+        assert not loaded.intersection(HEAVY), (code, sorted(loaded.intersection(HEAVY)))
+
+
+def test_every_public_name_resolves_and_is_listed():
+    assert sorted(bpetrain.__all__) == sorted(bpetrain._HOMES)
+    for name, home in bpetrain._HOMES.items():
+        assert getattr(bpetrain, name) is getattr(importlib.import_module(home, "bpetrain"), name)
+    assert set(bpetrain.__all__) <= set(dir(bpetrain))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        bpetrain.nope  # noqa: B018
+
+
+def test_cli_choices_match_the_modules():
+    assert cli.INPUT_FORMATS == inputs.INPUT_FORMATS
+    assert cli.EXPORT_FORMATS == tuple(formats.FORMATS)
+
+
+def test_version_and_python_m(capsys):
+    with pytest.raises(SystemExit) as stop:
+        cli.main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"bpetrain {bpetrain.__version__}"
+    run = subprocess.run([sys.executable, "-m", "bpetrain", "--version"], capture_output=True, text=True, check=False)
+    assert run.returncode == 0 and run.stdout.strip() == f"bpetrain {bpetrain.__version__}"
+
+
+def test_missing_kernels_get_a_hint():
+    hint = bpetrain.kernels_missing(ModuleNotFoundError("No module named 'bpetrain._encoder'", name="bpetrain._encoder"))
+    assert isinstance(hint, ImportError) and "build_ext --inplace" in str(hint) and "pip install ." in str(hint)
+    other = ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
+    assert bpetrain.kernels_missing(other) is other
+
+
+@pytest.fixture()
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_charset_cache_round_trip_and_damage(cache, monkeypatch):
+    members = _charsets.members.__wrapped__  # without the in-process lru_cache
+    expected = _charsets.compute_members(r"\p{Lu}", "")
+    assert members(r"\p{Lu}", "") == expected
+    (path,) = cache.iterdir()
+    bits = np.unpackbits(np.frombuffer(expected, dtype=np.uint8))
+    assert bits[ord("A")] and not bits[ord("a")] and bits[ord("Ä")] and bits.sum() > 1000
+
+    def fail(*args):
+        raise AssertionError("recomputed although cached")
+
+    monkeypatch.setattr(_charsets, "compute_members", fail)
+    assert members(r"\p{Lu}", "") == expected  # read back from the file
+    monkeypatch.undo()
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(cache))
+    for damage in (path.read_bytes()[:-3], b"", zlib.compress(b"short"), b"\x00" * 100):
+        path.write_bytes(damage)
+        assert members(r"\p{Lu}", "") == expected
+        assert zlib.decompress(path.read_bytes()) == expected  # rewritten whole
+
+
+def test_charset_cache_keys_on_the_regex_version(cache, monkeypatch):
+    members = _charsets.members.__wrapped__
+    members("s", "i")
+    monkeypatch.setattr(_charsets.regex, "__version__", "0.0.test")
+    members("s", "i")
+    assert len(list(cache.iterdir())) == 2
+
+
+def test_unwritable_cache_is_ignored(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", os.fspath(blocker / "cache"))
+    assert _charsets.members.__wrapped__("[0-9]", "") == _charsets.compute_members("[0-9]", "")
