@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import hashlib
+import json
 import os
 import tempfile
 from collections.abc import Mapping
@@ -150,3 +151,26 @@ def read_recorded(path, record, commit: str, what: str) -> bytes:
         "exports (an interrupted export, or an edited file); export again, or delete the record from "
         f"{commit} to read them together anyway"
     )
+
+
+def write_folder(directory, files: Mapping[str, bytes], manifest: Mapping, manifest_name: str) -> None:
+    """Write ``files`` (name -> content) into ``directory`` (made if needed) as one artifact:
+    :func:`replace_together` with ``manifest`` (JSON, which must hold each file's
+    :func:`file_record`) as the commit file ``directory/manifest_name``. If writing fails,
+    a folder this call made is removed again.
+    """
+    directory = os.fspath(directory)
+    made = not os.path.isdir(directory)
+    os.makedirs(directory, exist_ok=True)
+    try:
+        replace_together(
+            {os.path.join(directory, name): data for name, data in files.items()},
+            os.path.join(directory, manifest_name),
+            (json.dumps(manifest, indent=1, ensure_ascii=False) + "\n").encode("utf-8"),
+        )
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                os.rmdir(directory)
+        raise
+

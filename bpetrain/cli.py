@@ -195,7 +195,8 @@ def _load_model(args: argparse.Namespace) -> Tokenizer:
 
 
 def _export(args: argparse.Namespace) -> int:
-    check_output(args.output, folder=args.format == "gpt2")
+    check_output(args.output, folder=args.format == "gpt2" or (args.format == "hf" and (
+        os.path.isdir(args.output) or args.output.endswith(("/", os.sep)))))
     tokenizer = _load_model(args)
     tokenizer.export(args.output, format=args.format)
     if args.format in EXPORT_NOTES:
@@ -524,6 +525,9 @@ def main(argv: list[str] | None = None) -> int:
                     return args.run(args)
             args.client = None
             return args.run(args)
+    except BrokenPipeError:  # the reader of our output went away (| head): stop quietly, as cat does
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE
     except ModuleNotFoundError as exc:
         parser.exit(2, f"bpetrain {args.command}: error: {kernels_missing(exc)}\n")
     except (ValueError, TypeError, OSError, ImportError) as exc:  # ImportError: an optional package missing

@@ -124,7 +124,7 @@ def test_token_borders_are_colours_in_a_terminal():
 @pytest.mark.parametrize("command", [
     ["train", "{corpus}", "--vocab-size", "300"],
     ["count", "{corpus}"],
-    ["export", "{model}", "--format", "hf"],
+    ["export", "{model}", "--format", "tiktoken"],
 ])
 @pytest.mark.parametrize("bad", ["/dev/null/x.bpe", "{tmp}/missing/x.bpe", "{tmp}"])
 def test_bad_output_fails_before_reading_input(tmp_path, capsys, monkeypatch, command, bad):
@@ -210,3 +210,30 @@ def test_train_and_count_json_statistics(tmp_path, capsysbinary):
     assert main(["count", str(corpus), "-o", str(tmp_path / "c.npz"), "-q", "--json"]) == 0
     counted = orjson.loads(capsysbinary.readouterr().out)
     assert counted["n_input_bytes"] == stats["n_input_bytes"] and counted["n_pieces"] == stats["n_pieces"]
+
+
+def test_plain_text_is_not_called_a_rank_file(tmp_path, capsys):
+    plain = tmp_path / "notes.txt"
+    plain.write_text("just some plain text\nanother line\n", encoding="utf-8")
+    with pytest.raises(SystemExit) as stop:
+        main(["inspect", str(plain)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "not a model file bpetrain can tell" in err and "--model-format" in err
+    assert "tiktoken rank file does not say" not in err
+    ranks = tmp_path / "ranks.txt"  # a rank file by content, whatever its name
+    Tokenizer([(97, 98)], pat_str=None).save_tiktoken(tmp_path / "r.tiktoken")
+    ranks.write_bytes((tmp_path / "r.tiktoken").read_bytes())
+    assert main(["inspect", str(ranks), "--pat-str", "none"]) == 0
+
+
+def test_broken_pipe_is_quiet(tmp_path):
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 50_000, encoding="utf-8")
+    model = tmp_path / "m.bpe"
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(model), "-q"]) == 0
+    run = subprocess.run(f"'{sys.executable}' -m bpetrain encode '{model}' '{corpus}' -q | head -c 10",
+                         shell=True, capture_output=True, text=True, check=False)
+    assert len(run.stdout) == 10 and run.stderr == ""

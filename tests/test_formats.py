@@ -528,3 +528,21 @@ def test_formats_sit_above_the_tokenizer_and_the_encoding():
         for node in ast.walk(trees[name]):
             if isinstance(node, ast.ImportFrom) and node.module in ("tokenizer", "encoding"):
                 assert not any(a.name.startswith("_") for a in node.names), f"{name}.py:{node.lineno}"
+
+
+def test_hf_folder_gives_transformers_the_eos_token(tmp_path):
+    transformers = pytest.importorskip("transformers", reason="transformers is a test dependency")
+    from bpetrain import BpeTrainer
+
+    text = stdlib_text(100_000).decode("utf-8")
+    tok = BpeTrainer(300, special_tokens=["<|pad|>", "<|endoftext|>"], show_progress=False).train_from_iterator([text])
+    tok.export(f"{tmp_path / 'out'}/", format="hf")  # a path ending in / (or an existing folder)
+    assert sorted(os.listdir(tmp_path / "out")) == [".bpetrain.json", "tokenizer.json", "tokenizer_config.json"]
+    loaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
+    assert loaded.eos_token == "<|endoftext|>" and loaded.eos_token_id == tok.special_tokens["<|endoftext|>"]
+    sample = "the lazy dog<|endoftext|>"
+    assert loaded.encode(sample) == tok.encode(sample, allowed_special="all")
+    assert Tokenizer.from_file(tmp_path / "out") == tok  # the folder reads back (checked against its record)
+    (tmp_path / "out" / "tokenizer.json").write_text((tmp_path / "out" / "tokenizer.json").read_text()[:-2] + "\n")
+    with pytest.raises(ValueError, match="different exports"):
+        Tokenizer.from_file(tmp_path / "out")

@@ -1,13 +1,14 @@
 """File formats the LLM ecosystem loads, one module each: export and import.
 
-========  ==========================================  =================================
-format    files                                       module
-========  ==========================================  =================================
-tiktoken  ``PATH`` rank file + ``PATH.json`` sidecar  :mod:`bpetrain.formats.tiktoken`
-hf        ``tokenizer.json`` (Hugging Face)           :mod:`bpetrain.formats.hf`
-gpt2      ``DIR/vocab.json`` + ``DIR/merges.txt``     :mod:`bpetrain.formats.gpt2`
-minbpe    ``PREFIX.model`` + ``PREFIX.vocab``         :mod:`bpetrain.formats.minbpe`
-========  ==========================================  =================================
+========  ========================================================  =================================
+format    files                                                     module
+========  ========================================================  =================================
+tiktoken  ``PATH`` rank file + ``PATH.json`` sidecar                :mod:`bpetrain.formats.tiktoken`
+hf        ``tokenizer.json``, or ``DIR/`` with it and               :mod:`bpetrain.formats.hf`
+          ``tokenizer_config.json`` (``transformers``' layout)
+gpt2      ``DIR/vocab.json`` + ``DIR/merges.txt``                   :mod:`bpetrain.formats.gpt2`
+minbpe    ``PREFIX.model`` + ``PREFIX.vocab``                       :mod:`bpetrain.formats.minbpe`
+========  ========================================================  =================================
 
 What each carries: all four hold the merges and the special tokens (GPT-2's as plain
 ``vocab.json`` entries). The pattern, raw mode (``pat_str=None``) included, is in the
@@ -18,6 +19,7 @@ minbpe cannot hold bytes ordered other than 0..255 (imported cl100k_base, GPT-2)
 from __future__ import annotations
 
 import os
+import re
 
 from ..model_file import MAGIC
 from ..tokenizer import Tokenizer
@@ -75,8 +77,8 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
 
 def _detect(path) -> str:
     name = os.fspath(path)
-    if os.path.isdir(name):
-        return "gpt2"
+    if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
+        return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
     with open(name, "rb") as f:
         head = f.read(64)
     if head.startswith(MAGIC[:-2].encode()):
@@ -87,4 +89,18 @@ def _detect(path) -> str:
         return "gpt2"
     if head.lstrip().startswith(b"{") or name.endswith(".json"):
         return "hf"
-    return "minbpe" if name.endswith(".model") else "tiktoken"
+    if name.endswith(".model"):
+        return "minbpe"
+    if name.endswith(".tiktoken") or _RANK_LINE.match(head) or not head:
+        return "tiktoken"  # an empty file gets the rank-file reader's error
+    first = head.split(b"\n")[0][:40]
+    raise ValueError(
+        f"{name}: not a model file bpetrain can tell: not a bpetrain or minbpe model (their first line), "
+        f"tokenizer.json (a JSON object), GPT-2 files (a folder or vocab.json) or a tiktoken rank file "
+        f"('base64-token rank' lines); it starts {first!r}. Name the format with --model-format "
+        f"(format= in Python) if it is one of them"
+    )
+
+
+#: The start of a tiktoken rank file: a base64 token, a space, a rank, a line break.
+_RANK_LINE = re.compile(rb"[A-Za-z0-9+/]+={0,2} [0-9]+\r?\n")

@@ -228,3 +228,24 @@ def read_json(path):
     """
     name = os.fspath(path)
     return loads_json(read_bytes(path, "a JSON file"), name, object_pairs_hook=no_duplicate_keys(name))
+
+
+#: The record a folder export writes beside its files (:func:`bpetrain._atomic.write_folder`).
+MANIFEST_NAME = ".bpetrain.json"
+
+
+def read_manifest(path, *keys: str) -> dict:
+    """Read a folder export's record: ``{"files": {name: record}, ...}`` with an object under
+    each of ``keys`` too.
+
+    Raises
+    ------
+    ValueError
+        If the file is not such a JSON object (naming it).
+    """
+    manifest = read_json(path)
+    if not (isinstance(manifest, dict) and all(isinstance(manifest.get(k), dict) for k in ("files", *keys))):
+        fields = ", ".join(f'"{k}": {{...}}' for k in keys)
+        raise ValueError(f"{os.fspath(path)}: expected {{\"files\": {{name: record}}{', ' + fields if keys else ''}}}")
+    return manifest
+

@@ -14,23 +14,27 @@ the libraries that read them, so :func:`load` assumes it unless told otherwise.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Mapping
 
-from .._atomic import file_record, read_recorded, replace_together
+from .._atomic import file_record, read_recorded, write_folder
 from .._read import decode_utf8, loads_json, read_bytes
 from ..pretokenize import PATTERNS, resolve_pattern
 from ..tokenizer import Tokenizer
-from ._vocab import no_duplicate_keys, read_json, token_to_str, tokenizer_from_vocab
+from ._vocab import (
+    MANIFEST_NAME,
+    no_duplicate_keys,
+    read_manifest,
+    token_to_str,
+    tokenizer_from_vocab,
+)
 
 __all__ = ["load", "load_files", "parse", "save"]
 
 VOCAB_NAME = "vocab.json"
 MERGES_NAME = "merges.txt"
 HEADER = "#version: 0.2"
-MANIFEST_NAME = ".bpetrain.json"
 
 
 def save(tokenizer: Tokenizer, directory) -> None:
@@ -73,20 +77,7 @@ def save(tokenizer: Tokenizer, directory) -> None:
         "files": {name: file_record(data) for name, data in files.items()},
         "special_tokens": tokenizer.special_tokens,
     }
-    directory = os.fspath(directory)
-    made = not os.path.isdir(directory)
-    os.makedirs(directory, exist_ok=True)
-    try:
-        replace_together(
-            {os.path.join(directory, name): data for name, data in files.items()},
-            os.path.join(directory, MANIFEST_NAME),
-            (json.dumps(manifest, indent=1) + "\n").encode("utf-8"),
-        )
-    except BaseException:
-        if made:
-            with contextlib.suppress(OSError):
-                os.rmdir(directory)
-        raise
+    write_folder(directory, files, manifest, MANIFEST_NAME)
 
 
 def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
@@ -121,13 +112,7 @@ def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mappin
     manifest_path = os.path.join(directory, MANIFEST_NAME)
     records = {}
     if os.path.basename(vocab_path) == VOCAB_NAME and os.path.exists(manifest_path):
-        manifest = read_json(manifest_path)
-        if not (
-            isinstance(manifest, dict)
-            and isinstance(manifest.get("files"), dict)
-            and isinstance(manifest.get("special_tokens"), dict)
-        ):
-            raise ValueError(f"{manifest_path}: expected {{\"files\": {{name: record}}, \"special_tokens\": {{...}}}}")
+        manifest = read_manifest(manifest_path, "special_tokens")
         records = manifest["files"]
         if special_tokens is None:
             special_tokens = manifest["special_tokens"]

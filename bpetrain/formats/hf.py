@@ -30,13 +30,17 @@ import os
 
 import regex
 
-from .._atomic import atomic_write
+from .._atomic import atomic_write, file_record, read_recorded, write_folder
+from .._read import loads_json
 from ..pretokenize import PATTERNS
 from ..tokenizer import Tokenizer
 from ._vocab import (
+    MANIFEST_NAME,
     listed_merge,
     make_tokenizer,
+    no_duplicate_keys,
     read_json,
+    read_manifest,
     split_vocab,
     token_to_str,
     tokenizer_from_vocab,
@@ -44,6 +48,10 @@ from ._vocab import (
 from .tiktoken import merges_from_ranks
 
 __all__ = ["hf_pattern", "load", "save"]
+
+#: The files of a folder export (:func:`save` with a folder).
+TOKENIZER_NAME = "tokenizer.json"
+CONFIG_NAME = "tokenizer_config.json"
 
 _BYTE_LEVEL = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
 _INTERVAL_POSSESSIVE = regex.compile(r"\{\d+(?:,\d*)?\}\+")
@@ -104,12 +112,23 @@ def hf_pattern(pat_str: str) -> str:
 
 
 def save(tokenizer: Tokenizer, path) -> None:
-    """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file``, atomically.
+    """Write ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file``, atomically; or, when
+    ``path`` is a folder (an existing one, or a path ending in ``/``), the folder
+    ``transformers.AutoTokenizer.from_pretrained`` loads.
+
+    The folder holds ``tokenizer.json`` and ``tokenizer_config.json``, which names the
+    tokenizer class and the end-of-text token (``eos_token``: ``<|endoftext|>`` when it is
+    a special token, else the only special token, else none), as ``save_pretrained``
+    writes them (a ``tokenizer.json`` alone gives ``eos_token=None`` in ``transformers``).
+    A third file, ``.bpetrain.json``, records both (:func:`bpetrain._atomic.replace_together`),
+    so an interrupted export leaves the old pair or the new one.
 
     Raises
     ------
     ValueError
         If two merges spell the same bytes or a token does not encode to itself.
+    OSError
+        If the files cannot be written (a folder this call made is removed again).
     """
     tokenizer.check_exportable("Hugging Face tokenizer.json")
     vocab = tokenizer.vocab
@@ -158,9 +177,19 @@ def save(tokenizer: Tokenizer, path) -> None:
             "merges": [[token_to_str(vocab[a]), token_to_str(vocab[b])] for a, b in tokenizer.merges],
         },
     }
-    with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
-        json.dump(document, f, ensure_ascii=False, indent=2)
-        f.write("\n")
+    data = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    path = os.fspath(path)
+    if not (os.path.isdir(path) or path.endswith(("/", os.sep))):
+        with atomic_write(path, "wb") as f:
+            f.write(data)
+        return
+    specials = tokenizer.special_tokens
+    eos = "<|endoftext|>" if "<|endoftext|>" in specials else next(iter(specials)) if len(specials) == 1 else None
+    config = {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": eos, "clean_up_tokenization_spaces": False,
+              "model_max_length": 1 << 60}
+    files = {TOKENIZER_NAME: data, CONFIG_NAME: (json.dumps(config, ensure_ascii=False, indent=2) + "\n").encode()}
+    write_folder(path, files, {"format": "hf", "files": {name: file_record(d) for name, d in files.items()}},
+                 MANIFEST_NAME)
 
 
 def load(path) -> Tokenizer:
@@ -181,7 +210,14 @@ def load(path) -> Tokenizer:
         not fit together (:func:`~bpetrain.formats._vocab.tokenizer_from_vocab`).
     """
     name = os.fspath(path)
-    document = read_json(path)
+    if os.path.isdir(name):  # a folder save wrote: its tokenizer.json, checked against the record
+        name = os.path.join(name, TOKENIZER_NAME)
+        manifest_path = os.path.join(os.fspath(path), MANIFEST_NAME)
+        records = read_manifest(manifest_path)["files"] if os.path.exists(manifest_path) else {}
+        data = read_recorded(name, records.get(TOKENIZER_NAME), manifest_path, "a tokenizer.json file")
+        document = loads_json(data, name, object_pairs_hook=no_duplicate_keys(name))
+    else:
+        document = read_json(path)
     model = document.get("model") if isinstance(document, dict) else None
     if not isinstance(model, dict) or model.get("type") != "BPE":
         raise ValueError(f"{name}: model.type must be 'BPE' (bpetrain reads byte-level BPE tokenizers)")
