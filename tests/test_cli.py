@@ -235,5 +235,5 @@ def test_broken_pipe_is_quiet(tmp_path):
     model = tmp_path / "m.bpe"
     assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(model), "-q"]) == 0
     run = subprocess.run(f"'{sys.executable}' -m bpetrain encode '{model}' '{corpus}' -q | head -c 10",
-                         shell=True, capture_output=True, text=True, check=False)
+                         shell=True, capture_output=True, text=True, check=False, cwd=tmp_path)  # not the checkout
     assert len(run.stdout) == 10 and run.stderr == ""

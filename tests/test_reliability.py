@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 from helpers import stdlib_text
@@ -174,7 +175,10 @@ def test_failed_gpt2_export_leaves_no_empty_folder(trained, tmp_path, monkeypatc
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "bpetrain.cli", *args], check=False, capture_output=True, text=True, timeout=120)
+    """The installed command line in a child process, run outside the checkout (whose
+    unbuilt source folder would be imported instead)."""
+    return subprocess.run([sys.executable, "-m", "bpetrain.cli", *args], check=False, capture_output=True, text=True,
+                          timeout=120, cwd=tempfile.gettempdir())
 
 
 # ---------------------------------------------------------------- finding 4

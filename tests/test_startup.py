@@ -7,6 +7,7 @@ import importlib
 import os
 import subprocess
 import sys
+import tempfile
 import zlib
 
 import numpy as np
@@ -51,7 +52,8 @@ def test_version_and_python_m(capsys):
     with pytest.raises(SystemExit) as stop:
         cli.main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"bpetrain {bpetrain.__version__}"
-    run = subprocess.run([sys.executable, "-m", "bpetrain", "--version"], capture_output=True, text=True, check=False)
+    run = subprocess.run([sys.executable, "-m", "bpetrain", "--version"], capture_output=True, text=True, check=False,
+                         cwd=tempfile.gettempdir())  # outside the checkout: the installed package
     assert run.returncode == 0 and run.stdout.strip() == f"bpetrain {bpetrain.__version__}"
 
 
