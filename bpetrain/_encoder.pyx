@@ -37,9 +37,10 @@ nothing without leaving a core's L2 cache. Everything after set-up runs without 
 only, so threads share one encoder.
 """
 cimport cython
-from cpython.list cimport PyList_GET_ITEM, PyList_New, PyList_SET_ITEM
+from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
+from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX, uint16_t
 from libc.stdlib cimport calloc, free, malloc, realloc
@@ -1171,14 +1172,17 @@ cdef class BytePairEncoder:
         return self._as_list(out.ids, out.size) if as_list else _to_array(out)
 
     cdef list _as_list(self, const uint32_t* ids, int64_t n):
-        """The ids as a list of the cached int objects (no int is created)."""
+        """The ids as a list of the cached int objects (no int is created); the item arrays
+        of both lists are read once, so the loop is a load, an increment and a store."""
         cdef list result = PyList_New(n)
+        cdef PyObject** ints = PySequence_Fast_ITEMS(self._ints)
+        cdef PyObject** items = PySequence_Fast_ITEMS(result)
         cdef PyObject* item
         cdef int64_t i
         for i in range(n):
-            item = PyList_GET_ITEM(self._ints, ids[i])
+            item = ints[ids[i]]
             Py_INCREF(<object>item)
-            PyList_SET_ITEM(result, i, <object>item)
+            items[i] = item
         return result
 
     @property
