@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import codecs
 import os
+import re
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -268,11 +270,13 @@ def _encode(args: argparse.Namespace) -> int:
         try:
             total += _encode_file(encoding, path, args, special, out)
         except ValueError as exc:
-            if "disallowed special token" not in str(exc):
+            # tiktoken's ValueError (its exact type and message, kept for drop-in use) names the token as a repr
+            found = re.search(r"disallowed special token (.+?)\.\n", str(exc))
+            if found is None:
                 raise
-            token = str(exc).split("'")[1]
-            raise ValueError(f"{path} holds the special token {token!r}: pass --allowed-special {token} (or all) "
-                             "to encode it as such, or --ordinary to encode it as text") from None
+            token = ast.literal_eval(found.group(1))
+            raise ValueError(f"{path} holds the special token {token!r}: pass --allowed-special {token} "
+                             "(or all) to encode it as such, or --ordinary to encode it as text") from None
     if args.output == "count":
         out.write(b"%d\n" % total)
     return 0
@@ -329,8 +333,6 @@ def _encode_lines(encoding, texts, special):
             yield from (ids[a:b] for a, b in zip(offsets.tolist(), offsets[1:].tolist()))
     if carry:
         yield encoding.encode_to_numpy(carry, **special)
-
-
 
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:

@@ -54,6 +54,8 @@ import numpy as np
 
 from ._atomic import atomic_write
 from .encoding import Encoding
+from .formats import detect_format
+from .formats.tiktoken import sidecar_path
 from .inputs import expand_inputs, read_blocks
 from .patterns import PATTERNS
 from .tokenizer import Tokenizer
@@ -147,8 +149,8 @@ def load_model(path, *, format: str | None = None, pat_str: str | None = None) -
     if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
         path = find_file(spec.files[0], os.fspath(path))
     options = {} if pat_str is None else {"pat_str": pat_str}
-    if pat_str is None and format in (None, "tiktoken") and os.path.isfile(path):
-        with open(path, "rb") as f:
+    if pat_str is None and (format or detect_format(path)) == "tiktoken" and not os.path.exists(sidecar_path(path)):
+        with open(path, "rb") as f:  # a rank file that does not say its pattern: is it OpenAI's?
             digest = hashlib.sha256(f.read()).hexdigest()
         for spec in ENCODINGS.values():
             if len(spec.files) == 1 and spec.files[0].sha256 == digest:

@@ -585,7 +585,7 @@ class BpeTrainer:
             merges, byte_ids = merges_from_ranks(base._mergeable_ranks)
             base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
         elif isinstance(base, (str, os.PathLike)):
-            if formats._detect(base) == "tiktoken" and self.pat_str_given:
+            if formats.detect_format(base) == "tiktoken" and self.pat_str_given:
                 base = formats.load(base, "tiktoken", pat_str=self.pat_str, special_tokens={})
             else:
                 base = formats.load(base)

@@ -25,7 +25,7 @@ from ..model_file import MAGIC
 from ..tokenizer import Tokenizer
 from . import gpt2, hf, minbpe, tiktoken
 
-__all__ = ["FORMATS", "export", "load"]
+__all__ = ["FORMATS", "detect_format", "export", "load"]
 
 #: Format name -> module with ``save(tokenizer, path)`` and ``load(path, ...)``.
 FORMATS = {"tiktoken": tiktoken, "hf": hf, "gpt2": gpt2, "minbpe": minbpe}
@@ -53,7 +53,8 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
     Without ``format``: a directory or ``vocab.json`` is gpt2; a file starting
     ``bpetrain model`` is bpetrain's model file, one starting ``minbpe v1`` a minbpe
     model, a JSON object or ``*.json`` hf, another ``*.model`` minbpe (so a damaged one
-    gets minbpe's error); anything else is a tiktoken rank file. ``options`` go to the format's ``load``
+    gets minbpe's error), ``*.tiktoken`` or ``base64 rank`` lines a tiktoken rank file
+    (:func:`detect_format`). ``options`` go to the format's ``load``
     (``pat_str`` for tiktoken and gpt2, ``special_tokens`` for tiktoken).
 
     Raises
@@ -62,7 +63,7 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
         If the format is unknown or the file is malformed (naming the file and line).
     """
     if format is None:
-        format = _detect(path)
+        format = detect_format(path)
     if options and format not in ("tiktoken", "gpt2"):
         raise ValueError(
             f"{os.fspath(path)} is a {format} file, which carries its own pattern and special tokens; "
@@ -75,7 +76,14 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
     return FORMATS[format].load(path, **options)
 
 
-def _detect(path) -> str:
+def detect_format(path) -> str:
+    """The format of the model at ``path`` from its name and first bytes (see :func:`load`).
+
+    Raises
+    ------
+    ValueError
+        If the file looks like none of the formats (naming it and its first line).
+    """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
         return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
