@@ -554,10 +554,11 @@ class Encoding:
     ) -> Iterator[np.ndarray]:
         """Encode a text that arrives in parts (a file read block by block) without holding it whole.
 
-        The text is encoded up to the last safe cut of the split pattern (no piece
-        crosses it, and the pattern reads nothing beyond it:
-        ``bpetrain._splitter.last_safe_cut``) or the start of a special token, whenever
-        ``block_chars`` characters are waiting; the rest waits for the next parts. A
+        Whenever ``block_chars`` characters are waiting, the text is encoded up to the
+        last safe cut of the split pattern (no piece crosses it, and the pattern reads
+        nothing beyond it: ``bpetrain._splitter.last_safe_cut``), or the end of a special
+        token that would straddle it: the cuts of counting (:func:`bpetrain.counting.cut_blocks`).
+        The rest waits for the next parts. A
         raw-mode encoding (no pattern) or a pattern split by the ``regex`` module has no
         safe cuts: its text is held whole, as :meth:`encode` would hold it.
 
@@ -582,52 +583,38 @@ class Encoding:
             As :meth:`encode`, for a disallowed special token (ids of the text before it
             may have been yielded already).
         """
+        from .counting import cut_blocks
+        from .pieces import PieceCounter
+
         block_chars = STREAM_BLOCK if block_chars is None else block_chars
         if block_chars < 1:
             raise ValueError(f"block_chars must be at least 1, got {block_chars}")
+        if self._pattern is None:  # no safe cuts: the text whole
+            yield self.encode_to_numpy("".join(chunks), allowed_special=allowed_special,
+                                       disallowed_special=disallowed_special)
+            return
         allowed = set(self.special_tokens) if allowed_special == "all" else set(self.special_tokens) & set(allowed_special)
         disallowed = set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
-        watched = frozenset(allowed | disallowed)  # strings a cut must not split
-        specials = _special_regex(watched) if watched else None
-        longest = max(map(len, watched), default=1)
-        text, context = "", ""  # waiting text; the character before it (so ^ and \A see it is not the start)
-        for chunk in chunks:
-            text += chunk
-            if len(text) < block_chars or self._pattern is None:
-                continue
-            # leave a special token's length after the cut, so one that starts before it is seen whole
-            if len(text) <= longest:
-                continue
-            data = (context + text).encode("utf-8", "surrogatepass")
-            start = len(context.encode("utf-8", "surrogatepass"))
-            cut = self._pattern.safe_cut(data, start, len(data) - len(text[-longest:].encode("utf-8", "surrogatepass")))
-            if cut <= start:
-                continue
-            cut = len(data[start:cut].decode("utf-8", "surrogatepass"))  # in characters of text
-            if specials is not None:  # never split an allowed special token (cut at its start) or a disallowed one
-                for found in specials.finditer(text, max(0, cut - longest), min(len(text), cut + longest)):
-                    if found.start() < cut < found.end():
-                        allowed_special_tokens(found.group(), self.special_tokens, allowed_special, disallowed_special)
-                        cut = found.start()
-                        break
-            if cut == 0:
-                continue
-            head, text = text[:cut], text[cut:]
-            found = allowed_special_tokens(head, self.special_tokens, allowed_special, disallowed_special)
-            yield self._encode_after(context, head, found)
-            # text after a special token is encoded on its own (tiktoken): no context then
-            context = "" if any(head.endswith(token) for token in found) else head[-1]
-        yield self._encode_after(context, text, allowed_special_tokens(
-            text, self.special_tokens, allowed_special, disallowed_special))
+        # Cut as counting does (PieceCounter.cut): at the pattern's last safe cut, moved to the
+        # end of an allowed or disallowed special token that would straddle it.
+        cutter = PieceCounter(self._pat_str, allowed | disallowed)
+        blocks = map(_utf8, _gathered(chunks, block_chars))
+        context = ""  # the character before a block that does not start a string (for ^ and \A)
+        for data, stop, _, continued in cut_blocks(blocks, cutter):
+            text = bytes(data[:stop]).decode("utf-8")
+            found = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
+            yield self._encode_after(context if continued else "", text, found)
+            context = text[-1:] if text else context
 
     def _encode_after(self, context: str, text: str, allowed: Collection[str]) -> np.ndarray:
         """Ids of ``text`` where it follows ``context`` (one character, or "" at the start):
-        the first stretch before a special token is encoded in place after ``context``."""
+        the first stretch before a special token is encoded in place after ``context``.
+        Both come from valid UTF-8 (no lone surrogates)."""
         if not context:
             return self._with_specials(text, allowed) if allowed else self._ordinary(text)
         parts = _special_regex(frozenset(allowed)).split(text, maxsplit=1) if allowed else [text]
-        data = replace_surrogates(context + parts[0]).encode("utf-8")
-        start = len(replace_surrogates(context).encode("utf-8"))
+        data = (context + parts[0]).encode("utf-8")
+        start = len(context.encode("utf-8"))
         first = self._encode_range(data, start, False)
         if len(parts) == 1:
             return first
@@ -1069,6 +1056,28 @@ def allowed_special_tokens(
                 "To disable this check for all special tokens, pass `disallowed_special=()`."
             )
     return allowed
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates replaced by U+FFFD first (as :meth:`Encoding.encode` does)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return replace_surrogates(text).encode("utf-8")
+
+
+def _gathered(chunks: Iterable[str], size: int) -> Iterator[str]:
+    """``chunks`` joined into parts of at least ``size`` characters (the last may be shorter)."""
+    waiting: list[str] = []
+    n = 0
+    for chunk in chunks:
+        waiting.append(chunk)
+        n += len(chunk)
+        if n >= size:
+            yield "".join(waiting)
+            waiting, n = [], 0
+    if waiting:
+        yield "".join(waiting)
 
 
 @lru_cache(maxsize=64)
