@@ -442,6 +442,17 @@ def _figure_png(figure) -> str:
     return f'<img alt="" src="data:image/png;base64,{data}">'
 
 
+def _finished(figure, axes, xlabel: str, ylabel: str, title: str, **grid) -> str:
+    """Label ``axes``, give it a light grid (``grid``: matplotlib's ``which``/``axis``) and
+    the legend, and return ``figure`` as an ``<img>`` tag (:func:`_figure_png`)."""
+    axes.set_xlabel(xlabel)
+    axes.set_ylabel(ylabel)
+    axes.set_title(title)
+    axes.grid(True, alpha=0.3, **grid)
+    axes.legend()
+    return _figure_png(figure)
+
+
 def _compression_figure(models: list[dict]) -> str | None:
     """Bytes per token against vocabulary size (first k merges), each model on texts and training."""
     from matplotlib.figure import Figure
@@ -463,12 +474,8 @@ def _compression_figure(models: list[dict]) -> str | None:
     axes.set_xscale("log", base=2)
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:,.0f}"))
     axes.xaxis.set_minor_formatter(NullFormatter())
-    axes.set_xlabel("vocabulary size: 256 bytes + the first k merges (log scale)")
-    axes.set_ylabel("UTF-8 bytes per token")
-    axes.set_title("Compression as merges are added")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
-    return _figure_png(figure)
+    return _finished(figure, axes, "vocabulary size: 256 bytes + the first k merges (log scale)",
+                     "UTF-8 bytes per token", "Compression as merges are added", which="both")
 
 
 def _lengths_figure(models: list[dict]) -> str:
@@ -489,12 +496,8 @@ def _lengths_figure(models: list[dict]) -> str:
                  label=f"{model['name']} ({model['n_merges'] + 256:,} tokens)")
     labels = [str(p) if p == 1 or p % 4 == 0 else "" for p in positions[:-1]]
     axes.set_xticks(positions, [*labels, f"{MAX_PLOTTED_LENGTH}+"])
-    axes.set_xlabel(f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)")
-    axes.set_ylabel("% of the tokens")
-    axes.set_title("Token lengths")
-    axes.grid(True, axis="y", alpha=0.3)
-    axes.legend()
-    return _figure_png(figure)
+    return _finished(figure, axes, f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)",
+                     "% of the tokens", "Token lengths", axis="y")
 
 
 def _merge_count_figure(models: list[dict]) -> str | None:
@@ -511,12 +514,8 @@ def _merge_count_figure(models: list[dict]) -> str | None:
         axes.plot(curve["k"], curve["merge_count"], color=color, label=model["name"])
     axes.set_xscale("log")
     axes.set_yscale("log")
-    axes.set_xlabel("the k-th merge (log scale)")
-    axes.set_ylabel("count of the pair merged")
-    axes.set_title("Merge counts during training")
-    axes.grid(True, which="both", alpha=0.3)
-    axes.legend()
-    return _figure_png(figure)
+    return _finished(figure, axes, "the k-th merge (log scale)", "count of the pair merged",
+                     "Merge counts during training", which="both")
 
 
 def _token_html(text: str) -> str:
