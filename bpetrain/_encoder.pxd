@@ -19,10 +19,8 @@ cdef struct IdBuffer:
     int64_t size
     int64_t cap
 
-# One entry of the piece cache (32 bytes): a piece of 3..16 bytes and its one to three
-# token ids. ``meta`` is (sequence << 16) | (number of ids << 8) | length; the sequence is
-# odd while a thread writes the entry (a seqlock: readers that see it odd, or see it
-# change, take the entry for a miss).
+# One entry of a piece cache (32 bytes): a piece of 3..16 bytes and its one to three
+# token ids. ``meta`` is (number of ids << 8) | length (0: empty).
 cdef struct CacheEntry:
     uint64_t meta
     uint64_t key0      # the piece's bytes 0..7 (``load_head``)
@@ -30,7 +28,7 @@ cdef struct CacheEntry:
     uint64_t ids       # the ids, 21 bits each, the first in the low bits
 
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
-# demand), and the piece cache it reads (shared by threads; NULL: none).
+# demand), and the piece cache it reads (this call's alone; NULL: none).
 cdef struct Scratch:
     token_t* tok       # the token id at each token's first byte
     uint64_t* bits     # bit i set: byte i starts a token
@@ -81,7 +79,9 @@ cdef class BytePairEncoder:
     cdef const token_t* split_left       # rank -> the two tokens BPE joins into it (a byte: itself);
     cdef const token_t* split_right      #   -1: no merge order makes it (reachable only as a whole piece)
     cdef readonly bint linear            # whether the linear encoder gives the heap's ids (checked)
-    cdef object _cache                   # the piece cache (uint64 array, 4 words an entry), or None
+    cdef list _caches                    # spare piece caches (PieceCache), one taken by each running call
+    cdef int64_t _cache_entries          # entries of each (a power of two; 0: no cache)
+    cdef int64_t _cache_epoch            # bumped when the caches are dropped
 
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
@@ -89,13 +89,14 @@ cdef class BytePairEncoder:
                           Scratch* scratch) except -1 nogil
     cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                               Scratch* scratch) except -1 nogil
-    cdef object _use_cache(self, Scratch* scratch)
+    cdef object _take_cache(self, Scratch* scratch)
+    cdef void _give_back(self, object cache)
     cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t start, int64_t stop, int64_t n,
                                    const Tables* pattern, Stack* stack,
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil
     cdef object _result(self, IdBuffer* out, bint as_list)
-    cdef list _as_list(self, const uint32_t* ids, int64_t n)
+    cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1
     cdef int _fill_pairs(self, int64_t n_splits) except -1

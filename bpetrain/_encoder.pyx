@@ -44,7 +44,7 @@ from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX, uint16_t
 from libc.stdlib cimport calloc, free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memchr, memcmp, memcpy, memset
 
 import numpy as np
 
@@ -53,26 +53,11 @@ from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack,
 cdef extern from *:
     """
     #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
-    /* The piece cache's seqlock (C11 memory model through the GCC/Clang builtins; H.-J.
-       Boehm, "Can seqlocks get along with programming language memory models?", 2012). */
-    #define BPETRAIN_LOAD_ACQUIRE(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
-    #define BPETRAIN_LOAD_RELAXED(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-    #define BPETRAIN_STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-    #define BPETRAIN_STORE_RELEASE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
-    #define BPETRAIN_FENCE_ACQUIRE() __atomic_thread_fence(__ATOMIC_ACQUIRE)
-    #define BPETRAIN_FENCE_RELEASE() __atomic_thread_fence(__ATOMIC_RELEASE)
-    static inline int bpetrain_cas(uint64_t* p, uint64_t expected, uint64_t desired) {
-        return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-    }
     """
     int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
-    uint64_t load_acquire "BPETRAIN_LOAD_ACQUIRE"(const uint64_t* p) noexcept nogil
-    uint64_t load_relaxed "BPETRAIN_LOAD_RELAXED"(const uint64_t* p) noexcept nogil
-    void store_relaxed "BPETRAIN_STORE_RELAXED"(uint64_t* p, uint64_t v) noexcept nogil
-    void store_release "BPETRAIN_STORE_RELEASE"(uint64_t* p, uint64_t v) noexcept nogil
-    void fence_acquire "BPETRAIN_FENCE_ACQUIRE"() noexcept nogil
-    void fence_release "BPETRAIN_FENCE_RELEASE"() noexcept nogil
-    bint compare_exchange "bpetrain_cas"(uint64_t* p, uint64_t expected, uint64_t desired) noexcept nogil
+    void PyObject_GC_UnTrack(void* op) noexcept
+    void PyObject_GC_Track(void* op) noexcept
+    int PyObject_GC_IsTracked(object op) noexcept
 
 cdef token_t NO_RANK = INT32_MAX        # no token: larger than every rank
 cdef uint64_t EMPTY = UINT64_MAX        # free slot of the pair table
@@ -243,6 +228,52 @@ cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
     return (w << 6) + 63 - clz64(word)
 
 
+def track_lists(list lists not None):
+    """Give every list of ``lists`` that :meth:`BytePairEncoder.encode_batch` made back to
+    the garbage collector (it makes them untracked: a collection set off while a batch
+    is being built would otherwise walk every id of every list made so far, about half
+    the time lists take; the lists hold only ints, so none can be in a cycle before the
+    caller has them). Lists already tracked are left as they are."""
+    cdef object item
+    for item in lists:
+        if type(item) is list and not PyObject_GC_IsTracked(item):
+            PyObject_GC_Track(<PyObject*>item)
+
+
+class DisallowedText(Exception):
+    """Raised by :meth:`BytePairEncoder.encode_batch` when ``texts[index]`` holds a
+    disallowed string; the caller raises the error users see."""
+
+    def __init__(self, index):
+        super().__init__(index)
+        self.index = index
+
+
+cdef bint holds_any(const uint8_t* text, int64_t n, const uint8_t* needles, const int64_t* ends,
+                    int64_t n_needles, const uint8_t* first, int lead) noexcept nogil:
+    """Whether any needle (``needles[ends[k]:ends[k + 1]]``, none empty) occurs in ``text``.
+    ``first[b]`` is nonzero when a needle starts with byte ``b``; ``lead`` is that byte
+    when only one does (the text is then skipped through with memchr), else -1."""
+    cdef int64_t p = 0, k, length
+    cdef const uint8_t* hit
+    while p < n:
+        if lead >= 0:
+            hit = <const uint8_t*>memchr(text + p, lead, n - p)
+            if hit == NULL:
+                return False
+            p = hit - text
+        elif not first[text[p]]:
+            p += 1
+            continue
+        for k in range(n_needles):
+            length = ends[k + 1] - ends[k]
+            if (needles[ends[k]] == text[p] and length <= n - p
+                    and memcmp(text + p, needles + ends[k], length) == 0):
+                return True
+        p += 1
+    return False
+
+
 @cython.final
 cdef class PieceCache:
     """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
@@ -250,8 +281,9 @@ cdef class PieceCache:
     cdef CacheEntry* entries
     cdef int shift
     cdef readonly int64_t size
+    cdef int64_t epoch  # the encoder's cache epoch when it was made
 
-    def __cinit__(self, int64_t size):
+    def __cinit__(self, int64_t size, int64_t epoch):
         cdef int bits = 1
         while (<int64_t>1 << bits) < size:
             bits += 1
@@ -260,6 +292,7 @@ cdef class PieceCache:
             raise MemoryError(f"no memory for a piece cache of {size} entries")
         self.size = <int64_t>1 << bits
         self.shift = 64 - bits
+        self.epoch = epoch
 
     def __dealloc__(self):
         free(self.entries)
@@ -653,10 +686,10 @@ cdef class BytePairEncoder:
         """Append the token ids of one piece of ``n`` bytes to ``out``.
 
         A piece of 3 to ``CACHE_PIECE`` bytes is first looked up in the piece cache, if
-        ``scratch`` has one (module docstring); a miss is encoded and, if it makes at
-        most ``CACHE_IDS`` ids, stored in the entry unless another thread is writing it.
+        ``scratch`` has one (this call's alone: :attr:`cache_size`); a miss is encoded
+        and, if it makes at most ``CACHE_IDS`` ids, stored in the entry.
         """
-        cdef uint64_t key0 = 0, key1 = 0, meta, ids, h
+        cdef uint64_t key0 = 0, key1 = 0, ids, h
         cdef CacheEntry* entry
         cdef int64_t before, i, count
         if n == 0:
@@ -670,31 +703,24 @@ cdef class BytePairEncoder:
             key1 = load_head(piece + 8, n - 8)
         h = (((key0 ^ <uint64_t>n) * FIB) ^ key1) * FIB
         entry = &scratch.cache[h >> scratch.cache_shift]
-        meta = load_acquire(&entry.meta)
-        if meta & 0xFF == <uint64_t>n and not (meta >> 16) & 1:
-            ids = load_relaxed(&entry.ids)
-            if load_relaxed(&entry.key0) == key0 and load_relaxed(&entry.key1) == key1:
-                fence_acquire()
-                if load_relaxed(&entry.meta) == meta:  # nobody wrote the entry while we read it
-                    count = (meta >> 8) & 0xFF
-                    for i in range(count):
-                        out.ids[out.size + i] = <uint32_t>((ids >> (ID_BITS * i)) & ID_MASK)
-                    out.size += count
-                    return 0
+        if entry.meta & 0xFF == <uint64_t>n and entry.key0 == key0 and entry.key1 == key1:
+            count = entry.meta >> 8
+            ids = entry.ids
+            for i in range(count):
+                out.ids[out.size + i] = <uint32_t>((ids >> (ID_BITS * i)) & ID_MASK)
+            out.size += count
+            return 0
         before = out.size
         self._encode_uncached(piece, n, out, scratch)
         count = out.size - before
         if count <= CACHE_IDS:
-            meta = load_relaxed(&entry.meta)
-            if not (meta >> 16) & 1 and compare_exchange(&entry.meta, meta, meta + (1 << 16)):
-                fence_release()  # the odd sequence is seen before any of the new words
-                ids = 0
-                for i in range(count):
-                    ids |= <uint64_t>out.ids[before + i] << (ID_BITS * i)
-                store_relaxed(&entry.key0, key0)
-                store_relaxed(&entry.key1, key1)
-                store_relaxed(&entry.ids, ids)
-                store_release(&entry.meta, (((meta >> 16) + 2) << 16) | (<uint64_t>count << 8) | <uint64_t>n)
+            ids = 0
+            for i in range(count):
+                ids |= <uint64_t>out.ids[before + i] << (ID_BITS * i)
+            entry.meta = (<uint64_t>count << 8) | <uint64_t>n
+            entry.key0 = key0
+            entry.key1 = key1
+            entry.ids = ids
         return 0
 
     cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
@@ -892,7 +918,7 @@ cdef class BytePairEncoder:
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_pieces + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             if data == NULL or lengths == NULL:
                 raise MemoryError()
@@ -903,6 +929,7 @@ cdef class BytePairEncoder:
                     self.encode_piece(<const uint8_t*>data[i], lengths[i], &out, &scratch)
             return self._result(&out, as_list)
         finally:
+            self._give_back(cache)
             free(data)
             free(lengths)
             free_buffers(&out, &scratch)
@@ -912,12 +939,13 @@ cdef class BytePairEncoder:
         ValueError if ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
                 self.encode_piece(&data[0] if data.shape[0] else NULL, data.shape[0], &out, &scratch)
             return self._result(&out, as_list)
         finally:
+            self._give_back(cache)
             free_buffers(&out, &scratch)
 
     def encode_table(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None):
@@ -1021,7 +1049,7 @@ cdef class BytePairEncoder:
         cdef Py_ssize_t end = data.shape[0] if stop is None else stop
         if not 0 <= start <= end <= data.shape[0]:
             raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
                 grow_ids(&out, (end - start) // 3 + 64)  # about the ids of real text: one growth at most
@@ -1029,10 +1057,11 @@ cdef class BytePairEncoder:
                                        &pattern.tables, &stack, &out, &scratch, INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
         finally:
+            self._give_back(cache)
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
-    def encode_batch(self, list texts not None, Program pattern not None, int output):
+    def encode_batch(self, list texts not None, Program pattern not None, int output, needles=None):
         """Split and encode each of ``texts`` (``str``, read as UTF-8) as :meth:`encode_text`
         does, all in one call without the GIL.
 
@@ -1041,14 +1070,23 @@ cdef class BytePairEncoder:
         texts : list of str
         pattern : bpetrain._splitter.Program
         output : int
-            ``BATCH_LISTS``: a list of lists of int. ``BATCH_ARRAYS``: ``(ids, offsets)``,
+            ``BATCH_LISTS``: a list of lists of int, not yet tracked by the garbage
+            collector (pass them to :func:`track_lists`). ``BATCH_ARRAYS``: ``(ids, offsets)``,
             the ids of every text in one uint32 array, shape (n_tokens,), and int64
             offsets, shape (len(texts) + 1,): text ``i`` has ``ids[offsets[i]:offsets[i + 1]]``.
             ``BATCH_COUNTS``: the token count of each text, int64 array, shape (len(texts),),
             no ids kept.
+        needles : tuple, optional
+            Strings no text may hold (disallowed special tokens), checked without the GIL
+            before each text is encoded: ``(data, ends, first, lead)``, the UTF-8 of every
+            string concatenated (bytes), int64 ends of each (shape (n + 1,), starting at 0,
+            none empty), a uint8 array of 256 marking the first bytes, and that byte if
+            there is only one, else -1.
 
         Raises
         ------
+        DisallowedText
+            With the index of the first text that holds one of ``needles``.
         TypeError
             If an item is not a ``str``.
         UnicodeEncodeError
@@ -1060,13 +1098,19 @@ cdef class BytePairEncoder:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
-        cdef int64_t n_read, count, total = 0
+        cdef int64_t n_read, count, total = 0, n_needles = 0, bad = -1
         cdef bint keep = output != BATCH_COUNTS
+        cdef const uint8_t[::1] needle_bytes, first
+        cdef const int64_t[::1] needle_ends
+        cdef int lead = -1
+        if needles is not None:
+            needle_bytes, needle_ends, first, lead = needles
+            n_needles = needle_ends.shape[0] - 1
         if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
         offsets = np.empty(n_texts + 1, dtype=np.int64)
         cdef int64_t[::1] ends = offsets
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             if data == NULL or lengths == NULL:
                 raise MemoryError()
@@ -1078,16 +1122,25 @@ cdef class BytePairEncoder:
                 if keep:
                     grow_ids(&out, total // 3 + 64)  # about the ids of real text: one growth at most
                 for i in range(n_texts):
+                    if n_needles and holds_any(<const uint8_t*>data[i], lengths[i], &needle_bytes[0],
+                                               &needle_ends[0], n_needles, &first[0], lead):
+                        bad = i
+                        break
                     count = self._split_and_encode(<const uint8_t*>data[i], 0, lengths[i], lengths[i],
                                                    &pattern.tables, &stack,
                                                    &out, &scratch, INT64_MAX, keep, &n_read)
                     ends[i + 1] = out.size if keep else ends[i] + count
+            if bad >= 0:
+                raise DisallowedText(bad)
             if output == BATCH_LISTS:
-                return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i]) for i in range(n_texts)]
+                # Untracked until track_lists: the collections our own allocations set off
+                # then skip them (half the time lists took), and nothing else sees them before.
+                return [self._as_list(out.ids + ends[i], ends[i + 1] - ends[i], False) for i in range(n_texts)]
             if output == BATCH_ARRAYS:
                 return _to_array(&out), offsets
             return np.diff(offsets)
         finally:
+            self._give_back(cache)
             free(data)
             free(lengths)
             free_buffers(&out, &scratch)
@@ -1106,13 +1159,14 @@ cdef class BytePairEncoder:
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t count, n_read
         cdef Stack stack = Stack(NULL, 0, 0)
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
                 count = self._split_and_encode(&data[0] if data.shape[0] else NULL, 0, data.shape[0], data.shape[0],
                                                &pattern.tables, &stack, &out, &scratch, limit, False, &n_read)
             return count, n_read
         finally:
+            self._give_back(cache)
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
@@ -1129,7 +1183,7 @@ cdef class BytePairEncoder:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t count = 0
-        cache = self._use_cache(&scratch)  # held until the kernel returns
+        cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             for i in range(n_pieces):
                 data = PyUnicode_AsUTF8AndSize(pieces[i], &length)
@@ -1140,6 +1194,7 @@ cdef class BytePairEncoder:
                     return -1
             return count
         finally:
+            self._give_back(cache)
             free_buffers(&out, &scratch)
 
     def _py_encode_bytes(self, const uint8_t[::1] data not None, str path):
@@ -1171,10 +1226,14 @@ cdef class BytePairEncoder:
     cdef object _result(self, IdBuffer* out, bint as_list):
         return self._as_list(out.ids, out.size) if as_list else _to_array(out)
 
-    cdef list _as_list(self, const uint32_t* ids, int64_t n):
+    cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=True):
         """The ids as a list of the cached int objects (no int is created); the item arrays
-        of both lists are read once, so the loop is a load, an increment and a store."""
+        of both lists are read once, so the loop is a load, an increment and a store.
+        Without ``tracked`` the list is left out of the garbage collector's sight, for
+        :func:`track_lists` to give back before anyone else sees it."""
         cdef list result = PyList_New(n)
+        if not tracked:
+            PyObject_GC_UnTrack(<PyObject*>result)
         cdef PyObject** ints = PySequence_Fast_ITEMS(self._ints)
         cdef PyObject** items = PySequence_Fast_ITEMS(result)
         cdef PyObject* item
@@ -1187,14 +1246,16 @@ cdef class BytePairEncoder:
 
     @property
     def cache_size(self):
-        """int: entries of the piece cache (32 bytes each), 0 if there is none.
+        """int: entries of each piece cache (32 bytes each), 0 if there is none.
 
-        The cache maps pieces of 3 to 16 bytes to their ids (up to three), is shared by
-        every thread that encodes with this encoder, and never changes an id: an entry
-        is used only if its bytes equal the piece and no thread wrote it while it was
-        read. Setting it makes a new, empty cache of that many entries (rounded up to a
-        power of two, at least 2; 0: no cache); calls already running finish with the
-        old one.
+        A piece cache maps pieces of 3 to 16 bytes to their ids (up to three). Each call
+        that runs takes a cache of its own (the last one given back, or a new, empty one)
+        and gives it back when it returns, so threads never share a cache while they
+        encode (shared caches cost a second thread a sixth of its speed: every miss wrote
+        cache lines the other core was reading), and a thread's next call finds the
+        pieces it has seen. There are as many caches as calls have run at once. Setting
+        the size drops every cache (rounded up to a power of two, at least 2; 0: no
+        cache); calls already running finish with theirs.
 
         Raises
         ------
@@ -1203,7 +1264,7 @@ cdef class BytePairEncoder:
         ValueError
             If it is negative or above 2**32.
         """
-        return 0 if self._cache is None else (<PieceCache>self._cache).size
+        return self._cache_entries
 
     @cache_size.setter
     def cache_size(self, size):
@@ -1211,16 +1272,33 @@ cdef class BytePairEncoder:
             raise TypeError(f"cache_size must be an int (entries; 0 turns the cache off), got {type(size).__name__}")
         if not 0 <= size <= 1 << 32:
             raise ValueError(f"cache_size must be in [0, 2**32] entries of 32 bytes, got {size}")
-        self._cache = PieceCache(size) if size else None
+        cdef int64_t entries = 2
+        while entries < size:
+            entries <<= 1
+        self._cache_entries = entries if size else 0
+        self._caches = []  # caches taken now are not given back (their size is the old one)
+        self._cache_epoch += 1
 
-    cdef object _use_cache(self, Scratch* scratch):
-        """Point ``scratch`` at the piece cache. Returns the cache, for the caller to keep
-        referenced until its kernel has returned (``cache_size`` may replace it meanwhile)."""
-        cdef PieceCache cache = self._cache
-        if cache is not None:
-            scratch.cache = cache.entries
-            scratch.cache_shift = cache.shift
+    @property
+    def spare_caches(self):
+        """int: piece caches kept for the next calls (at most as many as calls ran at once)."""
+        return len(self._caches)
+
+    cdef object _take_cache(self, Scratch* scratch):
+        """Point ``scratch`` at a piece cache for this call alone: a spare one, or a new one.
+        Returns it (or None: no cache), for :meth:`_give_back` once the kernel has returned."""
+        cdef PieceCache cache
+        if self._cache_entries == 0:
+            return None
+        cache = self._caches.pop() if self._caches else PieceCache(self._cache_entries, self._cache_epoch)
+        scratch.cache = cache.entries
+        scratch.cache_shift = cache.shift
         return cache
+
+    cdef void _give_back(self, object cache):
+        """Keep ``cache`` for the next call, unless the caches were dropped since it was taken."""
+        if cache is not None and (<PieceCache>cache).epoch == self._cache_epoch:
+            self._caches.append(cache)
 
     @property
     def token_lengths(self):

@@ -25,6 +25,8 @@ from ._encoder import (
     BATCH_LISTS,
     DEFAULT_CACHE_SIZE,
     BytePairEncoder,
+    DisallowedText,
+    track_lists,
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
@@ -167,10 +169,13 @@ class Encoding:
         The encoder remembers the ids of the pieces of 3 to 16 bytes it has encoded (up
         to three ids each; 32 bytes an entry, one entry per hash value, the newest
         wins). Real text repeats its pieces, so most are then found without a lookup in
-        the vocabulary or a merge. Threads share the cache; it never changes an id (an
-        entry is used only if its bytes equal the piece and no thread rewrote it while it
-        was read). Setting the size starts a new, empty cache (rounded up to a power of
-        two; 0 turns it off); calls already running finish with the old one.
+        the vocabulary or a merge. Each call that runs takes a cache of its own and gives
+        it back when it returns, so threads never share one while they encode, and a
+        thread's next call finds the pieces its last one stored: there are as many caches
+        as calls ran at once (512 KiB each at the default size). The cache never changes
+        an id (an entry is used only if its bytes equal the piece). Setting the size drops
+        every cache (the new size is rounded up to a power of two; 0 turns them off);
+        calls already running finish with theirs.
 
         Raises
         ------
@@ -186,7 +191,7 @@ class Encoding:
         self._bpe.cache_size = size
 
     def clear_cache(self) -> None:
-        """Empty the piece cache (keeping its size)."""
+        """Drop the piece caches (keeping their size): the next calls start with empty ones."""
         self._bpe.cache_size = self._bpe.cache_size
 
     @property
@@ -312,7 +317,9 @@ class Encoding:
 
         With a compiled split pattern the texts are cut into chunks of about
         ``BATCH_CHUNK`` characters; each chunk is encoded in one kernel call without the
-        GIL, then turned into lists, so one thread builds lists while another encodes.
+        GIL, then turned into lists, so one thread builds lists while another encodes
+        (the lists are kept from the garbage collector until the last is built, so the
+        collections that building them sets off do not walk them).
 
         Raises
         ------
@@ -367,12 +374,18 @@ class Encoding:
         """
         return self._batch(text, num_threads, BATCH_COUNTS).tolist()
 
-    def _batch(self, text: Sequence[str], num_threads: int, output: int):
-        """The batch kernel's ``output`` for every text, in chunks on up to ``num_threads`` threads."""
+    def _batch(self, text: Sequence[str], num_threads: int, output: int, disallowed: frozenset[str] = frozenset()):
+        """The batch kernel's ``output`` for every text, in chunks on up to ``num_threads``
+        threads; a text holding a string of ``disallowed`` raises as :meth:`encode` (the
+        first such text; the kernel looks for them without the GIL)."""
         _check_threads(num_threads)
         texts = list(text)
         for item in texts:
             _check_text(item)
+        if self._pattern is None or (disallowed and _needles(disallowed) is None):
+            for item in texts:
+                _check_disallowed(item, disallowed)
+            disallowed = frozenset()
         if self._pattern is None:  # the regex module splits, or no pattern: text by text
             if num_threads == 1 or len(texts) < 2:
                 return _batch_output([self._ordinary(item) for item in texts], output)
@@ -380,24 +393,36 @@ class Encoding:
                 return _batch_output(list(pool.map(self._ordinary, texts)), output)
         chunks = _chunks(texts, num_threads)
         if len(chunks) == 1:
-            return self._batch_chunk(texts, output)
-        with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-            parts = list(pool.map(partial(self._batch_chunk, output=output), chunks))
+            parts = [self._batch_chunk(texts, output, disallowed)]
+        else:
+            with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
+                parts = list(pool.map(partial(self._batch_chunk, output=output, disallowed=disallowed), chunks))
         if output == BATCH_LISTS:
-            return [ids for part in parts for ids in part]
+            lists = [ids for part in parts for ids in part]
+            track_lists(lists)  # the kernel leaves them untracked while it builds (track_lists)
+            return lists
+        if len(parts) == 1:
+            return parts[0]
         if output == BATCH_COUNTS:
             return np.concatenate(parts)
         starts = np.cumsum([0] + [len(ids) for ids, _ in parts[:-1]])
         offsets = np.concatenate([[0]] + [part_offsets[1:] + start for (_, part_offsets), start in zip(parts, starts)])
         return np.concatenate([ids for ids, _ in parts]), offsets.astype(np.int64)
 
-    def _batch_chunk(self, texts: list[str], output: int):
+    def _batch_chunk(self, texts: list[str], output: int, disallowed: frozenset[str]):
+        needles = _needles(disallowed) if disallowed else None
         try:
             try:
-                return self._bpe.encode_batch(texts, self._pattern, output)
+                return self._bpe.encode_batch(texts, self._pattern, output, needles)
             except UnicodeEncodeError:
-                return self._bpe.encode_batch([replace_surrogates(item) for item in texts], self._pattern, output)
+                # Replacing lone surrogates neither makes nor breaks a match: no needle holds one.
+                return self._bpe.encode_batch([replace_surrogates(item) for item in texts], self._pattern, output, needles)
+        except DisallowedText as found:
+            _check_disallowed(texts[found.index], disallowed)
+            raise RuntimeError(f"bpetrain bug: the kernel found a disallowed string in text {found.index} that the regex does not")
         except BacktrackLimitExceeded:  # each text as encode_ordinary copes
+            for item in texts:
+                _check_disallowed(item, disallowed)
             return _batch_output([self._ordinary(item) for item in texts], output)
 
     def encode_batch(
@@ -418,15 +443,16 @@ class Encoding:
         return self._special_batch(text, num_threads, allowed_special, disallowed_special, BATCH_LISTS)
 
     def _special_batch(self, text: Sequence[str], num_threads: int, allowed_special, disallowed_special, output: int):
-        """:meth:`_batch`, or with special tokens present, :meth:`encode_to_numpy` of each
-        text on threads (raises as :meth:`encode` for the first text holding a disallowed one)."""
+        """:meth:`_batch`, or with allowed special tokens present, :meth:`encode_to_numpy` of
+        each text on threads (raises as :meth:`encode` for the first text holding a disallowed one)."""
         texts = list(text)
-        allowed = set()
-        for item in texts:
-            allowed |= allowed_special_tokens(item, self.special_tokens, allowed_special, disallowed_special)
+        allowed, disallowed = _special_sets(self.special_tokens, allowed_special, disallowed_special)
         if not allowed or not any(_special_regex(frozenset(allowed)).search(item) for item in texts):
-            return self._batch(texts, num_threads, output)
+            return self._batch(texts, num_threads, output, frozenset(disallowed))
         _check_threads(num_threads)
+        for item in texts:
+            _check_text(item)
+            _check_disallowed(item, disallowed)
         encode = partial(self.encode_to_numpy, allowed_special=allowed, disallowed_special=())
         with ThreadPoolExecutor(num_threads) as pool:
             return _batch_output(list(pool.map(encode, texts)), output)
@@ -1041,21 +1067,56 @@ def allowed_special_tokens(
         allow it).
     """
     _check_text(text)
+    allowed, disallowed = _special_sets(special_tokens, allowed_special, disallowed_special)
+    _check_disallowed(text, disallowed)
+    return allowed
+
+
+def _special_sets(
+    special_tokens: Collection[str],
+    allowed_special: Literal["all"] | Collection[str],
+    disallowed_special: Literal["all"] | Collection[str],
+) -> tuple[set[str], set[str]]:
+    """The special tokens to encode as such, and the strings no text may hold (tiktoken's rules)."""
     allowed = set(special_tokens) if allowed_special == "all" else set(special_tokens).intersection(allowed_special)
     disallowed = set(special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
-    if disallowed:
-        found = _special_regex(frozenset(disallowed)).search(text)
-        if found:
-            token = found.group()
-            raise ValueError(
-                f"Encountered text corresponding to disallowed special token {token!r}.\n"
-                f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
-                f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
-                f"If you want this text to be encoded as normal text, disable the check for this token "
-                f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-                "To disable this check for all special tokens, pass `disallowed_special=()`."
-            )
-    return allowed
+    return allowed, disallowed
+
+
+def _check_disallowed(text: str, disallowed: Collection[str]) -> None:
+    """Raise tiktoken's error if ``text`` holds a string of ``disallowed``."""
+    if not disallowed:
+        return
+    found = _special_regex(frozenset(disallowed)).search(text)
+    if found:
+        token = found.group()
+        raise ValueError(
+            f"Encountered text corresponding to disallowed special token {token!r}.\n"
+            f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
+            f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
+            f"If you want this text to be encoded as normal text, disable the check for this token "
+            f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+            "To disable this check for all special tokens, pass `disallowed_special=()`."
+        )
+
+
+@lru_cache(maxsize=64)
+def _needles(disallowed: frozenset[str]):
+    """``disallowed`` as the batch kernel's ``needles`` (``BytePairEncoder.encode_batch``), or
+    None where the kernel cannot look for them: an empty string (found everywhere, as by
+    the regex) or one with a lone surrogate (no UTF-8)."""
+    try:
+        encoded = [item.encode("utf-8") for item in sorted(disallowed)]
+    except UnicodeEncodeError:
+        return None
+    if not encoded or not all(encoded):
+        return None
+    ends = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(item) for item in encoded], out=ends[1:])
+    first = np.zeros(256, dtype=np.uint8)
+    first[[item[0] for item in encoded]] = 1
+    leads = np.flatnonzero(first)
+    return b"".join(encoded), ends, first, int(leads[0]) if len(leads) == 1 else -1
 
 
 def _utf8(text: str) -> bytes:

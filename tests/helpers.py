@@ -7,6 +7,7 @@ import random
 import sysconfig
 
 import pytest
+from hypothesis import strategies as st
 
 from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
@@ -107,3 +108,11 @@ SPLIT_PATTERNS = {
         r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
     ),
 }
+
+
+#: Characters Python's Unicode database (14.0 in Python 3.11) assigns. Pre-tokenization
+#: classes come from the regex module's newer Unicode tables (the reference and the
+#: compiled splitter agree), tiktoken's from its Rust regex: on characters assigned
+#: since, they differ (U+18D80, Unicode 16, is a letter to regex only, so "\U00018d80:A"
+#: splits as ["\U00018d80", ":A"] here and ["\U00018d80:", "A"] in tiktoken).
+ASSIGNED = st.characters(exclude_categories=("Cn", "Cs"))

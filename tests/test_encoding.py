@@ -5,7 +5,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import MULTILINGUAL, openai_encodings, stdlib_text
+from helpers import ASSIGNED, MULTILINGUAL, openai_encodings, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -72,12 +72,6 @@ def test_hypothesis_round_trip(pair, text):
     assert ours.decode(ours.encode_ordinary(text)) == text
 
 
-#: Characters Python's Unicode database (14.0 in Python 3.11) assigns. Pre-tokenization
-#: classes come from the regex module's newer Unicode tables (the reference and the
-#: compiled splitter agree), tiktoken's from its Rust regex: on characters assigned
-#: since, they differ (U+18D80, Unicode 16, is a letter to regex only, so "\U00018d80:A"
-#: splits as ["\U00018d80", ":A"] here and ["\U00018d80:", "A"] in tiktoken).
-ASSIGNED = st.characters(exclude_categories=("Cn", "Cs"))
 
 
 @settings(max_examples=150, deadline=None)

@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from helpers import MULTILINGUAL, openai_encodings, stdlib_text
+from helpers import ASSIGNED, MULTILINGUAL, openai_encodings, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -35,13 +35,20 @@ words = st.sampled_from(
      # same length, same first eight bytes: only the second word of the key tells them apart
      " transformers", " transforming", " constructors", " constructing"]
 )
-texts = st.lists(st.one_of(words, st.text(max_size=12)), max_size=60).map("".join)
+texts = st.lists(st.one_of(words, st.text(ASSIGNED, max_size=12)), max_size=60).map("".join)
+
+
+@pytest.fixture(scope="module")
+def encoders(trained):
+    """The three encoders of ``trained`` without its text (hypothesis prints the arguments
+    of a failing example)."""
+    return trained[:3]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(texts, min_size=1, max_size=8))
-def test_hypothesis_tiny_cache_gives_the_ids_of_no_cache_and_tiktoken(trained, batch):
-    tiny, none, theirs, _ = trained
+def test_hypothesis_tiny_cache_gives_the_ids_of_no_cache_and_tiktoken(encoders, batch):
+    tiny, none, theirs = encoders
     for text in batch + batch:  # the second pass finds what the first stored (or evicted)
         expected = theirs.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8"))
         assert none.encode_ordinary(text) == expected
@@ -220,3 +227,97 @@ def test_long_text_on_threads_equals_tiktoken(trained, pat_str):
     assert ours.encode_ordinary(long_text) == expected
     assert ours.encode_to_numpy(long_text).tolist() == expected
     assert ours.count(long_text) == len(expected)
+
+
+def test_each_running_call_has_a_cache_of_its_own(trained):
+    """A call takes a cache and gives it back: one after another, calls reuse one cache;
+    calls running at once each get their own (never one cache for two threads); setting
+    the size or clearing drops them all."""
+    _, none, _, text = trained
+    enc = Encoding("lanes", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    docs = [text[i : i + 400] for i in range(0, 120_000, 400)]
+    expected = [none.encode_ordinary(d) for d in docs]
+    assert enc._bpe.spare_caches == 0
+    for d, e in zip(docs[:50], expected):
+        assert enc.encode_ordinary(d) == e
+    assert enc._bpe.spare_caches == 1
+    barrier = threading.Barrier(3)
+    results = {}
+
+    def work(k):
+        barrier.wait()  # three calls start together
+        results[k] = enc.encode_ordinary_batch(docs, num_threads=1)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(results[k] == expected for k in range(3))
+    assert 1 <= enc._bpe.spare_caches <= 3
+    enc.clear_cache()
+    assert enc._bpe.spare_caches == 0 and enc.encode_ordinary(docs[0]) == expected[0]
+    enc.cache_size = 0
+    assert enc.encode_ordinary(docs[0]) == expected[0] and enc._bpe.spare_caches == 0
+
+
+fragments = st.sampled_from(["<|endoftext|>", "<|endof", "text|>", "<|", "<", "|>", " hello", "\u00e9", "<|fim_prefix|>",
+                             "z q", "zq", " ", "\n", "q"])
+
+
+@pytest.fixture(scope="module")
+def with_specials(trained):
+    _, none, _, _ = trained
+    return Encoding("specials", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks,
+                    special_tokens={"<|endoftext|>": 2256, "<|fim_prefix|>": 2257})
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(fragments, max_size=8).map("".join), min_size=1, max_size=12),
+       st.sampled_from(["all", (), {"<|endoftext|>"}, {"z q"}, {"z q", "<|fim_prefix|>", "é"}]),
+       st.sampled_from([1, 2]))
+def test_batches_check_disallowed_strings_as_encode_does(with_specials, docs, disallowed, num_threads):
+    """The batch kernel looks for disallowed strings without the GIL (memchr when they all
+    start with one byte, a first-byte table otherwise); it must raise exactly when one
+    text makes ``encode`` raise, with the first such text's message."""
+    enc = with_specials
+    outcome = []
+    for d in docs:
+        try:
+            outcome.append(enc.encode(d, disallowed_special=disallowed))
+        except ValueError as error:
+            outcome = str(error)
+            break
+    for call in (enc.encode_batch, enc.encode_batch_to_numpy):
+        try:
+            got = call(docs, disallowed_special=disallowed, num_threads=num_threads)
+        except ValueError as error:
+            got = str(error)
+        if call == enc.encode_batch_to_numpy and not isinstance(got, str):
+            ids, offsets = got
+            got = [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+        assert got == outcome
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batch_lists_are_tracked_by_the_garbage_collector(trained, num_threads):
+    """The kernel builds batch lists untracked and ``track_lists`` gives them back: a list
+    the caller puts in a reference cycle must still be collected."""
+    import gc
+    import weakref
+
+    _, none, _, text = trained
+    docs = [text[i : i + 300] for i in range(0, 300 * 3000, 300)]  # several chunks on two threads
+    lists = none.encode_ordinary_batch(docs, num_threads=num_threads)
+    assert all(gc.is_tracked(ids) for ids in lists)
+
+    class Box:
+        pass
+
+    box = Box()
+    box.ids = lists[len(lists) // 2]
+    box.ids.append(box)
+    alive = weakref.ref(box)
+    del box, lists
+    gc.collect()
+    assert alive() is None
