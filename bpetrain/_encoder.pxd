@@ -87,8 +87,8 @@ cdef class BytePairEncoder:
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil
-    cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                              Scratch* scratch) except -1 nogil
+    cdef int _encode_merged(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                            Scratch* scratch) except -1 nogil
     cdef object _take_cache(self, Scratch* scratch)
     cdef void _give_back(self, object cache)
     cdef int64_t _split_and_encode(self, const uint8_t* text, int64_t start, int64_t stop, int64_t n,

@@ -685,19 +685,32 @@ cdef class BytePairEncoder:
                           Scratch* scratch) except -1 nogil:
         """Append the token ids of one piece of ``n`` bytes to ``out``.
 
-        A piece of 3 to ``CACHE_PIECE`` bytes is first looked up in the piece cache, if
-        ``scratch`` has one (this call's alone: :attr:`cache_size`); a miss is encoded
-        and, if it makes at most ``CACHE_IDS`` ids, stored in the entry.
+        A piece that is one token is found in the whole-token table (path 1). Another of
+        3 to ``CACHE_PIECE`` bytes is looked up in the piece cache, if ``scratch`` has one
+        (this call's alone: :attr:`cache_size`); a miss is merged and, if it makes at most
+        ``CACHE_IDS`` ids, stored in the entry. The cache holds only pieces that need
+        merging, so it stays small enough to be found in a core's cache.
         """
         cdef uint64_t key0 = 0, key1 = 0, ids, h
         cdef CacheEntry* entry
         cdef int64_t before, i, count
+        cdef token_t rank
         if n == 0:
             return 0
         if out.size + n > out.cap:
             grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
+        if n == 1:
+            rank = self.byte_rank[piece[0]]
+        elif n == 2:
+            rank = self.byte_pair[(<int>piece[0] << 8) | piece[1]]
+        else:
+            rank = self.token_rank(piece, n)
+        if rank != NO_RANK:
+            out.ids[out.size] = rank
+            out.size += 1
+            return 0
         if scratch.cache == NULL or n < 3 or n > CACHE_PIECE:
-            return self._encode_uncached(piece, n, out, scratch)
+            return self._encode_merged(piece, n, out, scratch)
         key0 = load_head(piece, n)
         if n > 8:
             key1 = load_head(piece + 8, n - 8)
@@ -711,7 +724,7 @@ cdef class BytePairEncoder:
             out.size += count
             return 0
         before = out.size
-        self._encode_uncached(piece, n, out, scratch)
+        self._encode_merged(piece, n, out, scratch)
         count = out.size - before
         if count <= CACHE_IDS:
             ids = 0
@@ -723,24 +736,15 @@ cdef class BytePairEncoder:
             entry.ids = ids
         return 0
 
-    cdef int _encode_uncached(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                              Scratch* scratch) except -1 nogil:
-        """:meth:`encode_piece` without the cache; ``out`` has room for ``n`` more ids."""
-        cdef token_t rank
+    cdef int _encode_merged(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                            Scratch* scratch) except -1 nogil:
+        """The ids of a piece of ``n`` >= 2 bytes that is not one token (paths 2 to 4);
+        ``out`` has room for ``n`` more ids."""
         if n > UINT32_MAX:
             with gil:
                 raise ValueError(f"a piece of {n} bytes is too long: at most 2**32 - 1 bytes (positions in "
                                  "the heap are 32-bit); split the text first")
-        if n == 1:
-            rank = self.byte_rank[piece[0]]
-        elif n == 2:
-            rank = self.byte_pair[(<int>piece[0] << 8) | piece[1]]
-        else:
-            rank = self.token_rank(piece, n)
-        if rank != NO_RANK:
-            out.ids[out.size] = rank
-            out.size += 1
-        elif self.linear and n >= LINEAR_PIECE:
+        if self.linear and n >= LINEAR_PIECE:
             if n > scratch.cap:
                 grow_scratch(scratch, n)
             self._encode_linear(piece, n, out, scratch, NULL)
@@ -1248,7 +1252,8 @@ cdef class BytePairEncoder:
     def cache_size(self):
         """int: entries of each piece cache (32 bytes each), 0 if there is none.
 
-        A piece cache maps pieces of 3 to 16 bytes to their ids (up to three). Each call
+        A piece cache maps pieces of 3 to 16 bytes that are not one token to their ids
+        (up to three; a single token is found in the whole-token table first). Each call
         that runs takes a cache of its own (the last one given back, or a new, empty one)
         and gives it back when it returns, so threads never share a cache while they
         encode (shared caches cost a second thread a sixth of its speed: every miss wrote

@@ -168,10 +168,10 @@ class Encoding:
     def cache_size(self) -> int:
         """Entries of the piece cache, 0 if there is none; settable.
 
-        The encoder remembers the ids of the pieces of 3 to 16 bytes it has encoded (up
+        The encoder remembers the ids of the pieces of 3 to 16 bytes it had to merge (up
         to three ids each; 32 bytes an entry, one entry per hash value, the newest
-        wins). Real text repeats its pieces, so most are then found without a lookup in
-        the vocabulary or a merge. Each call that runs takes a cache of its own and gives
+        wins; a piece that is one token is found in the vocabulary's table first). Real
+        text repeats its pieces, so many are then found without a merge. Each call that runs takes a cache of its own and gives
         it back when it returns, so threads never share one while they encode, and a
         thread's next call finds the pieces its last one stored: there are as many caches
         as calls ran at once (512 KiB each at the default size). The cache never changes
