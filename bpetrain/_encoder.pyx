@@ -41,7 +41,8 @@ from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String
 from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX, uint16_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -55,6 +56,7 @@ cdef extern from *:
     #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
     """
     int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
+    bint PyUnicode_IS_ASCII(object s) noexcept
     void PyObject_GC_UnTrack(void* op) noexcept
     void PyObject_GC_Track(void* op) noexcept
     int PyObject_GC_IsTracked(object op) noexcept
@@ -1114,12 +1116,22 @@ cdef class BytePairEncoder:
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
         offsets = np.empty(n_texts + 1, dtype=np.int64)
         cdef int64_t[::1] ends = offsets
+        encoded = []  # the UTF-8 of the texts that are not ASCII, alive until the kernel returns
         cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             if data == NULL or lengths == NULL:
                 raise MemoryError()
-            for i in range(n_texts):  # the list keeps every str, and so its UTF-8, alive
-                data[i] = PyUnicode_AsUTF8AndSize(texts[i], &lengths[i])
+            for i in range(n_texts):
+                item = texts[i]
+                if isinstance(item, str) and not PyUnicode_IS_ASCII(item):
+                    # A copy of our own: PyUnicode_AsUTF8AndSize would keep the UTF-8 inside
+                    # the caller's str for as long as it lives (2.5x the memory of CJK text).
+                    item = PyUnicode_AsUTF8String(item)
+                    encoded.append(item)
+                    data[i] = PyBytes_AS_STRING(item)
+                    lengths[i] = PyBytes_GET_SIZE(item)
+                else:  # ASCII: the str's own characters are its UTF-8 (no copy); else TypeError
+                    data[i] = PyUnicode_AsUTF8AndSize(item, &lengths[i])
                 total += lengths[i]
             ends[0] = 0
             with nogil:

@@ -342,3 +342,22 @@ def test_batch_chunks_give_each_thread_as_many(num_threads):
         assert all(sum(map(len, chunk)) <= BATCH_CHUNK + longest for chunk in chunks)
         if total_texts >= 4 * num_threads * (sum(map(len, texts)) // BATCH_CHUNK + 1):
             assert len(chunks) % num_threads == 0
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads):
+    """The batch kernel reads non-ASCII texts through a UTF-8 copy of its own: CPython
+    would otherwise keep a UTF-8 copy inside each str for its lifetime (2.5x the memory of
+    CJK text), as ``PyUnicode_AsUTF8AndSize`` does."""
+    import sys
+
+    _, none, _, _ = trained
+    texts = ["".join(["日本語のテキスト", str(i), "Straße 🙂"] * 40) for i in range(3000)] + ["plain ascii"] * 10
+    sizes = [sys.getsizeof(t) for t in texts]
+    expected = [none.encode_ordinary(t) for t in texts]
+    assert none.encode_ordinary_batch(texts, num_threads=num_threads) == expected
+    ids, offsets = none.encode_batch_to_numpy(texts, num_threads=num_threads)
+    assert ids.tolist() == [i for e in expected for i in e]
+    assert np.diff(offsets).tolist() == [len(e) for e in expected]
+    assert none.count_batch(texts, num_threads=num_threads) == [len(e) for e in expected]
+    assert [sys.getsizeof(t) for t in texts] == sizes
