@@ -171,10 +171,11 @@ class Encoding:
         The encoder remembers the ids of the pieces of 3 to 16 bytes it had to merge (up
         to three ids each; 32 bytes an entry, one entry per hash value, the newest
         wins; a piece that is one token is found in the vocabulary's table first). Real
-        text repeats its pieces, so many are then found without a merge. Each call that runs takes a cache of its own and gives
-        it back when it returns, so threads never share one while they encode, and a
-        thread's next call finds the pieces its last one stored: there are as many caches
-        as calls ran at once (512 KiB each at the default size). The cache never changes
+        text repeats its pieces, so many are then found without a merge. Each call that
+        runs takes a cache of its own and gives it back when it returns, so threads never
+        share one while they encode, and a thread's next call finds the pieces its last
+        one stored: there are as many caches as calls ran at once (512 KiB each at the
+        default size). The cache never changes
         an id (an entry is used only if its bytes equal the piece). Setting the size drops
         every cache (the new size is rounded up to a power of two; 0 turns them off);
         calls already running finish with theirs.
@@ -252,13 +253,6 @@ class Encoding:
         -------
         list of int
         """
-        if type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
-            # The common call straight to the kernel (a text under LONG_TEXT bytes is one
-            # kernel call anyway): about 3% of the time of a 1 KB document.
-            try:
-                return self._bpe.encode_text(text.encode("utf-8"), self._pattern, True)
-            except (UnicodeEncodeError, BacktrackLimitExceeded):
-                pass  # lone surrogates, or a pattern that backtracks too much: the full path copes
         return self._ordinary(text, as_list=True)
 
     def encode(
@@ -628,8 +622,7 @@ class Encoding:
             yield self.encode_to_numpy("".join(chunks), allowed_special=allowed_special,
                                        disallowed_special=disallowed_special)
             return
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(self.special_tokens) & set(allowed_special)
-        disallowed = set(self.special_tokens) - allowed if disallowed_special == "all" else set(disallowed_special)
+        allowed, disallowed = _special_sets(self.special_tokens, allowed_special, disallowed_special)
         # Cut as counting does (PieceCounter.cut): at the pattern's last safe cut, moved to the
         # end of an allowed or disallowed special token that would straddle it.
         cutter = PieceCounter(self._pat_str, allowed | disallowed)
@@ -637,8 +630,8 @@ class Encoding:
         context = ""  # the character before a block that does not start a string (for ^ and \A)
         for data, stop, _, continued in cut_blocks(blocks, cutter):
             text = bytes(data[:stop]).decode("utf-8")
-            found = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-            yield self._encode_after(context if continued else "", text, found)
+            _check_disallowed(text, disallowed)
+            yield self._encode_after(context if continued else "", text, allowed)
             context = text[-1:] if text else context
 
     def _encode_after(self, context: str, text: str, allowed: Collection[str]) -> np.ndarray:
@@ -657,6 +650,15 @@ class Encoding:
 
     def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
         """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
+        if type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
+            # Most calls go straight to the kernel (a text under LONG_TEXT bytes is one
+            # kernel call anyway): about 3% of the time of a 1 KB document.
+            try:
+                return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
+            except BacktrackLimitExceeded:
+                return self._encode_split_by_regex(text, as_list)  # as _encode_text copes
+            except UnicodeEncodeError:
+                pass  # lone surrogates: replaced below
         _check_text(text)
         try:
             return self._encode_text(text, as_list)
