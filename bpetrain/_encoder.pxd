@@ -6,12 +6,14 @@ from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 from bpetrain._core cimport token_t
 from bpetrain._splitter cimport Stack, Tables
 
-# A slot of the whole-token table: the token's first 8 bytes (``load_head``), its rank
-# (-1: empty slot) and length; a token of up to 8 bytes is matched without other reads.
+# A slot of the whole-token table (16 bytes): the token's first 8 bytes (``load_head``),
+# its bytes 8..11 (``load_head`` of up to 4, 0 if none) and ``meta``, its rank in the low
+# ID_BITS bits and its length above them (saturated at SLOT_LENGTH; all ones: an empty
+# slot). A token of up to 12 bytes is matched without other reads.
 cdef struct TokenSlot:
     uint64_t head
-    token_t rank
-    uint32_t length
+    uint32_t tail
+    uint32_t meta
 
 # A growable array of output token ids (malloc'ed).
 cdef struct IdBuffer:
@@ -85,6 +87,7 @@ cdef class BytePairEncoder:
 
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
+    cdef bint _same_tail(self, const uint8_t* data, int64_t n, token_t rank) noexcept nogil
     cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                           Scratch* scratch) except -1 nogil
     cdef int _encode_merged(self, const uint8_t* piece, int64_t n, IdBuffer* out,

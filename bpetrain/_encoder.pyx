@@ -7,7 +7,10 @@ merged, the leftmost first on ties, until no joined pair is a token (tiktoken's
 version). Four paths give that result:
 
 1. The whole piece is looked up first (a hash table of the token bytes): most pieces
-   of real text are one token (tiktoken does the same).
+   of real text are one token (tiktoken does the same). A slot of 16 bytes holds a
+   token's first 12 bytes, so a piece of up to 12 bytes (99% of the one-token pieces
+   of mix-10M with cl100k) is matched from one cache line, with no second read of the
+   token's bytes.
 2. Pieces of at least ``LINEAR_PIECE`` bytes go to the linear encoder of seed 002 (the
    rust-gems ``bpe`` crate's backtracking encoder, :meth:`BytePairEncoder._encode_linear`):
    the longest token from a trie, shorter prefix tokens when it is not valid after the
@@ -72,6 +75,8 @@ cdef enum:
     ID_BITS = 21                        # bits of a rank in a pair-table slot
     CACHE_PIECE = 16                    # longest piece the piece cache holds (bytes)
     CACHE_IDS = 3                       # most ids of a cached piece (21 bits each in 64)
+    SLOT_LENGTH = (1 << (32 - ID_BITS)) - 1  # token length a whole-token slot holds (saturated)
+    SLOT_EMPTY = 0xFFFFFFFF             # meta of an empty whole-token slot
 cdef uint64_t ID_MASK = (1 << ID_BITS) - 1
 cdef uint64_t LOW32 = UINT32_MAX
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
@@ -116,6 +121,18 @@ cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n, uint64_t head) n
         h ^= h >> 32
         i += 8
     return h
+
+
+cdef inline uint32_t slot_tail(const uint8_t* data, int64_t n) noexcept nogil:
+    """Bytes 8..11 of ``data[:n]`` for its whole-token slot (``load_head`` of up to 4
+    bytes; 0 if ``n <= 8``)."""
+    return <uint32_t>load_head(data + 8, min(n - 8, 4)) if n > 8 else 0
+
+
+cdef inline uint32_t slot_meta(int64_t rank, int64_t n) noexcept nogil:
+    """The ``meta`` word of a whole-token slot: ``rank`` (< 2**ID_BITS - 1) and ``n``
+    saturated at SLOT_LENGTH."""
+    return <uint32_t>((min(n, SLOT_LENGTH) << ID_BITS) | rank)
 
 
 cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
@@ -364,7 +381,7 @@ cdef class BytePairEncoder:
         cdef uint64_t head, i
         with nogil:
             for i in range(self.whole_mask + 1):
-                whole[i].rank = -1
+                whole[i].meta = SLOT_EMPTY
             for rank in range(self.n_ranks):
                 n = self.token_len[rank]
                 if n == 0:
@@ -372,11 +389,11 @@ cdef class BytePairEncoder:
                 data = self.token_bytes + self.token_start[rank]
                 head = load_head(data, n)
                 i = (hash_bytes(data, n, head) * FIB) >> self.whole_shift
-                while whole[i].rank >= 0:
+                while whole[i].meta != SLOT_EMPTY:
                     i = (i + 1) & self.whole_mask
                 whole[i].head = head
-                whole[i].rank = <token_t>rank
-                whole[i].length = <uint32_t>n
+                whole[i].tail = slot_tail(data, n)
+                whole[i].meta = slot_meta(rank, n)
 
     cdef int _fill_bytes(self) except -1:
         """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
@@ -603,19 +620,28 @@ cdef class BytePairEncoder:
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil:
         """Rank of the token spelled by ``data[:n]``, or NO_RANK."""
         cdef uint64_t head, i
+        cdef uint32_t tail, meta
         cdef const TokenSlot* slot
         if n < 1 or n > self.max_token_len:
             return NO_RANK
         head = load_head(data, n)
+        tail = slot_tail(data, n)
+        meta = slot_meta(0, n)  # the length part, to compare
         i = (hash_bytes(data, n, head) * FIB) >> self.whole_shift
         while True:
             slot = &self.whole[i]
-            if slot.rank < 0:
+            if slot.meta == SLOT_EMPTY:
                 return NO_RANK
-            if slot.head == head and slot.length == n and (
-                    n <= 8 or memcmp(self.token_bytes + self.token_start[slot.rank] + 8, data + 8, n - 8) == 0):
-                return slot.rank
+            if slot.head == head and slot.tail == tail and (slot.meta & ~ID_MASK) == meta and (
+                    n <= 12 or self._same_tail(data, n, slot.meta & ID_MASK)):
+                return slot.meta & ID_MASK
             i = (i + 1) & self.whole_mask
+
+    cdef bint _same_tail(self, const uint8_t* data, int64_t n, token_t rank) noexcept nogil:
+        """Whether token ``rank`` spells ``data[12:n]`` after the 12 bytes its slot matched
+        (and has ``n`` bytes, where the slot's length saturated)."""
+        return self.token_len[rank] == n and memcmp(
+            self.token_bytes + self.token_start[rank] + 12, data + 12, n - 12) == 0
 
     cdef inline int32_t child(self, int32_t node, uint8_t byte) noexcept nogil:
         """The trie node one ``byte`` below ``node`` (depth 2 or more), or -1."""

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer, load_tiktoken
+from bpetrain._encoder import BytePairEncoder
 from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
 from bpetrain.formats.tiktoken import RAW_MODE_PAT_STR
 
@@ -165,6 +166,31 @@ def test_kernel_matches_reference_rule_on_raw_pieces(alphabet):
     for length in [*range(80), 100, 257, 600]:
         piece = bytes(rng.choices(alphabet, k=length))
         assert enc._bpe.encode_bytes(piece).tolist() == encode_piece_ranks(piece, ranks), piece
+
+
+def test_whole_token_lookup_compares_every_byte():
+    """Tokens that agree on the bytes a whole-token slot holds (the first 12) and differ
+    after them, and tokens past the length a slot holds (2047 bytes), are told apart; a
+    piece that is no token but agrees with tokens on its first 8 or 12 bytes is merged.
+    The table is as full as it gets (815 tokens in 1024 slots), so a lookup that misses
+    passes about a dozen slots, many of them of tokens with the same first 8 bytes."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for length in range(2040, 2240, 2):
+        ranks[b"z" * length] = len(ranks)
+    tails = [b""]
+    while len(ranks) < 815:
+        tails = [tail + c for tail in tails for c in (b"a", b"b")]
+        if len(tails[0]) != 4:  # no token of 12 bytes: each longer one's first 12 are none
+            for tail in tails[: 815 - len(ranks)]:
+                ranks[b"q" * 8 + tail] = len(ranks)
+    bpe = BytePairEncoder(ranks)
+    pieces = [piece for token in ranks if token[:1] == b"q"
+              for piece in (token, token[:-1] + b"c", token + b"a", token[:-1], token[:12])]
+    pieces += [b"z" * n for n in range(2030, 2250)]
+    for piece in pieces:
+        expected = [ranks[piece]] if piece in ranks else encode_piece_ranks(piece, ranks)
+        assert bpe.encode_bytes(piece, as_list=True) == expected, (len(piece), piece[-3:])
+        assert bpe.encode_pieces([piece.decode()], as_list=True) == expected
 
 
 def test_kernel_matches_reference_rule_with_openai_ranks(pair):
