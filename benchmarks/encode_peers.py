@@ -52,8 +52,11 @@ not installed are left out of the default ``--peers``.
 Caches: bpetrain, gigatoken and toktok keep the pieces they have encoded (per instance),
 Hugging Face's BPE model keeps words. Every run here encodes the same input, so before
 every timed run each of them starts with an empty cache (``Encoding.clear_cache()``; a
-new gigatoken or toktok instance, warmed on 10 KB of other text; Hugging Face's
-``model._clear_cache()``): no run reuses what the ids check or an earlier run cached.
+new gigatoken or toktok instance; Hugging Face's ``model._clear_cache()``): no run reuses
+what the ids check or an earlier run cached. Then every encoder, tiktoken and bpe-openai
+too, encodes the same 10 KB of other text (untimed), so that each starts with its tables
+touched, as a new instance has just touched its own, rather than as the encoder that ran
+before it left them.
 Within a run a cache still pays off on the pieces that repeat, as it would on a corpus
 encoded once. tiktoken and bpe-openai keep nothing between calls. ``--warm-caches``
 keeps the caches from run to run instead (what encoding the same text again costs);
@@ -106,6 +109,21 @@ class Encoder(NamedTuple):
     one: Callable[[str], list[int]]
     batch: Callable[[list[str], int], list[list[int]]]
     renew: Callable[[], None] | None = None
+
+
+def _emptied(one, batch, clear=None) -> Encoder:
+    """An :class:`Encoder` whose ``renew`` empties its cache (``clear``, if it keeps one)
+    and encodes the same 10 KB of other text as :func:`_renewable`'s new instances: every
+    encoder starts a timed run with nothing of the input cached and its tables touched,
+    not left cold by the encoders that ran before it."""
+    warm_up = stdlib_text(10_000)
+
+    def renew():
+        if clear is not None:
+            clear()
+        one(warm_up)
+
+    return Encoder(one, batch, renew)
 
 
 def _renewable(build, one, batch) -> Encoder:
@@ -199,15 +217,15 @@ def load_encoders(vocab: str, names, pat_str: str | None = None, with_warm: bool
         if not applies(name, vocab, pat_str):
             continue
         if name == "bpetrain":
-            # its piece cache is emptied before every timed run, as the peers get new instances
-            encoders[name] = Encoder(
+            # its piece caches are emptied before every timed run, as the peers get new instances
+            encoders[name] = _emptied(
                 ours.encode_ordinary, lambda docs, n: ours.encode_ordinary_batch(docs, num_threads=n), ours.clear_cache
             )
         elif name == "tiktoken":
             import tiktoken
 
             tk = tiktoken.Encoding(vocab, pat_str=pat_str, mergeable_ranks=ours.mergeable_ranks, special_tokens={})
-            encoders[name] = Encoder(tk.encode_ordinary, lambda docs, n, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n))
+            encoders[name] = _emptied(tk.encode_ordinary, lambda docs, n, tk=tk: tk.encode_ordinary_batch(docs, num_threads=n))
         elif name == "bpe-openai":
             from bpe_openai import _bindings
 
@@ -219,10 +237,10 @@ def load_encoders(vocab: str, names, pat_str: str | None = None, with_warm: bool
                 with ThreadPoolExecutor(n) as pool:
                     return list(pool.map(bo.encode, docs))
 
-            encoders[name] = Encoder(bo.encode, batch)
+            encoders[name] = _emptied(bo.encode, batch)
         elif name == "tokenizers":
             hf = tokenizers_from_ranks(ours.mergeable_ranks, pat_str)
-            encoders[name] = Encoder(
+            encoders[name] = _emptied(
                 lambda text, hf=hf: hf.encode(text, add_special_tokens=False).ids,
                 lambda docs, n, hf=hf: [e.ids for e in hf.encode_batch(docs, add_special_tokens=False)],
                 hf.model._clear_cache,  # its BPE model caches words
