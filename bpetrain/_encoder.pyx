@@ -52,7 +52,6 @@ from libc.string cimport memchr, memcmp, memcpy, memset
 
 import numpy as np
 
-from bpetrain._pretok cimport piece_end as native_piece_end
 from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack, piece_end
 
 cdef extern from *:
@@ -1034,11 +1033,8 @@ cdef class BytePairEncoder:
         ``n_read`` gets the bytes split and encoded.
         """
         cdef int64_t end, count = 0, before
-        cdef int native = pattern.native
         while start < stop:
-            # a named pattern's hand-written matcher is called directly, not through the
-            # program's dispatch (one call a piece instead of two)
-            end = native_piece_end(native, text, start, n) if native else piece_end(pattern, stack, text, start, n, 0)
+            end = piece_end(pattern, stack, text, start, n, 0)
             if end < 0:
                 start += char_length(text, start, n)
                 continue

@@ -8,6 +8,8 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
 
+from bpetrain._pretok cimport piece_end as native_piece_end
+
 
 # One instruction (see _pattern_compiler.py for the opcodes).
 cdef struct Instr:
@@ -80,8 +82,17 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil
 
-cdef Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
-                          Py_ssize_t end, Py_ssize_t bos) except -2 nogil
+cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                                  Py_ssize_t end, Py_ssize_t bos) except -2 nogil
+
+cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                                 Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+    # Inlined into every kernel that cimports it, so a named pattern's hand-written matcher
+    # (_pretok) is one call a piece; ``program_piece_end`` runs the program of any other
+    # (``t.native`` 0) and answers an empty range.
+    if t.native and start < end:
+        return native_piece_end(t.native, text, start, end)
+    return program_piece_end(t, stack, text, start, end, bos)
 
 # Bytes of the character at ``i < end`` (1 for a byte that is not valid UTF-8).
 cdef Py_ssize_t char_length(const uint8_t* text, Py_ssize_t i, Py_ssize_t end) noexcept nogil

@@ -23,8 +23,6 @@ from libc.stdlib cimport free, realloc
 
 import numpy as np
 
-from bpetrain._pretok cimport piece_end as native_piece_end
-
 from bpetrain import _pretok
 
 cdef extern from *:
@@ -523,8 +521,6 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     if start >= end:
         return -1
     stack.steps = 0
-    if t.native:
-        return native_piece_end(t.native, text, start, end)
     if text[start] < 0x80:
         cand = t.ascii_cand[text[start]]
         first = t.ascii_mask[text[start]]
@@ -554,8 +550,8 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     return -1
 
 
-cdef Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
-                          Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
+cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
+                                  Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     return _piece_end(t, stack, text, start, end, bos)
 
 
