@@ -113,6 +113,24 @@ def test_pieces_identical_to_regex_adversarial(name, how):
         check(data, name, how)
 
 
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+def test_letter_runs_every_byte_at_every_offset(name, how):
+    """The hand-written matchers read runs of ASCII letters eight bytes at a time: every
+    ASCII byte, some other characters and invalid bytes at each offset of a run (both
+    cases), and runs that end the text."""
+    rng = random.Random(11)
+    stops = [bytes([b]) for b in range(128)] + [c.encode("utf-8") for c in "\u00e9\u0301\u4e2d\u02b0\u00aa\u0130"]
+    parts = []
+    for stop in stops + [b"\xff", b"\xc3"]:
+        for k in range(18):
+            word = "".join(rng.choice("aAzZmMqQ") for _ in range(k)).encode("ascii")
+            parts.append(b" " + word + stop + word[::-1] + stop.lower())
+    check(b"".join(parts), name, how)
+    for k in range(20):
+        check(b"x " + b"Ab" * k, name, how)
+        check(b"AB" * k + b"cd" * k, name, how)
+
+
 @pytest.mark.skipif(sys.maxunicode < 0x10FFFF, reason="needs a wide Python build")
 @pytest.mark.parametrize(("name", "how"), SPLITTERS)
 def test_every_code_point(name, how):
