@@ -11,7 +11,6 @@ from __future__ import annotations
 import array
 import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, lru_cache, partial
 from itertools import islice
 from typing import Literal
@@ -30,6 +29,7 @@ from ._encoder import (
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
+from ._threads import thread_map
 from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
 from .unstable import completions, unstable_token_count
 
@@ -392,14 +392,13 @@ class Encoding:
         if self._pattern is None:  # the regex module splits, or no pattern: text by text
             if num_threads == 1 or len(texts) < 2:
                 return _batch_output([self._ordinary(item) for item in texts], output)
-            with ThreadPoolExecutor(num_threads) as pool:
-                return _batch_output(list(pool.map(self._ordinary, texts)), output)
+            return _batch_output(thread_map(self._ordinary, texts, num_threads=num_threads), output)
         chunks = _chunks(texts, num_threads)
         if len(chunks) == 1:
             parts = [self._batch_chunk(texts, output, disallowed)]
         else:
-            with ThreadPoolExecutor(min(num_threads, len(chunks))) as pool:
-                parts = list(pool.map(partial(self._batch_chunk, output=output, disallowed=disallowed), chunks))
+            parts = thread_map(partial(self._batch_chunk, output=output, disallowed=disallowed), chunks,
+                               num_threads=min(num_threads, len(chunks)))
         if output == BATCH_LISTS:
             lists = [ids for part in parts for ids in part]
             track_lists(lists)  # the kernel leaves them untracked while it builds (track_lists)
@@ -457,8 +456,7 @@ class Encoding:
             _check_text(item)
             _check_disallowed(item, disallowed)
         encode = partial(self.encode_to_numpy, allowed_special=allowed, disallowed_special=())
-        with ThreadPoolExecutor(num_threads) as pool:
-            return _batch_output(list(pool.map(encode, texts)), output)
+        return _batch_output(thread_map(encode, texts, num_threads=num_threads), output)
 
     def encode_with_unstable(
         self,
@@ -689,8 +687,8 @@ class Encoding:
             if cut > cuts[-1]:
                 cuts.append(cut)
         cuts.append(len(data))
-        with ThreadPoolExecutor(len(cuts) - 1) as pool:
-            parts = list(pool.map(lambda a, b: self._bpe.encode_text(data, self._pattern, as_list, a, b), cuts, cuts[1:]))
+        parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, as_list, a, b), cuts, cuts[1:],
+                           num_threads=len(cuts) - 1)
         if not as_list:
             return np.concatenate(parts)
         for part in parts[1:]:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import random
+import sys
 import threading
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -155,6 +157,24 @@ def test_batch_arrays_and_counts_equal_one_text_at_a_time(trained, num_threads):
         assert offsets[0] == 0 and offsets[-1] == len(ids)
         assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == expected
         assert enc.count_batch(docs, num_threads=num_threads) == [len(e) for e in expected]
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_batch_lists_count_their_references(trained, num_threads):
+    """The batch kernel fills its lists with the encoder's own int objects, raising their
+    reference counts by hand: each count must rise by the items that hold it, and fall
+    back when the lists are freed."""
+    _, none, _, text = trained
+    for batch in (batch_docs(text), [text[:300], text[300:600]]):
+        first = none.encode_ordinary_batch(batch, num_threads=num_threads)
+        probe = list({id(i): i for ids in first for i in ids if i > 256}.values())  # not the shared small ints
+        before = [sys.getrefcount(i) for i in probe]
+        second = none.encode_ordinary_batch(batch, num_threads=num_threads)
+        uses = Counter(id(i) for ids in second for i in ids)
+        after = [sys.getrefcount(i) for i in probe]
+        assert len(probe) > 50 and [a - b for a, b in zip(after, before)] == [uses[id(i)] for i in probe]
+        del second
+        assert [sys.getrefcount(i) for i in probe] == before
 
 
 def test_batch_to_numpy_with_special_tokens_as_encode(trained):

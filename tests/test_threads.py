@@ -1,0 +1,80 @@
+"""The worker threads kept from call to call (bpetrain._threads): reused, safe to nest, and
+forgotten by a forked child."""
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import threading
+
+import pytest
+from helpers import MULTILINGUAL, stdlib_text
+
+from bpetrain import BpeTrainer, Encoding
+from bpetrain._threads import thread_map
+from bpetrain.encoding import LONG_TEXT
+
+
+@pytest.fixture(scope="module")
+def encoding():
+    text = stdlib_text(100_000).decode("utf-8") + MULTILINGUAL * 5
+    tok = BpeTrainer(256 + 500, pat_str="cl100k", min_frequency=1, show_progress=False).train_from_iterator([text])
+    return Encoding("trained", pat_str=tok.pat_str, mergeable_ranks=tok.mergeable_ranks,
+                    special_tokens={"<|endoftext|>": tok.n_vocab}), text
+
+
+def test_threads_are_kept_for_the_next_call():
+    workers = set()  # the thread objects themselves: an ident may be given to a new thread
+    for _ in range(6):
+        workers.update(thread_map(lambda _: threading.current_thread(), range(64), num_threads=3))
+    assert threading.current_thread() not in workers and 1 <= len(workers) <= 3
+    assert thread_map(lambda a, b: a * b, range(5), range(5, 10), num_threads=3) == [0, 6, 14, 24, 36]
+
+
+def within(seconds: float, function):
+    """``function()``, which must return within ``seconds`` (a deadlock fails, not hangs)."""
+    result = []
+    watched = threading.Thread(target=lambda: result.append(function()), daemon=True)
+    watched.start()
+    watched.join(seconds)
+    assert not watched.is_alive(), f"did not return within {seconds} s: a deadlock?"
+    return result[0]
+
+
+def test_a_threaded_call_inside_a_threaded_call_runs_on_its_thread(encoding):
+    """encode_batch with special tokens encodes each text on a pool thread, and a text of
+    LONG_TEXT bytes or more is itself cut for threads: the inner call must not wait for
+    the pool it runs on (it would wait forever), and the ids must be encode's."""
+    enc, text = encoding
+    long_text = (text * (LONG_TEXT // len(text) + 2))[: LONG_TEXT + 5000]
+    docs = [long_text + "<|endoftext|>", "x<|endoftext|>y", long_text[:777]]
+    expected = [enc.encode(d, allowed_special="all") for d in docs]
+    for num_threads in (1, 2, 3):
+        assert within(60, lambda n=num_threads: enc.encode_batch(docs, num_threads=n, allowed_special="all")) == expected
+    inner = within(60, lambda: thread_map(lambda _: thread_map(lambda _: threading.get_ident(), range(4), num_threads=2),
+                                          range(2), num_threads=2))
+    assert all(len(set(idents)) == 1 for idents in inner)
+
+
+def _batch_in_child(enc, docs, queue):
+    queue.put(enc.encode_ordinary_batch(docs, num_threads=2))
+
+
+@pytest.mark.skipif(sys.platform == "win32" or "fork" not in multiprocessing.get_all_start_methods(),
+                    reason="needs the fork start method")
+def test_a_forked_child_makes_threads_of_its_own(encoding):
+    """A child forked after a threaded call has none of its parent's threads: its own
+    threaded calls must make new ones, not wait for threads that are not there."""
+    enc, text = encoding
+    docs = [text[i : i + 2000] for i in range(0, 400_000, 2000)]
+    expected = enc.encode_ordinary_batch(docs, num_threads=2)  # the parent's pool exists now
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=_batch_in_child, args=(enc, docs, queue))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == expected
+    finally:
+        child.join(timeout=60)
+        if child.is_alive():
+            child.kill()
+    assert child.exitcode == 0
