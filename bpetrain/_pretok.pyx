@@ -1,7 +1,7 @@
 """Hand-written matchers for the three named split patterns, on UTF-8 bytes.
 
 The compiled splitter (:mod:`bpetrain._splitter`) runs any pattern; for these three
-strings it hands over to the matchers here, which are 1.4-1.8x faster on the same text
+strings it hands over to the matchers here, which are 2.3-2.6x faster on English text
 (README, "Pre-tokenization"). They give the same pieces as the engine and the ``regex``
 module (tests/test_pretok.py compares all three).
 

@@ -21,7 +21,7 @@ Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded wi
 UTF-8 is one character, a lone surrogate (category Cs: not a letter, number or space).
 
 For the three named patterns the compiled matcher hands over to hand-written matchers
-(:mod:`bpetrain._pretok`), which split the same text 1.4-1.8x faster (README,
+(:mod:`bpetrain._pretok`), which split English text 2.3-2.6x faster (README,
 "Pre-tokenization"); the program still gives them their safe cuts.
 """
 from __future__ import annotations
