@@ -4,7 +4,7 @@ cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain._core cimport token_t
-from bpetrain._splitter cimport Stack, Tables
+from bpetrain._splitter cimport Program, Stack, Tables
 
 # A slot of the whole-token table (16 bytes): the token's first 8 bytes (``load_head``),
 # its bytes 8..11 (``load_head`` of up to 4, 0 if none) and ``meta``, its rank in the low
@@ -99,6 +99,8 @@ cdef class BytePairEncoder:
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil
     cdef object _result(self, IdBuffer* out, bint as_list)
+    cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
+                             Program pattern, bint as_list)
     cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1

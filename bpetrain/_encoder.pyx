@@ -1074,19 +1074,43 @@ cdef class BytePairEncoder:
         numpy.ndarray of uint32, shape (n_tokens,)
             Or a list of int with ``as_list``.
         """
+        cdef Py_ssize_t end = data.shape[0] if stop is None else stop
+        if not 0 <= start <= end <= data.shape[0]:
+            raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
+        return self._encode_utf8(&data[0] if data.shape[0] else NULL, data.shape[0], start, end, pattern, as_list)
+
+    def encode_str(self, str text not None, Program pattern not None, bint as_list=False):
+        """:meth:`encode_text` of ``text``'s UTF-8: the whole text, for a call per document
+        (an ASCII ``str`` is read in place; another is encoded into a bytes object of our
+        own, so nothing is kept in ``text``).
+
+        Raises
+        ------
+        UnicodeEncodeError
+            If ``text`` holds a lone surrogate (not encodable as UTF-8).
+        """
+        cdef Py_ssize_t n
+        cdef const char* data
+        if PyUnicode_IS_ASCII(text):
+            data = PyUnicode_AsUTF8AndSize(text, &n)
+            return self._encode_utf8(<const uint8_t*>data, n, 0, n, pattern, as_list)
+        utf8 = PyUnicode_AsUTF8String(text)
+        n = PyBytes_GET_SIZE(utf8)
+        return self._encode_utf8(<const uint8_t*>PyBytes_AS_STRING(utf8), n, 0, n, pattern, as_list)
+
+    cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
+                             Program pattern, bint as_list):
+        """The ids of the pieces of ``data[start:end]`` (``data`` of ``n`` bytes)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
         cdef int64_t n_read
-        cdef Py_ssize_t end = data.shape[0] if stop is None else stop
-        if not 0 <= start <= end <= data.shape[0]:
-            raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
         cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
                 grow_ids(&out, (end - start) // 3 + 64)  # about the ids of real text: one growth at most
-                self._split_and_encode(&data[0] if data.shape[0] else NULL, start, end, data.shape[0],
-                                       &pattern.tables, &stack, &out, &scratch, INT64_MAX, True, &n_read)
+                self._split_and_encode(data, start, end, n, &pattern.tables, &stack, &out, &scratch,
+                                       INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
         finally:
             self._give_back(cache)

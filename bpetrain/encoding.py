@@ -652,7 +652,7 @@ class Encoding:
             # Most calls go straight to the kernel (a text under LONG_TEXT bytes is one
             # kernel call anyway): about 3% of the time of a 1 KB document.
             try:
-                return self._bpe.encode_text(text.encode("utf-8"), self._pattern, as_list)
+                return self._bpe.encode_str(text, self._pattern, as_list)
             except BacktrackLimitExceeded:
                 return self._encode_split_by_regex(text, as_list)  # as _encode_text copes
             except UnicodeEncodeError:

@@ -221,6 +221,22 @@ def test_trained_vocab_reproduces_training_segmentation(trained):
     assert enc.encode_ordinary(text) == tok.encode_ordinary(text)
 
 
+def test_kernel_reads_a_str_as_its_utf8(trained):
+    """``encode_str`` reads an ASCII ``str`` in place and encodes any other to UTF-8 itself:
+    the ids are ``encode_text``'s of the UTF-8, and a lone surrogate raises as
+    ``str.encode`` does (the caller replaces it)."""
+    tok, text = trained
+    enc = tok.encoding()
+    bpe, program = enc._bpe, enc._pattern
+    for sample in ["", "a", "\x00\x7f", "hello world", text[:5000], MULTILINGUAL, "ascii, then \u00e9"]:
+        assert np.array_equal(bpe.encode_str(sample, program), bpe.encode_text(sample.encode("utf-8"), program))
+        assert bpe.encode_str(sample, program, True) == bpe.encode_text(sample.encode("utf-8"), program, True)
+    with pytest.raises(UnicodeEncodeError):
+        bpe.encode_str("ab\ud800", program)
+    with pytest.raises(TypeError):
+        bpe.encode_str(b"bytes", program)
+
+
 def test_trained_vocab_same_ids_as_tiktoken_with_exported_ranks(trained, tmp_path):
     from tiktoken.load import load_tiktoken_bpe
 
