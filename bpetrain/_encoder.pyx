@@ -294,6 +294,50 @@ cdef bint holds_any(const uint8_t* text, int64_t n, const uint8_t* needles, cons
 
 
 @cython.final
+cdef class Needles:
+    """Strings no text may hold (disallowed special tokens), for the kernel to look for
+    without the GIL (:func:`holds_any`) before it encodes a text.
+
+    Parameters
+    ----------
+    strings : iterable of bytes
+        Their UTF-8, none empty.
+
+    Raises
+    ------
+    ValueError
+        If there are none, or one is empty.
+    """
+    cdef bytes _data
+    cdef const uint8_t* data       # the strings' UTF-8, concatenated
+    cdef object _ends              # int64 array, shape (n + 1,): string k is data[ends[k]:ends[k + 1]]
+    cdef const int64_t* ends
+    cdef int64_t n
+    cdef uint8_t first[256]        # nonzero for a byte some string starts with
+    cdef int lead                  # that byte, if only one; else -1
+
+    def __cinit__(self, strings):
+        cdef list encoded = [bytes(item) for item in strings]
+        cdef int b
+        if not encoded or not all(encoded):
+            raise ValueError("needles must be one or more non-empty byte strings")
+        self._data = b"".join(encoded)
+        self.data = <const uint8_t*>PyBytes_AS_STRING(self._data)
+        self._ends = np.zeros(len(encoded) + 1, dtype=np.int64)
+        np.cumsum([len(item) for item in encoded], out=self._ends[1:])
+        self.ends = <const int64_t*><Py_ssize_t>self._ends.ctypes.data
+        self.n = len(encoded)
+        memset(self.first, 0, 256)
+        for item in encoded:
+            self.first[item[0]] = 1
+        leads = [b for b in range(256) if self.first[b]]
+        self.lead = leads[0] if len(leads) == 1 else -1
+
+    cdef inline bint found_in(self, const uint8_t* text, int64_t n) noexcept nogil:
+        return holds_any(text, n, self.data, self.ends, self.n, self.first, self.lead)
+
+
+@cython.final
 cdef class PieceCache:
     """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
     :c:type:`CacheEntry` records, freed with the object."""
@@ -1079,24 +1123,30 @@ cdef class BytePairEncoder:
             raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
         return self._encode_utf8(&data[0] if data.shape[0] else NULL, data.shape[0], start, end, pattern, as_list)
 
-    def encode_str(self, str text not None, Program pattern not None, bint as_list=False):
+    def encode_str(self, str text not None, Program pattern not None, bint as_list=False, Needles needles=None):
         """:meth:`encode_text` of ``text``'s UTF-8: the whole text, for a call per document
         (an ASCII ``str`` is read in place; another is encoded into a bytes object of our
         own, so nothing is kept in ``text``).
 
         Raises
         ------
+        DisallowedText
+            If ``text`` holds one of ``needles`` (index 0).
         UnicodeEncodeError
             If ``text`` holds a lone surrogate (not encodable as UTF-8).
         """
         cdef Py_ssize_t n
-        cdef const char* data
+        cdef const uint8_t* data
+        utf8 = None
         if PyUnicode_IS_ASCII(text):
-            data = PyUnicode_AsUTF8AndSize(text, &n)
-            return self._encode_utf8(<const uint8_t*>data, n, 0, n, pattern, as_list)
-        utf8 = PyUnicode_AsUTF8String(text)
-        n = PyBytes_GET_SIZE(utf8)
-        return self._encode_utf8(<const uint8_t*>PyBytes_AS_STRING(utf8), n, 0, n, pattern, as_list)
+            data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
+        else:
+            utf8 = PyUnicode_AsUTF8String(text)
+            data = <const uint8_t*>PyBytes_AS_STRING(utf8)
+            n = PyBytes_GET_SIZE(utf8)
+        if needles is not None and needles.found_in(data, n):
+            raise DisallowedText(0)
+        return self._encode_utf8(data, n, 0, n, pattern, as_list)
 
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
                              Program pattern, bint as_list):
@@ -1117,7 +1167,7 @@ cdef class BytePairEncoder:
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
-    def encode_batch(self, list texts not None, Program pattern not None, int output, needles=None):
+    def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None):
         """Split and encode each of ``texts`` (``str``, read as UTF-8) as :meth:`encode_text`
         does, all in one call without the GIL.
 
@@ -1132,12 +1182,9 @@ cdef class BytePairEncoder:
             offsets, shape (len(texts) + 1,): text ``i`` has ``ids[offsets[i]:offsets[i + 1]]``.
             ``BATCH_COUNTS``: the token count of each text, int64 array, shape (len(texts),),
             no ids kept.
-        needles : tuple, optional
-            Strings no text may hold (disallowed special tokens), checked without the GIL
-            before each text is encoded: ``(data, ends, first, lead)``, the UTF-8 of every
-            string concatenated (bytes), int64 ends of each (shape (n + 1,), starting at 0,
-            none empty), a uint8 array of 256 marking the first bytes, and that byte if
-            there is only one, else -1.
+        needles : Needles, optional
+            Strings no text may hold (disallowed special tokens), looked for without the
+            GIL before each text is encoded.
 
         Raises
         ------
@@ -1154,14 +1201,8 @@ cdef class BytePairEncoder:
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
-        cdef int64_t n_read, count, total = 0, n_needles = 0, bad = -1
+        cdef int64_t n_read, count, total = 0, bad = -1
         cdef bint keep = output != BATCH_COUNTS
-        cdef const uint8_t[::1] needle_bytes, first
-        cdef const int64_t[::1] needle_ends
-        cdef int lead = -1
-        if needles is not None:
-            needle_bytes, needle_ends, first, lead = needles
-            n_needles = needle_ends.shape[0] - 1
         if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
         offsets = np.empty(n_texts + 1, dtype=np.int64)
@@ -1188,8 +1229,7 @@ cdef class BytePairEncoder:
                 if keep:
                     grow_ids(&out, total // 3 + 64)  # about the ids of real text: one growth at most
                 for i in range(n_texts):
-                    if n_needles and holds_any(<const uint8_t*>data[i], lengths[i], &needle_bytes[0],
-                                               &needle_ends[0], n_needles, &first[0], lead):
+                    if needles is not None and needles.found_in(<const uint8_t*>data[i], lengths[i]):
                         bad = i
                         break
                     count = self._split_and_encode(<const uint8_t*>data[i], 0, lengths[i], lengths[i],

@@ -25,6 +25,7 @@ from ._encoder import (
     DEFAULT_CACHE_SIZE,
     BytePairEncoder,
     DisallowedText,
+    Needles,
     track_lists,
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
@@ -130,6 +131,9 @@ class Encoding:
             _check_special(token, token_id): int(token_id) for token, token_id in (special_tokens or {}).items()
         }
         self._special_token_values = set(self.special_tokens.values())
+        # What encode looks for by default (every special token), for the kernel; None: none,
+        # or one it cannot look for (a lone surrogate), then the regex does.
+        self._all_needles = _needles(frozenset(self.special_tokens))
         self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
         if explicit_n_vocab and (
             len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
@@ -285,6 +289,8 @@ class Encoding:
             If ``text`` holds a disallowed string (tiktoken's message, which says how to
             allow it).
         """
+        if _by_default(allowed_special, disallowed_special):
+            return self._ordinary(text, as_list=True, checked=True)
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
         if not allowed:
             return self._ordinary(text, as_list=True)
@@ -303,6 +309,8 @@ class Encoding:
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
         """
+        if _by_default(allowed_special, disallowed_special):
+            return self._ordinary(text, checked=True)
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
         return self._with_specials(text, allowed) if allowed else self._ordinary(text)
 
@@ -646,18 +654,28 @@ class Encoding:
             return first
         return np.concatenate([first, [self.special_tokens[parts[1]]], self._encode_after("", parts[2], allowed)])
 
-    def _ordinary(self, text: str, as_list: bool = False) -> np.ndarray | list[int]:
-        """Token ids of ``text`` without special tokens: a uint32 array, or a list."""
+    def _ordinary(self, text: str, as_list: bool = False, checked: bool = False) -> np.ndarray | list[int]:
+        """Token ids of ``text`` without special tokens: a uint32 array, or a list. With
+        ``checked``, first raise as :meth:`encode` does if ``text`` holds a special token."""
         if type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
             # Most calls go straight to the kernel (a text under LONG_TEXT bytes is one
-            # kernel call anyway): about 3% of the time of a 1 KB document.
-            try:
-                return self._bpe.encode_str(text, self._pattern, as_list)
-            except BacktrackLimitExceeded:
-                return self._encode_split_by_regex(text, as_list)  # as _encode_text copes
-            except UnicodeEncodeError:
-                pass  # lone surrogates: replaced below
+            # kernel call anyway), which also looks for the special tokens without a regex.
+            needles = self._all_needles if checked else None
+            if not checked or needles is not None or not self.special_tokens:
+                try:
+                    return self._bpe.encode_str(text, self._pattern, as_list, needles)
+                except DisallowedText:
+                    _check_disallowed(text, self.special_tokens)
+                    raise RuntimeError("bpetrain bug: the kernel found a special token that the regex does not")
+                except BacktrackLimitExceeded:
+                    if checked:
+                        _check_disallowed(text, self.special_tokens)
+                    return self._encode_split_by_regex(text, as_list)  # as _encode_text copes
+                except UnicodeEncodeError:
+                    pass  # lone surrogates: replaced below
         _check_text(text)
+        if checked:
+            _check_disallowed(text, self.special_tokens)
         try:
             return self._encode_text(text, as_list)
         except UnicodeEncodeError:
@@ -1081,6 +1099,13 @@ def allowed_special_tokens(
     return allowed
 
 
+def _by_default(allowed_special, disallowed_special) -> bool:
+    """Whether these are :meth:`Encoding.encode`'s defaults in effect: no special token
+    allowed, every one disallowed."""
+    return (isinstance(disallowed_special, str) and disallowed_special == "all"
+            and isinstance(allowed_special, (frozenset, set, tuple, list)) and not allowed_special)
+
+
 def _special_sets(
     special_tokens: Collection[str],
     allowed_special: Literal["all"] | Collection[str],
@@ -1105,27 +1130,22 @@ def _check_disallowed(text: str, disallowed: Collection[str]) -> None:
             f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
             f"If you want this text to be encoded as normal text, disable the check for this token "
             f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-            "To disable this check for all special tokens, pass `disallowed_special=()`."
+            "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
         )
 
 
 @lru_cache(maxsize=64)
-def _needles(disallowed: frozenset[str]):
-    """``disallowed`` as the batch kernel's ``needles`` (``BytePairEncoder.encode_batch``), or
-    None where the kernel cannot look for them: an empty string (found everywhere, as by
-    the regex) or one with a lone surrogate (no UTF-8)."""
+def _needles(disallowed: frozenset[str]) -> Needles | None:
+    """``disallowed`` as the kernel's :class:`~bpetrain._encoder.Needles`, or None where the
+    kernel cannot look for them: none, an empty string (found everywhere, as by the regex)
+    or one with a lone surrogate (no UTF-8)."""
     try:
         encoded = [item.encode("utf-8") for item in sorted(disallowed)]
     except UnicodeEncodeError:
         return None
     if not encoded or not all(encoded):
         return None
-    ends = np.zeros(len(encoded) + 1, dtype=np.int64)
-    np.cumsum([len(item) for item in encoded], out=ends[1:])
-    first = np.zeros(256, dtype=np.uint8)
-    first[[item[0] for item in encoded]] = 1
-    leads = np.flatnonzero(first)
-    return b"".join(encoded), ends, first, int(leads[0]) if len(leads) == 1 else -1
+    return Needles(encoded)
 
 
 def _utf8(text: str) -> bytes:

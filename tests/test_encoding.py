@@ -314,6 +314,29 @@ def test_special_tokens_as_tiktoken_takes_them(drop_in):
     assert ours.encode_single_token(b"<|endoftext|>") == ours.eot_token
 
 
+def test_encode_finds_special_tokens_as_tiktoken(drop_in):
+    """With its defaults, encode looks for special tokens in the kernel (the UTF-8, without
+    the regex): each one at every offset of ASCII and other text, cut short, or beside a
+    lone surrogate, must raise tiktoken's error or give tiktoken's ids."""
+    ours, theirs = drop_in
+
+    def outcome_of(call, text):
+        try:
+            return call(text)
+        except ValueError as exc:
+            return str(exc)
+
+    for token in ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>"]:
+        for around in ["plain ascii text", "\u00e9t\u00e9 \u6771\u4eac \U0001f642", "ab\ud800cd"]:
+            for cut in range(len(around) + 1):
+                for middle in [token, token[:-1], token[1:]]:
+                    text = around[:cut] + middle + around[cut:]
+                    expected = outcome_of(theirs.encode, text)  # its encode_to_numpy refuses surrogates
+                    assert outcome_of(ours.encode, text) == expected, text
+                    got = outcome_of(ours.encode_to_numpy, text)
+                    assert (got if isinstance(got, str) else got.tolist()) == expected, text
+
+
 def test_shared_and_ranked_special_ids_as_tiktoken(trained):
     """tiktoken accepts two special tokens with one id, and a special token with a rank's id."""
     tok, _ = trained
