@@ -667,9 +667,7 @@ class Encoding:
                 except DisallowedText:
                     _check_disallowed(text, self.special_tokens)
                     raise RuntimeError("bpetrain bug: the kernel found a special token that the regex does not")
-                except BacktrackLimitExceeded:
-                    if checked:
-                        _check_disallowed(text, self.special_tokens)
+                except BacktrackLimitExceeded:  # after the kernel looked for the special tokens
                     return self._encode_split_by_regex(text, as_list)  # as _encode_text copes
                 except UnicodeEncodeError:
                     pass  # lone surrogates: replaced below
