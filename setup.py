@@ -5,9 +5,11 @@ wraparound checks back on for a debug test run.
 """
 import os
 
+import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+NUMPY_MACROS = [("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")]  # NumPy's C API without its deprecated parts
 DEBUG = os.environ.get("BPETRAIN_DEBUG", "") not in ("", "0")
 DIRECTIVES = {
     "language_level": 3,
@@ -21,7 +23,8 @@ COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3", "--param", "max-inline-insns-
 setup(
     ext_modules=cythonize(
         [
-            Extension(f"bpetrain.{name}", [f"bpetrain/{name}.pyx"], extra_compile_args=COMPILE_ARGS)
+            Extension(f"bpetrain.{name}", [f"bpetrain/{name}.pyx"], extra_compile_args=COMPILE_ARGS,
+                      include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS)
             for name in ("_core", "_splitter", "_pretok", "_counter", "_encoder", "_incremental")
         ],
         compiler_directives=DIRECTIVES,

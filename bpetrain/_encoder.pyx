@@ -51,6 +51,9 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 import numpy as np
+cimport numpy as cnp
+
+cnp.import_array()
 
 from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack, piece_end
 
@@ -1414,9 +1417,10 @@ cdef class BytePairEncoder:
 
 
 cdef object _to_array(IdBuffer* out):
-    """Copy the ids into a new uint32 array."""
-    result = np.empty(out.size, dtype=np.uint32)
-    cdef uint32_t[::1] view = result
+    """Copy the ids into a new uint32 array (NumPy's C API: a typed memoryview of the new
+    array cost ~0.5 us, a tenth of a call on a 1 KB text)."""
+    cdef cnp.npy_intp size = out.size
+    result = cnp.PyArray_EMPTY(1, &size, cnp.NPY_UINT32, 0)
     if out.size:
-        memcpy(&view[0], out.ids, out.size * sizeof(uint32_t))
+        memcpy(cnp.PyArray_DATA(result), out.ids, out.size * sizeof(uint32_t))
     return result

@@ -58,6 +58,19 @@ def test_ids_identical_to_tiktoken_on_real_text(pair, real_text):
     assert ours.count(real_text) == len(expected)
 
 
+def test_arrays_are_the_callers_own(pair):
+    """encode_to_numpy's array (made with NumPy's C API) is 1-D, writable and owns its ids;
+    an empty text gives an empty uint32 array."""
+    ours, theirs = pair
+    for text in ["", "a", "hello world " * 50]:
+        array = ours.encode_to_numpy(text)
+        assert array.dtype == np.uint32 and array.ndim == 1 and array.tolist() == theirs.encode(text)
+        assert array.flags.writeable and array.flags.owndata and array.flags.c_contiguous
+        again = ours.encode_to_numpy(text)
+        array[:] = 7  # a second call's array does not share memory with the first
+        assert again.tolist() == theirs.encode(text)
+
+
 @pytest.mark.parametrize("name", list(adversarial_texts()))
 def test_ids_identical_to_tiktoken_on_adversarial_text(pair, name):
     ours, theirs = pair
