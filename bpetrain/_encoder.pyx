@@ -341,6 +341,31 @@ cdef class Needles:
 
 
 @cython.final
+cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
+    """Point ``data`` and ``n`` at the UTF-8 of ``text`` (a ``str``) and return the object
+    that holds it, to keep alive while ``data`` is read: an ASCII ``str`` is its own UTF-8
+    (read in place, no copy); another is encoded into a bytes object of our own, since
+    ``PyUnicode_AsUTF8AndSize`` would keep a copy inside the caller's ``str`` for as long
+    as it lives (2.5x the memory of CJK text).
+
+    Raises
+    ------
+    TypeError
+        If ``text`` is not a ``str``.
+    UnicodeEncodeError
+        If it holds a lone surrogate.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str, got {type(text).__name__}")
+    if PyUnicode_IS_ASCII(text):
+        data[0] = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, n)
+        return text
+    utf8 = PyUnicode_AsUTF8String(text)
+    data[0] = <const uint8_t*>PyBytes_AS_STRING(utf8)
+    n[0] = PyBytes_GET_SIZE(utf8)
+    return utf8
+
+
 cdef class PieceCache:
     """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
     :c:type:`CacheEntry` records, freed with the object."""
@@ -1140,13 +1165,7 @@ cdef class BytePairEncoder:
         """
         cdef Py_ssize_t n
         cdef const uint8_t* data
-        utf8 = None
-        if PyUnicode_IS_ASCII(text):
-            data = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, &n)
-        else:
-            utf8 = PyUnicode_AsUTF8String(text)
-            data = <const uint8_t*>PyBytes_AS_STRING(utf8)
-            n = PyBytes_GET_SIZE(utf8)
+        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
         if needles is not None and needles.found_in(data, n):
             raise DisallowedText(0)
         return self._encode_utf8(data, n, 0, n, pattern, as_list)
@@ -1217,15 +1236,9 @@ cdef class BytePairEncoder:
                 raise MemoryError()
             for i in range(n_texts):
                 item = texts[i]
-                if isinstance(item, str) and not PyUnicode_IS_ASCII(item):
-                    # A copy of our own: PyUnicode_AsUTF8AndSize would keep the UTF-8 inside
-                    # the caller's str for as long as it lives (2.5x the memory of CJK text).
-                    item = PyUnicode_AsUTF8String(item)
-                    encoded.append(item)
-                    data[i] = PyBytes_AS_STRING(item)
-                    lengths[i] = PyBytes_GET_SIZE(item)
-                else:  # ASCII: the str's own characters are its UTF-8 (no copy); else TypeError
-                    data[i] = PyUnicode_AsUTF8AndSize(item, &lengths[i])
+                utf8 = utf8_of(item, <const uint8_t**>&data[i], &lengths[i])
+                if utf8 is not item:
+                    encoded.append(utf8)
                 total += lengths[i]
             ends[0] = 0
             with nogil:
@@ -1255,24 +1268,32 @@ cdef class BytePairEncoder:
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
-    def count_text(self, const uint8_t[::1] data not None, Program pattern not None, int64_t limit):
-        """Count the tokens of UTF-8 ``data`` as :meth:`encode_text` would make them,
-        stopping as soon as the count exceeds ``limit``.
+    def count_str(self, str text not None, Program pattern not None, int64_t limit):
+        """Count the tokens of ``text`` (its UTF-8, read as :meth:`encode_str` reads it) as
+        :meth:`encode_text` would make them, stopping as soon as the count exceeds ``limit``.
 
         Returns
         -------
         (int, int)
-            The count, or -1 if it exceeds ``limit``; and the bytes read to decide.
+            The count, or -1 if it exceeds ``limit``; and the bytes of UTF-8 read to decide.
+
+        Raises
+        ------
+        UnicodeEncodeError
+            If ``text`` holds a lone surrogate (not encodable as UTF-8).
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef int64_t count, n_read
+        cdef Py_ssize_t n
+        cdef const uint8_t* data
         cdef Stack stack = Stack(NULL, 0, 0)
+        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
         cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
-                count = self._split_and_encode(&data[0] if data.shape[0] else NULL, 0, data.shape[0], data.shape[0],
-                                               &pattern.tables, &stack, &out, &scratch, limit, False, &n_read)
+                count = self._split_and_encode(data, 0, n, n, &pattern.tables, &stack, &out, &scratch,
+                                               limit, False, &n_read)
             return count, n_read
         finally:
             self._give_back(cache)

@@ -919,7 +919,7 @@ class Encoding:
     def _count_till_limit(self, text: str, limit: int) -> int | None:
         if self._pattern is not None:
             try:
-                count, _ = self._bpe.count_text(text.encode("utf-8"), self._pattern, limit)
+                count, _ = self._bpe.count_str(text, self._pattern, limit)
                 return None if count < 0 else count
             except BacktrackLimitExceeded:
                 pass  # as in _encode_text
