@@ -2,19 +2,26 @@
 (``encode_ordinary_batch``, and ``encode_batch``, which also looks for disallowed special
 tokens), one array (``encode_batch_to_numpy``), counts (``count_batch``).
 
-The file is cut into documents of about 1000 bytes (as ``encode_peers.py`` does); each
-call runs ``--repeat`` times (15) with the piece caches emptied first, one and two threads
-alternating, and the medians are reported as MB/s with their ratio, and the median of
-the ratios of each pair of neighbouring runs (steadier where other work on the machine
-comes and goes). The result is freed after the clock stops (what a caller does with it is not
+The file is cut into documents of about 1000 bytes (as ``encode_peers.py`` does). Each of
+``--repeat`` rounds (15) runs every row once, one thread then two, with the piece caches
+emptied before each run, so all rows see the machine alike; the medians are reported as
+MB/s with their ratio, and the median of the ratios of each round's pair of runs
+(steadier where other work on the machine comes and goes). The result is freed after the clock stops (what a caller does with it is not
 the call). bpetrain runs alone in the process (a peer's idle thread pool would
 take a core from the second thread).
+
+The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
+the documents on one thread in this process, against two processes at once (this one and a
+forked twin, started together), each counting half of them on one thread: the same work as
+two threads, without sharing a process. On a shared virtual machine two cores do not always
+give twice one core, so a thread ratio is best read against that row.
 
     python benchmarks/batch_threads.py mix-10M.txt --vocab cl100k_base [--max-bytes 3000000]
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import statistics
 import time
 
@@ -33,20 +40,63 @@ def main() -> None:
         text = f.read(args.max_bytes).decode("utf-8", "ignore")
     docs = [text[i : i + 1000] for i in range(0, len(text), 1000)]
     megabytes = len(text.encode("utf-8")) / 1e6
+    half = len(docs) // 2
+    twin, child = _twin(enc, docs[half:])  # forked before any thread pool exists
+    rows = {"lists": enc.encode_ordinary_batch, "lists, special tokens checked": enc.encode_batch,
+            "array (special tokens checked)": enc.encode_batch_to_numpy, "counts": enc.count_batch}
+
+    def processes() -> tuple[float, float]:
+        enc.clear_cache()
+        alone = _timed(enc.count_batch, docs, 1)
+        twin.send("go")
+        enc.clear_cache()
+        mine = _timed(enc.count_batch, docs[:half], 1)
+        return alone, max(mine, twin.recv())  # the work is done when the slower process ends
+
+    def threads(call) -> tuple[float, float]:
+        enc.clear_cache()
+        one = _timed(call, docs, 1)
+        enc.clear_cache()
+        return one, _timed(call, docs, 2)
+
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in [*rows, CEILING]}
+    for _ in range(args.repeat):  # every row in every round, so all rows see the machine alike
+        for name, call in rows.items():
+            times[name].append(threads(call))
+        times[CEILING].append(processes())
+    twin.send("stop")
+    child.join()
     print(f"| {args.vocab} output | 1 thread MB/s | 2 threads MB/s | 2 / 1 | 2 / 1, paired runs |\n|---|---:|---:|---:|---:|")
-    for name, call in (("lists", enc.encode_ordinary_batch), ("lists, special tokens checked", enc.encode_batch),
-                       ("array (special tokens checked)", enc.encode_batch_to_numpy), ("counts", enc.count_batch)):
-        times: dict[int, list[float]] = {1: [], 2: []}
-        for _ in range(args.repeat):
-            for threads in (1, 2):
-                enc.clear_cache()
-                started = time.perf_counter()
-                result = call(docs, num_threads=threads)
-                times[threads].append(time.perf_counter() - started)
-                del result  # freed after the clock stops: freeing 3 MB of lists takes ~1.8 ms, on one thread
-        one, two = (statistics.median(times[t]) for t in (1, 2))
-        paired = statistics.median(a / b for a, b in zip(times[1], times[2]))
+    for name, pairs in times.items():
+        one, two = (statistics.median(pair[k] for pair in pairs) for k in (0, 1))
+        paired = statistics.median(a / b for a, b in pairs)
         print(f"| {name} | {megabytes / one:.1f} | {megabytes / two:.1f} | {one / two:.2f}x | {paired:.2f}x |")
+
+
+CEILING = "the machine's ceiling: counts, 1 process / 2 processes with half each"
+
+
+def _timed(call, docs: list[str], num_threads: int) -> float:
+    started = time.perf_counter()
+    result = call(docs, num_threads=num_threads)
+    elapsed = time.perf_counter() - started
+    del result  # freed after the clock stops: freeing 3 MB of lists takes ~1.8 ms, on one thread
+    return elapsed
+
+
+def _twin(enc, docs: list[str]):
+    """A forked copy of this process that times ``count_batch`` of ``docs`` on one thread
+    each time it is sent "go", and sends the time back; "stop" ends it."""
+    parent_end, child_end = multiprocessing.get_context("fork").Pipe()
+
+    def serve() -> None:
+        while child_end.recv() == "go":
+            enc.clear_cache()
+            child_end.send(_timed(enc.count_batch, docs, 1))
+
+    child = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
+    child.start()
+    return parent_end, child
 
 
 if __name__ == "__main__":
