@@ -60,8 +60,29 @@ from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack,
 cdef extern from *:
     """
     #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
+    /* The first min(n, 8) bytes at p (n >= 1) as one word, zero-extended, without a branch
+       on n: one 8-byte load, then a mask. The load may read past p[n - 1], but only while
+       the 8 bytes stay in p's 4 KiB page (every page boundary is a 4 KiB boundary, and
+       p[0] is readable, so its page is mapped); the bytes past n are masked off. Within 7
+       bytes of a page's end the n bytes are copied alone. Little-endian: the first bytes
+       are the low ones; big-endian: the high ones. */
+    static inline uint64_t bpetrain_head(const uint8_t* p, int64_t n) {
+        uint64_t word = 0;
+        int64_t m = n < 8 ? n : 8;
+        if (__builtin_expect(((uintptr_t)p & 4095) <= 4096 - 8, 1)) {
+            memcpy(&word, p, 8);
+        } else {
+            memcpy(&word, p, (size_t)m);
+        }
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        return word & (~(uint64_t)0 << (64 - 8 * m));
+    #else
+        return word & (~(uint64_t)0 >> (64 - 8 * m));
+    #endif
+    }
     """
     int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
+    uint64_t bpetrain_head(const uint8_t* p, int64_t n) noexcept nogil
     bint PyUnicode_IS_ASCII(object s) noexcept
     void PyObject_GC_UnTrack(void* op) noexcept
     void PyObject_GC_Track(void* op) noexcept
@@ -92,24 +113,11 @@ DEFAULT_CACHE_SIZE = 1 << 14
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:
-    """The first ``min(n, 8)`` bytes of ``data`` as one word, without reading past
-    ``data[n - 1]``: eight bytes as they are; fewer packed from two overlapping loads of
-    fixed size (one instruction each), which together hold every byte, so the word and
-    ``n`` determine the bytes."""
-    cdef uint64_t word
-    cdef uint32_t low, high
-    cdef uint16_t pair
-    if n >= 8:
-        memcpy(&word, data, 8)
-        return word
-    if n >= 4:
-        memcpy(&low, data, 4)
-        memcpy(&high, data + n - 4, 4)
-        return low | (<uint64_t>high << 32)
-    if n >= 2:
-        memcpy(&pair, data, 2)
-        return pair | (<uint64_t>data[n - 1] << 16)
-    return data[0] if n == 1 else 0
+    """The first ``min(n, 8)`` bytes of ``data`` as one word, zero-extended (so the word and
+    ``n`` determine the bytes); 0 if ``n <= 0``. One load and a mask, no branch on the
+    length (``bpetrain_head`` above: the lengths of pieces follow no pattern a branch
+    predictor can learn)."""
+    return bpetrain_head(data, n) if n > 0 else 0
 
 
 cdef inline uint64_t hash_bytes(const uint8_t* data, int64_t n, uint64_t head) noexcept nogil:
@@ -470,7 +478,7 @@ cdef class BytePairEncoder:
     cdef int _fill_bytes(self) except -1:
         """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
         cdef token_t* byte_pair = <token_t*>self.byte_pair
-        cdef uint8_t two[2]
+        cdef uint8_t two[8]  # 8, not 2: load_head reads a word (the bytes past 2 masked off)
         cdef int x, y
         missing = []
         for x in range(256):

@@ -206,6 +206,46 @@ def test_whole_token_lookup_compares_every_byte():
         assert bpe.encode_pieces([piece.decode()], as_list=True) == expected
 
 
+@pytest.mark.skipif(not hasattr(__import__("mmap"), "PROT_READ"), reason="needs POSIX mmap and mprotect")
+def test_pieces_ending_where_memory_ends():
+    """The whole-token lookup and the piece cache read a piece's first bytes as one 8-byte
+    word and mask off the rest (``load_head``); within 7 bytes of a page's end they copy
+    the piece's bytes alone. Pieces of 1-24 bytes ending just before a page that cannot
+    be read (PROT_NONE) encode as the reference rule says (a whole token is its rank, as
+    in tiktoken): a read past the piece into that page would crash the test. Run twice,
+    so the second pass finds the merged pieces in the piece cache."""
+    import ctypes
+    import mmap
+
+    page = mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    rng = random.Random(5)
+    ranks = {bytes([b]): b for b in range(256)}
+    while len(ranks) < 2000:  # tokens of 2-20 bytes over a small alphabet: most pieces merge
+        ranks.setdefault(bytes(rng.choices(b"ab", k=rng.randint(2, 20))), len(ranks))
+    bpe = BytePairEncoder(ranks, cache_size=64)
+    pieces = [bytes(rng.choices(b"ab", k=n)) for n in range(1, 25) for _ in range(6)]
+    pieces += list(ranks)[256:400]
+    memory = mmap.mmap(-1, 2 * page)
+    anchor = ctypes.c_char.from_buffer(memory)
+    start = ctypes.addressof(anchor)
+    del anchor  # the address stays: the mapping lives until memory.close()
+    assert libc.mprotect(start + page, page, 0) == 0, ctypes.get_errno()  # PROT_NONE
+    got = []
+    try:
+        for _ in range(2):
+            for piece in pieces:
+                memory[page - len(piece) : page] = piece
+                with memoryview(memory) as whole, whole[page - len(piece) : page] as tail:
+                    got.append(bpe.encode_bytes(tail, as_list=True))
+    finally:
+        libc.mprotect(start + page, page, mmap.PROT_READ | mmap.PROT_WRITE)
+        memory.close()
+    expected = [[ranks[piece]] if piece in ranks else encode_piece_ranks(piece, ranks) for piece in pieces]
+    assert got == expected * 2
+
+
 def test_kernel_matches_reference_rule_with_openai_ranks(pair):
     ours, _ = pair
     rng = random.Random(7)
