@@ -18,6 +18,15 @@ _lock = threading.Lock()
 _local = threading.local()
 
 
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one, as under
+    ``taskset`` or a container's CPU set; else every CPU)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def _mark_worker() -> None:
     _local.worker = True
 

@@ -14,12 +14,12 @@ block.
 """
 from __future__ import annotations
 
-import os
 import queue
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 from ._progress import progress_bar
+from ._threads import usable_cores
 from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from .pieces import PieceCounter
 
@@ -27,11 +27,8 @@ __all__ = ["count_sources", "cut_blocks", "default_workers"]
 
 
 def default_workers() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    """The CPUs this process may run on (:func:`bpetrain._threads.usable_cores`)."""
+    return usable_cores()
 
 
 def count_sources(

@@ -9,7 +9,6 @@ tokens, argument checks, error messages, threads.
 from __future__ import annotations
 
 import array
-import os
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property, lru_cache, partial
 from itertools import islice
@@ -30,7 +29,7 @@ from ._encoder import (
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from ._splitter import BacktrackLimitExceeded
-from ._threads import thread_map
+from ._threads import thread_map, usable_cores
 from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
 from .unstable import completions, unstable_token_count
 
@@ -41,7 +40,6 @@ COUNT_BATCH = 4096
 #: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
-_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 #: Most characters of text per kernel call when a batch runs on several threads: small
 #: enough that one thread turns its ids into lists while another encodes and a slow thread
 #: delays the batch little, large enough that a call's set-up does not count (measured on
@@ -693,7 +691,7 @@ class Encoding:
         compiled pattern: a text of ``LONG_TEXT`` bytes or more on one thread per core, cut
         at safe cuts near equal shares (no piece crosses one, so the ids joined are the ids
         of the whole text)."""
-        n_blocks = min(_CORES, (len(data) - start) // (LONG_TEXT // 2))
+        n_blocks = min(usable_cores(), (len(data) - start) // (LONG_TEXT // 2))
         if len(data) - start < LONG_TEXT or n_blocks < 2:
             return self._bpe.encode_text(data, self._pattern, as_list, start, len(data))
         cuts = [start]

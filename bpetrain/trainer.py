@@ -14,6 +14,7 @@ from . import formats
 from ._core import PairMerger
 from ._encoder import BytePairEncoder
 from ._progress import progress_bar
+from ._threads import usable_cores
 from .counting import count_sources
 from .encoding import Encoding
 from .formats._vocab import BYTE_TO_CHAR
@@ -633,7 +634,7 @@ def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndar
     vocab = base.vocab
     lengths = np.array([len(vocab[i]) for i in range(256 + len(base.merges))], dtype=np.int32)
     encoder = BytePairEncoder(base.mergeable_ranks)
-    cuts = np.linspace(0, table.n_pieces, (os.cpu_count() or 1) + 1).astype(np.int64)
+    cuts = np.linspace(0, table.n_pieces, usable_cores() + 1).astype(np.int64)
 
     def encode(start: int, stop: int) -> np.ndarray:
         offsets = table.offsets[start : stop + 1]

@@ -78,3 +78,17 @@ def test_a_forked_child_makes_threads_of_its_own(encoding):
         if child.is_alive():
             child.kill()
     assert child.exitcode == 0
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
+def test_threads_follow_the_cpus_the_process_may_use():
+    """Held to one CPU (as ``taskset`` or a container's CPU set does), bpetrain counts one
+    core, wherever it sizes its threads (counting, training's base tokens, long texts),
+    not every CPU of the machine."""
+    import subprocess
+
+    script = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+              "from bpetrain._threads import usable_cores; from bpetrain.counting import default_workers; "
+              "print(usable_cores(), default_workers())")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["1", "1"]
