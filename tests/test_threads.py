@@ -81,7 +81,7 @@ def test_a_forked_child_makes_threads_of_its_own(encoding):
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_setaffinity"), reason="needs sched_setaffinity (Linux)")
-def test_threads_follow_the_cpus_the_process_may_use():
+def test_threads_follow_the_cpus_the_process_may_use(tmp_path):
     """Held to one CPU (as ``taskset`` or a container's CPU set does), bpetrain counts one
     core, wherever it sizes its threads (counting, training's base tokens, long texts),
     not every CPU of the machine."""
@@ -90,5 +90,8 @@ def test_threads_follow_the_cpus_the_process_may_use():
     script = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
               "from bpetrain._threads import usable_cores; from bpetrain.counting import default_workers; "
               "print(usable_cores(), default_workers())")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    # Run outside the source tree, so the child imports the installed package, as the tests do.
+    done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "1"]
