@@ -88,8 +88,10 @@ cdef class BytePairEncoder:
     cdef inline token_t pair_rank(self, token_t left, token_t right) noexcept nogil
     cdef inline token_t token_rank(self, const uint8_t* data, int64_t n) noexcept nogil
     cdef bint _same_tail(self, const uint8_t* data, int64_t n, token_t rank) noexcept nogil
-    cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                          Scratch* scratch) except -1 nogil
+    cdef inline int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                                 Scratch* scratch) except -1 nogil
+    cdef int _encode_missed(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                            Scratch* scratch) except -1 nogil
     cdef int _encode_merged(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                             Scratch* scratch) except -1 nogil
     cdef object _take_cache(self, Scratch* scratch)

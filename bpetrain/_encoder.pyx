@@ -789,19 +789,13 @@ cdef class BytePairEncoder:
 
     # ------------------------------------------------------------------ kernels
 
-    cdef int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
-                          Scratch* scratch) except -1 nogil:
+    cdef inline int encode_piece(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                                 Scratch* scratch) except -1 nogil:
         """Append the token ids of one piece of ``n`` bytes to ``out``.
 
-        A piece that is one token is found in the whole-token table (path 1). Another of
-        3 to ``CACHE_PIECE`` bytes is looked up in the piece cache, if ``scratch`` has one
-        (this call's alone: :attr:`cache_size`); a miss is merged and, if it makes at most
-        ``CACHE_IDS`` ids, stored in the entry. The cache holds only pieces that need
-        merging, so it stays small enough to be found in a core's cache.
+        A piece that is one token is found in the whole-token table (path 1), here, inline
+        in the splitting loop (nine pieces in ten); any other goes to :meth:`_encode_missed`.
         """
-        cdef uint64_t key0 = 0, key1 = 0, ids, h
-        cdef CacheEntry* entry
-        cdef int64_t before, i, count
         cdef token_t rank
         if n == 0:
             return 0
@@ -813,10 +807,24 @@ cdef class BytePairEncoder:
             rank = self.byte_pair[(<int>piece[0] << 8) | piece[1]]
         else:
             rank = self.token_rank(piece, n)
-        if rank != NO_RANK:
-            out.ids[out.size] = rank
-            out.size += 1
-            return 0
+        if rank == NO_RANK:
+            return self._encode_missed(piece, n, out, scratch)
+        out.ids[out.size] = rank
+        out.size += 1
+        return 0
+
+    cdef int _encode_missed(self, const uint8_t* piece, int64_t n, IdBuffer* out,
+                            Scratch* scratch) except -1 nogil:
+        """The ids of a piece of ``n`` >= 2 bytes that is not one token; ``out`` has room
+        for ``n`` more. One of 3 to ``CACHE_PIECE`` bytes is looked up in the piece cache,
+        if ``scratch`` has one (this call's alone: :attr:`cache_size`); a miss is merged
+        and, if it makes at most ``CACHE_IDS`` ids, stored in the entry. The cache holds
+        only pieces that need merging, so it stays small enough to be found in a core's
+        cache.
+        """
+        cdef uint64_t key0 = 0, key1 = 0, ids, h
+        cdef CacheEntry* entry
+        cdef int64_t before, i, count
         if scratch.cache == NULL or n < 3 or n > CACHE_PIECE:
             return self._encode_merged(piece, n, out, scratch)
         key0 = load_head(piece, n)
