@@ -348,7 +348,6 @@ cdef class Needles:
         return holds_any(text, n, self.data, self.ends, self.n, self.first, self.lead)
 
 
-@cython.final
 cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
     """Point ``data`` and ``n`` at the UTF-8 of ``text`` (a ``str``) and return the object
     that holds it, to keep alive while ``data`` is read: an ASCII ``str`` is its own UTF-8
@@ -374,6 +373,7 @@ cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
     return utf8
 
 
+@cython.final
 cdef class PieceCache:
     """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
     :c:type:`CacheEntry` records, freed with the object."""
