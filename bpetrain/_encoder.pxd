@@ -103,6 +103,8 @@ cdef class BytePairEncoder:
     cdef object _result(self, IdBuffer* out, bint as_list)
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
                              Program pattern, bint as_list)
+    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, object found,
+                                      bint as_list)
     cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1

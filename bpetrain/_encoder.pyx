@@ -279,45 +279,56 @@ class DisallowedText(Exception):
         self.index = index
 
 
-cdef bint holds_any(const uint8_t* text, int64_t n, const uint8_t* needles, const int64_t* ends,
-                    int64_t n_needles, const uint8_t* first, int lead) noexcept nogil:
-    """Whether any needle (``needles[ends[k]:ends[k + 1]]``, none empty) occurs in ``text``.
-    ``first[b]`` is nonzero when a needle starts with byte ``b``; ``lead`` is that byte
-    when only one does (the text is then skipped through with memchr), else -1."""
-    cdef int64_t p = 0, k, length
+cdef int64_t find_needle(const uint8_t* text, int64_t n, const uint8_t* needles, const int64_t* ends,
+                         int64_t n_needles, const uint8_t* first, int lead, int64_t* which) noexcept nogil:
+    """Where the first needle (``needles[ends[k]:ends[k + 1]]``, none empty) in ``text``
+    starts, or -1; ``which`` gets the longest needle that starts there (as a regex of the
+    needles, longest first, finds it). ``first[b]`` is nonzero when a needle starts with
+    byte ``b``; ``lead`` is that byte when only one does (the text is then skipped
+    through with memchr), else -1."""
+    cdef int64_t p = 0, k, length, best
     cdef const uint8_t* hit
     while p < n:
         if lead >= 0:
             hit = <const uint8_t*>memchr(text + p, lead, n - p)
             if hit == NULL:
-                return False
+                return -1
             p = hit - text
         elif not first[text[p]]:
             p += 1
             continue
+        best = -1
         for k in range(n_needles):
             length = ends[k + 1] - ends[k]
             if (needles[ends[k]] == text[p] and length <= n - p
+                    and (best < 0 or length > ends[best + 1] - ends[best])
                     and memcmp(text + p, needles + ends[k], length) == 0):
-                return True
+                best = k
+        if best >= 0:
+            which[0] = best
+            return p
         p += 1
-    return False
+    return -1
 
 
 @cython.final
 cdef class Needles:
-    """Strings no text may hold (disallowed special tokens), for the kernel to look for
-    without the GIL (:func:`holds_any`) before it encodes a text.
+    """Strings for the kernel to look for without the GIL (:func:`find_needle`): the
+    disallowed special tokens, which no text may hold, or the allowed ones, which are
+    encoded as their ids.
 
     Parameters
     ----------
     strings : iterable of bytes
         Their UTF-8, none empty.
+    ids : iterable of int, optional
+        The token id of each string (allowed special tokens), each below 2**32.
 
     Raises
     ------
     ValueError
-        If there are none, or one is empty.
+        If there are no strings, one is empty, or ``ids`` does not give one id in
+        [0, 2**32) to each.
     """
     cdef bytes _data
     cdef const uint8_t* data       # the strings' UTF-8, concatenated
@@ -326,12 +337,22 @@ cdef class Needles:
     cdef int64_t n
     cdef uint8_t first[256]        # nonzero for a byte some string starts with
     cdef int lead                  # that byte, if only one; else -1
+    cdef object _ids               # uint32 array, shape (n,), or None
+    cdef const uint32_t* ids       # the token id of each string, or NULL
 
-    def __cinit__(self, strings):
+    def __cinit__(self, strings, ids=None):
         cdef list encoded = [bytes(item) for item in strings]
         cdef int b
         if not encoded or not all(encoded):
             raise ValueError("needles must be one or more non-empty byte strings")
+        self._ids = None
+        self.ids = NULL
+        if ids is not None:
+            values = [int(item) for item in ids]
+            if len(values) != len(encoded) or not all(0 <= item < 2**32 for item in values):
+                raise ValueError(f"ids must give each of the {len(encoded)} strings one id in [0, 2**32), got {values}")
+            self._ids = np.array(values, dtype=np.uint32)
+            self.ids = <const uint32_t*><Py_ssize_t>self._ids.ctypes.data
         self._data = b"".join(encoded)
         self.data = <const uint8_t*>PyBytes_AS_STRING(self._data)
         self._ends = np.zeros(len(encoded) + 1, dtype=np.int64)
@@ -344,8 +365,13 @@ cdef class Needles:
         leads = [b for b in range(256) if self.first[b]]
         self.lead = leads[0] if len(leads) == 1 else -1
 
+    cdef inline int64_t find(self, const uint8_t* text, int64_t n, int64_t* which) noexcept nogil:
+        """Where the first string in ``text[:n]`` starts (``which``: the longest there), or -1."""
+        return find_needle(text, n, self.data, self.ends, self.n, self.first, self.lead, which)
+
     cdef inline bint found_in(self, const uint8_t* text, int64_t n) noexcept nogil:
-        return holds_any(text, n, self.data, self.ends, self.n, self.first, self.lead)
+        cdef int64_t which
+        return self.find(text, n, &which) >= 0
 
 
 cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
@@ -1167,10 +1193,15 @@ cdef class BytePairEncoder:
             raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
         return self._encode_utf8(&data[0] if data.shape[0] else NULL, data.shape[0], start, end, pattern, as_list)
 
-    def encode_str(self, str text not None, Program pattern not None, bint as_list=False, Needles needles=None):
+    def encode_str(self, str text not None, Program pattern not None, bint as_list=False, Needles needles=None,
+                   Needles specials=None):
         """:meth:`encode_text` of ``text``'s UTF-8: the whole text, for a call per document
         (an ASCII ``str`` is read in place; another is encoded into a bytes object of our
         own, so nothing is kept in ``text``).
+
+        With ``specials`` (allowed special tokens, with their ids), each occurrence of one
+        is its id, and the text between them is encoded piece by piece as a text of its
+        own, as tiktoken does: the first occurrence from the left, the longest there.
 
         Raises
         ------
@@ -1178,13 +1209,50 @@ cdef class BytePairEncoder:
             If ``text`` holds one of ``needles`` (index 0).
         UnicodeEncodeError
             If ``text`` holds a lone surrogate (not encodable as UTF-8).
+        ValueError
+            If ``specials`` has no ids.
         """
         cdef Py_ssize_t n
         cdef const uint8_t* data
         utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
         if needles is not None and needles.found_in(data, n):
             raise DisallowedText(0)
-        return self._encode_utf8(data, n, 0, n, pattern, as_list)
+        if specials is None:
+            return self._encode_utf8(data, n, 0, n, pattern, as_list)
+        if specials.ids == NULL:
+            raise ValueError("specials must be Needles made with the special tokens' ids")
+        return self._encode_with_specials(data, n, pattern, specials, as_list)
+
+    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, object found,
+                                      bint as_list):
+        """The ids of ``data[:n]``: each of ``found`` (:class:`Needles` with ids) is its id
+        (:meth:`encode_str`)."""
+        cdef Needles specials = <Needles>found
+        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef int64_t n_read, pos = 0, hit, which = 0
+        cache = self._take_cache(&scratch)  # this call's alone until given back
+        try:
+            with nogil:
+                grow_ids(&out, n // 3 + 64)  # about the ids of real text: one growth at most
+                while True:
+                    hit = specials.find(data + pos, n - pos, &which)
+                    if hit != 0:  # the text before the special token (or the rest), as a text of its own
+                        self._split_and_encode(data + pos, 0, n - pos if hit < 0 else hit, n - pos if hit < 0 else hit,
+                                               &pattern.tables, &stack, &out, &scratch, INT64_MAX, True, &n_read)
+                    if hit < 0:
+                        break
+                    if out.size + 1 > out.cap:
+                        grow_ids(&out, out.size + 1)
+                    out.ids[out.size] = specials.ids[which]
+                    out.size += 1
+                    pos += hit + specials.ends[which + 1] - specials.ends[which]
+            return self._result(&out, as_list)
+        finally:
+            self._give_back(cache)
+            free_buffers(&out, &scratch)
+            free_stack(&stack)
 
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
                              Program pattern, bint as_list):
@@ -1373,9 +1441,10 @@ cdef class BytePairEncoder:
         return self._as_list(out.ids, out.size) if as_list else _to_array(out)
 
     cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=True):
-        """The ids as a list of the cached int objects (no int is created); the item arrays
-        of both lists are read once, so the loop is a load, an increment and a store.
-        Without ``tracked`` the list is left out of the garbage collector's sight, for
+        """The ids as a list of the cached int objects (no int is created for a rank; a
+        special token's id, past the ranks, gets a new one); the item arrays of both lists
+        are read once, so the loop is a load, an increment and a store. Without
+        ``tracked`` the list is left out of the garbage collector's sight, for
         :func:`track_lists` to give back before anyone else sees it."""
         cdef list result = PyList_New(n)
         if not tracked:
@@ -1383,10 +1452,16 @@ cdef class BytePairEncoder:
         cdef PyObject** ints = PySequence_Fast_ITEMS(self._ints)
         cdef PyObject** items = PySequence_Fast_ITEMS(result)
         cdef PyObject* item
+        cdef object special
         cdef int64_t i
+        cdef uint32_t n_ints = self.n_ranks
         for i in range(n):
-            item = ints[ids[i]]
-            Py_INCREF(<object>item)
+            if ids[i] < n_ints:
+                item = ints[ids[i]]
+            else:
+                special = ids[i]
+                item = <PyObject*>special
+            Py_INCREF(<object>item)  # the list's reference
             items[i] = item
         return result
 

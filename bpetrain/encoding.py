@@ -132,6 +132,7 @@ class Encoding:
         # What encode looks for by default (every special token), for the kernel; None: none,
         # or one it cannot look for (a lone surrogate), then the regex does.
         self._all_needles = _needles(frozenset(self.special_tokens))
+        self._strings_for: dict[tuple, tuple] = {}  # _kernel_strings, by its arguments
         self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
         if explicit_n_vocab and (
             len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
@@ -289,10 +290,7 @@ class Encoding:
         """
         if _by_default(allowed_special, disallowed_special):
             return self._ordinary(text, as_list=True, checked=True)
-        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-        if not allowed:
-            return self._ordinary(text, as_list=True)
-        return self._with_specials(text, allowed).tolist()
+        return self._special_args(text, allowed_special, disallowed_special, as_list=True)
 
     def encode_to_numpy(
         self,
@@ -309,8 +307,52 @@ class Encoding:
         """
         if _by_default(allowed_special, disallowed_special):
             return self._ordinary(text, checked=True)
-        allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-        return self._with_specials(text, allowed) if allowed else self._ordinary(text)
+        return self._special_args(text, allowed_special, disallowed_special, as_list=False)
+
+    def _special_args(self, text: str, allowed_special, disallowed_special, as_list: bool) -> np.ndarray | list[int]:
+        """:meth:`encode` (``as_list``) or :meth:`encode_to_numpy` with other special-token
+        arguments than the defaults. The kernel looks for both sets of strings where it
+        can, on the UTF-8 it encodes (:meth:`_kernel_strings`); else the regex module does."""
+        allowed, disallowed, specials, needles = self._kernel_strings(allowed_special, disallowed_special)
+        if specials is not False and type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
+            try:
+                return self._bpe.encode_str(text, self._pattern, as_list, needles, specials)
+            except DisallowedText:
+                _check_disallowed(text, disallowed)
+                raise RuntimeError("bpetrain bug: the kernel found a disallowed string that the regex does not")
+            except (BacktrackLimitExceeded, UnicodeEncodeError):
+                pass  # a catastrophically backtracking pattern, or lone surrogates: as below
+        _check_text(text)
+        _check_disallowed(text, disallowed)
+        if not allowed:
+            return self._ordinary(text, as_list)
+        ids = self._with_specials(text, allowed)
+        return ids.tolist() if as_list else ids
+
+    def _kernel_strings(self, allowed_special, disallowed_special) -> tuple:
+        """``(allowed, disallowed, specials, needles)`` for these arguments: the special
+        tokens to encode as such and the strings no text may hold (tiktoken's rules), and
+        both as the kernel's :class:`~bpetrain._encoder.Needles` (the allowed ones with
+        their ids; None for an empty set). ``specials`` is False where the kernel cannot
+        look for one of the strings (an empty one, or one with a lone surrogate). Kept for
+        the last 64 pairs of arguments (a collection as a frozenset of its strings)."""
+        if not isinstance(allowed_special, str):
+            allowed_special = frozenset(allowed_special)
+        if not isinstance(disallowed_special, str):
+            disallowed_special = frozenset(disallowed_special)
+        key = (allowed_special, disallowed_special)
+        found = self._strings_for.get(key)
+        if found is None:
+            allowed, disallowed = _special_sets(self.special_tokens, allowed_special, disallowed_special)
+            needles = _needles(frozenset(disallowed)) if disallowed else None
+            specials = _needles(frozenset(allowed), tuple(self.special_tokens[t] for t in sorted(allowed))) if allowed else None
+            if (disallowed and needles is None) or (allowed and specials is None):
+                specials = False
+            found = (allowed, disallowed, specials, needles)
+            if len(self._strings_for) >= 64:
+                self._strings_for.clear()
+            self._strings_for[key] = found
+        return found
 
     def _with_specials(self, text: str, allowed: Collection[str]) -> np.ndarray:
         """Token ids of ``text`` where every special token of ``allowed`` is its id."""
@@ -1131,17 +1173,18 @@ def _check_disallowed(text: str, disallowed: Collection[str]) -> None:
 
 
 @lru_cache(maxsize=64)
-def _needles(disallowed: frozenset[str]) -> Needles | None:
-    """``disallowed`` as the kernel's :class:`~bpetrain._encoder.Needles`, or None where the
-    kernel cannot look for them: none, an empty string (found everywhere, as by the regex)
-    or one with a lone surrogate (no UTF-8)."""
+def _needles(strings: frozenset[str], ids: tuple[int, ...] | None = None) -> Needles | None:
+    """``strings`` as the kernel's :class:`~bpetrain._encoder.Needles` (with ``ids``, the
+    token id of each in sorted order, for allowed special tokens), or None where the
+    kernel cannot look for them: none, an empty string (found everywhere, as by the
+    regex) or one with a lone surrogate (no UTF-8)."""
     try:
-        encoded = [item.encode("utf-8") for item in sorted(disallowed)]
+        encoded = [item.encode("utf-8") for item in sorted(strings)]
     except UnicodeEncodeError:
         return None
     if not encoded or not all(encoded):
         return None
-    return Needles(encoded)
+    return Needles(encoded, ids)
 
 
 def _utf8(text: str) -> bytes:

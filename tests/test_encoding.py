@@ -390,6 +390,55 @@ def test_encode_finds_special_tokens_as_tiktoken(drop_in):
                     assert (got if isinstance(got, str) else got.tolist()) == expected, text
 
 
+def test_encode_with_allowed_special_tokens_as_tiktoken(trained):
+    r"""With special tokens allowed, encode looks for them in the kernel and encodes the
+    text between them as texts of their own (so ``\s+(?!\S)`` and ``$`` see a special
+    token's start as the end of text). Special tokens that overlap or start with a space,
+    whole or cut short, next to each other and at every offset of ASCII, other and
+    lone-surrogate text, under allowed and disallowed sets of every kind (each pair kept
+    for the next calls, so most calls here find it kept): tiktoken's ids or message.
+
+    Where one special token is a prefix of another, tiktoken takes whichever its hash
+    map lists first (an order that changes from process to process); bpetrain takes the
+    longest, as its regex path always has."""
+    tok, _ = trained
+    n = tok.n_vocab
+    specials = {"<|endoftext|>": n, "<|fim_prefix|>": n + 1, "<s>": n + 2, "s>": n + 3, " <t>": n + 4}
+    kwargs = {"pat_str": tok.pat_str, "mergeable_ranks": tok.mergeable_ranks, "special_tokens": specials}
+    ours, theirs = Encoding("specials", **kwargs), tiktoken.Encoding("specials", **kwargs)
+    arguments = [
+        {"allowed_special": "all"},
+        {"allowed_special": "all", "disallowed_special": ()},
+        {"allowed_special": frozenset({"<s>"})},
+        {"allowed_special": {"s>", "<|endoftext|>"}, "disallowed_special": ()},
+        {"allowed_special": {"<s>", " <t>"}, "disallowed_special": {"<|endoftext|>"}},
+        {"allowed_special": frozenset({"s>", "not a special token"}), "disallowed_special": frozenset({"<s>"})},
+        {"disallowed_special": ()},
+        {"disallowed_special": frozenset({"s>"})},
+    ]
+
+    def outcome_of(call, text, options):
+        try:
+            got = call(text, **options)
+        except ValueError as exc:
+            return str(exc)
+        return got if isinstance(got, list) else got.tolist()
+
+    middles = [*specials, "<s><s>s><s>", "<|endoftext|><|endoftext|>", " <t> <t>", "<s", "<|endoftext|", "<<s>>"]
+    for around in ["plain ascii text  ", "\u00e9t\u00e9 \u6771\u4eac \U0001f642", "ab\ud800cd", "x \n  "]:
+        for cut in range(len(around) + 1):
+            for middle in middles:
+                text = around[:cut] + middle + around[cut:]
+                for options in arguments:
+                    expected = outcome_of(theirs.encode, text, options)  # its encode_to_numpy refuses surrogates
+                    assert outcome_of(ours.encode, text, options) == expected, (text, options)
+                    assert outcome_of(ours.encode_to_numpy, text, options) == expected, (text, options)
+    longer = Encoding("prefixes", **{**kwargs, "special_tokens": {"<s>": n, "<s>x": n + 1, "x<s>": n + 2}})
+    for text in ["<s>x", "a <s>xb", "<s><s>x", "x<s>x", "x<s>"]:
+        assert longer.encode(text, allowed_special="all") == longer._with_specials(text, {"<s>", "<s>x", "x<s>"}).tolist()
+    assert longer.encode("<s>x<s>", allowed_special="all") == [n + 1, n]
+
+
 def test_shared_and_ranked_special_ids_as_tiktoken(trained):
     """tiktoken accepts two special tokens with one id, and a special token with a rank's id."""
     tok, _ = trained
