@@ -401,22 +401,22 @@ cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
 
 @cython.final
 cdef class PieceCache:
-    """The entries of a piece cache: ``size`` (a power of two, at least 2) zeroed
-    :c:type:`CacheEntry` records, freed with the object."""
+    """The entries of a piece cache: ``size`` (a power of two, at least 2, as
+    :attr:`BytePairEncoder.cache_size` rounds it) zeroed :c:type:`CacheEntry` records,
+    freed with the object."""
     cdef CacheEntry* entries
     cdef int shift
     cdef readonly int64_t size
     cdef int64_t epoch  # the encoder's cache epoch when it was made
 
     def __cinit__(self, int64_t size, int64_t epoch):
-        cdef int bits = 1
-        while (<int64_t>1 << bits) < size:
-            bits += 1
-        self.entries = <CacheEntry*>calloc(<size_t>1 << bits, sizeof(CacheEntry))
+        if size < 2 or size & (size - 1):
+            raise ValueError(f"a piece cache holds a power of two entries, at least 2; got {size}")
+        self.entries = <CacheEntry*>calloc(<size_t>size, sizeof(CacheEntry))
         if self.entries == NULL:
             raise MemoryError(f"no memory for a piece cache of {size} entries")
-        self.size = <int64_t>1 << bits
-        self.shift = 64 - bits
+        self.size = size
+        self.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
         self.epoch = epoch
 
     def __dealloc__(self):
