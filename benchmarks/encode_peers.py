@@ -111,12 +111,19 @@ class Encoder(NamedTuple):
     renew: Callable[[], None] | None = None
 
 
+@functools.lru_cache(maxsize=1)
+def _warm_up_text() -> str:
+    """The 10 KB of other text every encoder is warmed on before a timed run (the standard
+    library's sources), read once for all of them."""
+    return stdlib_text(10_000)
+
+
 def _emptied(one, batch, clear=None) -> Encoder:
     """An :class:`Encoder` whose ``renew`` empties its cache (``clear``, if it keeps one)
     and encodes the same 10 KB of other text as :func:`_renewable`'s new instances: every
     encoder starts a timed run with nothing of the input cached and its tables touched,
     not left cold by the encoders that ran before it."""
-    warm_up = stdlib_text(10_000)
+    warm_up = _warm_up_text()
 
     def renew():
         if clear is not None:
@@ -133,7 +140,7 @@ def _renewable(build, one, batch) -> Encoder:
     timed run neither reuses what the ids check or an earlier run over the same input
     cached nor pays for first touching the tables."""
     current = {}
-    warm_up = stdlib_text(10_000)
+    warm_up = _warm_up_text()
 
     def renew():
         current.clear()  # free the old instance first: the warm-up then pays for any memory it gave back
