@@ -52,6 +52,22 @@ cdef struct Sync:
     int64_t target
 
 
+# Strings for the kernel to look for without the GIL (special tokens; see _encoder.pyx).
+@cython.final
+cdef class Needles:
+    cdef bytes _data
+    cdef const uint8_t* data       # the strings' UTF-8, concatenated
+    cdef object _ends              # int64 array, shape (n + 1,): string k is data[ends[k]:ends[k + 1]]
+    cdef const int64_t* ends
+    cdef int64_t n
+    cdef uint8_t first[256]        # nonzero for a byte some string starts with
+    cdef int lead                  # that byte, if only one; else -1
+    cdef object _ids               # uint32 array, shape (n,), or None
+    cdef const uint32_t* ids       # the token id of each string, or NULL
+    cdef inline int64_t find(self, const uint8_t* text, int64_t n, int64_t* which) noexcept nogil
+    cdef inline bint found_in(self, const uint8_t* text, int64_t n) noexcept nogil
+
+
 @cython.final
 cdef class BytePairEncoder:
     cdef object _arrays            # the numpy arrays that own the tables below
@@ -103,8 +119,10 @@ cdef class BytePairEncoder:
     cdef object _result(self, IdBuffer* out, bint as_list)
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
                              Program pattern, bint as_list)
-    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, object found,
+    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, Needles specials,
                                       bint as_list)
+    cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
+                                  IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil
     cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1

@@ -330,15 +330,6 @@ cdef class Needles:
         If there are no strings, one is empty, or ``ids`` does not give one id in
         [0, 2**32) to each.
     """
-    cdef bytes _data
-    cdef const uint8_t* data       # the strings' UTF-8, concatenated
-    cdef object _ends              # int64 array, shape (n + 1,): string k is data[ends[k]:ends[k + 1]]
-    cdef const int64_t* ends
-    cdef int64_t n
-    cdef uint8_t first[256]        # nonzero for a byte some string starts with
-    cdef int lead                  # that byte, if only one; else -1
-    cdef object _ids               # uint32 array, shape (n,), or None
-    cdef const uint32_t* ids       # the token id of each string, or NULL
 
     def __cinit__(self, strings, ids=None):
         cdef list encoded = [bytes(item) for item in strings]
@@ -1223,36 +1214,45 @@ cdef class BytePairEncoder:
             raise ValueError("specials must be Needles made with the special tokens' ids")
         return self._encode_with_specials(data, n, pattern, specials, as_list)
 
-    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, object found,
+    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, Needles specials,
                                       bint as_list):
-        """The ids of ``data[:n]``: each of ``found`` (:class:`Needles` with ids) is its id
-        (:meth:`encode_str`)."""
-        cdef Needles specials = <Needles>found
+        """The ids of ``data[:n]``: each of ``specials`` found is its id (:meth:`encode_str`)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
-        cdef int64_t n_read, pos = 0, hit, which = 0
         cache = self._take_cache(&scratch)  # this call's alone until given back
         try:
             with nogil:
                 grow_ids(&out, n // 3 + 64)  # about the ids of real text: one growth at most
-                while True:
-                    hit = specials.find(data + pos, n - pos, &which)
-                    if hit != 0:  # the text before the special token (or the rest), as a text of its own
-                        self._split_and_encode(data + pos, 0, n - pos if hit < 0 else hit, n - pos if hit < 0 else hit,
-                                               &pattern.tables, &stack, &out, &scratch, INT64_MAX, True, &n_read)
-                    if hit < 0:
-                        break
-                    if out.size + 1 > out.cap:
-                        grow_ids(&out, out.size + 1)
-                    out.ids[out.size] = specials.ids[which]
-                    out.size += 1
-                    pos += hit + specials.ends[which + 1] - specials.ends[which]
+                self._encode_segments(data, n, &pattern.tables, &stack, &out, &scratch, specials, True)
             return self._result(&out, as_list)
         finally:
             self._give_back(cache)
             free_buffers(&out, &scratch)
             free_stack(&stack)
+
+    cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
+                                  IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil:
+        """Split and encode ``data[:n]`` where each of ``specials`` found (the first from the
+        left, the longest there) is its id, and the text between them is a text of its own,
+        as tiktoken does. With ``keep`` the ids are appended to ``out``; without, only
+        counted. Returns the count."""
+        cdef int64_t n_read, pos = 0, hit, which = 0, count = 0, length
+        while True:
+            hit = specials.find(data + pos, n - pos, &which)
+            length = n - pos if hit < 0 else hit
+            if length > 0:  # the text before the special token (or the rest), as a text of its own
+                count += self._split_and_encode(data + pos, 0, length, length, pattern, stack, out, scratch,
+                                                INT64_MAX, keep, &n_read)
+            if hit < 0:
+                return count
+            count += 1
+            if keep:
+                if out.size + 1 > out.cap:
+                    grow_ids(out, out.size + 1)
+                out.ids[out.size] = specials.ids[which]
+                out.size += 1
+            pos += hit + specials.ends[which + 1] - specials.ends[which]
 
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
                              Program pattern, bint as_list):
@@ -1273,7 +1273,8 @@ cdef class BytePairEncoder:
             free_buffers(&out, &scratch)
             free_stack(&stack)
 
-    def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None):
+    def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None,
+                     Needles specials=None):
         """Split and encode each of ``texts`` (``str``, read as UTF-8) as :meth:`encode_text`
         does, all in one call without the GIL.
 
@@ -1291,6 +1292,9 @@ cdef class BytePairEncoder:
         needles : Needles, optional
             Strings no text may hold (disallowed special tokens), looked for without the
             GIL before each text is encoded.
+        specials : Needles, optional
+            Allowed special tokens, with their ids: each found is its id, and the text
+            between them a text of its own (:meth:`encode_str`).
 
         Raises
         ------
@@ -1311,6 +1315,8 @@ cdef class BytePairEncoder:
         cdef bint keep = output != BATCH_COUNTS
         if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
+        if specials is not None and specials.ids == NULL:
+            raise ValueError("specials must be Needles made with the special tokens' ids")
         offsets = np.empty(n_texts + 1, dtype=np.int64)
         cdef int64_t[::1] ends = offsets
         encoded = []  # the UTF-8 of the texts that are not ASCII, alive until the kernel returns
@@ -1332,9 +1338,13 @@ cdef class BytePairEncoder:
                     if needles is not None and needles.found_in(<const uint8_t*>data[i], lengths[i]):
                         bad = i
                         break
-                    count = self._split_and_encode(<const uint8_t*>data[i], 0, lengths[i], lengths[i],
-                                                   &pattern.tables, &stack,
-                                                   &out, &scratch, INT64_MAX, keep, &n_read)
+                    if specials is not None:
+                        count = self._encode_segments(<const uint8_t*>data[i], lengths[i], &pattern.tables, &stack,
+                                                      &out, &scratch, specials, keep)
+                    else:
+                        count = self._split_and_encode(<const uint8_t*>data[i], 0, lengths[i], lengths[i],
+                                                       &pattern.tables, &stack,
+                                                       &out, &scratch, INT64_MAX, keep, &n_read)
                     ends[i + 1] = out.size if keep else ends[i] + count
             if bad >= 0:
                 raise DisallowedText(bad)

@@ -345,7 +345,7 @@ class Encoding:
         if found is None:
             allowed, disallowed = _special_sets(self.special_tokens, allowed_special, disallowed_special)
             needles = _needles(frozenset(disallowed)) if disallowed else None
-            specials = _needles(frozenset(allowed), tuple(self.special_tokens[t] for t in sorted(allowed))) if allowed else None
+            specials = self._special_needles(frozenset(allowed)) if allowed else None
             if (disallowed and needles is None) or (allowed and specials is None):
                 specials = False
             found = (allowed, disallowed, specials, needles)
@@ -353,6 +353,11 @@ class Encoding:
                 self._strings_for.clear()
             self._strings_for[key] = found
         return found
+
+    def _special_needles(self, allowed: frozenset[str]) -> Needles | None:
+        """The special tokens of ``allowed`` with their ids, as the kernel's
+        :class:`~bpetrain._encoder.Needles` (:func:`_needles`)."""
+        return _needles(allowed, tuple(self.special_tokens[token] for token in sorted(allowed)))
 
     def _with_specials(self, text: str, allowed: Collection[str]) -> np.ndarray:
         """Token ids of ``text`` where every special token of ``allowed`` is its id."""
@@ -425,10 +430,13 @@ class Encoding:
         """
         return self._batch(text, num_threads, BATCH_COUNTS).tolist()
 
-    def _batch(self, text: Sequence[str], num_threads: int, output: int, disallowed: frozenset[str] = frozenset()):
+    def _batch(self, text: Sequence[str], num_threads: int, output: int, disallowed: frozenset[str] = frozenset(),
+               allowed: frozenset[str] = frozenset()):
         """The batch kernel's ``output`` for every text, in chunks on up to ``num_threads``
         threads; a text holding a string of ``disallowed`` raises as :meth:`encode` (the
-        first such text; the kernel looks for them without the GIL)."""
+        first such text; the kernel looks for them without the GIL). The special tokens of
+        ``allowed`` are their ids (only with a compiled pattern, and strings the kernel can
+        look for: :meth:`_kernel_strings`)."""
         _check_threads(num_threads)
         texts = list(text)
         for item in texts:
@@ -443,10 +451,10 @@ class Encoding:
             return _batch_output(thread_map(self._ordinary, texts, num_threads=num_threads), output)
         chunks = _chunks(texts, num_threads)
         if len(chunks) == 1:
-            parts = [self._batch_chunk(texts, output, disallowed)]
+            parts = [self._batch_chunk(texts, output, disallowed, allowed)]
         else:
-            parts = thread_map(partial(self._batch_chunk, output=output, disallowed=disallowed), chunks,
-                               num_threads=min(num_threads, len(chunks)))
+            parts = thread_map(partial(self._batch_chunk, output=output, disallowed=disallowed, allowed=allowed),
+                               chunks, num_threads=min(num_threads, len(chunks)))
         if output == BATCH_LISTS:
             lists = [ids for part in parts for ids in part]
             track_lists(lists)  # the kernel leaves them untracked while it builds (track_lists)
@@ -459,20 +467,24 @@ class Encoding:
         offsets = np.concatenate([[0]] + [part_offsets[1:] + start for (_, part_offsets), start in zip(parts, starts)])
         return np.concatenate([ids for ids, _ in parts]), offsets.astype(np.int64)
 
-    def _batch_chunk(self, texts: list[str], output: int, disallowed: frozenset[str]):
+    def _batch_chunk(self, texts: list[str], output: int, disallowed: frozenset[str], allowed: frozenset[str]):
         needles = _needles(disallowed) if disallowed else None
+        specials = self._special_needles(allowed) if allowed else None
         try:
             try:
-                return self._bpe.encode_batch(texts, self._pattern, output, needles)
+                return self._bpe.encode_batch(texts, self._pattern, output, needles, specials)
             except UnicodeEncodeError:
                 # Replacing lone surrogates neither makes nor breaks a match: no needle holds one.
-                return self._bpe.encode_batch([replace_surrogates(item) for item in texts], self._pattern, output, needles)
+                return self._bpe.encode_batch([replace_surrogates(item) for item in texts], self._pattern, output,
+                                              needles, specials)
         except DisallowedText as found:
             _check_disallowed(texts[found.index], disallowed)
             raise RuntimeError(f"bpetrain bug: the kernel found a disallowed string in text {found.index} that the regex does not")
-        except BacktrackLimitExceeded:  # each text as encode_ordinary copes
+        except BacktrackLimitExceeded:  # each text as encode_ordinary (or encode, with specials) copes
             for item in texts:
                 _check_disallowed(item, disallowed)
+            if allowed:
+                return _batch_output([self._with_specials(item, allowed) for item in texts], output)
             return _batch_output([self._ordinary(item) for item in texts], output)
 
     def encode_batch(
@@ -493,10 +505,13 @@ class Encoding:
         return self._special_batch(text, num_threads, allowed_special, disallowed_special, BATCH_LISTS)
 
     def _special_batch(self, text: Sequence[str], num_threads: int, allowed_special, disallowed_special, output: int):
-        """:meth:`_batch`, or with allowed special tokens present, :meth:`encode_to_numpy` of
-        each text on threads (raises as :meth:`encode` for the first text holding a disallowed one)."""
+        """:meth:`_batch`, the kernel looking for the allowed special tokens too where it can;
+        else, with allowed special tokens present, :meth:`encode_to_numpy` of each text on
+        threads (raises as :meth:`encode` for the first text holding a disallowed one)."""
         texts = list(text)
-        allowed, disallowed = _special_sets(self.special_tokens, allowed_special, disallowed_special)
+        allowed, disallowed, specials, _ = self._kernel_strings(allowed_special, disallowed_special)
+        if specials is not False and self._pattern is not None:
+            return self._batch(texts, num_threads, output, frozenset(disallowed), frozenset(allowed))
         if not allowed or not any(_special_regex(frozenset(allowed)).search(item) for item in texts):
             return self._batch(texts, num_threads, output, frozenset(disallowed))
         _check_threads(num_threads)

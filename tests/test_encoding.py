@@ -10,9 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer, load_tiktoken
-from bpetrain._encoder import BytePairEncoder
+from bpetrain._encoder import BATCH_COUNTS, BATCH_LISTS, BytePairEncoder
 from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
 from bpetrain.formats.tiktoken import RAW_MODE_PAT_STR
+from bpetrain.pretokenize import replace_surrogates
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 
@@ -396,7 +397,8 @@ def test_encode_with_allowed_special_tokens_as_tiktoken(trained):
     token's start as the end of text). Special tokens that overlap or start with a space,
     whole or cut short, next to each other and at every offset of ASCII, other and
     lone-surrogate text, under allowed and disallowed sets of every kind (each pair kept
-    for the next calls, so most calls here find it kept): tiktoken's ids or message.
+    for the next calls, so most calls here find it kept): tiktoken's ids or message, one
+    text a call and all in one batch call (one and two threads).
 
     Where one special token is a prefix of another, tiktoken takes whichever its hash
     map lists first (an order that changes from process to process); bpetrain takes the
@@ -424,15 +426,38 @@ def test_encode_with_allowed_special_tokens_as_tiktoken(trained):
             return str(exc)
         return got if isinstance(got, list) else got.tolist()
 
+    def batch_of(call, texts, options):
+        try:
+            got = call(texts, **options)
+        except ValueError as exc:
+            return str(exc)
+        if isinstance(got, tuple):  # encode_batch_to_numpy: ids and offsets
+            ids, offsets = got
+            return [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+        return got
+
     middles = [*specials, "<s><s>s><s>", "<|endoftext|><|endoftext|>", " <t> <t>", "<s", "<|endoftext|", "<<s>>"]
     for around in ["plain ascii text  ", "\u00e9t\u00e9 \u6771\u4eac \U0001f642", "ab\ud800cd", "x \n  "]:
+        texts = []
         for cut in range(len(around) + 1):
             for middle in middles:
                 text = around[:cut] + middle + around[cut:]
+                texts.append(text)
                 for options in arguments:
                     expected = outcome_of(theirs.encode, text, options)  # its encode_to_numpy refuses surrogates
                     assert outcome_of(ours.encode, text, options) == expected, (text, options)
                     assert outcome_of(ours.encode_to_numpy, text, options) == expected, (text, options)
+        for options in arguments:  # the batch calls: the kernel's segments for every text at once
+            expected = batch_of(theirs.encode_batch, texts, options)
+            for threads in (1, 2):
+                assert batch_of(ours.encode_batch, texts, {**options, "num_threads": threads}) == expected, options
+                assert batch_of(ours.encode_batch_to_numpy, texts, {**options, "num_threads": threads}) == expected, options
+        # The kernel also counts with special tokens: one each, as many as the ids it gives.
+        clean = [replace_surrogates(text) for text in texts]
+        found = ours._special_needles(frozenset(specials))
+        counts = ours._bpe.encode_batch(clean, ours._pattern, BATCH_COUNTS, None, found)
+        assert counts.tolist() == [len(ids) for ids in ours._bpe.encode_batch(clean, ours._pattern, BATCH_LISTS, None, found)]
+        assert counts.tolist() == [len(theirs.encode(text, allowed_special="all")) for text in clean]
     longer = Encoding("prefixes", **{**kwargs, "special_tokens": {"<s>": n, "<s>x": n + 1, "x<s>": n + 2}})
     for text in ["<s>x", "a <s>xb", "<s><s>x", "x<s>x", "x<s>"]:
         assert longer.encode(text, allowed_special="all") == longer._with_specials(text, {"<s>", "<s>x", "x<s>"}).tolist()
