@@ -188,7 +188,7 @@ def test_safe_cut_kinds():
 def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
     """A pattern that backtracks exponentially ((a|a)+y on a's) stops the compiled matcher
     with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
-    the regex module, whose answer they give."""
+    the regex module, whose answer they give (with special tokens allowed too)."""
     from bpetrain import Encoding
     from bpetrain._splitter import BacktrackLimitExceeded
 
@@ -201,3 +201,9 @@ def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
     enc = Encoding("x", pat_str=pat_str, mergeable_ranks={bytes([b]): b for b in range(256)} | {b"aa": 256})
     assert enc.encode_ordinary(text) == [ord("a")] * 20  # every piece is one character
     assert enc.encode_ordinary_batch([text] * 3, num_threads=2) == [[ord("a")] * 20] * 3
+    # With special tokens allowed, the kernel's segments fall back the same way.
+    enc = Encoding("x", pat_str=pat_str, mergeable_ranks={bytes([b]): b for b in range(256)} | {b"aa": 256},
+                   special_tokens={"<s>": 257})
+    want = [ord("a")] * 20 + [257] + [ord("a")] * 20
+    assert enc.encode(text + "<s>" + text, allowed_special="all") == want
+    assert enc.encode_batch([text + "<s>" + text] * 3, num_threads=2, allowed_special="all") == [want] * 3
