@@ -66,6 +66,7 @@ cdef class Needles:
     cdef const uint32_t* ids       # the token id of each string, or NULL
     cdef inline int64_t find(self, const uint8_t* text, int64_t n, int64_t* which) noexcept nogil
     cdef inline bint found_in(self, const uint8_t* text, int64_t n) noexcept nogil
+    cdef int require_ids(self) except -1
 
 
 @cython.final
@@ -118,9 +119,7 @@ cdef class BytePairEncoder:
                                    int64_t* n_read) except -2 nogil
     cdef object _result(self, IdBuffer* out, bint as_list)
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
-                             Program pattern, bint as_list)
-    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, Needles specials,
-                                      bint as_list)
+                             Program pattern, bint as_list, Needles specials=*)
     cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
                                   IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil
     cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)

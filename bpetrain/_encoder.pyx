@@ -364,6 +364,12 @@ cdef class Needles:
         cdef int64_t which
         return self.find(text, n, &which) >= 0
 
+    cdef int require_ids(self) except -1:
+        """Raise ValueError unless these strings have ids (allowed special tokens)."""
+        if self.ids == NULL:
+            raise ValueError("specials must be Needles made with the special tokens' ids")
+        return 0
+
 
 cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
     """Point ``data`` and ``n`` at the UTF-8 of ``text`` (a ``str``) and return the object
@@ -1208,28 +1214,9 @@ cdef class BytePairEncoder:
         utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
         if needles is not None and needles.found_in(data, n):
             raise DisallowedText(0)
-        if specials is None:
-            return self._encode_utf8(data, n, 0, n, pattern, as_list)
-        if specials.ids == NULL:
-            raise ValueError("specials must be Needles made with the special tokens' ids")
-        return self._encode_with_specials(data, n, pattern, specials, as_list)
-
-    cdef object _encode_with_specials(self, const uint8_t* data, Py_ssize_t n, Program pattern, Needles specials,
-                                      bint as_list):
-        """The ids of ``data[:n]``: each of ``specials`` found is its id (:meth:`encode_str`)."""
-        cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
-        cdef Stack stack = Stack(NULL, 0, 0)
-        cache = self._take_cache(&scratch)  # this call's alone until given back
-        try:
-            with nogil:
-                grow_ids(&out, n // 3 + 64)  # about the ids of real text: one growth at most
-                self._encode_segments(data, n, &pattern.tables, &stack, &out, &scratch, specials, True)
-            return self._result(&out, as_list)
-        finally:
-            self._give_back(cache)
-            free_buffers(&out, &scratch)
-            free_stack(&stack)
+        if specials is not None:
+            specials.require_ids()
+        return self._encode_utf8(data, n, 0, n, pattern, as_list, specials)
 
     cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
                                   IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil:
@@ -1255,8 +1242,10 @@ cdef class BytePairEncoder:
             pos += hit + specials.ends[which + 1] - specials.ends[which]
 
     cdef object _encode_utf8(self, const uint8_t* data, Py_ssize_t n, Py_ssize_t start, Py_ssize_t end,
-                             Program pattern, bint as_list):
-        """The ids of the pieces of ``data[start:end]`` (``data`` of ``n`` bytes)."""
+                             Program pattern, bint as_list, Needles specials=None):
+        """The ids of the pieces of ``data[start:end]`` (``data`` of ``n`` bytes). With
+        ``specials`` (``start`` 0 and ``end`` ``n``), each of them found is its id
+        (:meth:`_encode_segments`)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
         cdef Stack stack = Stack(NULL, 0, 0)
@@ -1265,8 +1254,11 @@ cdef class BytePairEncoder:
         try:
             with nogil:
                 grow_ids(&out, (end - start) // 3 + 64)  # about the ids of real text: one growth at most
-                self._split_and_encode(data, start, end, n, &pattern.tables, &stack, &out, &scratch,
-                                       INT64_MAX, True, &n_read)
+                if specials is not None:
+                    self._encode_segments(data, n, &pattern.tables, &stack, &out, &scratch, specials, True)
+                else:
+                    self._split_and_encode(data, start, end, n, &pattern.tables, &stack, &out, &scratch,
+                                           INT64_MAX, True, &n_read)
             return self._result(&out, as_list)
         finally:
             self._give_back(cache)
@@ -1315,8 +1307,8 @@ cdef class BytePairEncoder:
         cdef bint keep = output != BATCH_COUNTS
         if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
-        if specials is not None and specials.ids == NULL:
-            raise ValueError("specials must be Needles made with the special tokens' ids")
+        if specials is not None:
+            specials.require_ids()
         offsets = np.empty(n_texts + 1, dtype=np.int64)
         cdef int64_t[::1] ends = offsets
         encoded = []  # the UTF-8 of the texts that are not ASCII, alive until the kernel returns
