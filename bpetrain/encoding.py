@@ -320,8 +320,11 @@ class Encoding:
             except DisallowedText:
                 _check_disallowed(text, disallowed)
                 raise RuntimeError("bpetrain bug: the kernel found a disallowed string that the regex does not")
-            except (BacktrackLimitExceeded, UnicodeEncodeError):
-                pass  # a catastrophically backtracking pattern, or lone surrogates: as below
+            except BacktrackLimitExceeded:  # after the kernel looked for the disallowed strings
+                if not allowed:  # as _ordinary copes, without running the kernel again
+                    return self._encode_split_by_regex(text, as_list)
+            except UnicodeEncodeError:
+                pass  # lone surrogates: replaced below
         _check_text(text)
         _check_disallowed(text, disallowed)
         if not allowed:

@@ -206,4 +206,5 @@ def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
                    special_tokens={"<s>": 257})
     want = [ord("a")] * 20 + [257] + [ord("a")] * 20
     assert enc.encode(text + "<s>" + text, allowed_special="all") == want
+    assert enc.encode(text + "<s>", disallowed_special=()) == [ord("a")] * 20 + list(b"<s>")
     assert enc.encode_batch([text + "<s>" + text] * 3, num_threads=2, allowed_special="all") == [want] * 3
