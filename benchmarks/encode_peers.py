@@ -7,7 +7,9 @@ are checked against bpetrain's token ids before their times count. A run of a ca
 call takes under 20 ms is the mean of several calls (up to 200, about 20 ms of
 bpetrain's; a cache is emptied before each call, untimed). Reported: the median
 wall time of the runs, input MB/s, the time as a multiple of bpetrain's, and whether the
-ids were identical.
+ids were identical. "paired" is the median over the rounds of each round's time as a
+multiple of bpetrain's time in the same round: the machine drifts less within a round
+than across all of them.
 
 Patterns: ``--pattern NAME|REGEX`` (a name of ``splitting.SPLIT_PATTERNS``: gpt2, cl100k,
 o200k, cl100k-rustbpe, nanochat, llama3; ``all``; or a regex; repeat the option for
@@ -363,13 +365,17 @@ def run_pattern(args, data: bytes, pattern: str, encoders: dict) -> list[dict]:
         base = statistics.median(times["bpetrain"])
         for name in calls:
             median = statistics.median(times[name])
+            # Each round's ratio to bpetrain's run of the same round, whose machine was in
+            # the same state: steadier than the ratio of medians when the machine drifts.
+            paired = statistics.median(t / b for t, b in zip(times[name], times["bpetrain"]))
             results.append({
                 "pattern": pattern, "mode": mode, "case": label, "encoder": name, "n_bytes": n_bytes, "seconds": median,
-                "mb_per_s": n_bytes / median / 1e6, "vs_bpetrain": median / base, "ids_identical": same[name],
-                "runs": times[name],
+                "mb_per_s": n_bytes / median / 1e6, "vs_bpetrain": median / base, "paired_vs_bpetrain": paired,
+                "ids_identical": same[name], "runs": times[name],
             })
             print(f"{pattern:14} {mode:8} {label:32} {name:11} {median:9.4f} s  {n_bytes / median / 1e6:8.1f} MB/s  "
-                  f"{median / base:6.2f}x  ids {'identical' if same[name] else 'DIFFER'}", file=sys.stderr)
+                  f"{median / base:6.2f}x  paired {paired:5.2f}x  ids {'identical' if same[name] else 'DIFFER'}",
+                  file=sys.stderr)
     return results
 
 
@@ -395,13 +401,14 @@ def markdown(report: dict) -> str:
         ("- caches (bpetrain, gigatoken, toktok, tokenizers): "
          + ("kept from run to run" if head["warm_caches"] else "emptied before every timed run")),
         "",
-        "| pattern | mode | input | encoder | median ms | MB/s | time / bpetrain's | ids |",
-        "|---|---|---|---|---:|---:|---:|---|",
+        "| pattern | mode | input | encoder | median ms | MB/s | time / bpetrain's | paired | ids |",
+        "|---|---|---|---|---:|---:|---:|---:|---|",
     ]
     for r in report["results"]:
         lines.append(
             f"| {r['pattern']} | {r['mode']} | {r['case']} | {r['encoder']} | {r['seconds'] * 1e3:.4g} "
-            f"| {r['mb_per_s']:.1f} | {r['vs_bpetrain']:.2f}x | {'identical' if r['ids_identical'] else '**differ**'} |"
+            f"| {r['mb_per_s']:.1f} | {r['vs_bpetrain']:.2f}x | {r['paired_vs_bpetrain']:.2f}x "
+            f"| {'identical' if r['ids_identical'] else '**differ**'} |"
         )
     lines.append("")
     for pattern, pat_str in head["patterns"].items():
