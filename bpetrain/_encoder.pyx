@@ -55,7 +55,8 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-from bpetrain._splitter cimport Program, Stack, Tables, char_length, free_stack, piece_end
+from bpetrain._splitter cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
+                                  start_reading)
 
 cdef extern from *:
     """
@@ -1144,8 +1145,10 @@ cdef class BytePairEncoder:
         ``n_read`` gets the bytes split and encoded.
         """
         cdef int64_t end, count = 0, before
+        cdef PieceReader reader
+        start_reading(&reader, pattern, 0)
         while start < stop:
-            end = piece_end(pattern, stack, text, start, n, 0)
+            end = next_piece_end(&reader, pattern, stack, text, start, n, 0)
             if end < 0:
                 start += char_length(text, start, n)
                 continue

@@ -559,9 +559,11 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
+    cdef PieceReader reader
     if t.native:  # the hand-written matchers match everywhere: no -1
+        start_reading(&reader, t, bos)
         while start < stop and count < max_pieces:
-            j = native_piece_end(t.native, text, start, end)
+            j = next_piece_end(&reader, t, stack, text, start, end, bos)
             bounds[2 * count] = start
             bounds[2 * count + 1] = j
             count += 1

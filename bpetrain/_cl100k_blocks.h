@@ -1,0 +1,365 @@
+/* cl100k's pieces in ASCII text, 64 bytes at a time, without a branch per piece.
+
+   The hand-written matcher (_pretok.pyx, _cl100k) finds one piece at a time: a chain of
+   tests on the first characters, which the branch predictor cannot learn (the kinds of
+   pieces follow the text). Here every byte of a 64-byte block is classed at once, and
+   the piece starts come from bit operations on the class masks, one bit per byte.
+
+   The rules, for ASCII text, derived from tiktoken's cl100k pattern
+       '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
+       |\s++$|\s*[\r\n]|\s+(?!\S)|\s
+   Classes: L letters, D digits, W whitespace (\t \n \v \f \r space), NL (\r \n),
+   SP (space), O the rest (punctuation, controls), AP the apostrophe (in O). Every ASCII
+   character is matched by some alternative, so the pieces tile the text; position q
+   starts a piece when:
+   - O: unless the character before is O (the run goes on: ``[^\s\p{L}\p{N}]++``) or a
+     space (`` ?`` takes it; a space before a non-space always starts a piece, below).
+   - L: unless the character before is L (one run), except right after a contraction;
+     or is W but not NL (the last space or tab before a word starts its piece, which
+     ``[^\r\n\p{L}\p{N}]?+`` takes as its prefix); or is O that starts a piece (the
+     prefix again; an O starts one unless its own predecessor is O or a space).
+   - D: at the start of a run of digits and every third digit after it
+     (``\p{N}{1,3}+``; nothing before a digit joins its piece).
+   - a contraction: an apostrophe that starts a piece (A1 comes first), then ``s d m t``
+     or ``ll ve re`` in either case; the letter after it starts a new piece.
+   - W: the run of whitespace from r to b (b the first non-whitespace) is cut as
+     ``\s++$``, ``\s*[\r\n]``, ``\s+(?!\S)`` and ``\s`` cut it: newlines right after an
+     O run belong to that piece (``[\r\n]*+``); the rest, from a, is one piece to the
+     end of the text if it reaches it, else a piece through its last newline (if any),
+     then (if anything is left) a piece up to its last character, whose own piece begins
+     there. So the starts are a, the character after the last newline, and b - 1 if it is
+     not a newline.
+   tests/test_pretok.py compares these rules with the matcher and the regex module on
+   generated and real text; the matcher is used wherever a block does not qualify.
+
+   A block is read from three bytes before a position P that does not continue a run of
+   letters, whitespace or digits: the rules then need nothing before P but the classes
+   of those three bytes, and give the starts of P .. P + 60. It qualifies if its bytes
+   and the one after it are ASCII. A run of whitespace that goes on past the block is
+   left to the next block (its cuts depend on where it ends).
+
+   The classes are the regex module's for ASCII (the caller checks that at start-up:
+   bpetrain._pretok.ascii_classes_standard). */
+#ifndef BPETRAIN_CL100K_BLOCKS_H
+#define BPETRAIN_CL100K_BLOCKS_H
+
+#include <stdint.h>
+#include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define BPETRAIN_X86 1
+#endif
+
+/* Class masks of 64 bytes: bit i describes byte i. */
+typedef struct {
+    uint64_t l, d, w, nl, sp, ap, hi;
+    uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
+} bpetrain_masks;
+
+static inline uint64_t bpetrain_byte_range(const uint8_t* p, uint8_t fold, uint8_t lo, uint8_t hi) {
+    uint64_t bits = 0;
+    for (int i = 0; i < 64; i++)
+        bits |= (uint64_t)((uint8_t)((p[i] | fold) - lo) <= (uint8_t)(hi - lo)) << i;
+    return bits;
+}
+
+/* Portable: one byte at a time. */
+static inline void bpetrain_masks_bytes(const uint8_t* p, bpetrain_masks* m) {
+    m->l = bpetrain_byte_range(p, 0x20, 'a', 'z');
+    m->d = bpetrain_byte_range(p, 0, '0', '9');
+    m->w = bpetrain_byte_range(p, 0, 9, 13) | bpetrain_byte_range(p, 0, ' ', ' ');
+    m->nl = bpetrain_byte_range(p, 0, '\n', '\n') | bpetrain_byte_range(p, 0, '\r', '\r');
+    m->sp = bpetrain_byte_range(p, 0, ' ', ' ');
+    m->ap = bpetrain_byte_range(p, 0, '\'', '\'');
+    m->hi = bpetrain_byte_range(p, 0, 0x80, 0xFF);
+    m->low_s = bpetrain_byte_range(p, 0x20, 's', 's'); m->low_d = bpetrain_byte_range(p, 0x20, 'd', 'd');
+    m->low_m = bpetrain_byte_range(p, 0x20, 'm', 'm'); m->low_t = bpetrain_byte_range(p, 0x20, 't', 't');
+    m->low_l = bpetrain_byte_range(p, 0x20, 'l', 'l'); m->low_v = bpetrain_byte_range(p, 0x20, 'v', 'v');
+    m->low_r = bpetrain_byte_range(p, 0x20, 'r', 'r'); m->low_e = bpetrain_byte_range(p, 0x20, 'e', 'e');
+}
+
+#ifdef BPETRAIN_X86
+/* AVX-512BW: one compare of all 64 bytes per class. */
+__attribute__((target("avx512f,avx512bw")))
+static void bpetrain_masks_avx512(const uint8_t* p, bpetrain_masks* m) {
+    __m512i v = _mm512_loadu_si512((const void*)p);
+    __m512i low = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+#define RANGE(x, lo, n) _mm512_cmple_epu8_mask(_mm512_sub_epi8((x), _mm512_set1_epi8((char)(lo))), _mm512_set1_epi8((char)(n)))
+#define EQUAL(x, c) _mm512_cmpeq_epi8_mask((x), _mm512_set1_epi8((char)(c)))
+    m->l = RANGE(low, 'a', 25);
+    m->d = RANGE(v, '0', 9);
+    m->sp = EQUAL(v, ' ');
+    m->w = RANGE(v, 9, 4) | m->sp;
+    m->nl = EQUAL(v, '\n') | EQUAL(v, '\r');
+    m->ap = EQUAL(v, '\'');
+    m->hi = _mm512_movepi8_mask(v);
+    m->low_s = EQUAL(low, 's'); m->low_d = EQUAL(low, 'd'); m->low_m = EQUAL(low, 'm'); m->low_t = EQUAL(low, 't');
+    m->low_l = EQUAL(low, 'l'); m->low_v = EQUAL(low, 'v'); m->low_r = EQUAL(low, 'r'); m->low_e = EQUAL(low, 'e');
+#undef RANGE
+#undef EQUAL
+}
+
+/* SSE2 (every x86-64): four 16-byte compares per class. */
+static inline uint64_t bpetrain_sse2_bits(__m128i a, __m128i b, __m128i c, __m128i d) {
+    return (uint64_t)(uint16_t)_mm_movemask_epi8(a) | (uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16
+           | (uint64_t)(uint16_t)_mm_movemask_epi8(c) << 32 | (uint64_t)(uint16_t)_mm_movemask_epi8(d) << 48;
+}
+
+static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
+    __m128i v[4], low[4];
+    const __m128i flip = _mm_set1_epi8((char)0x80);
+    for (int k = 0; k < 4; k++) {
+        v[k] = _mm_loadu_si128((const __m128i*)(p + 16 * k));
+        low[k] = _mm_or_si128(v[k], _mm_set1_epi8(0x20));
+    }
+    /* x - lo <= n unsigned: flip the top bits and compare signed (x - lo > n is the rest) */
+#define RANGE(x, lo, n) _mm_andnot_si128(_mm_cmpgt_epi8(_mm_xor_si128(_mm_sub_epi8((x), _mm_set1_epi8((char)(lo))), flip), _mm_set1_epi8((char)((n) ^ 0x80))), _mm_set1_epi8(-1))
+#define EQUAL(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8((char)(c)))
+#define BITS(f) bpetrain_sse2_bits(f(0), f(1), f(2), f(3))
+#define F_L(k) RANGE(low[k], 'a', 25)
+#define F_D(k) RANGE(v[k], '0', 9)
+#define F_SP(k) EQUAL(v[k], ' ')
+#define F_W(k) _mm_or_si128(RANGE(v[k], 9, 4), EQUAL(v[k], ' '))
+#define F_NL(k) _mm_or_si128(EQUAL(v[k], '\n'), EQUAL(v[k], '\r'))
+#define F_AP(k) EQUAL(v[k], '\'')
+#define F_HI(k) v[k]
+    m->l = BITS(F_L); m->d = BITS(F_D); m->sp = BITS(F_SP); m->w = BITS(F_W); m->nl = BITS(F_NL);
+    m->ap = BITS(F_AP); m->hi = BITS(F_HI);
+#define LOW(c) (bpetrain_sse2_bits(EQUAL(low[0], c), EQUAL(low[1], c), EQUAL(low[2], c), EQUAL(low[3], c)))
+    m->low_s = LOW('s'); m->low_d = LOW('d'); m->low_m = LOW('m'); m->low_t = LOW('t');
+    m->low_l = LOW('l'); m->low_v = LOW('v'); m->low_r = LOW('r'); m->low_e = LOW('e');
+#undef LOW
+#undef F_L
+#undef F_D
+#undef F_SP
+#undef F_W
+#undef F_NL
+#undef F_AP
+#undef F_HI
+#undef BITS
+#undef RANGE
+#undef EQUAL
+}
+#endif
+
+/* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2
+   AVX-512BW. Each module that includes this file has its own; the first block chooses the
+   widest the CPU has, and bpetrain._pretok's tests set theirs to run each. */
+static int bpetrain_blocks_isa = -1;
+
+static inline int bpetrain_widest_isa(void) {
+#ifdef BPETRAIN_X86
+    return __builtin_cpu_supports("avx512bw") ? 2 : 1;
+#else
+    return 0;
+#endif
+}
+
+/* The class masks of the 64 bytes at p (all readable). */
+static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
+    if (bpetrain_blocks_isa < 0)
+        bpetrain_blocks_isa = bpetrain_widest_isa();
+#ifdef BPETRAIN_X86
+    if (bpetrain_blocks_isa == 2) {
+        bpetrain_masks_avx512(p, m);
+        return;
+    }
+    if (bpetrain_blocks_isa == 1) {
+        bpetrain_masks_sse2(p, m);
+        return;
+    }
+#endif
+    bpetrain_masks_bytes(p, m);
+}
+
+/* Spread each set bit of seed to higher bits while within is set at them (runs). */
+static inline uint64_t bpetrain_smear_up(uint64_t seed, uint64_t within) {
+    uint64_t a = seed & within, m = within;
+    for (int sh = 1; sh < 64; sh <<= 1) {
+        a |= (a << sh) & m;
+        m &= m << sh;
+    }
+    return a;
+}
+
+/* Spread each set bit of seed to lower bits while within is set at them. */
+static inline uint64_t bpetrain_smear_down(uint64_t seed, uint64_t within) {
+    uint64_t a = seed & within, m = within;
+    for (int sh = 1; sh < 64; sh <<= 1) {
+        a |= (a >> sh) & m;
+        m &= m >> sh;
+    }
+    return a;
+}
+
+/* Starts of cl100k's pieces in s[P : V], as bits (bit i: position P - 3 + i), for the
+   string s[first : n] (no byte before first is read: a string of its own, or a safe cut).
+   P >= first must not continue a run of letters, whitespace or digits. Returns V,
+   P < V <= min(P + 61, n), or P if the block does not qualify (see the top of this
+   file); then *retry is the first position from which another block may qualify. */
+static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t first, Py_ssize_t P, Py_ssize_t n,
+                                                uint64_t* starts, Py_ssize_t* retry) {
+    bpetrain_masks m;
+    uint8_t buffer[64];
+    Py_ssize_t Q = P - 3, stop = Q + 64 < n ? Q + 64 : n;
+    uint64_t valid, exists;
+    if (P >= n) {
+        *retry = P + 1;
+        return P;
+    }
+    if (Q > first)
+        first = Q;
+    if (first == Q && Q + 64 <= n) {
+        bpetrain_block_masks(s + Q, &m);
+    } else {
+        memset(buffer, 0, sizeof buffer);
+        memcpy(buffer + (first - Q), s + first, (size_t)(stop - first));
+        bpetrain_block_masks(buffer, &m);
+    }
+    /* bytes of the text (none before it or past its end) */
+    exists = (stop - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (stop - Q)) - 1)) & (~(uint64_t)0 << (first - Q));
+    if (m.hi & exists) {
+        /* no block qualifies until the last byte >= 0x80 here is behind its first 3 */
+        *retry = Q + 67 - __builtin_clzll(m.hi & exists);
+        return P;
+    }
+    *retry = P + 1;
+    valid = exists;
+    uint64_t l = m.l & valid, d = m.d & valid, w = m.w & valid, nl = m.nl & valid, sp = m.sp & valid;
+    uint64_t o = valid & ~(l | d | w);
+    /* contractions: bit q is the last letter of one (its apostrophe starts a piece) */
+    uint64_t after_contraction = 0, ap = m.ap & valid;
+    if (ap) {
+        uint64_t starting_ap = ap & ~((o | sp) << 1);
+        uint64_t end2 = (m.low_s | m.low_d | m.low_m | m.low_t) & l & (starting_ap << 1);
+        uint64_t end3 = (((m.low_l & (m.low_l >> 1)) | (m.low_v & (m.low_e >> 1)) | (m.low_r & (m.low_e >> 1))) & l
+                         & (l >> 1) & (starting_ap << 1)) << 1;
+        after_contraction = (end2 | end3) << 1;
+    }
+    uint64_t o1 = o << 1, sp1 = sp << 1;
+    uint64_t start_o = o & ~(o1 | sp1);
+    uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (o1 & ~((o | sp) << 2)));
+    /* digits: every third from the start of each run (P does not continue one) */
+    uint64_t start_d = 0, runs = d & ~(d << 1);
+    while (runs) {
+        int r = __builtin_ctzll(runs);
+        uint64_t rest = ~(d >> r);
+        int length = rest ? __builtin_ctzll(rest) : 64;
+        uint64_t run = (length >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << length) - 1)) << r;
+        start_d |= (0x9249249249249249ULL << r) & run;  /* bits 0, 3, 6, ... from r */
+        runs &= runs - 1;
+    }
+    /* whitespace: whether the run at the block's last byte goes on past it (a byte that
+       is not ASCII might be whitespace: it is taken to go on) */
+    uint64_t last_bit = (uint64_t)1 << (stop - Q - 1);
+    int goes_on = 0;
+    if (stop < n) {
+        uint8_t next = s[stop];
+        goes_on = next >= 0x80 || next == ' ' || (next >= 9 && next <= 13);
+    }
+    uint64_t w_next = (w >> 1) | (goes_on ? last_bit : 0);
+    uint64_t w_start = w & ~(w << 1), w_end = w & ~w_next;
+    uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);    /* the newlines of an O run's piece */
+    uint64_t to_newline = bpetrain_smear_down(nl, w);      /* at or before a newline of the run */
+    uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
+    uint64_t start_w = region | (w & ~to_newline & (to_newline << 1)) | (w_end & ~to_newline);
+    Py_ssize_t V = stop;
+    if (w & last_bit) {
+        uint64_t last_run = bpetrain_smear_down(last_bit, w);
+        if (stop == n) {
+            /* \s++$: the run that ends the text is one piece from its region start */
+            start_w = (start_w & ~last_run) | (region & last_run);
+        } else if (goes_on) {
+            /* cut before the run: the next block sees where it ends */
+            V = Q + __builtin_ctzll(last_run);
+            if (V <= P)
+                return P;
+        }
+    }
+    uint64_t keep = V - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - Q)) - 1);
+    keep &= ~(uint64_t)7;  /* the three bytes before P are context */
+    *starts = (start_o | start_l | start_d | start_w) & keep;
+    return V;
+}
+
+/* Whether a continues b's run of letters, whitespace or digits (a before b). */
+static inline int bpetrain_same_run(uint8_t a, uint8_t b) {
+    int la = (uint8_t)((a | 0x20) - 'a') < 26 && a < 0x80, lb = (uint8_t)((b | 0x20) - 'a') < 26 && b < 0x80;
+    int da = (uint8_t)(a - '0') < 10, db = (uint8_t)(b - '0') < 10;
+    int wa = a == ' ' || (uint8_t)(a - 9) < 5, wb = b == ' ' || (uint8_t)(b - 9) < 5;
+    return (la & lb) | (da & db) | (wa & wb);
+}
+/* Reading pieces block by block: the starts of the current block not yet returned. */
+typedef struct {
+    Py_ssize_t base;    /* bit i of starts is position base + i */
+    Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
+    Py_ssize_t retry;   /* no block is tried for a piece starting before it */
+    uint64_t starts;    /* bit i: base + i starts a piece after the current one */
+} bpetrain_cl100k_scan;
+
+static inline void bpetrain_cl100k_init(bpetrain_cl100k_scan* it) {
+    it->base = 0;
+    it->valid = -1;
+    it->retry = 0;
+    it->starts = 0;
+}
+
+/* After the matcher gave a piece: the block's starts are no longer in step. */
+static inline void bpetrain_cl100k_reset(bpetrain_cl100k_scan* it) {
+    it->valid = -1;
+    it->starts = 0;
+}
+
+/* bpetrain_cl100k_next when the block's starts are used up: a new block. Out of line,
+   so that the loop that asks for pieces stays small. */
+__attribute__((noinline))
+static Py_ssize_t bpetrain_cl100k_refill(bpetrain_cl100k_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t cur,
+                                         Py_ssize_t n) {
+    Py_ssize_t end, P, lowest;
+    if (it->valid == n)
+        return n;
+    if (cur < it->retry)
+        return -1;
+    /* a new block from cur, or from the start of the run cur is in */
+    P = cur;
+    lowest = cur - 32 > first ? cur - 32 : first;
+    while (P > lowest && bpetrain_same_run(s[P - 1], s[P]))
+        P--;
+    if (P > first && bpetrain_same_run(s[P - 1], s[P])) {
+        it->retry = cur + 1;
+        return -1;
+    }
+    it->valid = bpetrain_cl100k_starts(s, first, P, n, &it->starts, &it->retry);
+    it->base = P - 3;
+    if (it->valid == P) {
+        it->valid = -1;
+        it->starts = 0;
+        return -1;
+    }
+    it->starts &= ~(((uint64_t)2 << (cur - it->base)) - 1);  /* those after cur */
+    if (it->starts == 0) {
+        if (it->valid == n)
+            return n;
+        it->retry = cur + 1;
+        return -1;
+    }
+    end = it->base + __builtin_ctzll(it->starts);
+    it->starts &= it->starts - 1;
+    return end;
+}
+
+/* End of the piece that starts at cur in the string s[first : n], or -1 if the blocks
+   cannot tell (the caller uses the matcher for that piece, then calls
+   bpetrain_cl100k_reset). cur is the end of the last piece returned (or where splitting
+   began: first or a safe cut). */
+static inline Py_ssize_t bpetrain_cl100k_next(bpetrain_cl100k_scan* it, const uint8_t* s, Py_ssize_t first,
+                                             Py_ssize_t cur, Py_ssize_t n) {
+    Py_ssize_t end;
+    if (__builtin_expect(it->starts == 0, 0))
+        return bpetrain_cl100k_refill(it, s, first, cur, n);
+    end = it->base + __builtin_ctzll(it->starts);
+    it->starts &= it->starts - 1;
+    return end;
+}
+
+#endif
