@@ -15,18 +15,21 @@ cdef enum:
 # ``errors="surrogateescape"`` decodes them to (not a letter, number or space).
 cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 
-# cl100k's pieces in ASCII text 64 bytes at a time (_cl100k_blocks.h): where
-# ``cl100k_next`` gives -1 the matcher above finds that piece, then ``cl100k_reset``
-# (``cl100k_init`` before the first piece).
-cdef extern from "_cl100k_blocks.h":
-    ctypedef struct cl100k_scan "bpetrain_cl100k_scan":
+# cl100k's and o200k's pieces in ASCII text 64 bytes at a time (_ascii_blocks.h): where
+# ``blocks_next`` gives -1 the matcher above finds that piece, then ``blocks_reset``
+# (``blocks_init`` with BLOCKS_CL100K or BLOCKS_O200K before the first piece).
+cdef extern from "_ascii_blocks.h":
+    ctypedef struct block_scan "bpetrain_block_scan":
         pass
-    void cl100k_init "bpetrain_cl100k_init"(cl100k_scan* it) noexcept nogil
-    void cl100k_reset "bpetrain_cl100k_reset"(cl100k_scan* it) noexcept nogil
-    Py_ssize_t cl100k_next "bpetrain_cl100k_next"(cl100k_scan* it, const uint8_t* text, Py_ssize_t first,
+    enum:
+        BLOCKS_CL100K "BPETRAIN_BLOCKS_CL100K"
+        BLOCKS_O200K "BPETRAIN_BLOCKS_O200K"
+    void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern) noexcept nogil
+    void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
+    Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
 
 # Whether the regex module's ASCII letters, digits and whitespace are the ones
-# _cl100k_blocks.h assumes (A-Z a-z, 0-9, \t \n \v \f \r and space); False before the
+# _ascii_blocks.h assumes (A-Z a-z, 0-9, \t \n \v \f \r and space); False before the
 # tables are built.
 cdef bint ascii_classes_standard() noexcept nogil

@@ -20,12 +20,12 @@ contractions are evaluated over every code point, so the tables follow whatever 
 version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
 The tables are a two-stage lookup (code point >> 8 -> block of 256 flags).
 
-cl100k's ASCII text is also split 64 bytes at a time (``_cl100k_blocks.h``: the piece
-starts of a block from bit operations on its bytes' classes, no branch per piece), by
+cl100k's and o200k's ASCII text is also split 64 bytes at a time (``_ascii_blocks.h``: the
+piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
 every kernel that reads pieces through ``bpetrain._splitter.next_piece_end``; the matcher
 here takes over wherever a block does not qualify (text that is not ASCII, a run of
-whitespace longer than a block). :func:`cl100k_block_ends` runs the same loop for the
-tests, with any of the codes that class the bytes (:func:`use_block_isa`).
+whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
+with any of the codes that class the bytes (:func:`use_block_isa`).
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
@@ -79,7 +79,7 @@ cdef uint8_t _ascii_flags[128]
 # Whether the ASCII letters are A-Z and a-z, F_W's a-z and F_U's A-Z, as the runs of
 # letters assume to test eight bytes at a time (the regex module has always said so).
 cdef bint _ascii_letters = False
-# Whether the ASCII letters, digits and whitespace are those _cl100k_blocks.h assumes.
+# Whether the ASCII letters, digits and whitespace are those _ascii_blocks.h assumes.
 cdef bint _ascii_standard = False
 cdef const uint16_t* _stage1 = NULL
 cdef const uint8_t* _stage2 = NULL
@@ -537,22 +537,22 @@ cdef bint ascii_classes_standard() noexcept nogil:
     return _ascii_standard
 
 
-cdef extern from "_cl100k_blocks.h":
+cdef extern from "_ascii_blocks.h":
     int blocks_isa "bpetrain_blocks_isa"
     int widest_isa "bpetrain_widest_isa"() noexcept nogil
 
-#: The code that classes a block's bytes (see _cl100k_blocks.h), by name.
+#: The code that classes a block's bytes (see _ascii_blocks.h), by name.
 BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2}
 
 
 def block_isas():
-    """The names of the codes :func:`cl100k_block_ends` can class bytes with on this CPU,
+    """The names of the codes :func:`block_ends` can class bytes with on this CPU,
     narrowest first (the kernels use the last)."""
     return [name for name, isa in BLOCK_ISAS.items() if isa <= widest_isa() and (isa == 0 or widest_isa() > 0)]
 
 
 def use_block_isa(str name):
-    """Make :func:`cl100k_block_ends` class bytes with the code ``name`` (one of
+    """Make :func:`block_ends` class bytes with the code ``name`` (one of
     :func:`block_isas`), for the tests: the other kernels keep theirs.
 
     Raises
@@ -566,32 +566,40 @@ def use_block_isa(str name):
     blocks_isa = BLOCK_ISAS[name]
 
 
-def cl100k_block_ends(const uint8_t[::1] data not None, Py_ssize_t first=0):
-    """The ends of cl100k's pieces of the UTF-8 string ``data[first:]``, found block by
-    block where ``_cl100k_blocks.h`` can and by the matcher elsewhere (how the kernels
-    split cl100k text), for the tests: int64 array, shape (n_pieces,), positions in
-    ``data``. The bytes before ``first`` are another string's (not looked at)."""
-    if _tables is None:
-        ensure_tables()
+def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0):
+    """The ends of the pieces of ``pattern`` ("cl100k" or "o200k") in the UTF-8 string
+    ``data[first:]``, found block by block where ``_ascii_blocks.h`` can and by the
+    matcher elsewhere (how the kernels split), for the tests: int64 array, shape
+    (n_pieces,), positions in ``data``. The bytes before ``first`` are another string's
+    (not looked at).
+
+    Raises
+    ------
+    ValueError
+        If ``pattern`` is neither, or ``first`` is not in ``[0, len(data)]``.
+    """
+    if pattern not in ("cl100k", "o200k"):
+        raise ValueError(f"pattern must be 'cl100k' or 'o200k', got {pattern!r}")
     if not 0 <= first <= data.shape[0]:
         raise ValueError(f"first must be in [0, {data.shape[0]}], got {first}")
-    cdef Py_ssize_t n = data.shape[0], cur = first, end
-    cdef cl100k_scan it
+    if _tables is None:
+        ensure_tables()
+    if not _ascii_standard:
+        raise RuntimeError("the regex module's ASCII classes are not the standard ones")
+    cdef Py_ssize_t n = data.shape[0], cur = first, end, k = 0
+    cdef int which = PATTERN_CL100K if pattern == "cl100k" else PATTERN_O200K
+    cdef block_scan it
     cdef const uint8_t* text = &data[0] if n else NULL
     ends = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = ends
-    cdef Py_ssize_t k = 0
-    if not _ascii_standard:
-        raise RuntimeError("the regex module's ASCII classes are not the standard ones")
-    cl100k_init(&it)
+    blocks_init(&it, BLOCKS_CL100K if which == PATTERN_CL100K else BLOCKS_O200K)
     with nogil:
         while cur < n:
-            end = cl100k_next(&it, text, first, cur, n)
+            end = blocks_next(&it, text, first, cur, n)
             if end < 0:
-                end = _cl100k(text, cur, n)
-                cl100k_reset(&it)
+                end = piece_end(which, text, cur, n)
+                blocks_reset(&it)
             out[k] = end
             k += 1
             cur = end
     return ends[:k]
-

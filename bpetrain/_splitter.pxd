@@ -8,7 +8,8 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
 
-from bpetrain._pretok cimport PATTERN_CL100K, ascii_classes_standard, cl100k_init, cl100k_next, cl100k_reset, cl100k_scan
+from bpetrain._pretok cimport (BLOCKS_CL100K, BLOCKS_O200K, PATTERN_CL100K, PATTERN_O200K, ascii_classes_standard,
+                              block_scan, blocks_init, blocks_next, blocks_reset)
 from bpetrain._pretok cimport piece_end as native_piece_end
 
 
@@ -95,10 +96,10 @@ cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* t
         return native_piece_end(t.native, text, start, end)
     return program_piece_end(t, stack, text, start, end, bos)
 
-# Reads the pieces of one text in order (``next_piece_end``): cl100k's ASCII text 64
-# bytes at a time (_cl100k_blocks.h), the rest piece by piece with ``piece_end``.
+# Reads the pieces of one text in order (``next_piece_end``): cl100k's and o200k's ASCII
+# text 64 bytes at a time (_ascii_blocks.h), the rest piece by piece with ``piece_end``.
 cdef struct PieceReader:
-    cl100k_scan scan
+    block_scan scan
     Py_ssize_t first  # no byte before it is read: where the string starts (bos), or text[0]
     bint blocks
 
@@ -106,9 +107,9 @@ cdef struct PieceReader:
 # Read the pieces of a string that starts at ``bos`` (-1: before ``text``, whose reading
 # then begins at a safe cut).
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
-    reader.blocks = t.native == PATTERN_CL100K and ascii_classes_standard()
+    reader.blocks = (t.native == PATTERN_CL100K or t.native == PATTERN_O200K) and ascii_classes_standard()
     reader.first = bos if bos > 0 else 0
-    cl100k_init(&reader.scan)
+    blocks_init(&reader.scan, BLOCKS_CL100K if t.native == PATTERN_CL100K else BLOCKS_O200K)
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or
@@ -117,10 +118,10 @@ cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stac
                                       Py_ssize_t start, Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     cdef Py_ssize_t found
     if reader.blocks:
-        found = cl100k_next(&reader.scan, text, reader.first, start, end)
+        found = blocks_next(&reader.scan, text, reader.first, start, end)
         if found >= 0:
             return found
-        cl100k_reset(&reader.scan)
+        blocks_reset(&reader.scan)
     return piece_end(t, stack, text, start, end, bos)
 
 # Bytes of the character at ``i < end`` (1 for a byte that is not valid UTF-8).

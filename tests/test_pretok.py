@@ -134,26 +134,29 @@ def test_letter_runs_every_byte_at_every_offset(name, how):
 
 @pytest.fixture(params=_pretok.block_isas())
 def block_isa(request):
-    """Each code that can class a block's bytes on this CPU (_cl100k_blocks.h), in
-    ``_pretok.cl100k_block_ends``; the widest again afterwards."""
+    """Each code that can class a block's bytes on this CPU (_ascii_blocks.h), in
+    ``_pretok.block_ends``; the widest again afterwards."""
     _pretok.use_block_isa(request.param)
     yield request.param
     _pretok.use_block_isa(_pretok.block_isas()[-1])
 
 
-def check_blocks(data: bytes) -> None:
-    ends = [int(e) for e in _pretok.cl100k_block_ends(data)]
+BLOCK_PATTERNS = ("cl100k", "o200k")
+
+
+def check_blocks(data: bytes, name: str) -> None:
+    ends = [int(e) for e in _pretok.block_ends(data, name)]
     got = [data[a:b] for a, b in zip([0] + ends, ends)]
-    want = regex_pieces(data, "cl100k")
+    want = regex_pieces(data, name)
     if got != want:
         first = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
-        raise AssertionError(f"cl100k blocks: piece {first} differs: {got[first:first + 3]} != {want[first:first + 3]}")
+        raise AssertionError(f"{name} blocks: piece {first} differs: {got[first:first + 3]} != {want[first:first + 3]}")
 
 
 # ASCII text that is all cl100k's blocks see: the contraction letters in both cases,
 # every kind of whitespace, digits, punctuation; now and then a character that is not
 # ASCII (a letter, a space, a digit) or an invalid byte, where the matcher takes over.
-ASCII_CHARS = "aAsSdDmMtTlLvVrReExyz'' \t\r\n\x0b\x0c\x01019.,-/?(\""
+ASCII_CHARS = "aAsSdDmMtTlLvVrReExyzXYZ'' \t\r\n\x0b\x0c\x01019.,-//?(\""
 ascii_runs = st.lists(st.sampled_from(ASCII_CHARS), max_size=40).map("".join)
 ascii_documents = st.lists(
     st.one_of(ascii_runs, ascii_runs.map(lambda t: t * 3), st.sampled_from(["\u00e9", "\u00a0", "\u2028", "\u0663", "\u4e2d"])),
@@ -161,15 +164,17 @@ ascii_documents = st.lists(
 ).map(lambda parts: "".join(parts).encode("utf-8"))
 
 
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.one_of(ascii_documents, documents))
-def test_cl100k_blocks_identical_to_regex_hypothesis(block_isa, data):
-    """cl100k's pieces found 64 bytes at a time (where the text is ASCII) are the regex
+def test_blocks_identical_to_regex_hypothesis(block_isa, name, data):
+    """The pieces found 64 bytes at a time (where the text is ASCII) are the regex
     module's, whichever code classes the bytes."""
-    check_blocks(data)
+    check_blocks(data, name)
 
 
-def test_cl100k_blocks_at_every_offset_of_a_block(block_isa):
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+def test_blocks_at_every_offset_of_a_block(block_isa, name):
     """Runs of whitespace, newlines, digits, letters and contractions starting at every
     offset of the first two blocks, so that they cross a block's end (where a run of
     whitespace is left to the next block), and texts that end in them."""
@@ -177,29 +182,34 @@ def test_cl100k_blocks_at_every_offset_of_a_block(block_isa):
     runs += [b"\n" * m for m in (1, 2, 61, 64, 70)] + [b"\t" * 70, b" \n" * 40, b"\r\n" * 35]
     runs += [b" \t\n\r \x0b\x0c  ", b"?\n\n  \n x", b".\n", b"1" * 100, b"12345", b"a" * 70, b"'s", b"'LL", b"''s"]
     runs += [b"x 's", b" 'reve", b"'\xc5\xbf", b"\xc2\xa0 ", b" \xe2\x80\xa8"]
+    runs += [b"don't", b"DON'T", b"they'RE", b"x's's's", b"aBcD", b"ABCdef", b"?\n/\n/x", b"//\n\n/", b"a'll'", b"'s"]
     for run in runs:
         for k in range(70):
             lead = b"ab " * (k // 3) + b"q" * (k % 3)
-            for tail in (b"", b"x", b" y", b"\n", b"\xc3\xa9"):
-                check_blocks(lead + run + tail)
+            for tail in (b"", b"x", b" y", b"\n", b"'s", b"\xc3\xa9"):
+                check_blocks(lead + run + tail, name)
 
 
-def test_cl100k_blocks_real_and_adversarial_text(block_isa, prose):
-    check_blocks(prose[:1_000_000])
-    check_blocks(MULTILINGUAL.encode("utf-8") * 3)
-    for data in (b"", b"a" * 10**5, b" " * 10**4, b"\n" * 10**4 + b"x", b"1" * 10**4, b"'s" * 5000, stdlib_text(200_000)):
-        check_blocks(data)
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+def test_blocks_real_and_adversarial_text(block_isa, name, prose):
+    check_blocks(prose[:1_000_000], name)
+    check_blocks(MULTILINGUAL.encode("utf-8") * 3, name)
+    cases = (b"", b"a" * 10**5, b" " * 10**4, b"\n" * 10**4 + b"x", b"1" * 10**4, b"'s" * 5000, b"/\n" * 5000,
+             b"aB" * 5000, stdlib_text(200_000))
+    for data in cases:
+        check_blocks(data, name)
 
 
-def test_cl100k_blocks_read_nothing_before_the_string(block_isa):
+@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+def test_blocks_read_nothing_before_the_string(block_isa, name):
     """A string that follows another in one buffer (as the counting kernel's segments do)
     splits as it does alone: the bytes before it are not its context."""
     rng = random.Random(5)
     for _ in range(3000):
-        before = "".join(rng.choice("a '.\n 1") for _ in range(rng.randrange(8))).encode()
-        string = "".join(rng.choice("sS'a .\n\t1") for _ in range(rng.randrange(1, 80))).encode()
-        alone = [int(e) for e in _pretok.cl100k_block_ends(string)]
-        after = [int(e) - len(before) for e in _pretok.cl100k_block_ends(before + string, len(before))]
+        before = "".join(rng.choice("aA '.\n/ 1") for _ in range(rng.randrange(10))).encode()
+        string = "".join(rng.choice("sS'aB .\n/\t1") for _ in range(rng.randrange(1, 80))).encode()
+        alone = [int(e) for e in _pretok.block_ends(string, name)]
+        after = [int(e) - len(before) for e in _pretok.block_ends(before + string, name, len(before))]
         assert after == alone, (before, string)
 
 

@@ -1,11 +1,11 @@
-/* cl100k's pieces in ASCII text, 64 bytes at a time, without a branch per piece.
+/* cl100k's and o200k's pieces in ASCII text, 64 bytes at a time, without a branch per piece.
 
-   The hand-written matcher (_pretok.pyx, _cl100k) finds one piece at a time: a chain of
+   The hand-written matchers (_pretok.pyx: _cl100k, _o200k) find one piece at a time: a chain of
    tests on the first characters, which the branch predictor cannot learn (the kinds of
    pieces follow the text). Here every byte of a 64-byte block is classed at once, and
    the piece starts come from bit operations on the class masks, one bit per byte.
 
-   The rules, for ASCII text, derived from tiktoken's cl100k pattern
+   The rules for cl100k, for ASCII text (o200k's: bpetrain_o200k_starts), derived from its pattern
        '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
        |\s++$|\s*[\r\n]|\s+(?!\S)|\s
    Classes: L letters, D digits, W whitespace (\t \n \v \f \r space), NL (\r \n),
@@ -32,16 +32,16 @@
    tests/test_pretok.py compares these rules with the matcher and the regex module on
    generated and real text; the matcher is used wherever a block does not qualify.
 
-   A block is read from three bytes before a position P that does not continue a run of
-   letters, whitespace or digits: the rules then need nothing before P but the classes
-   of those three bytes, and give the starts of P .. P + 60. It qualifies if its bytes
-   and the one after it are ASCII. A run of whitespace that goes on past the block is
+   A block is read from three bytes (o200k: eight) before a position P that does not
+   continue a run of letters, whitespace or digits: the rules then need nothing before P
+   but the classes of those bytes, and give the starts from P to the block's end. It
+   qualifies if its bytes are ASCII. A run of whitespace that goes on past the block is
    left to the next block (its cuts depend on where it ends).
 
    The classes are the regex module's for ASCII (the caller checks that at start-up:
    bpetrain._pretok.ascii_classes_standard). */
-#ifndef BPETRAIN_CL100K_BLOCKS_H
-#define BPETRAIN_CL100K_BLOCKS_H
+#ifndef BPETRAIN_ASCII_BLOCKS_H
+#define BPETRAIN_ASCII_BLOCKS_H
 
 #include <stdint.h>
 #include <string.h>
@@ -52,7 +52,7 @@
 
 /* Class masks of 64 bytes: bit i describes byte i. */
 typedef struct {
-    uint64_t l, d, w, nl, sp, ap, hi;
+    uint64_t l, lw, d, w, nl, sp, ap, sl, hi;  /* lw: a-z (l: either case); sl: '/' */
     uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
 } bpetrain_masks;
 
@@ -66,6 +66,8 @@ static inline uint64_t bpetrain_byte_range(const uint8_t* p, uint8_t fold, uint8
 /* Portable: one byte at a time. */
 static inline void bpetrain_masks_bytes(const uint8_t* p, bpetrain_masks* m) {
     m->l = bpetrain_byte_range(p, 0x20, 'a', 'z');
+    m->lw = bpetrain_byte_range(p, 0, 'a', 'z');
+    m->sl = bpetrain_byte_range(p, 0, '/', '/');
     m->d = bpetrain_byte_range(p, 0, '0', '9');
     m->w = bpetrain_byte_range(p, 0, 9, 13) | bpetrain_byte_range(p, 0, ' ', ' ');
     m->nl = bpetrain_byte_range(p, 0, '\n', '\n') | bpetrain_byte_range(p, 0, '\r', '\r');
@@ -87,6 +89,8 @@ static void bpetrain_masks_avx512(const uint8_t* p, bpetrain_masks* m) {
 #define RANGE(x, lo, n) _mm512_cmple_epu8_mask(_mm512_sub_epi8((x), _mm512_set1_epi8((char)(lo))), _mm512_set1_epi8((char)(n)))
 #define EQUAL(x, c) _mm512_cmpeq_epi8_mask((x), _mm512_set1_epi8((char)(c)))
     m->l = RANGE(low, 'a', 25);
+    m->lw = RANGE(v, 'a', 25);
+    m->sl = EQUAL(v, '/');
     m->d = RANGE(v, '0', 9);
     m->sp = EQUAL(v, ' ');
     m->w = RANGE(v, 9, 4) | m->sp;
@@ -123,6 +127,9 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 #define F_NL(k) _mm_or_si128(EQUAL(v[k], '\n'), EQUAL(v[k], '\r'))
 #define F_AP(k) EQUAL(v[k], '\'')
 #define F_HI(k) v[k]
+#define F_LW(k) RANGE(v[k], 'a', 25)
+#define F_SL(k) EQUAL(v[k], '/')
+    m->lw = BITS(F_LW); m->sl = BITS(F_SL);
     m->l = BITS(F_L); m->d = BITS(F_D); m->sp = BITS(F_SP); m->w = BITS(F_W); m->nl = BITS(F_NL);
     m->ap = BITS(F_AP); m->hi = BITS(F_HI);
 #define LOW(c) (bpetrain_sse2_bits(EQUAL(low[0], c), EQUAL(low[1], c), EQUAL(low[2], c), EQUAL(low[3], c)))
@@ -136,6 +143,8 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 #undef F_NL
 #undef F_AP
 #undef F_HI
+#undef F_LW
+#undef F_SL
 #undef BITS
 #undef RANGE
 #undef EQUAL
@@ -192,93 +201,174 @@ static inline uint64_t bpetrain_smear_down(uint64_t seed, uint64_t within) {
     return a;
 }
 
-/* Starts of cl100k's pieces in s[P : V], as bits (bit i: position P - 3 + i), for the
-   string s[first : n] (no byte before first is read: a string of its own, or a safe cut).
-   P >= first must not continue a run of letters, whitespace or digits. Returns V,
-   P < V <= min(P + 61, n), or P if the block does not qualify (see the top of this
-   file); then *retry is the first position from which another block may qualify. */
-static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t first, Py_ssize_t P, Py_ssize_t n,
-                                                uint64_t* starts, Py_ssize_t* retry) {
-    bpetrain_masks m;
+/* A block of the string s[first : n]: the class masks of s[Q : Q + 64] (no byte before
+   first is read: a string of its own, or a safe cut; none past n). */
+typedef struct {
+    bpetrain_masks m;   /* the classes of the string's bytes (the rest cleared) */
+    uint64_t o;         /* O: neither letter, digit nor whitespace */
+    Py_ssize_t Q, stop; /* stop = min(Q + 64, n) */
+} bpetrain_block;
+
+/* Load the block at Q = P - context; 0 if a byte of it is not ASCII. *retry: the first
+   position P' from which a block at P' - context may qualify. */
+static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n, int context,
+                                bpetrain_block* b, Py_ssize_t* retry) {
     uint8_t buffer[64];
-    Py_ssize_t Q = P - 3, stop = Q + 64 < n ? Q + 64 : n;
-    uint64_t valid, exists;
-    if (P >= n) {
-        *retry = P + 1;
-        return P;
-    }
+    b->Q = Q;
+    b->stop = Q + 64 < n ? Q + 64 : n;
     if (Q > first)
         first = Q;
     if (first == Q && Q + 64 <= n) {
-        bpetrain_block_masks(s + Q, &m);
+        bpetrain_block_masks(s + Q, &b->m);
     } else {
         memset(buffer, 0, sizeof buffer);
-        memcpy(buffer + (first - Q), s + first, (size_t)(stop - first));
-        bpetrain_block_masks(buffer, &m);
+        memcpy(buffer + (first - Q), s + first, (size_t)(b->stop - first));
+        bpetrain_block_masks(buffer, &b->m);
     }
-    /* bytes of the text (none before it or past its end) */
-    exists = (stop - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (stop - Q)) - 1)) & (~(uint64_t)0 << (first - Q));
-    if (m.hi & exists) {
-        /* no block qualifies until the last byte >= 0x80 here is behind its first 3 */
-        *retry = Q + 67 - __builtin_clzll(m.hi & exists);
-        return P;
+    uint64_t exists = (b->stop - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (b->stop - Q)) - 1))
+                      & (~(uint64_t)0 << (first - Q));
+    bpetrain_masks* m = &b->m;
+    if (m->hi & exists) {
+        /* the last byte >= 0x80 here must be behind the next block's context */
+        *retry = Q + 64 + context - __builtin_clzll(m->hi & exists);
+        return 0;
     }
-    *retry = P + 1;
-    valid = exists;
-    uint64_t l = m.l & valid, d = m.d & valid, w = m.w & valid, nl = m.nl & valid, sp = m.sp & valid;
-    uint64_t o = valid & ~(l | d | w);
+    *retry = Q + context + 1;
+    m->l &= exists; m->lw &= exists; m->d &= exists; m->w &= exists; m->nl &= exists; m->sp &= exists;
+    m->ap &= exists; m->sl &= exists;
+    b->o = exists & ~(m->l | m->d | m->w);
+    return 1;
+}
+
+/* Digits: a piece starts every third digit from the start of each run (\p{N}{1,3}). */
+static inline uint64_t bpetrain_digit_starts(uint64_t d) {
+    uint64_t starts = 0, runs = d & ~(d << 1);
+    while (runs) {
+        int r = __builtin_ctzll(runs);
+        uint64_t rest = ~(d >> r);
+        int length = rest ? __builtin_ctzll(rest) : 64;
+        uint64_t run = (length >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << length) - 1)) << r;
+        starts |= (0x9249249249249249ULL << r) & run;  /* bits 0, 3, 6, ... from r */
+        runs &= runs - 1;
+    }
+    return starts;
+}
+
+/* Whitespace w (newlines nl; absorbed: the newlines that an O run's piece takes): the
+   starts of its runs, cut as both patterns cut them: a (the run's first byte not
+   absorbed), the byte after the last newline, and the last byte if it is no newline; at
+   the end of the string, a alone (keep_after_newline 0: cl100k's \s++$) or a and the byte
+   after the last newline (1: o200k, whose \s*[\r\n]+ comes first). *limit is lowered to
+   the start of a run that goes on past the block (where it ends decides its cuts); it
+   returns 0 if that is at or before P. */
+static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, uint64_t w,
+                                             uint64_t nl, uint64_t absorbed, int keep_after_newline,
+                                             Py_ssize_t P, uint64_t* starts, Py_ssize_t* limit) {
+    uint64_t last_bit = (uint64_t)1 << (b->stop - b->Q - 1);
+    int goes_on = 0;
+    if (b->stop < n) {
+        uint8_t next = s[b->stop];  /* a byte that is not ASCII might be whitespace: taken to go on */
+        goes_on = next >= 0x80 || next == ' ' || (next >= 9 && next <= 13);
+    }
+    uint64_t w_next = (w >> 1) | (goes_on ? last_bit : 0);
+    uint64_t w_start = w & ~(w << 1), w_end = w & ~w_next;
+    uint64_t to_newline = bpetrain_smear_down(nl, w);  /* at or before a newline of the run */
+    uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
+    uint64_t after_newline = w & ~to_newline & (to_newline << 1);
+    *starts = region | after_newline | (w_end & ~to_newline);
+    if (w & last_bit) {
+        uint64_t last_run = bpetrain_smear_down(last_bit, w);
+        if (b->stop == n) {
+            *starts = (*starts & ~last_run) | ((region | (keep_after_newline ? after_newline : 0)) & last_run);
+        } else if (goes_on) {
+            Py_ssize_t run_start = b->Q + __builtin_ctzll(last_run);
+            if (run_start <= P)
+                return 0;
+            if (run_start < *limit)
+                *limit = run_start;
+        }
+    }
+    return 1;
+}
+
+/* Starts of cl100k's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
+   block b loaded from P - 3 of a string of n bytes. P must not continue a run of
+   letters, whitespace or digits. Returns V, P < V <= min(P + 61, n), or P if the block
+   does not qualify (see the top of this file). */
+static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
+                                                uint64_t* starts) {
+    const bpetrain_masks* m = &b->m;
+    uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: bit q is the last letter of one (its apostrophe starts a piece) */
-    uint64_t after_contraction = 0, ap = m.ap & valid;
+    uint64_t after_contraction = 0;
     if (ap) {
         uint64_t starting_ap = ap & ~((o | sp) << 1);
-        uint64_t end2 = (m.low_s | m.low_d | m.low_m | m.low_t) & l & (starting_ap << 1);
-        uint64_t end3 = (((m.low_l & (m.low_l >> 1)) | (m.low_v & (m.low_e >> 1)) | (m.low_r & (m.low_e >> 1))) & l
+        uint64_t end2 = (m->low_s | m->low_d | m->low_m | m->low_t) & l & (starting_ap << 1);
+        uint64_t end3 = (((m->low_l & (m->low_l >> 1)) | (m->low_v & (m->low_e >> 1)) | (m->low_r & (m->low_e >> 1))) & l
                          & (l >> 1) & (starting_ap << 1)) << 1;
         after_contraction = (end2 | end3) << 1;
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
     uint64_t start_o = o & ~(o1 | sp1);
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (o1 & ~((o | sp) << 2)));
-    /* digits: every third from the start of each run (P does not continue one) */
-    uint64_t start_d = 0, runs = d & ~(d << 1);
-    while (runs) {
-        int r = __builtin_ctzll(runs);
-        uint64_t rest = ~(d >> r);
-        int length = rest ? __builtin_ctzll(rest) : 64;
-        uint64_t run = (length >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << length) - 1)) << r;
-        start_d |= (0x9249249249249249ULL << r) & run;  /* bits 0, 3, 6, ... from r */
-        runs &= runs - 1;
-    }
-    /* whitespace: whether the run at the block's last byte goes on past it (a byte that
-       is not ASCII might be whitespace: it is taken to go on) */
-    uint64_t last_bit = (uint64_t)1 << (stop - Q - 1);
-    int goes_on = 0;
-    if (stop < n) {
-        uint8_t next = s[stop];
-        goes_on = next >= 0x80 || next == ' ' || (next >= 9 && next <= 13);
-    }
-    uint64_t w_next = (w >> 1) | (goes_on ? last_bit : 0);
-    uint64_t w_start = w & ~(w << 1), w_end = w & ~w_next;
-    uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);    /* the newlines of an O run's piece */
-    uint64_t to_newline = bpetrain_smear_down(nl, w);      /* at or before a newline of the run */
-    uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
-    uint64_t start_w = region | (w & ~to_newline & (to_newline << 1)) | (w_end & ~to_newline);
-    Py_ssize_t V = stop;
-    if (w & last_bit) {
-        uint64_t last_run = bpetrain_smear_down(last_bit, w);
-        if (stop == n) {
-            /* \s++$: the run that ends the text is one piece from its region start */
-            start_w = (start_w & ~last_run) | (region & last_run);
-        } else if (goes_on) {
-            /* cut before the run: the next block sees where it ends */
-            V = Q + __builtin_ctzll(last_run);
-            if (V <= P)
-                return P;
-        }
-    }
-    uint64_t keep = V - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - Q)) - 1);
+    uint64_t start_w;
+    Py_ssize_t V = b->stop;
+    uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
+    if (!bpetrain_whitespace_starts(s, n, b, w, nl, absorbed, 0, P, &start_w, &V))
+        return P;
+    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
     keep &= ~(uint64_t)7;  /* the three bytes before P are context */
-    *starts = (start_o | start_l | start_d | start_w) & keep;
+    *starts = (start_o | start_l | bpetrain_digit_starts(d) | start_w) & keep;
+    return V;
+}
+
+/* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 8 + i), in the
+   block b loaded from P - 8; as bpetrain_cl100k_starts, and P's two bytes before it must
+   not be \r \n or / (the pieces that end in them are cut from further back). V <= P + 54.
+
+   o200k, for ASCII text: U upper-case, W lower-case letters.
+       [^\r\n\p{L}\p{N}]?[U]*[W]+C?|[^\r\n\p{L}\p{N}]?[U]+[W]*C?|\p{N}{1,3}
+       | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+        C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
+   A letter starts a piece unless the byte before is a letter of the same piece (a run
+   of letters is cut only where a lower-case letter is followed by an upper-case one, and
+   after a contraction), or the prefix (a space or tab, or an O that starts a piece).
+   An apostrophe after a letter, followed by a contraction, belongs to that letter's
+   piece (C), as do the contraction's letters; a chain of them ('s's) goes to the
+   matcher. O starts a piece unless the byte before is O of the same run or a space;
+   \r, \n and / right after an O run belong to its piece. Digits and whitespace as in
+   cl100k, except that a run of whitespace at the end of the string is also cut after its
+   last newline. */
+static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
+                                               uint64_t* starts) {
+    const bpetrain_masks* m = &b->m;
+    uint64_t l = m->l, lower = m->lw, upper = l & ~lower, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o;
+    uint64_t ap = m->ap;
+    uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
+    /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
+    uint64_t in_contraction = 0, contraction_end = 0;
+    if (ap) {
+        uint64_t after_letter = ap & (l << 1);
+        uint64_t two = after_letter & (((m->low_s | m->low_t | m->low_m | m->low_d) & l) >> 1);
+        uint64_t three = after_letter & ((((m->low_r | m->low_v) & (m->low_e >> 1)) | (m->low_l & (m->low_l >> 1)))
+                                         & l & (l >> 1)) >> 1;
+        if ((two | three) & ((ap << 2) | (ap << 3)))
+            return P;  /* 's's: whether the second is a contraction depends on the first */
+        in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
+        contraction_end = (two << 1) | (three << 2);
+    }
+    uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
+    uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
+    uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (start_o << 1));
+    uint64_t start_w;
+    /* a contraction may start up to 2 bytes before the block's end: leave them */
+    Py_ssize_t V = b->stop < n ? b->Q + 62 : b->stop;
+    if (!bpetrain_whitespace_starts(s, n, b, w, nl, absorbed, 1, P, &start_w, &V))
+        return P;
+    if (V <= P)
+        return P;
+    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
+    keep &= ~(uint64_t)0xFF;  /* the eight bytes before P are context */
+    *starts = (start_o | start_l | bpetrain_digit_starts(d) | start_w) & keep;
     return V;
 }
 
@@ -289,15 +379,24 @@ static inline int bpetrain_same_run(uint8_t a, uint8_t b) {
     int wa = a == ' ' || (uint8_t)(a - 9) < 5, wb = b == ' ' || (uint8_t)(b - 9) < 5;
     return (la & lb) | (da & db) | (wa & wb);
 }
+
+static inline int bpetrain_newline_or_slash(uint8_t a) {
+    return a == '\n' || a == '\r' || a == '/';
+}
+
 /* Reading pieces block by block: the starts of the current block not yet returned. */
+enum { BPETRAIN_BLOCKS_CL100K = 1, BPETRAIN_BLOCKS_O200K = 2 };
+
 typedef struct {
+    int pattern;        /* BPETRAIN_BLOCKS_CL100K or _O200K */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
     Py_ssize_t retry;   /* no block is tried for a piece starting before it */
     uint64_t starts;    /* bit i: base + i starts a piece after the current one */
-} bpetrain_cl100k_scan;
+} bpetrain_block_scan;
 
-static inline void bpetrain_cl100k_init(bpetrain_cl100k_scan* it) {
+static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern) {
+    it->pattern = pattern;
     it->base = 0;
     it->valid = -1;
     it->retry = 0;
@@ -305,32 +404,51 @@ static inline void bpetrain_cl100k_init(bpetrain_cl100k_scan* it) {
 }
 
 /* After the matcher gave a piece: the block's starts are no longer in step. */
-static inline void bpetrain_cl100k_reset(bpetrain_cl100k_scan* it) {
+static inline void bpetrain_blocks_reset(bpetrain_block_scan* it) {
     it->valid = -1;
     it->starts = 0;
 }
 
-/* bpetrain_cl100k_next when the block's starts are used up: a new block. Out of line,
+/* Whether a block may not start at P: P continues a run of letters, whitespace or
+   digits, or (o200k) one of the two bytes before it is \r \n or /. */
+static inline int bpetrain_mid_run(const bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t P) {
+    if (P <= first)
+        return 0;
+    if (bpetrain_same_run(s[P - 1], s[P]))
+        return 1;
+    return it->pattern == BPETRAIN_BLOCKS_O200K
+           && (bpetrain_newline_or_slash(s[P - 1]) || (P - 2 >= first && bpetrain_newline_or_slash(s[P - 2])));
+}
+
+/* bpetrain_blocks_next when the block's starts are used up: a new block. Out of line,
    so that the loop that asks for pieces stays small. */
 __attribute__((noinline))
-static Py_ssize_t bpetrain_cl100k_refill(bpetrain_cl100k_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t cur,
+static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t cur,
                                          Py_ssize_t n) {
     Py_ssize_t end, P, lowest;
+    bpetrain_block block;
+    int context;
     if (it->valid == n)
         return n;
     if (cur < it->retry)
         return -1;
-    /* a new block from cur, or from the start of the run cur is in */
+    /* a new block from cur, or from where the run cur is in starts */
     P = cur;
     lowest = cur - 32 > first ? cur - 32 : first;
-    while (P > lowest && bpetrain_same_run(s[P - 1], s[P]))
+    while (P > lowest && bpetrain_mid_run(it, s, first, P))
         P--;
-    if (P > first && bpetrain_same_run(s[P - 1], s[P])) {
+    if (bpetrain_mid_run(it, s, first, P)) {
         it->retry = cur + 1;
         return -1;
     }
-    it->valid = bpetrain_cl100k_starts(s, first, P, n, &it->starts, &it->retry);
-    it->base = P - 3;
+    context = it->pattern == BPETRAIN_BLOCKS_O200K ? 8 : 3;
+    it->base = P - context;
+    if (!bpetrain_load(s, first, it->base, n, context, &block, &it->retry))
+        it->valid = P;
+    else if (it->pattern == BPETRAIN_BLOCKS_O200K)
+        it->valid = bpetrain_o200k_starts(s, n, &block, P, &it->starts);
+    else
+        it->valid = bpetrain_cl100k_starts(s, n, &block, P, &it->starts);
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;
@@ -350,13 +468,13 @@ static Py_ssize_t bpetrain_cl100k_refill(bpetrain_cl100k_scan* it, const uint8_t
 
 /* End of the piece that starts at cur in the string s[first : n], or -1 if the blocks
    cannot tell (the caller uses the matcher for that piece, then calls
-   bpetrain_cl100k_reset). cur is the end of the last piece returned (or where splitting
+   bpetrain_blocks_reset). cur is the end of the last piece returned (or where splitting
    began: first or a safe cut). */
-static inline Py_ssize_t bpetrain_cl100k_next(bpetrain_cl100k_scan* it, const uint8_t* s, Py_ssize_t first,
+static inline Py_ssize_t bpetrain_blocks_next(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first,
                                              Py_ssize_t cur, Py_ssize_t n) {
     Py_ssize_t end;
     if (__builtin_expect(it->starts == 0, 0))
-        return bpetrain_cl100k_refill(it, s, first, cur, n);
+        return bpetrain_blocks_refill(it, s, first, cur, n);
     end = it->base + __builtin_ctzll(it->starts);
     it->starts &= it->starts - 1;
     return end;
