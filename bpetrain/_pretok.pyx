@@ -1,9 +1,10 @@
 """Hand-written matchers for the three named split patterns, on UTF-8 bytes.
 
 The compiled splitter (:mod:`bpetrain._splitter`) runs any pattern; for these three
-strings it hands over to the matchers here, which are 2.3-2.6x faster on English text
-(README, "Pre-tokenization"). They give the same pieces as the engine and the ``regex``
-module (tests/test_pretok.py compares all three).
+strings it hands over to the matchers here, which are 2.0-4.3x faster on English text
+(README, "Performance"; with the 64-byte blocks below for cl100k and o200k). They give
+the same pieces as the engine and the ``regex`` module (tests/test_pretok.py compares
+all three).
 
 Each pattern (``gpt2``, ``cl100k``, ``o200k``, as tiktoken publishes them in
 ``tiktoken_ext/openai_public.py``) is written out as the matcher the ``regex`` module
