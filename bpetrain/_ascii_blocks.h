@@ -1,11 +1,15 @@
 /* cl100k's and o200k's pieces in ASCII text, 64 bytes at a time, without a branch per piece.
 
-   The hand-written matchers (_pretok.pyx: _cl100k, _o200k) find one piece at a time: a chain of
-   tests on the first characters, which the branch predictor cannot learn (the kinds of
-   pieces follow the text). Here every byte of a 64-byte block is classed at once, and
-   the piece starts come from bit operations on the class masks, one bit per byte.
+   The hand-written matchers (_pretok.pyx: _cl100k, _o200k) find one piece at a time: a
+   chain of tests on the first characters, which the branch predictor cannot learn (the
+   kinds of pieces follow the text). Here every byte of a 64-byte block is classed at once,
+   and the piece starts come from bit operations on the class masks, one bit per byte. The
+   approach is that of simdjson's structural masks and gigatoken's mask scanners
+   (github.com/marcelroed/gigatoken, src/pretokenize/fast/mask.rs); the rules below are
+   derived here from the patterns, as tiktoken publishes them (tiktoken_ext/openai_public.py).
 
-   The rules for cl100k, for ASCII text (o200k's: bpetrain_o200k_starts), derived from its pattern
+   The rules for cl100k, for ASCII text (o200k's: above bpetrain_o200k_starts), from its
+   pattern
        '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
        |\s++$|\s*[\r\n]|\s+(?!\S)|\s
    Classes: L letters, D digits, W whitespace (\t \n \v \f \r space), NL (\r \n),
@@ -20,7 +24,8 @@
      prefix again; an O starts one unless its own predecessor is O or a space).
    - D: at the start of a run of digits and every third digit after it
      (``\p{N}{1,3}+``; nothing before a digit joins its piece).
-   - a contraction: an apostrophe that starts a piece (A1 comes first), then ``s d m t``
+   - a contraction: an apostrophe that starts a piece (the contractions are the first
+     alternative), then ``s d m t``
      or ``ll ve re`` in either case; the letter after it starts a new piece.
    - W: the run of whitespace from r to b (b the first non-whitespace) is cut as
      ``\s++$``, ``\s*[\r\n]``, ``\s+(?!\S)`` and ``\s`` cut it: newlines right after an
