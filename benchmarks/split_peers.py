@@ -9,7 +9,7 @@ agree too.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
-  matchers; for cl100k's and o200k's ASCII text, 64 bytes at a time: ``_ascii_blocks.h``).
+  matchers, and for their ASCII text 64 bytes at a time: ``_ascii_blocks.h``).
 - engine: for those three, the compiled program alone (``splitting.engine_n_pieces``),
   to show what the hand-written matchers are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not

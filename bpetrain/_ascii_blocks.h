@@ -1,6 +1,6 @@
-/* cl100k's and o200k's pieces in ASCII text, 64 bytes at a time, without a branch per piece.
+/* The pieces of gpt2, cl100k and o200k in ASCII text, 64 bytes at a time, without a branch per piece.
 
-   The hand-written matchers (_pretok.pyx: _cl100k, _o200k) find one piece at a time: a
+   The hand-written matchers (_pretok.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
    chain of tests on the first characters, which the branch predictor cannot learn (the
    kinds of pieces follow the text). Here every byte of a 64-byte block is classed at once,
    and the piece starts come from bit operations on the class masks, one bit per byte. The
@@ -8,7 +8,8 @@
    (github.com/marcelroed/gigatoken, src/pretokenize/fast/mask.rs); the rules below are
    derived here from the patterns, as tiktoken publishes them (tiktoken_ext/openai_public.py).
 
-   The rules for cl100k, for ASCII text (o200k's: above bpetrain_o200k_starts), from its
+   The rules for cl100k, for ASCII text (gpt2's and o200k's: above bpetrain_gpt2_starts and
+   bpetrain_o200k_starts), from its
    pattern
        '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
        |\s++$|\s*[\r\n]|\s+(?!\S)|\s
@@ -377,6 +378,46 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     return V;
 }
 
+/* Starts of gpt2's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
+   block b loaded from P - 3; as bpetrain_cl100k_starts, V <= P + 59.
+
+   gpt2, for ASCII text: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+   A letter, digit or O starts a piece unless the byte before is of its own class (one
+   run) or a space (`` ?`` takes the last space of a run, which starts a piece). A
+   contraction (lower-case only) is an apostrophe that starts a piece (not after O or a
+   space) and its letters; what follows it starts a piece. A run of whitespace is cut
+   before its last byte unless it ends the string; no newline is special. */
+static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
+                                              uint64_t* starts) {
+    const bpetrain_masks* m = &b->m;
+    uint64_t l = m->l, lower = m->lw, d = m->d, w = m->w, sp = m->sp, o = b->o, ap = m->ap;
+    uint64_t in_contraction = 0, after_contraction = 0;
+    if (ap) {
+        uint64_t starting_ap = ap & ~((o | sp) << 1);
+        uint64_t two = starting_ap & (((m->low_s | m->low_t | m->low_m | m->low_d) & lower) >> 1);
+        uint64_t three = starting_ap & ((((m->low_r | m->low_v) & (m->low_e >> 1)) | (m->low_l & (m->low_l >> 1)))
+                                        & lower & (lower >> 1)) >> 1;
+        in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
+        after_contraction = (two << 2) | (three << 3);
+    }
+    uint64_t sp1 = sp << 1;
+    uint64_t start_o = o & ~((o << 1) | sp1);
+    uint64_t start_l = l & ~in_contraction & ~(((l << 1) & ~after_contraction) | sp1);
+    uint64_t start_d = d & ~((d << 1) | sp1);
+    uint64_t start_w;
+    /* whether a letter after an apostrophe starts a piece depends on up to two bytes
+       after it: leave the block's last two bytes to the next */
+    Py_ssize_t V = b->stop < n ? b->Q + 62 : b->stop;
+    if (!bpetrain_whitespace_starts(s, n, b, w, 0, 0, 0, P, &start_w, &V))
+        return P;
+    if (V <= P)
+        return P;
+    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
+    keep &= ~(uint64_t)7;  /* the three bytes before P are context */
+    *starts = (start_o | start_l | start_d | start_w) & keep;
+    return V;
+}
+
 /* Whether a continues b's run of letters, whitespace or digits (a before b). */
 static inline int bpetrain_same_run(uint8_t a, uint8_t b) {
     int la = (uint8_t)((a | 0x20) - 'a') < 26 && a < 0x80, lb = (uint8_t)((b | 0x20) - 'a') < 26 && b < 0x80;
@@ -390,10 +431,10 @@ static inline int bpetrain_newline_or_slash(uint8_t a) {
 }
 
 /* Reading pieces block by block: the starts of the current block not yet returned. */
-enum { BPETRAIN_BLOCKS_CL100K = 1, BPETRAIN_BLOCKS_O200K = 2 };
+enum { BPETRAIN_BLOCKS_CL100K = 1, BPETRAIN_BLOCKS_O200K = 2, BPETRAIN_BLOCKS_GPT2 = 3 };
 
 typedef struct {
-    int pattern;        /* BPETRAIN_BLOCKS_CL100K or _O200K */
+    int pattern;        /* BPETRAIN_BLOCKS_CL100K, _O200K or _GPT2 */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
     Py_ssize_t retry;   /* no block is tried for a piece starting before it */
@@ -452,6 +493,8 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->valid = P;
     else if (it->pattern == BPETRAIN_BLOCKS_O200K)
         it->valid = bpetrain_o200k_starts(s, n, &block, P, &it->starts);
+    else if (it->pattern == BPETRAIN_BLOCKS_GPT2)
+        it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
     else
         it->valid = bpetrain_cl100k_starts(s, n, &block, P, &it->starts);
     if (it->valid == P) {

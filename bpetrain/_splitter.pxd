@@ -8,8 +8,8 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
 
-from bpetrain._pretok cimport (BLOCKS_CL100K, BLOCKS_O200K, PATTERN_CL100K, PATTERN_O200K, ascii_classes_standard,
-                              block_scan, blocks_init, blocks_next, blocks_reset)
+from bpetrain._pretok cimport (BLOCKS_CL100K, BLOCKS_GPT2, BLOCKS_O200K, PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K,
+                              ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_reset)
 from bpetrain._pretok cimport piece_end as native_piece_end
 
 
@@ -96,7 +96,7 @@ cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* t
         return native_piece_end(t.native, text, start, end)
     return program_piece_end(t, stack, text, start, end, bos)
 
-# Reads the pieces of one text in order (``next_piece_end``): cl100k's and o200k's ASCII
+# Reads the pieces of one text in order (``next_piece_end``): the named patterns' ASCII
 # text 64 bytes at a time (_ascii_blocks.h), the rest piece by piece with ``piece_end``.
 cdef struct PieceReader:
     block_scan scan
@@ -107,9 +107,10 @@ cdef struct PieceReader:
 # Read the pieces of a string that starts at ``bos`` (-1: before ``text``, whose reading
 # then begins at a safe cut).
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
-    reader.blocks = (t.native == PATTERN_CL100K or t.native == PATTERN_O200K) and ascii_classes_standard()
+    reader.blocks = t.native != 0 and ascii_classes_standard()
     reader.first = bos if bos > 0 else 0
-    blocks_init(&reader.scan, BLOCKS_CL100K if t.native == PATTERN_CL100K else BLOCKS_O200K)
+    blocks_init(&reader.scan, BLOCKS_CL100K if t.native == PATTERN_CL100K else
+                BLOCKS_O200K if t.native == PATTERN_O200K else BLOCKS_GPT2)
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or

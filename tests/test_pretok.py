@@ -141,7 +141,7 @@ def block_isa(request):
     _pretok.use_block_isa(_pretok.block_isas()[-1])
 
 
-BLOCK_PATTERNS = ("cl100k", "o200k")
+BLOCK_PATTERNS = ("gpt2", "cl100k", "o200k")
 
 
 def check_blocks(data: bytes, name: str) -> None:
