@@ -260,16 +260,17 @@ static inline uint64_t bpetrain_digit_starts(uint64_t d) {
     return starts;
 }
 
-/* Whitespace w (newlines nl; absorbed: the newlines that an O run's piece takes): the
-   starts of its runs, cut as both patterns cut them: a (the run's first byte not
+/* The block's whitespace (newlines nl, none for gpt2; absorbed: the newlines that an O
+   run's piece takes): the starts of its runs: a (the run's first byte not
    absorbed), the byte after the last newline, and the last byte if it is no newline; at
    the end of the string, a alone (keep_after_newline 0: cl100k's \s++$) or a and the byte
    after the last newline (1: o200k, whose \s*[\r\n]+ comes first). *limit is lowered to
    the start of a run that goes on past the block (where it ends decides its cuts); it
    returns 0 if that is at or before P. */
-static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, uint64_t w,
-                                             uint64_t nl, uint64_t absorbed, int keep_after_newline,
-                                             Py_ssize_t P, uint64_t* starts, Py_ssize_t* limit) {
+static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, uint64_t nl,
+                                             uint64_t absorbed, int keep_after_newline, Py_ssize_t P, uint64_t* starts,
+                                             Py_ssize_t* limit) {
+    uint64_t w = b->m.w;
     uint64_t last_bit = (uint64_t)1 << (b->stop - b->Q - 1);
     int goes_on = 0;
     if (b->stop < n) {
@@ -297,6 +298,33 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     return 1;
 }
 
+/* The block's contractions 's 't 'm 'd ('re 've 'll): bit q of *two (*three) is set where
+   an apostrophe of `apostrophes` is followed by those letters, in either case, each of
+   them in `letters` (both cases, or the lower case alone for gpt2). */
+static inline void bpetrain_contractions(const bpetrain_masks* m, uint64_t letters, uint64_t apostrophes,
+                                         uint64_t* two, uint64_t* three) {
+    *two = apostrophes & (((m->low_s | m->low_t | m->low_m | m->low_d) & letters) >> 1);
+    *three = apostrophes & ((((m->low_r | m->low_v) & (m->low_e >> 1)) | (m->low_l & (m->low_l >> 1)))
+                            & letters & (letters >> 1)) >> 1;
+}
+
+/* The block's result for the pattern's starts *others (every class but whitespace): the
+   whitespace cuts (bpetrain_whitespace_starts) added, the context bytes before P and every
+   byte from V on left out. V is the block's end less the bytes after a position that the
+   pattern's rules read (lookahead), lowered before a run of whitespace that goes on past
+   the block. Returns V, or P if that run starts at P or before. */
+static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
+                                               int lookahead, uint64_t nl, uint64_t absorbed, int keep_after_newline,
+                                               uint64_t others, uint64_t* starts) {
+    uint64_t start_w, keep;
+    Py_ssize_t V = b->stop < n ? b->stop - lookahead : b->stop;
+    if (!bpetrain_whitespace_starts(s, n, b, nl, absorbed, keep_after_newline, P, &start_w, &V))
+        return P;
+    keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
+    *starts = (others | start_w) & keep & (~(uint64_t)0 << (P - b->Q));
+    return V;
+}
+
 /* Starts of cl100k's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
    block b loaded from P - 3 of a string of n bytes. P must not continue a run of
    letters, whitespace or digits. Returns V, P < V <= min(P + 61, n), or P if the block
@@ -305,27 +333,17 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
                                                 uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
-    /* contractions: bit q is the last letter of one (its apostrophe starts a piece) */
-    uint64_t after_contraction = 0;
+    /* contractions: the byte after one starts a piece (its apostrophe starts one) */
+    uint64_t after_contraction = 0, two, three;
     if (ap) {
-        uint64_t starting_ap = ap & ~((o | sp) << 1);
-        uint64_t end2 = (m->low_s | m->low_d | m->low_m | m->low_t) & l & (starting_ap << 1);
-        uint64_t end3 = (((m->low_l & (m->low_l >> 1)) | (m->low_v & (m->low_e >> 1)) | (m->low_r & (m->low_e >> 1))) & l
-                         & (l >> 1) & (starting_ap << 1)) << 1;
-        after_contraction = (end2 | end3) << 1;
+        bpetrain_contractions(m, l, ap & ~((o | sp) << 1), &two, &three);
+        after_contraction = (two << 2) | (three << 3);
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
     uint64_t start_o = o & ~(o1 | sp1);
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (o1 & ~((o | sp) << 2)));
-    uint64_t start_w;
-    Py_ssize_t V = b->stop;
     uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
-    if (!bpetrain_whitespace_starts(s, n, b, w, nl, absorbed, 0, P, &start_w, &V))
-        return P;
-    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
-    keep &= ~(uint64_t)7;  /* the three bytes before P are context */
-    *starts = (start_o | start_l | bpetrain_digit_starts(d) | start_w) & keep;
-    return V;
+    return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 0, start_o | start_l | bpetrain_digit_starts(d), starts);
 }
 
 /* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 8 + i), in the
@@ -348,15 +366,12 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
                                                uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, upper = l & ~lower, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o;
-    uint64_t ap = m->ap;
+    uint64_t ap = m->ap, two, three;
     uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
     if (ap) {
-        uint64_t after_letter = ap & (l << 1);
-        uint64_t two = after_letter & (((m->low_s | m->low_t | m->low_m | m->low_d) & l) >> 1);
-        uint64_t three = after_letter & ((((m->low_r | m->low_v) & (m->low_e >> 1)) | (m->low_l & (m->low_l >> 1)))
-                                         & l & (l >> 1)) >> 1;
+        bpetrain_contractions(m, l, ap & (l << 1), &two, &three);
         if ((two | three) & ((ap << 2) | (ap << 3)))
             return P;  /* 's's: whether the second is a contraction depends on the first */
         in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
@@ -365,17 +380,8 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (start_o << 1));
-    uint64_t start_w;
     /* a contraction may start up to 2 bytes before the block's end: leave them */
-    Py_ssize_t V = b->stop < n ? b->Q + 62 : b->stop;
-    if (!bpetrain_whitespace_starts(s, n, b, w, nl, absorbed, 1, P, &start_w, &V))
-        return P;
-    if (V <= P)
-        return P;
-    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
-    keep &= ~(uint64_t)0xFF;  /* the eight bytes before P are context */
-    *starts = (start_o | start_l | bpetrain_digit_starts(d) | start_w) & keep;
-    return V;
+    return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1, start_o | start_l | bpetrain_digit_starts(d), starts);
 }
 
 /* Starts of gpt2's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
@@ -390,13 +396,10 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
 static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                               uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
-    uint64_t l = m->l, lower = m->lw, d = m->d, w = m->w, sp = m->sp, o = b->o, ap = m->ap;
-    uint64_t in_contraction = 0, after_contraction = 0;
+    uint64_t l = m->l, lower = m->lw, d = m->d, sp = m->sp, o = b->o, ap = m->ap;
+    uint64_t in_contraction = 0, after_contraction = 0, two, three;
     if (ap) {
-        uint64_t starting_ap = ap & ~((o | sp) << 1);
-        uint64_t two = starting_ap & (((m->low_s | m->low_t | m->low_m | m->low_d) & lower) >> 1);
-        uint64_t three = starting_ap & ((((m->low_r | m->low_v) & (m->low_e >> 1)) | (m->low_l & (m->low_l >> 1)))
-                                        & lower & (lower >> 1)) >> 1;
+        bpetrain_contractions(m, lower, ap & ~((o | sp) << 1), &two, &three);
         in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
         after_contraction = (two << 2) | (three << 3);
     }
@@ -404,18 +407,9 @@ static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, co
     uint64_t start_o = o & ~((o << 1) | sp1);
     uint64_t start_l = l & ~in_contraction & ~(((l << 1) & ~after_contraction) | sp1);
     uint64_t start_d = d & ~((d << 1) | sp1);
-    uint64_t start_w;
     /* whether a letter after an apostrophe starts a piece depends on up to two bytes
        after it: leave the block's last two bytes to the next */
-    Py_ssize_t V = b->stop < n ? b->Q + 62 : b->stop;
-    if (!bpetrain_whitespace_starts(s, n, b, w, 0, 0, 0, P, &start_w, &V))
-        return P;
-    if (V <= P)
-        return P;
-    uint64_t keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
-    keep &= ~(uint64_t)7;  /* the three bytes before P are context */
-    *starts = (start_o | start_l | start_d | start_w) & keep;
-    return V;
+    return bpetrain_block_starts(s, n, b, P, 2, 0, 0, 0, start_o | start_l | start_d, starts);
 }
 
 /* Whether a continues b's run of letters, whitespace or digits (a before b). */

@@ -30,6 +30,10 @@ cdef extern from "_ascii_blocks.h":
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
 
+# The block reader's name (BLOCKS_*) of a hand-written matcher's pattern (PATTERN_*).
+cdef inline int blocks_of(int pattern) noexcept nogil:
+    return BLOCKS_CL100K if pattern == PATTERN_CL100K else BLOCKS_O200K if pattern == PATTERN_O200K else BLOCKS_GPT2
+
 # Whether the regex module's ASCII letters, digits and whitespace are the ones
 # _ascii_blocks.h assumes (A-Z a-z, 0-9, \t \n \v \f \r and space); False before the
 # tables are built.

@@ -593,7 +593,7 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
     cdef const uint8_t* text = &data[0] if n else NULL
     ends = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = ends
-    blocks_init(&it, BLOCKS_CL100K if which == PATTERN_CL100K else BLOCKS_O200K if which == PATTERN_O200K else BLOCKS_GPT2)
+    blocks_init(&it, blocks_of(which))
     with nogil:
         while cur < n:
             end = blocks_next(&it, text, first, cur, n)

@@ -8,8 +8,7 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
 
-from bpetrain._pretok cimport (BLOCKS_CL100K, BLOCKS_GPT2, BLOCKS_O200K, PATTERN_CL100K, PATTERN_GPT2, PATTERN_O200K,
-                              ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_reset)
+from bpetrain._pretok cimport ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_of, blocks_reset
 from bpetrain._pretok cimport piece_end as native_piece_end
 
 
@@ -109,8 +108,7 @@ cdef struct PieceReader:
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
     reader.blocks = t.native != 0 and ascii_classes_standard()
     reader.first = bos if bos > 0 else 0
-    blocks_init(&reader.scan, BLOCKS_CL100K if t.native == PATTERN_CL100K else
-                BLOCKS_O200K if t.native == PATTERN_O200K else BLOCKS_GPT2)
+    blocks_init(&reader.scan, blocks_of(t.native))
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or
