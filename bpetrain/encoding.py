@@ -40,12 +40,16 @@ COUNT_BATCH = 4096
 #: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
-#: Most characters of text per kernel call when a batch runs on several threads: small
-#: enough that one thread turns its ids into lists while another encodes and a slow thread
-#: delays the batch little, large enough that a call's set-up does not count (measured on
-#: 3 and 10 MB of 1 KB documents, 2 threads: chunks of 2**17 characters ran 1.4-1.7x
-#: one thread, 2**19 in a multiple of the threads 1.6-1.9x, counts and arrays best).
-BATCH_CHUNK = 1 << 19
+#: Most characters of text per kernel call when a batch runs on several threads. The
+#: threads take chunks as they come free (:func:`bpetrain._threads.thread_map`), so small
+#: chunks balance them and let one thread turn its ids into lists while another encodes; a
+#: call's set-up is 1-3 us. Chunks of 2**16, 2**17 and 2**19 characters ran alike on 3 MB of
+#: 1 KB documents on 2 threads (1.74-1.80x one thread, medians of 40 paired rounds); the
+#: smaller ones were less often slow.
+BATCH_CHUNK = 1 << 16
+#: Fewest characters per chunk when a batch is cut into more chunks than ``BATCH_CHUNK``
+#: asks for, so that each thread gets several.
+SMALLEST_CHUNK = 1 << 14
 #: Characters :meth:`Encoding.encode_stream` gathers before it looks for a cut.
 STREAM_BLOCK = 1 << 22
 
@@ -457,7 +461,7 @@ class Encoding:
             parts = [self._batch_chunk(texts, output, disallowed, allowed)]
         else:
             parts = thread_map(partial(self._batch_chunk, output=output, disallowed=disallowed, allowed=allowed),
-                               chunks, num_threads=min(num_threads, len(chunks)))
+                               chunks, num_threads=num_threads)
         if output == BATCH_LISTS:
             lists = [ids for part in parts for ids in part]
             track_lists(lists)  # the kernel leaves them untracked while it builds (track_lists)
@@ -1234,17 +1238,18 @@ def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
 
 
 def _chunks(texts: list[str], num_threads: int) -> list[list[str]]:
-    """``texts`` cut into consecutive chunks of at most about ``BATCH_CHUNK`` characters,
-    as few as that allows and a multiple of ``num_threads`` where there are enough texts
-    (so each thread gets as many: a last round with one thread idle cost 2 threads a
-    quarter of their speed), or one chunk on one thread."""
+    """``texts`` cut into consecutive chunks of about as many characters each: at most
+    about ``BATCH_CHUNK``, and at least four per thread where that leaves chunks of
+    ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a thread then costs
+    little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    total = int(lengths.sum())
-    rounds = -(-total // (num_threads * BATCH_CHUNK))  # chunks per thread
-    n_chunks = min(len(texts), num_threads * rounds)
-    cuts = np.searchsorted(np.cumsum(lengths), [total * k // n_chunks for k in range(1, n_chunks)], side="right")
+    ends = np.cumsum(lengths)
+    total = int(ends[-1])
+    n_chunks = max(-(-total // BATCH_CHUNK), min(4 * num_threads, -(-total // SMALLEST_CHUNK)))
+    n_chunks = min(len(texts), n_chunks)
+    cuts = np.searchsorted(ends, [total * k // n_chunks for k in range(1, n_chunks)], side="right")
     bounds = [0, *sorted({int(c) for c in cuts} - {0, len(texts)}), len(texts)]
     return [texts[a:b] for a, b in zip(bounds, bounds[1:])]
 

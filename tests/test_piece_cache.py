@@ -344,13 +344,14 @@ def test_batch_lists_are_tracked_by_the_garbage_collector(trained, num_threads):
 
 
 @pytest.mark.parametrize("num_threads", [1, 2, 3, 8])
-def test_batch_chunks_give_each_thread_as_many(num_threads):
+def test_batch_chunks_give_each_thread_several(num_threads):
     """Chunks keep the texts in order, hold at most about BATCH_CHUNK characters (plus one
-    text), and come in a multiple of the threads where there are enough texts."""
-    from bpetrain.encoding import BATCH_CHUNK, _chunks
+    text), and number at least four per thread where chunks of SMALLEST_CHUNK characters
+    allow it."""
+    from bpetrain.encoding import BATCH_CHUNK, SMALLEST_CHUNK, _chunks
 
     rng = random.Random(num_threads)
-    for total_texts, mean in [(1, 10), (5, 1000), (3000, 1000), (40, BATCH_CHUNK // 3), (10_000, 700)]:
+    for total_texts, mean in [(1, 10), (5, 1000), (3000, 1000), (40, BATCH_CHUNK // 3), (10_000, 700), (1000, 300)]:
         texts = ["x" * rng.randint(0, 2 * mean) for _ in range(total_texts)]
         chunks = _chunks(texts, num_threads)
         assert [t for chunk in chunks for t in chunk] == texts
@@ -358,10 +359,11 @@ def test_batch_chunks_give_each_thread_as_many(num_threads):
         if num_threads == 1 or total_texts < 2:
             assert len(chunks) == 1
             continue
-        longest = max(map(len, texts))
+        longest, total = max(map(len, texts)), sum(map(len, texts))
         assert all(sum(map(len, chunk)) <= BATCH_CHUNK + longest for chunk in chunks)
-        if total_texts >= 4 * num_threads * (sum(map(len, texts)) // BATCH_CHUNK + 1):
-            assert len(chunks) % num_threads == 0
+        if longest <= SMALLEST_CHUNK // 4 and total >= 4 * num_threads * SMALLEST_CHUNK:
+            assert len(chunks) >= 4 * num_threads
+        assert len(chunks) >= min(total // BATCH_CHUNK, total_texts)
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])

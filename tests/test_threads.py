@@ -1,10 +1,12 @@
-"""The worker threads kept from call to call (bpetrain._threads): reused, safe to nest, and
-forgotten by a forked child."""
+"""The worker threads kept from call to call (bpetrain._threads): reused, shared with the
+calling thread item by item, safe to nest, and forgotten by a forked child."""
 from __future__ import annotations
 
 import multiprocessing
 import sys
 import threading
+import time
+import weakref
 
 import pytest
 from helpers import MULTILINGUAL, stdlib_text
@@ -23,11 +25,68 @@ def encoding():
 
 
 def test_threads_are_kept_for_the_next_call():
+    """The caller works, with num_threads - 1 pool threads kept from call to call."""
     workers = set()  # the thread objects themselves: an ident may be given to a new thread
     for _ in range(6):
-        workers.update(thread_map(lambda _: threading.current_thread(), range(64), num_threads=3))
-    assert threading.current_thread() not in workers and 1 <= len(workers) <= 3
+        workers.update(thread_map(lambda _: (time.sleep(0.001), threading.current_thread())[1], range(64), num_threads=3))
+    assert 1 <= len(workers - {threading.current_thread()}) <= 2
     assert thread_map(lambda a, b: a * b, range(5), range(5, 10), num_threads=3) == [0, 6, 14, 24, 36]
+
+
+@pytest.mark.parametrize("num_threads", [1, 2, 3, 8])
+def test_results_in_item_order(num_threads):
+    for n in [0, 1, 2, 5, 100]:
+        assert thread_map(lambda a, b: a * 1000 + b, range(n), range(n, 2 * n), num_threads=num_threads) == [
+            a * 1000 + b for a, b in zip(range(n), range(n, 2 * n))
+        ]
+
+
+def test_the_calling_thread_works_too():
+    ran = thread_map(lambda _: (time.sleep(0.01), threading.get_ident())[1], range(20), num_threads=2)
+    assert threading.get_ident() in ran and len(set(ran)) == 2
+
+
+def test_a_slow_item_does_not_hold_the_others():
+    """Items are taken as threads come free: the thread that took the slow item runs
+    (almost) nothing else, the other runs the rest."""
+    def run(index):
+        time.sleep(0.5 if index == 0 else 0.01)
+        return threading.get_ident()
+
+    ran = thread_map(run, range(20), num_threads=2)
+    slow = ran[0]
+    assert ran.count(slow) <= 2 and len(set(ran)) == 2
+
+
+@pytest.mark.parametrize("num_threads", [2, 3])
+def test_the_first_failing_item_is_raised_and_no_item_starts_after_it(num_threads):
+    started = []
+
+    def run(index):
+        started.append(index)
+        if index in (30, 35):
+            raise ValueError(index)
+        time.sleep(0.002)
+        return index
+
+    with pytest.raises(ValueError) as raised:
+        thread_map(run, range(200), num_threads=num_threads)
+    assert raised.value.args == (30,)
+    assert sorted(started) == list(range(len(started))) and len(started) < 40  # every earlier item ran
+    seen = len(started)
+    time.sleep(0.05)
+    assert len(started) == seen  # every thread had stopped when it raised
+
+
+def test_results_are_not_kept_alive_by_a_pool_thread():
+    class Result:
+        pass
+
+    for _ in range(50):
+        results = thread_map(lambda _: Result(), range(4), num_threads=2)
+        alive = [weakref.ref(item) for item in results]
+        del results
+        assert all(ref() is None for ref in alive)
 
 
 def within(seconds: float, function):
