@@ -45,7 +45,7 @@ from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String, PyUnicode_GET_LENGTH
 from libc.stdint cimport INT32_MAX, INT64_MAX, UINT32_MAX, UINT64_MAX, uint16_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
@@ -257,6 +257,28 @@ cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
         w -= 1
         word = bits[w]
     return (w << 6) + 63 - clz64(word)
+
+
+def text_lengths(list texts not None):
+    """The characters of each text, int64 array of shape (len(texts),), in one pass at C
+    speed (a batch of 3,000 documents took 0.25 ms in Python to check and measure,
+    before its first kernel call).
+
+    Raises
+    ------
+    TypeError
+        If an item is not a ``str`` (subclasses are accepted).
+    """
+    lengths = np.empty(len(texts), dtype=np.int64)
+    cdef int64_t[::1] view = lengths
+    cdef Py_ssize_t i
+    cdef object item
+    for i in range(len(texts)):
+        item = texts[i]
+        if not isinstance(item, str):
+            raise TypeError(f"text must be a str, got {type(item).__name__}")
+        view[i] = PyUnicode_GET_LENGTH(item)
+    return lengths
 
 
 def track_lists(list lists not None):

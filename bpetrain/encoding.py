@@ -25,6 +25,7 @@ from ._encoder import (
     BytePairEncoder,
     DisallowedText,
     Needles,
+    text_lengths,
     track_lists,
 )
 from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
@@ -446,8 +447,7 @@ class Encoding:
         look for: :meth:`_kernel_strings`)."""
         _check_threads(num_threads)
         texts = list(text)
-        for item in texts:
-            _check_text(item)
+        lengths = text_lengths(texts)  # raises as _check_text
         if self._pattern is None or (disallowed and _needles(disallowed) is None):
             for item in texts:
                 _check_disallowed(item, disallowed)
@@ -456,7 +456,7 @@ class Encoding:
             if num_threads == 1 or len(texts) < 2:
                 return _batch_output([self._ordinary(item) for item in texts], output)
             return _batch_output(thread_map(self._ordinary, texts, num_threads=num_threads), output)
-        chunks = _chunks(texts, num_threads)
+        chunks = _batch_chunks(texts, lengths, num_threads)
         if len(chunks) == 1:
             parts = [self._batch_chunk(texts, output, disallowed, allowed)]
         else:
@@ -1237,14 +1237,14 @@ def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
     return regex.compile("(" + "|".join(regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
 
 
-def _chunks(texts: list[str], num_threads: int) -> list[list[str]]:
-    """``texts`` cut into consecutive chunks of about as many characters each: at most
+def _batch_chunks(texts: list[str], lengths: np.ndarray, num_threads: int) -> list[list[str]]:
+    """``texts`` (of ``lengths`` characters) cut into consecutive chunks of about as many
+    characters each: at most
     about ``BATCH_CHUNK``, and at least four per thread where that leaves chunks of
     ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a thread then costs
     little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     ends = np.cumsum(lengths)
     total = int(ends[-1])
     n_chunks = max(-(-total // BATCH_CHUNK), min(4 * num_threads, -(-total // SMALLEST_CHUNK)))

@@ -194,6 +194,11 @@ def test_batch_edge_cases_and_errors(trained):
     assert ids.dtype == np.uint32 and ids.shape == (0,) and offsets.tolist() == [0]
     assert tiny.count_batch([]) == [] and tiny.encode_ordinary_batch([]) == []
     assert tiny.count_batch(["", ""], num_threads=2) == [0, 0]
+
+    class Text(str):
+        pass
+
+    assert tiny.encode_ordinary_batch([Text("fine ☃"), "x"]) == tiny.encode_ordinary_batch(["fine ☃", "x"])
     for call in (tiny.encode_ordinary_batch, tiny.encode_batch_to_numpy, tiny.count_batch):
         with pytest.raises(TypeError, match="text must be a str, got bytes"):
             call(["fine", b"bytes"])
@@ -348,12 +353,12 @@ def test_batch_chunks_give_each_thread_several(num_threads):
     """Chunks keep the texts in order, hold at most about BATCH_CHUNK characters (plus one
     text), and number at least four per thread where chunks of SMALLEST_CHUNK characters
     allow it."""
-    from bpetrain.encoding import BATCH_CHUNK, SMALLEST_CHUNK, _chunks
+    from bpetrain.encoding import BATCH_CHUNK, SMALLEST_CHUNK, _batch_chunks
 
     rng = random.Random(num_threads)
     for total_texts, mean in [(1, 10), (5, 1000), (3000, 1000), (40, BATCH_CHUNK // 3), (10_000, 700), (1000, 300)]:
         texts = ["x" * rng.randint(0, 2 * mean) for _ in range(total_texts)]
-        chunks = _chunks(texts, num_threads)
+        chunks = _batch_chunks(texts, np.array([len(t) for t in texts], dtype=np.int64), num_threads)
         assert [t for chunk in chunks for t in chunk] == texts
         assert all(chunks)
         if num_threads == 1 or total_texts < 2:
