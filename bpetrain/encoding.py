@@ -377,13 +377,15 @@ class Encoding:
         return np.concatenate(arrays)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
-        """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads.
+        """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the
+        calling thread among them, and no more than the CPUs this process may use).
 
-        With a compiled split pattern the texts are cut into chunks of about
-        ``BATCH_CHUNK`` characters; each chunk is encoded in one kernel call without the
-        GIL, then turned into lists, so one thread builds lists while another encodes
-        (the lists are kept from the garbage collector until the last is built, so the
-        collections that building them sets off do not walk them).
+        With a compiled split pattern the texts are cut into chunks of at most about
+        ``BATCH_CHUNK`` characters, which the threads take as they come free; each chunk
+        is encoded in one kernel call without the GIL, then turned into lists, so one
+        thread builds lists while another encodes (the lists are kept from the garbage
+        collector until the last is built, so the collections that building them sets off
+        do not walk them).
 
         Raises
         ------
@@ -456,7 +458,7 @@ class Encoding:
             if num_threads == 1 or len(texts) < 2:
                 return _batch_output([self._ordinary(item) for item in texts], output)
             return _batch_output(thread_map(self._ordinary, texts, num_threads=num_threads), output)
-        chunks = _batch_chunks(texts, lengths, num_threads)
+        chunks = _batch_chunks(texts, lengths, min(num_threads, usable_cores()))
         if len(chunks) == 1:
             parts = [self._batch_chunk(texts, output, disallowed, allowed)]
         else:

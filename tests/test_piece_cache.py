@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer, Encoding
 
+pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
+
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 
 

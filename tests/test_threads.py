@@ -15,6 +15,8 @@ from bpetrain import BpeTrainer, Encoding
 from bpetrain._threads import thread_map
 from bpetrain.encoding import LONG_TEXT
 
+pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
+
 
 @pytest.fixture(scope="module")
 def encoding():
@@ -44,6 +46,15 @@ def test_results_in_item_order(num_threads):
 def test_the_calling_thread_works_too():
     ran = thread_map(lambda _: (time.sleep(0.01), threading.get_ident())[1], range(20), num_threads=2)
     assert threading.get_ident() in ran and len(set(ran)) == 2
+
+
+def test_no_more_threads_than_cores(monkeypatch):
+    from bpetrain import _threads
+
+    for cores in (1, 2):
+        monkeypatch.setattr(_threads, "usable_cores", lambda n=cores: n)
+        ran = thread_map(lambda _: (time.sleep(0.005), threading.get_ident())[1], range(20), num_threads=8)
+        assert len(set(ran)) == cores and threading.get_ident() in ran
 
 
 def test_a_slow_item_does_not_hold_the_others():
