@@ -48,9 +48,10 @@ def thread_map(function: Callable, *iterables: Iterable, num_threads: int) -> li
     taking the next item when it is free. The first exception raised (in item order among
     those that ran) is raised once every thread has stopped; no item is started after it.
 
-    Called from a helper (a threaded call inside a threaded call), it maps on that thread
-    alone: the outer call has the other threads busy already, and waiting for a pool's
-    own threads from inside it could wait forever.
+    Called from an item of another call (a threaded call inside a threaded call, on a
+    helper or on the calling thread), it maps on that thread alone: the outer call has the
+    other threads busy already, and waiting for a pool's own threads from inside it could
+    wait forever (on a helper) or until the outer call's items are all done.
     """
     items = list(zip(*iterables))
     n_threads = min(num_threads, len(items), usable_cores())
@@ -70,16 +71,19 @@ def thread_map(function: Callable, *iterables: Iterable, num_threads: int) -> li
 
     helpers: list = []  # bound before the first helper runs: it appends to it
     helpers.append(pool.submit(helper, n_threads - 2))
+    _local.worker = True  # an item that calls thread_map maps on this thread alone
     try:
         share.work()
     finally:
+        _local.worker = False
         done = 0
         while done < len(helpers):  # a helper appends the next one's future before it works
             helpers[done].exception()
             done += 1
     # A pool thread drops its finished work item (and with it ``share``) a moment after the
     # caller has seen it finish: the results must not be kept alive with it.
-    results, errors, share.results = share.results, share.errors, None
+    results, errors = share.results, share.errors
+    share.results = share.items = share.function = None
     if errors:
         raise errors[min(errors)]
     return results
@@ -89,8 +93,8 @@ class _Share:
     """The items of one :func:`thread_map` call, taken in order by the threads that run it."""
 
     def __init__(self, function: Callable, items: list[tuple]):
-        self.function = function
-        self.items = items
+        self.function: Callable | None = function
+        self.items: list[tuple] | None = items
         self.results: list | None = [None] * len(items)
         self.errors: dict[int, BaseException] = {}
         self.taken = iter(range(len(items)))

@@ -57,6 +57,20 @@ def test_no_more_threads_than_cores(monkeypatch):
         assert len(set(ran)) == cores and threading.get_ident() in ran
 
 
+def test_a_call_inside_an_item_of_the_calling_thread_runs_on_it_alone():
+    """The pool thread is free again while the caller's item makes a threaded call: that
+    call still runs on the caller alone (it may not wait for the outer call's helpers)."""
+    def item(index):
+        if index == 1:
+            return None  # the helper's item: done at once
+        time.sleep(0.02)  # the helper has finished item 1 by now
+        return thread_map(lambda _: (time.sleep(0.005), threading.get_ident())[1], range(8), num_threads=2)
+
+    for _ in range(5):
+        inner, _ = thread_map(item, range(2), num_threads=2)
+        assert len(set(inner)) == 1  # on whichever thread took item 0 (the caller, nearly always)
+
+
 def test_a_slow_item_does_not_hold_the_others():
     """Items are taken as threads come free: the thread that took the slow item runs
     (almost) nothing else, the other runs the rest."""
