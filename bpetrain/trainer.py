@@ -5,7 +5,6 @@ import os
 import time
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +13,7 @@ from . import formats
 from ._core import PairMerger
 from ._encoder import BytePairEncoder
 from ._progress import progress_bar
-from ._threads import usable_cores
+from ._threads import thread_map, usable_cores
 from .counting import count_sources
 from .encoding import Encoding
 from .formats._vocab import BYTE_TO_CHAR
@@ -622,7 +621,8 @@ def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndar
     Each piece is encoded with the base's ``mergeable_ranks`` by the compiled encoder
     (tiktoken's rule, :func:`bpetrain._reference.encode_piece_ranks`), which gives the
     segmentation training produced for every piece the base was trained on; one thread
-    per CPU encodes a share of the pieces (the encoder drops the GIL).
+    per CPU (the caller and kept pool threads: :func:`bpetrain._threads.thread_map`)
+    encodes a share of the pieces (the encoder drops the GIL).
 
     Returns
     -------
@@ -640,8 +640,7 @@ def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndar
         offsets = table.offsets[start : stop + 1]
         return encoder.encode_table(table.data[offsets[0] : offsets[-1]], offsets - offsets[0])
 
-    with ThreadPoolExecutor(len(cuts) - 1) as pool:
-        ids = np.concatenate(list(pool.map(encode, cuts[:-1], cuts[1:]))).astype(np.int32)
+    ids = np.concatenate(thread_map(encode, cuts[:-1], cuts[1:], num_threads=len(cuts) - 1)).astype(np.int32)
     ends = np.cumsum(lengths[ids], dtype=np.int64)
     initial = np.full(len(table.data), -1, dtype=np.int32)
     initial[ends - lengths[ids]] = ids
