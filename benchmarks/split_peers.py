@@ -11,7 +11,7 @@ agree too.
   bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
   matchers, and for their ASCII text 64 bytes at a time: ``_ascii_blocks.h``).
 - engine: for those three, the compiled program alone (``splitting.engine_n_pieces``),
-  to show what the hand-written matchers are worth.
+  to show what the 64-byte blocks and hand-written matchers are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
 
@@ -125,7 +125,7 @@ def markdown(report: dict) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["results"]:
-        kind = "hand-written" if r.get("native") else "compiled" if r["compiled"] else "regex module"
+        kind = "64-byte blocks + hand-written" if r.get("native") else "compiled" if r["compiled"] else "regex module"
         ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
         engine = r.get("engine")
         engine_cells = (f"{engine['mb_per_s']:.1f} | {engine['seconds'] / r['bpetrain']['seconds']:.2f}x"
@@ -138,7 +138,7 @@ def markdown(report: dict) -> str:
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
          "matcher's syntax is decoded and split by the regex module). engine alone: the compiled program without "
-         "the hand-written matchers. regex: `regex.finditer` on the decoded text, decoding not timed."),
+         "the 64-byte blocks and hand-written matchers. regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
     return "\n".join(lines)
 
