@@ -9,8 +9,9 @@ agree too.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
-  matchers, and for their ASCII text 64 bytes at a time: ``_ascii_blocks.h``).
-- engine: for those three, the compiled program alone (``splitting.engine_n_pieces``),
+  matchers; for those and for minbpe's, nanochat's and Llama 3's strings, their ASCII
+  text 64 bytes at a time: ``_ascii_blocks.h``).
+- engine: for those six, the compiled program alone (``splitting.engine_n_pieces``),
   to show what the 64-byte blocks and hand-written matchers are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
@@ -38,12 +39,12 @@ from splitting import (
     SPLIT_PATTERNS,
     engine_n_pieces,
     has_compiled_splitter,
-    has_native_splitter,
     n_pieces,
     pieces,
     regex_n_pieces,
     regex_pieces,
     resolve_all,
+    splitter_kind,
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
@@ -71,7 +72,7 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
-        if has_native_splitter(pat_str):
+        if splitter_kind(pat_str).startswith("64-byte"):
             calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
         calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
     times = {key: [] for key in calls}
@@ -88,7 +89,7 @@ def run(args) -> dict:
         if len(ours) != 1 or ours != theirs or counts.get((name, "engine"), ours) != ours:
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
-               "native": has_native_splitter(pat_str), "n_pieces": ours.pop()}
+               "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
         for splitter in SPLITTERS:
             if (name, splitter) not in times:
                 continue
@@ -125,7 +126,7 @@ def markdown(report: dict) -> str:
         "|---|---|---:|---:|---:|---:|---:|---:|",
     ]
     for r in report["results"]:
-        kind = "64-byte blocks + hand-written" if r.get("native") else "compiled" if r["compiled"] else "regex module"
+        kind = r["splitter"]
         ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
         engine = r.get("engine")
         engine_cells = (f"{engine['mb_per_s']:.1f} | {engine['seconds'] / r['bpetrain']['seconds']:.2f}x"

@@ -5,8 +5,9 @@ benchmarks offer (``--pattern NAME``). The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
 within its matcher's syntax (``bpetrain._pattern_compiler``); for the exact strings of
 :data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) the compiled splitter hands over to
-hand-written matchers (``bpetrain._pretok``), and :func:`engine_n_pieces` times the
-compiled program alone on those too. :func:`count_pieces` goes through the public
+hand-written matchers (``bpetrain._pretok``), for those and for minbpe's, nanochat's and
+Llama 3's strings their ASCII text is read 64 bytes at a time (``_ascii_blocks.h``), and
+:func:`engine_n_pieces` times the compiled program alone on those too. :func:`count_pieces` goes through the public
 :class:`bpetrain.PieceCounter`, the trainer's own path.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import regex
 from bpetrain import PATTERNS, PieceCounter
 from bpetrain._pattern_compiler import compile_program
 from bpetrain._splitter import Program
+from bpetrain.patterns import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
 from bpetrain.pretokenize import split_pattern
 
 #: name -> ``pat_str``. The first three are tiktoken's (as :data:`bpetrain.PATTERNS`
@@ -26,22 +28,12 @@ SPLIT_PATTERNS: dict[str, str] = {
     "gpt2": PATTERNS["gpt2"],
     "cl100k": PATTERNS["cl100k"],
     "o200k": PATTERNS["o200k"],
-    # cl100k as minbpe and rustbpe write it (rustbpe's default pattern): no \s++$, and
-    # \p{N}{1,3}, \p{L}+ and [\r\n]* are not possessive
-    "cl100k-rustbpe": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|"""
-        r"""\s*[\r\n]|\s+(?!\S)|\s+"""
-    ),
+    # cl100k as minbpe and rustbpe write it (rustbpe's default pattern)
+    "cl100k-rustbpe": MINBPE_PATTERN,
     # nanochat's: the rustbpe string with at most two digits a piece
-    "nanochat": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|"""
-        r"""\s*[\r\n]|\s+(?!\S)|\s+"""
-    ),
+    "nanochat": NANOCHAT_PATTERN,
     # Llama 3's
-    "llama3": (
-        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"""
-        r"""\s*[\r\n]+|\s+(?!\S)|\s+"""
-    ),
+    "llama3": LLAMA3_PATTERN,
 }
 
 
@@ -86,10 +78,16 @@ def has_compiled_splitter(pat_str: str) -> bool:
     return split_pattern(pat_str).program is not None
 
 
-def has_native_splitter(pat_str: str) -> bool:
-    """Whether bpetrain hands ``pat_str`` to a hand-written matcher (``bpetrain._pretok``)."""
+def splitter_kind(pat_str: str) -> str:
+    """How bpetrain splits ``pat_str``: "64-byte blocks + hand-written" (the named patterns,
+    ``bpetrain._pretok``), "64-byte blocks + compiled" (minbpe's, nanochat's and Llama 3's
+    strings), "compiled", or "regex module"."""
     program = split_pattern(pat_str).program
-    return program is not None and program.native != 0
+    if program is None:
+        return "regex module"
+    if program.blocks:
+        return "64-byte blocks + " + ("hand-written" if program.native else "compiled")
+    return "compiled"
 
 
 def pieces(pat_str: str, data: bytes) -> list[bytes]:

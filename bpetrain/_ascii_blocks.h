@@ -1,4 +1,6 @@
-/* The pieces of gpt2, cl100k and o200k in ASCII text, 64 bytes at a time, without a branch per piece.
+/* The pieces of gpt2, cl100k and o200k (and of the strings that split as cl100k nearly does:
+   Llama 3's, minbpe's, rustbpe's, nanochat's) in ASCII text, 64 bytes at a time, without a
+   branch per piece.
 
    The hand-written matchers (_pretok.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
    chain of tests on the first characters, which the branch predictor cannot learn (the
@@ -246,15 +248,18 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
     return 1;
 }
 
-/* Digits: a piece starts every third digit from the start of each run (\p{N}{1,3}). */
-static inline uint64_t bpetrain_digit_starts(uint64_t d) {
+/* Digits: a piece starts at every group-th digit from the start of each run: every is
+   BPETRAIN_DIGITS_3 (\p{N}{1,3}: bits 0, 3, 6, ...) or BPETRAIN_DIGITS_2 (\p{N}{1,2}). */
+#define BPETRAIN_DIGITS_3 0x9249249249249249ULL
+#define BPETRAIN_DIGITS_2 0x5555555555555555ULL
+static inline uint64_t bpetrain_digit_starts(uint64_t d, uint64_t every) {
     uint64_t starts = 0, runs = d & ~(d << 1);
     while (runs) {
         int r = __builtin_ctzll(runs);
         uint64_t rest = ~(d >> r);
         int length = rest ? __builtin_ctzll(rest) : 64;
         uint64_t run = (length >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << length) - 1)) << r;
-        starts |= (0x9249249249249249ULL << r) & run;  /* bits 0, 3, 6, ... from r */
+        starts |= (every << r) & run;
         runs &= runs - 1;
     }
     return starts;
@@ -264,7 +269,8 @@ static inline uint64_t bpetrain_digit_starts(uint64_t d) {
    run's piece takes): the starts of its runs: a (the run's first byte not
    absorbed), the byte after the last newline, and the last byte if it is no newline; at
    the end of the string, a alone (keep_after_newline 0: cl100k's \s++$) or a and the byte
-   after the last newline (1: o200k, whose \s*[\r\n]+ comes first). *limit is lowered to
+   after the last newline (1: o200k, whose \s*[\r\n]+ comes first, and the strings that
+   split as cl100k without its \s++$). *limit is lowered to
    the start of a run that goes on past the block (where it ends decides its cuts); it
    returns 0 if that is at or before P. */
 static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, uint64_t nl,
@@ -328,9 +334,17 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
 /* Starts of cl100k's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
    block b loaded from P - 3 of a string of n bytes. P must not continue a run of
    letters, whitespace or digits. Returns V, P < V <= min(P + 61, n), or P if the block
-   does not qualify (see the top of this file). */
+   does not qualify (see the top of this file).
+
+   The same rules serve the patterns written as cl100k was before tiktoken made it
+   possessive (Llama 3's, minbpe's and rustbpe's strings) and nanochat's: they lack
+   \s++$, so a run of whitespace at the end of the string is cut after its last newline
+   (``\s*[\r\n]`` comes first; open_end 1), and nanochat's digits go by two (every:
+   BPETRAIN_DIGITS_2). The other differences between those strings (possessive
+   quantifiers, ``\s`` or ``\s+`` last, ``[\r\n]+`` or ``[\r\n]`` after ``\s*``) cut no
+   text differently. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                                uint64_t* starts) {
+                                                uint64_t every, int open_end, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
@@ -343,7 +357,8 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
     uint64_t start_o = o & ~(o1 | sp1);
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (o1 & ~((o | sp) << 2)));
     uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
-    return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 0, start_o | start_l | bpetrain_digit_starts(d), starts);
+    return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, open_end, start_o | start_l | bpetrain_digit_starts(d, every),
+                                 starts);
 }
 
 /* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 8 + i), in the
@@ -381,7 +396,8 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (start_o << 1));
     /* a contraction may start up to 2 bytes before the block's end: leave them */
-    return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1, start_o | start_l | bpetrain_digit_starts(d), starts);
+    return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
+                                 start_o | start_l | bpetrain_digit_starts(d, BPETRAIN_DIGITS_3), starts);
 }
 
 /* Starts of gpt2's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the
@@ -425,10 +441,16 @@ static inline int bpetrain_newline_or_slash(uint8_t a) {
 }
 
 /* Reading pieces block by block: the starts of the current block not yet returned. */
-enum { BPETRAIN_BLOCKS_CL100K = 1, BPETRAIN_BLOCKS_O200K = 2, BPETRAIN_BLOCKS_GPT2 = 3 };
+enum {
+    BPETRAIN_BLOCKS_CL100K = 1,
+    BPETRAIN_BLOCKS_O200K = 2,
+    BPETRAIN_BLOCKS_GPT2 = 3,
+    BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
+    BPETRAIN_BLOCKS_NANOCHAT = 5      /* those, digits by two */
+};
 
 typedef struct {
-    int pattern;        /* BPETRAIN_BLOCKS_CL100K, _O200K or _GPT2 */
+    int pattern;        /* BPETRAIN_BLOCKS_* */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
     Py_ssize_t retry;   /* no block is tried for a piece starting before it */
@@ -489,8 +511,12 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->valid = bpetrain_o200k_starts(s, n, &block, P, &it->starts);
     else if (it->pattern == BPETRAIN_BLOCKS_GPT2)
         it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
+    else if (it->pattern == BPETRAIN_BLOCKS_CL100K)
+        it->valid = bpetrain_cl100k_starts(s, n, &block, P, BPETRAIN_DIGITS_3, 0, &it->starts);
     else
-        it->valid = bpetrain_cl100k_starts(s, n, &block, P, &it->starts);
+        it->valid = bpetrain_cl100k_starts(s, n, &block, P,
+                                           it->pattern == BPETRAIN_BLOCKS_NANOCHAT ? BPETRAIN_DIGITS_2 : BPETRAIN_DIGITS_3,
+                                           1, &it->starts);
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;

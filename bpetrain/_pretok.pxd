@@ -16,8 +16,10 @@ cdef enum:
 cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 
 # The named patterns' pieces in ASCII text 64 bytes at a time (_ascii_blocks.h): where
-# ``blocks_next`` gives -1 the matcher above finds that piece, then ``blocks_reset``
-# (``blocks_init`` with BLOCKS_GPT2, BLOCKS_CL100K or BLOCKS_O200K before the first piece).
+# ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
+# compiled program for BLOCKS_CL100K_OPEN and BLOCKS_NANOCHAT: Llama 3's, minbpe's,
+# rustbpe's and nanochat's strings), then ``blocks_reset`` (``blocks_init`` with the
+# pattern's BLOCKS_* before the first piece).
 cdef extern from "_ascii_blocks.h":
     ctypedef struct block_scan "bpetrain_block_scan":
         pass
@@ -25,6 +27,8 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_CL100K "BPETRAIN_BLOCKS_CL100K"
         BLOCKS_O200K "BPETRAIN_BLOCKS_O200K"
         BLOCKS_GPT2 "BPETRAIN_BLOCKS_GPT2"
+        BLOCKS_CL100K_OPEN "BPETRAIN_BLOCKS_CL100K_OPEN"
+        BLOCKS_NANOCHAT "BPETRAIN_BLOCKS_NANOCHAT"
     void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern) noexcept nogil
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,

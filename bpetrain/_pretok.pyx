@@ -161,6 +161,10 @@ def ensure_tables():
 GPT2 = PATTERN_GPT2
 CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
+#: The block rules of the patterns with no hand-written matcher that _ascii_blocks.h
+#: reads (see ``_pretok.pxd``): cl100k's without \s++$, and nanochat's.
+BLOCKS_CL100K_OPEN_RULES = BLOCKS_CL100K_OPEN
+BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
 
 
 cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:

@@ -63,6 +63,7 @@ cdef struct Tables:
     const uint64_t* sig_cand      # signature -> the alternatives it can start
     const uint64_t* follow        # set -> the sets one attempt can read right after it
     int native                    # a hand-written matcher of _pretok for this pattern (0: none)
+    int blocks                    # the rules _ascii_blocks.h reads its ASCII text by (BLOCKS_*; 0: none)
 
 
 cdef class Program:
@@ -106,9 +107,9 @@ cdef struct PieceReader:
 # Read the pieces of a string that starts at ``bos`` (-1: before ``text``, whose reading
 # then begins at a safe cut).
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
-    reader.blocks = t.native != 0 and ascii_classes_standard()
+    reader.blocks = t.blocks != 0 and ascii_classes_standard()
     reader.first = bos if bos > 0 else 0
-    blocks_init(&reader.scan, blocks_of(t.native))
+    blocks_init(&reader.scan, t.blocks)
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or

@@ -560,19 +560,10 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
     cdef PieceReader reader
-    if t.native:  # the hand-written matchers match everywhere: no -1
-        start_reading(&reader, t, bos)
-        while start < stop and count < max_pieces:
-            j = next_piece_end(&reader, t, stack, text, start, end, bos)
-            bounds[2 * count] = start
-            bounds[2 * count + 1] = j
-            count += 1
-            start = j
-        next[0] = start
-        return count
+    start_reading(&reader, t, bos)
     while start < stop and count < max_pieces:
-        j = _piece_end(t, stack, text, start, end, bos)
-        if j < 0:
+        j = next_piece_end(&reader, t, stack, text, start, end, bos)
+        if j < 0:  # a program matches nothing here (the hand-written matchers match everywhere)
             start += char_length(text, start, end)
         else:
             bounds[2 * count] = start
@@ -623,10 +614,16 @@ cdef class Program:
     native : int
         The id of a hand-written matcher in :mod:`bpetrain._pretok` that splits exactly
         as the program does, faster (``bpetrain.pretokenize`` decides); 0: none. The
-        program's tables still give the safe cuts.
+        program's tables still give the safe cuts. Its ASCII text is read 64 bytes at a
+        time (``_ascii_blocks.h``).
+    blocks : int
+        Without a hand-written matcher: the rules by which ``_ascii_blocks.h`` reads the
+        pattern's ASCII text 64 bytes at a time, where they give exactly the program's
+        pieces (``_pretok.BLOCKS_*_RULES``, ``bpetrain.pretokenize`` decides); 0: none.
+        The program finds the other pieces.
     """
 
-    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0):
+    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0):
         code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
         owned = {name: np.ascontiguousarray(arrays[name]) for name in
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
@@ -654,9 +651,12 @@ cdef class Program:
         self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
         self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
         self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
-        if native:
+        if blocks not in (0, _pretok.BLOCKS_CL100K_OPEN_RULES, _pretok.BLOCKS_NANOCHAT_RULES):
+            raise ValueError(f"blocks must be 0 or one of _pretok.BLOCKS_*_RULES, got {blocks}")
+        if native or blocks:
             _pretok.ensure_tables()
         self.tables.native = native
+        self.tables.blocks = blocks_of(native) if native else blocks
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
@@ -665,6 +665,11 @@ cdef class Program:
     def native(self) -> int:
         """The hand-written matcher used instead of the program (0: none)."""
         return self.tables.native
+
+    @property
+    def blocks(self) -> int:
+        """The rules that read the pattern's ASCII text 64 bytes at a time (0: none)."""
+        return self.tables.blocks
 
     def split(self, data, stop=None, *, bint at_start=True):
         """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.

@@ -33,12 +33,27 @@ import regex
 from . import _pretok
 from ._pattern_compiler import Unsupported, compile_program
 from ._splitter import BacktrackLimitExceeded, Program
-from .patterns import CL100K_PATTERN, GPT2_PATTERN, O200K_PATTERN, PATTERNS
+from .patterns import (
+    CL100K_PATTERN,
+    GPT2_PATTERN,
+    LLAMA3_PATTERN,
+    MINBPE_PATTERN,
+    NANOCHAT_PATTERN,
+    O200K_PATTERN,
+    PATTERNS,
+)
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
 # The hand-written matchers of _pretok, by the exact string they implement.
 _NATIVE = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}
+# Patterns without one whose ASCII text _ascii_blocks.h reads 64 bytes at a time, by the
+# exact string (the compiled program finds the other pieces).
+_BLOCKS = {
+    MINBPE_PATTERN: _pretok.BLOCKS_CL100K_OPEN_RULES,
+    LLAMA3_PATTERN: _pretok.BLOCKS_CL100K_OPEN_RULES,
+    NANOCHAT_PATTERN: _pretok.BLOCKS_NANOCHAT_RULES,
+}
 
 
 def resolve_pattern(pat_str: str | None) -> str | None:
@@ -144,7 +159,7 @@ class SplitPattern:
             raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
         self.pat_str = pat_str
         try:
-            self.program = Program(pat_str, compile_program(pat_str), _NATIVE.get(pat_str, 0))
+            self.program = Program(pat_str, compile_program(pat_str), _NATIVE.get(pat_str, 0), _BLOCKS.get(pat_str, 0))
             self.fallback_reason = None
         except Unsupported as exc:
             self.program = None

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
+from bpetrain.patterns import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
 VOCABS = pathlib.Path(os.environ.get("BPETRAIN_VOCABS", SHARED / "vocabs"))
@@ -95,18 +96,12 @@ SPLIT_PATTERNS = {
     "gpt2": PATTERNS["gpt2"],
     "cl100k": PATTERNS["cl100k"],
     "o200k": PATTERNS["o200k"],
-    # cl100k as minbpe and rustbpe write it (it splits text the same way)
-    "cl100k-minbpe": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
-    ),
+    # cl100k as minbpe and rustbpe write it (it splits text as cl100k, but at the text's end)
+    "cl100k-minbpe": MINBPE_PATTERN,
     # nanochat's (karpathy/nanochat): numbers of at most two digits
-    "nanochat": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+"""
-    ),
+    "nanochat": NANOCHAT_PATTERN,
     # Llama 3's
-    "llama3": (
-        r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-    ),
+    "llama3": LLAMA3_PATTERN,
 }
 
 

@@ -2,7 +2,8 @@
 
 Every pattern is run two ways: by the compiled program alone (the engine), and as
 ``SplitPattern`` runs it (for the three named patterns, the hand-written matchers of
-``_pretok``). The grammar-wide checks (generated patterns) are in test_pattern_engine.py.
+``_pretok``; for minbpe's, nanochat's and Llama 3's strings, the program with their ASCII
+text read 64 bytes at a time). The grammar-wide checks (generated patterns) are in test_pattern_engine.py.
 """
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from bpetrain._splitter import Program
 from bpetrain.pretokenize import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
-SPLITTERS = [(name, how) for name in SPLIT_PATTERNS for how in (("engine", "native") if name in NAMED else ("engine",))]
+BLOCKS_ONLY = ("cl100k-minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
+             for how in ("engine", "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None) if how]
 
 
 def program(name: str, how: str) -> Program:
@@ -29,6 +32,10 @@ def program(name: str, how: str) -> Program:
     if how == "native":
         found = split_pattern(pat_str).program
         assert found.native, f"{name} has no hand-written matcher"
+        return found
+    if how == "blocks":
+        found = split_pattern(pat_str).program
+        assert found.blocks and not found.native, f"{name} is not read by blocks and the program"
         return found
     return _engine(pat_str)
 
@@ -144,9 +151,20 @@ def block_isa(request):
 BLOCK_PATTERNS = ("gpt2", "cl100k", "o200k")
 
 
+def only_widest_for_programs(block_isa: str, name: str) -> None:
+    if name in BLOCKS_ONLY and block_isa != _pretok.block_isas()[-1]:
+        pytest.skip("a program's blocks use the widest code (use_block_isa sets _pretok's alone); run once")
+
+
 def check_blocks(data: bytes, name: str) -> None:
-    ends = [int(e) for e in _pretok.block_ends(data, name)]
-    got = [data[a:b] for a, b in zip([0] + ends, ends)]
+    """The pieces read block by block equal the regex module's: the named patterns through
+    ``_pretok.block_ends`` (the code ``block_isa`` chose), the others through their program
+    (the widest code)."""
+    if name in BLOCKS_ONLY:
+        got = program(name, "blocks").split(data)
+    else:
+        ends = [int(e) for e in _pretok.block_ends(data, name)]
+        got = [data[a:b] for a, b in zip([0] + ends, ends)]
     want = regex_pieces(data, name)
     if got != want:
         first = next(i for i, (a, b) in enumerate(zip(got + [None], want + [None])) if a != b)
@@ -164,20 +182,22 @@ ascii_documents = st.lists(
 ).map(lambda parts: "".join(parts).encode("utf-8"))
 
 
-@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.one_of(ascii_documents, documents))
 def test_blocks_identical_to_regex_hypothesis(block_isa, name, data):
     """The pieces found 64 bytes at a time (where the text is ASCII) are the regex
     module's, whichever code classes the bytes."""
+    only_widest_for_programs(block_isa, name)
     check_blocks(data, name)
 
 
-@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
 def test_blocks_at_every_offset_of_a_block(block_isa, name):
     """Runs of whitespace, newlines, digits, letters and contractions starting at every
     offset of the first two blocks, so that they cross a block's end (where a run of
     whitespace is left to the next block), and texts that end in them."""
+    only_widest_for_programs(block_isa, name)
     runs = [b" " * m for m in (1, 2, 3, 60, 61, 62, 63, 64, 65, 130)]
     runs += [b"\n" * m for m in (1, 2, 61, 64, 70)] + [b"\t" * 70, b" \n" * 40, b"\r\n" * 35]
     runs += [b" \t\n\r \x0b\x0c  ", b"?\n\n  \n x", b".\n", b"1" * 100, b"12345", b"a" * 70, b"'s", b"'LL", b"''s"]
@@ -186,12 +206,13 @@ def test_blocks_at_every_offset_of_a_block(block_isa, name):
     for run in runs:
         for k in range(70):
             lead = b"ab " * (k // 3) + b"q" * (k % 3)
-            for tail in (b"", b"x", b" y", b"\n", b"'s", b"\xc3\xa9"):
+            for tail in (b"", b"x", b" y", b"\n", b" \n  ", b"'s", b"\xc3\xa9"):
                 check_blocks(lead + run + tail, name)
 
 
-@pytest.mark.parametrize("name", BLOCK_PATTERNS)
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
 def test_blocks_real_and_adversarial_text(block_isa, name, prose):
+    only_widest_for_programs(block_isa, name)
     check_blocks(prose[:1_000_000], name)
     check_blocks(MULTILINGUAL.encode("utf-8") * 3, name)
     cases = (b"", b"a" * 10**5, b" " * 10**4, b"\n" * 10**4 + b"x", b"1" * 10**4, b"'s" * 5000, b"/\n" * 5000,
