@@ -1241,10 +1241,9 @@ def _special_regex(tokens: frozenset[str]) -> regex.Pattern:
 
 def _batch_chunks(texts: list[str], lengths: np.ndarray, num_threads: int) -> list[list[str]]:
     """``texts`` (of ``lengths`` characters) cut into consecutive chunks of about as many
-    characters each: at most
-    about ``BATCH_CHUNK``, and at least four per thread where that leaves chunks of
-    ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a thread then costs
-    little), or one chunk on one thread."""
+    characters each: at most about ``BATCH_CHUNK``, and at least four per thread where that
+    leaves chunks of ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a
+    thread then costs little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
     ends = np.cumsum(lengths)
