@@ -1157,8 +1157,8 @@ cdef class BytePairEncoder:
                                    IdBuffer* out, Scratch* scratch, int64_t limit, bint keep,
                                    int64_t* n_read) except -2 nogil:
         """Cut ``text[start:stop]`` of a text of ``n`` bytes into pieces with the compiled
-        splitter (``next_piece_end``: the named patterns' ASCII text 64 bytes at a time)
-        and encode each one (text the pattern does not match is dropped, as by tiktoken).
+        splitter (``next_piece_end``: ASCII text 64 bytes at a time for a pattern with block
+        rules, ``Tables.blocks``) and encode each one (text the pattern does not match is dropped, as by tiktoken).
         ``start`` and ``stop`` are 0 and ``n`` or safe cuts (``Program.safe_cut``): no piece
         crosses them, and ``$`` and lookaheads still see the text after ``stop``.
 

@@ -15,7 +15,7 @@ cdef enum:
 # ``errors="surrogateescape"`` decodes them to (not a letter, number or space).
 cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 
-# The named patterns' pieces in ASCII text 64 bytes at a time (_ascii_blocks.h): where
+# Pieces in ASCII text 64 bytes at a time (_ascii_blocks.h), by the rules BLOCKS_*: where
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
 # compiled program for BLOCKS_CL100K_OPEN and BLOCKS_NANOCHAT: Llama 3's, minbpe's,
 # rustbpe's and nanochat's strings), then ``blocks_reset`` (``blocks_init`` with the

@@ -96,8 +96,8 @@ cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* t
         return native_piece_end(t.native, text, start, end)
     return program_piece_end(t, stack, text, start, end, bos)
 
-# Reads the pieces of one text in order (``next_piece_end``): the named patterns' ASCII
-# text 64 bytes at a time (_ascii_blocks.h), the rest piece by piece with ``piece_end``.
+# Reads the pieces of one text in order (``next_piece_end``): ASCII text 64 bytes at a time
+# by the rules ``t.blocks`` names (_ascii_blocks.h), the rest piece by piece with ``piece_end``.
 cdef struct PieceReader:
     block_scan scan
     Py_ssize_t first  # no byte before it is read: where the string starts (bos), or text[0]
