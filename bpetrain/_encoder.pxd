@@ -72,7 +72,7 @@ cdef class Needles:
 @cython.final
 cdef class BytePairEncoder:
     cdef object _arrays            # the numpy arrays that own the tables below
-    cdef list _ints                # the int objects 0..n_ranks - 1, shared by every output list
+    cdef list _ints                # the kept int objects 0..n_ranks - 1 (kept_ints), for every output list
     cdef const uint8_t* token_bytes  # every token's bytes, by rank
     cdef const int64_t* token_start  # rank -> offset in token_bytes (n_ranks + 1 entries)
     cdef const int32_t* token_len    # rank -> length in bytes (0: no token has this rank)
@@ -122,7 +122,8 @@ cdef class BytePairEncoder:
                              Program pattern, bint as_list, Needles specials=*)
     cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
                                   IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil
-    cdef list _as_list(self, const uint32_t* ids, int64_t n, bint tracked=*)
+    cdef list _as_list(self, const uint32_t* ids, int64_t n)
+    cdef list _lists(self, const uint32_t* ids, const int64_t* ends, Py_ssize_t n_texts)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1
     cdef int _fill_pairs(self, int64_t n_splits) except -1

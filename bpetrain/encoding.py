@@ -767,13 +767,9 @@ class Encoding:
             if cut > cuts[-1]:
                 cuts.append(cut)
         cuts.append(len(data))
-        parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, as_list, a, b), cuts, cuts[1:],
+        parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, False, a, b), cuts, cuts[1:],
                            num_threads=len(cuts) - 1)
-        if not as_list:
-            return np.concatenate(parts)
-        for part in parts[1:]:
-            parts[0] += part
-        return parts[0]
+        return self._bpe.join_as_list(parts) if as_list else np.concatenate(parts)
 
     def _encode_split_by_regex(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         """Token ids of ``text`` split by the ``regex`` module (raw mode: one piece)."""

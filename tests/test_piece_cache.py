@@ -12,7 +12,7 @@ from helpers import ASSIGNED, MULTILINGUAL, openai_encodings, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Encoding
+from bpetrain import BpeTrainer, Encoding, _encoder
 
 pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
 
@@ -162,21 +162,45 @@ def test_batch_arrays_and_counts_equal_one_text_at_a_time(trained, num_threads):
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])
-def test_batch_lists_count_their_references(trained, num_threads):
-    """The batch kernel fills its lists with the encoder's own int objects, raising their
-    reference counts by hand: each count must rise by the items that hold it, and fall
-    back when the lists are freed."""
+def test_output_lists_hold_the_kept_ints(trained, num_threads):
+    """Lists are filled with the process's kept int objects (``_encoder.kept_ints``): where
+    ints are kept, making a list raises no count, and lists made and freed many times
+    over leave every int alive, with its value, and one the process never frees (a count
+    of 2**30 or more). Elsewhere each item is counted, and freeing gives the counts back."""
     _, none, _, text = trained
-    for batch in (batch_docs(text), [text[:300], text[300:600]]):
-        first = none.encode_ordinary_batch(batch, num_threads=num_threads)
-        probe = list({id(i): i for ids in first for i in ids if i > 256}.values())  # not the shared small ints
-        before = [sys.getrefcount(i) for i in probe]
-        second = none.encode_ordinary_batch(batch, num_threads=num_threads)
-        uses = Counter(id(i) for ids in second for i in ids)
-        after = [sys.getrefcount(i) for i in probe]
-        assert len(probe) > 50 and [a - b for a, b in zip(after, before)] == [uses[id(i)] for i in probe]
-        del second
-        assert [sys.getrefcount(i) for i in probe] == before
+    docs = batch_docs(text)
+
+    def calls():
+        return [none.encode_ordinary_batch(docs, num_threads=num_threads), [none.encode_ordinary(d) for d in docs],
+                none.encode_batch(docs, allowed_special="all", num_threads=num_threads)]
+
+    expected = calls()
+    probe = list({id(i): i for out in expected for ids in out for i in ids if i < 2256}.values())  # the ranks'
+    values = [int(str(i)) for i in probe]  # new objects: the probe's values, kept apart
+    before = [sys.getrefcount(i) for i in probe]
+    made = [calls() for _ in range(10)]  # more references than any int's count held before
+    uses = Counter(id(i) for out in made for ids in out for i in ids)
+    after = [sys.getrefcount(i) for i in probe]
+    if _encoder.INTS_KEPT:
+        assert min(before) >= 2**30 and after == before
+    else:
+        assert [a - b for a, b in zip(after, before)] == [uses[id(i)] for i in probe]
+    del made
+    assert len(probe) > 500 and probe == values and calls() == expected
+    assert min(map(sys.getrefcount, probe)) >= 2**30 if _encoder.INTS_KEPT else [sys.getrefcount(i) for i in probe] == before
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_special_token_ids_are_new_ints_their_list_holds(trained, num_threads):
+    """An id past the ranks (a special token's) is not a kept int: each list item is a new
+    int that the list alone holds."""
+    _, none, _, text = trained
+    docs = [text[:200] + "<|endoftext|>" + text[200:400], "<|endoftext|>"] * 3
+    for out in ([none.encode(d, allowed_special="all") for d in docs],
+                none.encode_batch(docs, allowed_special="all", num_threads=num_threads)):
+        counts = [sys.getrefcount(ids[k]) for ids in out for k in range(len(ids)) if ids[k] == 2256]
+        fresh = int("2256")  # held by this name alone, as an item by its list alone
+        assert counts == [sys.getrefcount(fresh)] * 6
 
 
 def test_batch_to_numpy_with_special_tokens_as_encode(trained):
