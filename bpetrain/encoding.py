@@ -43,11 +43,12 @@ COUNT_BATCH = 4096
 LONG_TEXT = 1 << 20
 #: Most characters of text per kernel call when a batch runs on several threads. The
 #: threads take chunks as they come free (:func:`bpetrain._threads.thread_map`), so small
-#: chunks balance them and let one thread turn its ids into lists while another encodes; a
-#: call's set-up is 1-3 us. Chunks of 2**16, 2**17 and 2**19 characters ran alike on 3 MB of
-#: 1 KB documents on 2 threads (1.74-1.80x one thread, medians of 40 paired rounds); the
-#: smaller ones were less often slow.
-BATCH_CHUNK = 1 << 16
+#: chunks balance them; but each chunk costs a set-up (4-10 us) and, for lists, a switch
+#: of the core's caches from the kernel's tables to the lists and back: on one thread, 3 MB
+#: of 1 KB documents in 46 chunks took 9% longer than in one as lists, 4.5% as counts. On
+#: 2 threads (40 rotated rounds, mix-10M and fortunes, cl100k_base and o200k_base), chunks
+#: of 2**17 characters ran 1.3-4% faster than 2**16, 2**18 -4..+3%, 2**19 -4..+2%.
+BATCH_CHUNK = 1 << 17
 #: Fewest characters per chunk when a batch is cut into more chunks than ``BATCH_CHUNK``
 #: asks for, so that each thread gets several.
 SMALLEST_CHUNK = 1 << 14
