@@ -4,11 +4,16 @@ tokens), one array (``encode_batch_to_numpy``), counts (``count_batch``).
 
 The file is cut into documents of about 1000 bytes (as ``encode_peers.py`` does). Each of
 ``--repeat`` rounds (15) runs every row once, one thread then two, with the piece caches
-emptied before each run, so all rows see the machine alike; the medians are reported as
-MB/s with their ratio, and the median of the ratios of each round's pair of runs
-(steadier where other work on the machine comes and goes). The result is freed after the clock stops (what a caller does with it is not
-the call). bpetrain runs alone in the process (a peer's idle thread pool would
-take a core from the second thread).
+emptied before each run, so all rows see the machine alike. Each timed run follows an
+untimed run of the same call on as many threads (``--cold``: none): a run on two threads
+right after one on one thread, the second core idle meanwhile, ran 2-4% slower than one
+after another run on two (lists 2.1% and 3.8%, counts 1.4%, medians of 40 paired
+rounds), which measures the change of thread count rather than how the call scales.
+The medians are reported as MB/s with their ratio, and the median of the ratios of each
+round's pair of runs (steadier where other work on the machine comes and goes). The
+result is freed after the clock stops (what a caller does with it is not the call).
+bpetrain runs alone in the process (a peer's idle thread pool would take a core from the
+second thread).
 
 The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
 the documents on one thread in this process, against two processes at once (this one and a
@@ -16,7 +21,7 @@ forked twin, started together), each counting half of them on one thread: the sa
 two threads, without sharing a process. On a shared virtual machine two cores do not always
 give twice one core, so a thread ratio is best read against that row.
 
-    python benchmarks/batch_threads.py mix-10M.txt --vocab cl100k_base [--max-bytes 3000000]
+    python benchmarks/batch_threads.py mix-10M.txt --vocab cl100k_base [--max-bytes 3000000] [--cold]
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ def main() -> None:
     parser.add_argument("--vocab", default="cl100k_base", help="an OpenAI encoding name (BPETRAIN_VOCABS)")
     parser.add_argument("--max-bytes", type=int, default=3_000_000)
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--cold", action="store_true", help="no untimed run before each timed one")
     args = parser.parse_args()
     enc = bpetrain.get_encoding(args.vocab)
     with open(args.file, "rb") as f:
@@ -45,19 +51,27 @@ def main() -> None:
     rows = {"lists": enc.encode_ordinary_batch, "lists, special tokens checked": enc.encode_batch,
             "array (special tokens checked)": enc.encode_batch_to_numpy, "counts": enc.count_batch}
 
+    runs = 1 if args.cold else 2  # the last of them timed
+
     def processes() -> tuple[float, float]:
-        enc.clear_cache()
-        alone = _timed(enc.count_batch, docs, 1)
-        twin.send("go")
-        enc.clear_cache()
-        mine = _timed(enc.count_batch, docs[:half], 1)
-        return alone, max(mine, twin.recv())  # the work is done when the slower process ends
+        for _ in range(runs):
+            enc.clear_cache()
+            alone = _timed(enc.count_batch, docs, 1)
+        for _ in range(runs):
+            twin.send("go")
+            enc.clear_cache()
+            mine = _timed(enc.count_batch, docs[:half], 1)
+            both = max(mine, twin.recv())  # the work is done when the slower process ends
+        return alone, both
 
     def threads(call) -> tuple[float, float]:
-        enc.clear_cache()
-        one = _timed(call, docs, 1)
-        enc.clear_cache()
-        return one, _timed(call, docs, 2)
+        times = []
+        for num_threads in (1, 2):
+            for _ in range(runs):
+                enc.clear_cache()
+                elapsed = _timed(call, docs, num_threads)
+            times.append(elapsed)
+        return times[0], times[1]
 
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in [*rows, CEILING]}
     for _ in range(args.repeat):  # every row in every round, so all rows see the machine alike
