@@ -17,9 +17,13 @@ second thread).
 
 The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
 the documents on one thread in this process, against two processes at once (this one and a
-forked twin, started together), each counting half of them on one thread: the same work as
-two threads, without sharing a process. On a shared virtual machine two cores do not always
-give twice one core, so a thread ratio is best read against that row.
+forked twin, started together), each counting on one thread runs of documents of
+``bpetrain.encoding.BATCH_CHUNK`` characters, taken one at a time from a shared counter as
+the threads take their chunks: the same work as two threads, without sharing a process. (Two
+fixed halves were not the same work: the first half of fortunes.txt took 1.5 times as long
+as the second, and the row read 1.70x where threads gave 1.93-1.99x.) On a shared virtual
+machine two cores do not always give twice one core, so a thread ratio is best read against
+that row.
 
     python benchmarks/batch_threads.py mix-10M.txt --vocab cl100k_base [--max-bytes 3000000] [--cold]
 """
@@ -46,8 +50,9 @@ def main() -> None:
         text = f.read(args.max_bytes).decode("utf-8", "ignore")
     docs = [text[i : i + 1000] for i in range(0, len(text), 1000)]
     megabytes = len(text.encode("utf-8")) / 1e6
-    half = len(docs) // 2
-    twin, child = _twin(enc, docs[half:])  # forked before any thread pool exists
+    runs_of_docs = _runs(docs, bpetrain.encoding.BATCH_CHUNK)
+    taken = multiprocessing.get_context("fork").Value("q", 0)  # runs taken so far
+    twin, child = _twin(enc, runs_of_docs, taken)  # forked before any thread pool exists
     rows = {"lists": enc.encode_ordinary_batch, "lists, special tokens checked": enc.encode_batch,
             "array (special tokens checked)": enc.encode_batch_to_numpy, "counts": enc.count_batch}
 
@@ -58,10 +63,11 @@ def main() -> None:
             enc.clear_cache()
             alone = _timed(enc.count_batch, docs, 1)
         for _ in range(runs):
+            taken.value = 0
             twin.send("go")
             enc.clear_cache()
-            mine = _timed(enc.count_batch, docs[:half], 1)
-            both = max(mine, twin.recv())  # the work is done when the slower process ends
+            elapsed = _count_shared(enc, runs_of_docs, taken)
+            both = max(elapsed, twin.recv())  # the work is done when the later process ends
         return alone, both
 
     def threads(call) -> tuple[float, float]:
@@ -87,7 +93,7 @@ def main() -> None:
         print(f"| {name} | {megabytes / one:.1f} | {megabytes / two:.1f} | {one / two:.2f}x | {paired:.2f}x |")
 
 
-CEILING = "the machine's ceiling: counts, 1 process / 2 processes with half each"
+CEILING = "the machine's ceiling: counts, 1 process / 2 processes sharing the documents"
 
 
 def _timed(call, docs: list[str], num_threads: int) -> float:
@@ -98,15 +104,39 @@ def _timed(call, docs: list[str], num_threads: int) -> float:
     return elapsed
 
 
-def _twin(enc, docs: list[str]):
-    """A forked copy of this process that times ``count_batch`` of ``docs`` on one thread
-    each time it is sent "go", and sends the time back; "stop" ends it."""
+def _runs(docs: list[str], size: int) -> list[list[str]]:
+    """``docs`` cut into consecutive runs of at least ``size`` characters (the last may be shorter)."""
+    runs, start, length = [], 0, 0
+    for i, doc in enumerate(docs):
+        length += len(doc)
+        if length >= size:
+            runs.append(docs[start : i + 1])
+            start, length = i + 1, 0
+    return runs + [docs[start:]] if start < len(docs) else runs
+
+
+def _count_shared(enc, runs_of_docs: list[list[str]], taken) -> float:
+    """Time to ``count_batch`` on one thread each run of ``runs_of_docs`` that this process
+    takes from the shared counter ``taken``, until none is left."""
+    started = time.perf_counter()
+    while True:
+        with taken.get_lock():
+            index = taken.value
+            taken.value += 1
+        if index >= len(runs_of_docs):
+            return time.perf_counter() - started
+        enc.count_batch(runs_of_docs[index], num_threads=1)
+
+
+def _twin(enc, runs_of_docs: list[list[str]], taken):
+    """A forked copy of this process that, each time it is sent "go", counts the runs it
+    takes from ``taken`` (:func:`_count_shared`) and sends its time back; "stop" ends it."""
     parent_end, child_end = multiprocessing.get_context("fork").Pipe()
 
     def serve() -> None:
         while child_end.recv() == "go":
             enc.clear_cache()
-            child_end.send(_timed(enc.count_batch, docs, 1))
+            child_end.send(_count_shared(enc, runs_of_docs, taken))
 
     child = multiprocessing.get_context("fork").Process(target=serve, daemon=True)
     child.start()
