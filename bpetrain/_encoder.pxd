@@ -1,6 +1,7 @@
 # cython: language_level=3
 """The encoding kernel's contract: its tables, its buffers and the per-piece kernel."""
 cimport cython
+from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain._core cimport token_t
@@ -123,6 +124,7 @@ cdef class BytePairEncoder:
     cdef int64_t _encode_segments(self, const uint8_t* data, int64_t n, const Tables* pattern, Stack* stack,
                                   IdBuffer* out, Scratch* scratch, Needles specials, bint keep) except -2 nogil
     cdef list _as_list(self, const uint32_t* ids, int64_t n)
+    cdef int _fill(self, PyObject** items, const uint32_t* ids, int64_t n) except -1
     cdef list _lists(self, const uint32_t* ids, const int64_t* ends, Py_ssize_t n_texts)
     cdef void _fill_whole(self) noexcept
     cdef int _fill_bytes(self) except -1

@@ -1562,10 +1562,14 @@ cdef class BytePairEncoder:
         """The ids as a list of the kept int objects (:func:`kept_ints`; a special token's
         id, past the ranks, gets a new one)."""
         cdef list result = PyList_New(n)
-        cdef PyObject** items = PySequence_Fast_ITEMS(result)
+        self._fill(PySequence_Fast_ITEMS(result), ids, n)
+        return result
+
+    cdef int _fill(self, PyObject** items, const uint32_t* ids, int64_t n) except -1:
+        """``items[i]`` (of a list just made): the int of ``ids[i]``, under the GIL."""
         if fill_items(items, ids, n, PySequence_Fast_ITEMS(self._ints), self.n_ranks) or not ints_kept:
             finish_items(items, ids, n)
-        return result
+        return 0
 
     def join_as_list(self, list arrays not None):
         """The ids of ``arrays`` (uint32 arrays, shape (n,) each), one after another, in
@@ -1588,9 +1592,7 @@ cdef class BytePairEncoder:
         items = PySequence_Fast_ITEMS(result)
         for part in arrays:
             if part.shape[0]:
-                if fill_items(items + at, &part[0], part.shape[0], PySequence_Fast_ITEMS(self._ints),
-                              self.n_ranks) or not ints_kept:
-                    finish_items(items + at, &part[0], part.shape[0])
+                self._fill(items + at, &part[0], part.shape[0])
             at += part.shape[0]
         return result
 
