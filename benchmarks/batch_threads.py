@@ -17,9 +17,9 @@ second thread).
 
 The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
 the documents on one thread in this process, against two processes at once (this one and a
-forked twin, started together), each counting on one thread runs of documents of
-``bpetrain.encoding.BATCH_CHUNK`` characters, taken one at a time from a shared counter as
-the threads take their chunks: the same work as two threads, without sharing a process. (Two
+forked twin, started together), each counting on one thread the chunks a two-thread call
+cuts (``bpetrain.encoding._batch_chunks``), taken one at a time from a shared counter as
+the threads take them: the same work as two threads, without sharing a process. (Two
 fixed halves were not the same work: the first half of fortunes.txt took 1.5 times as long
 as the second, and the row read 1.70x where threads gave 1.93-1.99x.) On a shared virtual
 machine two cores do not always give twice one core, so a thread ratio is best read against
@@ -35,6 +35,8 @@ import statistics
 import time
 
 import bpetrain
+from bpetrain._encoder import text_lengths
+from bpetrain.encoding import _batch_chunks
 
 
 def main() -> None:
@@ -50,7 +52,7 @@ def main() -> None:
         text = f.read(args.max_bytes).decode("utf-8", "ignore")
     docs = [text[i : i + 1000] for i in range(0, len(text), 1000)]
     megabytes = len(text.encode("utf-8")) / 1e6
-    runs_of_docs = _runs(docs, bpetrain.encoding.BATCH_CHUNK)
+    runs_of_docs = _batch_chunks(docs, text_lengths(docs), 2)  # the chunks of a call on two threads
     taken = multiprocessing.get_context("fork").Value("q", 0)  # runs taken so far
     twin, child = _twin(enc, runs_of_docs, taken)  # forked before any thread pool exists
     rows = {"lists": enc.encode_ordinary_batch, "lists, special tokens checked": enc.encode_batch,
@@ -102,17 +104,6 @@ def _timed(call, docs: list[str], num_threads: int) -> float:
     elapsed = time.perf_counter() - started
     del result  # freed after the clock stops: freeing 3 MB of lists takes ~1.8 ms, on one thread
     return elapsed
-
-
-def _runs(docs: list[str], size: int) -> list[list[str]]:
-    """``docs`` cut into consecutive runs of at least ``size`` characters (the last may be shorter)."""
-    runs, start, length = [], 0, 0
-    for i, doc in enumerate(docs):
-        length += len(doc)
-        if length >= size:
-            runs.append(docs[start : i + 1])
-            start, length = i + 1, 0
-    return runs + [docs[start:]] if start < len(docs) else runs
 
 
 def _count_shared(enc, runs_of_docs: list[list[str]], taken) -> float:
