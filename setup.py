@@ -18,14 +18,24 @@ DIRECTIVES = {
     "initializedcheck": DEBUG,
     "cdivision": True,
 }
+#: The compiled modules, lowest first: the split pattern's matchers, the counter, the
+#: encoders, the merge kernel.
+KERNELS = [
+    "bpetrain.splitting._blocks",
+    "bpetrain.splitting._matcher",
+    "bpetrain.counting._counter",
+    "bpetrain.encoding._encoder",
+    "bpetrain.encoding._incremental",
+    "bpetrain.training._merge",
+]
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3", "--param", "max-inline-insns-single=800", "--param", "inline-unit-growth=400"]
 
 setup(
     ext_modules=cythonize(
         [
-            Extension(f"bpetrain.{name}", [f"bpetrain/{name}.pyx"], extra_compile_args=COMPILE_ARGS,
-                      include_dirs=[numpy.get_include()], define_macros=NUMPY_MACROS)
-            for name in ("_core", "_splitter", "_pretok", "_counter", "_encoder", "_incremental")
+            Extension(name, [name.replace(".", "/") + ".pyx"], extra_compile_args=COMPILE_ARGS,
+                      include_dirs=[numpy.get_include(), "bpetrain/splitting"], define_macros=NUMPY_MACROS)
+            for name in KERNELS
         ],
         compiler_directives=DIRECTIVES,
     ),

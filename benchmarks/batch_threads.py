@@ -18,7 +18,7 @@ second thread).
 The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
 the documents on one thread in this process, against two processes at once (this one and a
 forked twin, started together), each counting on one thread the chunks a two-thread call
-cuts (``bpetrain.encoding._batch_chunks``), taken one at a time from a shared counter as
+cuts (``bpetrain.encoding.core._batch_chunks``), taken one at a time from a shared counter as
 the threads take them: the same work as two threads, without sharing a process. (Two
 fixed halves were not the same work: the first half of fortunes.txt took 1.5 times as long
 as the second, and the row read 1.70x where threads gave 1.93-1.99x.) On a shared virtual
@@ -35,8 +35,8 @@ import statistics
 import time
 
 import bpetrain
-from bpetrain._encoder import text_lengths
-from bpetrain.encoding import _batch_chunks
+from bpetrain.encoding._encoder import text_lengths
+from bpetrain.encoding.core import _batch_chunks
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Counting on a Dask cluster (bpetrain.distributed) against counting in one process.
+"""Counting on a Dask cluster (bpetrain.counting.cluster) against counting in one process.
 
 counting
     The corpus counted in this process (``BpeTrainer.count(files, workers=N)``) and on a
@@ -33,7 +33,7 @@ import psutil  # a dependency of dask.distributed
 from dask.distributed import Client, LocalCluster, wait
 
 from bpetrain import BpeTrainer
-from bpetrain import distributed as dist
+from bpetrain.counting import cluster as dist
 
 
 def rss_mib() -> float:

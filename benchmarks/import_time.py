@@ -5,7 +5,7 @@ Each case runs ``--repeat`` times (11) in a new interpreter, round-robin; report
 median wall time of the whole process and that time minus an empty interpreter's
 (``python -c pass``), in milliseconds. The issue's target: ``import bpetrain`` under
 150 ms. "first encode" builds the named pattern's character tables from the on-disk
-cache (``bpetrain._charsets``), which the first case fills; ``--cold-cache`` points
+cache (``bpetrain.splitting._charsets``), which the first case fills; ``--cold-cache`` points
 ``BPETRAIN_CACHE_DIR`` at an empty folder for every run instead.
 
     python benchmarks/import_time.py [--repeat 11] [--cold-cache]

@@ -3,9 +3,9 @@
 :data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
 benchmarks offer (``--pattern NAME``). The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
-within its matcher's syntax (``bpetrain._pattern_compiler``); for the exact strings of
+within its matcher's syntax (``bpetrain.splitting._compiler``); for the exact strings of
 :data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) the compiled splitter hands over to
-hand-written matchers (``bpetrain._pretok``), for those and for minbpe's, nanochat's and
+hand-written matchers (``bpetrain.splitting._blocks``), for those and for minbpe's, nanochat's and
 Llama 3's strings their ASCII text is read 64 bytes at a time (``_ascii_blocks.h``), and
 :func:`engine_n_pieces` times the compiled program alone on those too. :func:`count_pieces` goes through the public
 :class:`bpetrain.PieceCounter`, the trainer's own path.
@@ -17,10 +17,10 @@ import functools
 import regex
 
 from bpetrain import PATTERNS, PieceCounter
-from bpetrain._pattern_compiler import compile_program
-from bpetrain._splitter import Program
-from bpetrain.patterns import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
-from bpetrain.pretokenize import split_pattern
+from bpetrain.splitting._compiler import compile_program
+from bpetrain.splitting._matcher import Program
+from bpetrain.splitting.names import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
+from bpetrain.splitting.pattern import split_pattern
 
 #: name -> ``pat_str``. The first three are tiktoken's (as :data:`bpetrain.PATTERNS`
 #: holds them); the others are the strings their projects pass to their regex engines.
@@ -80,7 +80,7 @@ def has_compiled_splitter(pat_str: str) -> bool:
 
 def splitter_kind(pat_str: str) -> str:
     """How bpetrain splits ``pat_str``: "64-byte blocks + hand-written" (the named patterns,
-    ``bpetrain._pretok``), "64-byte blocks + compiled" (minbpe's, nanochat's and Llama 3's
+    ``bpetrain.splitting._blocks``), "64-byte blocks + compiled" (minbpe's, nanochat's and Llama 3's
     strings), "compiled", or "regex module"."""
     program = split_pattern(pat_str).program
     if program is None:

@@ -142,7 +142,7 @@ def last_safe_cut(data, searched: int = 0) -> int:
     letters (CJK, say) gives longer chunks, never wrong ones. Before timing,
     ``_check_stream_cuts`` tests the cut on the input.
 
-    Not used: a newline followed by a letter, the other cut of ``bpetrain._pretok.safe_cut``,
+    Not used: a newline followed by a letter, the other cut of ``bpetrain.splitting._blocks.safe_cut``,
     is safe for all of these but gpt2, which splits ``"a  \\nb"`` into ``"a"``, ``"  "``,
     ``"\\n"``, ``"b"`` but ``"a  \\n"`` alone into ``"a"``, ``"  \\n"`` (its ``\\s++$``).
     """
@@ -319,7 +319,7 @@ def _check_rustbpe_pieces(tokenizer, text: str, pat_str: str) -> dict:
     each encoded alone. A difference in the pieces changes the tokens unless no learned
     merge crosses it.
     """
-    from bpetrain.pretokenize import split_pattern
+    from bpetrain.splitting.pattern import split_pattern
 
     piece_ids: dict[str, int] = {}
     pieces = (m.group() for m in split_pattern(pat_str).regex.finditer(text))

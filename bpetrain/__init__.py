@@ -10,19 +10,19 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
-    from ._incremental import AppendableEncoder, IntervalCounter
-    from .encoding import Encoding
-    from .formats.tiktoken import load_tiktoken
-    from .patterns import PATTERNS
-    from .pieces import PieceCounter, PieceTable
-    from .registry import (
+    from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter
+    from bpetrain.encoding.core import Encoding
+    from bpetrain.formats.tiktoken import load_tiktoken
+    from bpetrain.splitting.names import PATTERNS
+    from bpetrain.counting.counts import PieceCounter, PieceTable
+    from bpetrain.registry import (
         encoding_for_model,
         encoding_name_for_model,
         get_encoding,
         list_encoding_names,
     )
-    from .tokenizer import Tokenizer
-    from .trainer import (
+    from bpetrain.tokenizer import Tokenizer
+    from bpetrain.training.trainer import (
         BasePatternWarning,
         BpeTrainer,
         TrainingStats,
@@ -33,22 +33,22 @@ __version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _HOMES = {
-    "AppendableEncoder": "._incremental",
-    "IntervalCounter": "._incremental",
-    "Encoding": ".encoding",
+    "AppendableEncoder": ".encoding._incremental",
+    "IntervalCounter": ".encoding._incremental",
+    "Encoding": ".encoding.core",
     "load_tiktoken": ".formats.tiktoken",
-    "PieceCounter": ".pieces",
-    "PieceTable": ".pieces",
-    "PATTERNS": ".patterns",
+    "PieceCounter": ".counting.counts",
+    "PieceTable": ".counting.counts",
+    "PATTERNS": ".splitting.names",
     "encoding_for_model": ".registry",
     "encoding_name_for_model": ".registry",
     "get_encoding": ".registry",
     "list_encoding_names": ".registry",
     "Tokenizer": ".tokenizer",
-    "BasePatternWarning": ".trainer",
-    "BpeTrainer": ".trainer",
-    "TrainingStats": ".trainer",
-    "VocabSizeNotReachedWarning": ".trainer",
+    "BasePatternWarning": ".training.trainer",
+    "BpeTrainer": ".training.trainer",
+    "TrainingStats": ".training.trainer",
+    "VocabSizeNotReachedWarning": ".training.trainer",
 }
 
 __all__ = [
@@ -95,7 +95,8 @@ def kernels_missing(exc: ModuleNotFoundError) -> Exception:
     how to fix it."""
     import os
 
-    if not (exc.name or "").startswith(f"{__name__}._"):
+    name = exc.name or ""
+    if not (name.startswith(f"{__name__}.") and name.rsplit(".", 1)[-1].startswith("_")):
         return exc
     here = os.path.dirname(os.path.abspath(__file__))
     return ImportError(

@@ -1,6 +1,6 @@
 """``python -m bpetrain``: the command line (:mod:`bpetrain.cli`)."""
 import sys
 
-from .cli import main
+from bpetrain.cli import main
 
 sys.exit(main())

@@ -4,7 +4,7 @@ Tests and benchmarks compare the compiled kernels and the peers against these
 functions; the library itself uses only :func:`encode_piece` (the reference encoder of
 :class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one) and
 :func:`encode_piece_ranks` (where tiktoken applies the merge rule without looking the
-whole piece up, :func:`bpetrain.unstable.byte_pair_encode`).
+whole piece up, :func:`bpetrain.encoding.unstable.byte_pair_encode`).
 
 The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
 pairs, pick the best, assign ``256 + i``, replace, repeat.
@@ -54,7 +54,7 @@ from collections.abc import Iterable, Mapping
 
 import regex
 
-from .pretokenize import pattern_timeout, timed_out
+from bpetrain.splitting.pattern import pattern_timeout, timed_out
 
 
 def get_stats(ids: list[int], counts: dict | None = None, weight: int = 1) -> dict:

@@ -10,16 +10,16 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from . import __version__, kernels_missing
-from .patterns import PATTERNS
+from bpetrain import __version__, kernels_missing
+from bpetrain.splitting.names import PATTERNS
 
 if TYPE_CHECKING:
-    from .tokenizer import Tokenizer
-    from .trainer import BpeTrainer
+    from bpetrain.tokenizer import Tokenizer
+    from bpetrain.training.trainer import BpeTrainer
 
 # The choices the parser offers. The modules that implement them are imported when a
 # command runs, not for --help (tests/test_cli.py checks these match the modules' own).
-#: Corpus formats (:data:`bpetrain.inputs.INPUT_FORMATS`).
+#: Corpus formats (:data:`bpetrain.counting.inputs.INPUT_FORMATS`).
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 #: Formats ``export`` writes (:data:`bpetrain.formats.FORMATS`).
 EXPORT_FORMATS = ("tiktoken", "hf", "gpt2", "minbpe")
@@ -33,7 +33,7 @@ PROGRESS_FROM_BYTES = 1 << 24
 
 
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
-    from .trainer import BpeTrainer
+    from bpetrain.training.trainer import BpeTrainer
 
     options = {} if args.pat_str is None else {"pat_str": args.pat_str}  # None: cl100k, or the base's
     return BpeTrainer(
@@ -59,7 +59,7 @@ def _reading(args: argparse.Namespace) -> dict:
 
 def _files(args: argparse.Namespace) -> list[str]:
     """The input files, expanded here so that --skip-unreadable applies to directories."""
-    from .inputs import expand_inputs
+    from bpetrain.counting.inputs import expand_inputs
 
     sources = expand_inputs(args.files, args.input_format, skip_unreadable=args.skip_unreadable)
     return [source.path for source in sources]
@@ -112,7 +112,7 @@ def _train(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if args.report:
-        from . import report
+        from bpetrain import report
 
         report.write_html(report.build_report(tokenizer, name=os.path.basename(args.output), stats=s), args.report)
         print(f"wrote the report {args.report}", file=sys.stderr)
@@ -190,7 +190,7 @@ SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tde
 
 
 def _load_model(args: argparse.Namespace) -> Tokenizer:
-    from .tokenizer import Tokenizer
+    from bpetrain.tokenizer import Tokenizer
 
     options = {} if args.pat_str is None else {"pat_str": args.pat_str}
     return Tokenizer.from_file(args.model, format=args.model_format, **options)
@@ -238,7 +238,7 @@ def _show_tokens(tokens: list[bytes], *, color: bool) -> str:
 
 def _encoding(args: argparse.Namespace):
     """The ``Encoding`` of MODEL: a model file of any format, or an OpenAI encoding name."""
-    from . import registry
+    from bpetrain import registry
 
     if not os.path.exists(args.model) and args.model in registry.list_encoding_names():
         return registry.get_encoding(args.model)
@@ -286,7 +286,7 @@ def _encode_file(encoding, path: str, args: argparse.Namespace, special: dict, o
     """Write the ids of one input as ``args.output`` says; return its token count."""
     import orjson
 
-    from ._progress import progress_bar
+    from bpetrain._util.progress import progress_bar
 
     total = 0
     size = None if path == "-" else os.path.getsize(path)
@@ -407,7 +407,7 @@ def _add_encode_command(commands) -> None:
 
 
 def _check_report_outputs(html_path: str | None, json_path: str | None) -> None:
-    from . import report
+    from bpetrain import report
 
     for path in (html_path, json_path):
         if path not in (None, "-"):
@@ -417,7 +417,7 @@ def _check_report_outputs(html_path: str | None, json_path: str | None) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from . import report
+    from bpetrain import report
 
     if args.output is None and args.json is None:
         raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
@@ -521,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if getattr(args, "scheduler", None):
-                from .distributed import connect
+                from bpetrain.counting.cluster import connect
 
                 with connect(args.scheduler) as args.client:
                     return args.run(args)

@@ -26,10 +26,10 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
-from .encoding import Encoding
-from .formats.gpt2 import load_files
-from .formats.tiktoken import read_tiktoken
-from .pretokenize import PATTERNS
+from bpetrain.encoding.core import Encoding
+from bpetrain.formats.gpt2 import load_files
+from bpetrain.formats.tiktoken import read_tiktoken
+from bpetrain.splitting.pattern import PATTERNS
 
 __all__ = [
     "MODEL_PREFIX_TO_ENCODING",

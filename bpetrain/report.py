@@ -52,14 +52,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._atomic import atomic_write
-from .encoding import Encoding
-from .formats import detect_format
-from .formats.tiktoken import sidecar_path
-from .inputs import expand_inputs, read_blocks
-from .patterns import PATTERNS
-from .tokenizer import Tokenizer
-from .trainer import TrainingStats
+from bpetrain._util.atomic import atomic_write
+from bpetrain.encoding.core import Encoding
+from bpetrain.formats import detect_format
+from bpetrain.formats.tiktoken import sidecar_path
+from bpetrain.counting.inputs import expand_inputs, read_blocks
+from bpetrain.splitting.names import PATTERNS
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.training.trainer import TrainingStats
 
 __all__ = [
     "Text",
@@ -143,7 +143,7 @@ def load_model(path, *, format: str | None = None, pat_str: str | None = None) -
         As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
         sidecar and without ``pat_str``.
     """
-    from .registry import ENCODINGS, find_file
+    from bpetrain.registry import ENCODINGS, find_file
 
     spec = ENCODINGS.get(os.fspath(path))
     if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
@@ -367,7 +367,7 @@ def build_report(
     ValueError
         If a model cannot be encoded with tiktoken's rule (:meth:`Tokenizer.encoding`).
     """
-    from . import __version__
+    from bpetrain import __version__
 
     models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
     if compare is not None:

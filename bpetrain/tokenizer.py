@@ -7,10 +7,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import Literal
 
-from . import _reference
-from .encoding import Encoding, allowed_special_tokens, as_token_ids
-from .model_file import read_model, write_model
-from .pretokenize import resolve_pattern
+from bpetrain import _reference
+from bpetrain.encoding.core import Encoding, allowed_special_tokens, as_token_ids
+from bpetrain.splitting.pattern import resolve_pattern
 
 __all__ = ["Tokenizer"]
 
@@ -28,7 +27,7 @@ class Tokenizer:
         The merged pairs in rank order.
     pat_str : str or None
         The split pattern used in training: a regex, a name from :data:`bpetrain.PATTERNS`
-        (resolved as everywhere else, :func:`bpetrain.pretokenize.resolve_pattern`), or
+        (resolved as everywhere else, :func:`bpetrain.splitting.pattern.resolve_pattern`), or
         ``None``/``"none"`` for raw mode (no pre-tokenization).
     special_tokens : mapping of str to int, optional
         Special token strings and their ids (normally ``256 + len(merges)`` onwards).
@@ -306,7 +305,9 @@ class Tokenizer:
     # ------------------------------------------------------------------ files
 
     def save(self, path) -> None:
-        """Write the model file (format in :mod:`bpetrain.model_file`), atomically."""
+        """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically."""
+        from bpetrain.formats.model_file import write_model
+
         write_model(
             path,
             merges=self.merges,
@@ -325,6 +326,8 @@ class Tokenizer:
             If the file is not a bpetrain model file, or is damaged (the message names
             the file and line).
         """
+        from bpetrain.formats.model_file import read_model
+
         model = read_model(path)
         try:
             return cls(**model)
@@ -353,7 +356,7 @@ class Tokenizer:
             If the format is unknown, two merges spell the same bytes, a token does not
             encode to itself, or the format cannot carry this tokenizer.
         """
-        from . import formats
+        from bpetrain import formats
 
         formats.export(self, path, format)
 
@@ -372,6 +375,6 @@ class Tokenizer:
             If the file is malformed (naming the file and line) or does not describe a
             byte-level BPE bpetrain can hold.
         """
-        from . import formats
+        from bpetrain import formats
 
         return formats.load(path, format, **options)

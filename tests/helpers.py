@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
-from bpetrain.patterns import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
+from bpetrain.splitting.names import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
 VOCABS = pathlib.Path(os.environ.get("BPETRAIN_VOCABS", SHARED / "vocabs"))

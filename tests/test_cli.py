@@ -129,7 +129,7 @@ def test_token_borders_are_colours_in_a_terminal():
 @pytest.mark.parametrize("bad", ["/dev/null/x.bpe", "{tmp}/missing/x.bpe", "{tmp}"])
 def test_bad_output_fails_before_reading_input(tmp_path, capsys, monkeypatch, command, bad):
     import bpetrain.formats
-    from bpetrain.trainer import BpeTrainer
+    from bpetrain.training.trainer import BpeTrainer
 
     def read_nothing(*args, **kwargs):
         raise AssertionError("input was read before the output path was checked")
@@ -159,11 +159,11 @@ def encode_setup(tmp_path):
 def test_encode_ids_count_json_equal_the_library(encode_setup, capsysbinary, monkeypatch):
     import orjson
 
-    import bpetrain.encoding
+    import bpetrain.encoding.core
 
     tok, model, corpus, text = encode_setup
     expected = tok.encode(text, allowed_special="all")
-    monkeypatch.setattr(bpetrain.encoding, "STREAM_BLOCK", 500)  # many blocks: the cuts must not change ids
+    monkeypatch.setattr(bpetrain.encoding.core, "STREAM_BLOCK", 500)  # many blocks: the cuts must not change ids
     monkeypatch.setattr("bpetrain.cli.ENCODE_BLOCK_BYTES", 777)
     assert main(["encode", str(model), str(corpus), "--allowed-special", "all", "-q"]) == 0
     assert [int(i) for i in capsysbinary.readouterr().out.split()] == expected

@@ -36,9 +36,9 @@ def test_raw_lines_same_as_rustbpe(mix10m):
 def test_compiled_splitter_same_as_regex_on_real_corpora(name, pattern):
     import regex
 
-    from bpetrain._pattern_compiler import compile_program
-    from bpetrain._splitter import Program
-    from bpetrain.pretokenize import split_pattern
+    from bpetrain.splitting._compiler import compile_program
+    from bpetrain.splitting._matcher import Program
+    from bpetrain.splitting.pattern import split_pattern
 
     data = require(CORPORA / name, "build it with ../shared/corpora/build.sh").read_bytes()[:20_000_000]
     text = data.decode("utf-8", "surrogateescape")
@@ -49,8 +49,8 @@ def test_compiled_splitter_same_as_regex_on_real_corpora(name, pattern):
 
 
 def test_workers_count_kernel_c_identically():
-    from bpetrain.counting import count_sources
-    from bpetrain.inputs import expand_inputs
+    from bpetrain.counting.parallel import count_sources
+    from bpetrain.counting.inputs import expand_inputs
 
     path = require(CORPORA / "kernel-c.txt", "build it with ../shared/corpora/build.sh")
     tables = []

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 from bpetrain import PATTERNS, BpeTrainer, _reference
 from bpetrain.cli import main
-from bpetrain.counting import count_sources
-from bpetrain.inputs import expand_inputs
-from bpetrain.pieces import PieceCounter, PieceTable
+from bpetrain.counting.parallel import count_sources
+from bpetrain.counting.inputs import expand_inputs
+from bpetrain.counting.counts import PieceCounter, PieceTable
 
 SPECIALS = ["<|endoftext|>", "<|x\ny|>"]
 
@@ -257,7 +257,7 @@ def test_piece_table_against_a_counter():
     long pieces, merges of tables, and counts beyond int32."""
     import random
 
-    from bpetrain._counter import PieceCounts
+    from bpetrain.counting._counter import PieceCounts
 
     rng = random.Random(3)
     pieces = [b"a", b"a\x00", b"\x00", b"\x00\x00", b"a" * 8, b"a" * 9, b"\x00" * 8 + b"a", b"x" * 100_000]

@@ -1,4 +1,4 @@
-"""Counting on a Dask cluster (bpetrain.distributed): the same tokenizer as counting in one
+"""Counting on a Dask cluster (bpetrain.counting.cluster): the same tokenizer as counting in one
 process, for every input kind, pattern kind, special tokens and documents mode; fsspec
 URLs; a worker killed mid-task; errors that name the input."""
 import functools
@@ -14,11 +14,11 @@ import zstandard
 from helpers import MULTILINGUAL, stdlib_text
 
 from bpetrain import BpeTrainer, PieceCounter
-from bpetrain import distributed as dist
+from bpetrain.counting import cluster as dist
 from bpetrain.cli import main as cli
-from bpetrain.counting import count_sources
-from bpetrain.inputs import expand_inputs
-from bpetrain.pretokenize import resolve_pattern
+from bpetrain.counting.parallel import count_sources
+from bpetrain.counting.inputs import expand_inputs
+from bpetrain.splitting.pattern import resolve_pattern
 
 distributed = pytest.importorskip("distributed", reason="the cluster tests need Dask: pip install '.[test]'")
 

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer, Encoding
-from bpetrain.pretokenize import resolve_pattern
+from bpetrain.splitting.pattern import resolve_pattern
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 

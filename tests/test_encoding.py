@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer, load_tiktoken
-from bpetrain._encoder import BATCH_COUNTS, BATCH_LISTS, BytePairEncoder
+from bpetrain.encoding._encoder import BATCH_COUNTS, BATCH_LISTS, BytePairEncoder
 from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
 from bpetrain.formats.tiktoken import RAW_MODE_PAT_STR
-from bpetrain.pretokenize import replace_surrogates
+from bpetrain.splitting.pattern import replace_surrogates
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 
@@ -650,7 +650,7 @@ def test_count_till_limit_agrees_with_encode(pair, real_text):
 
 def test_count_till_limit_stops_early(pair, real_text):
     """Past the limit, the rest of the text is neither split nor encoded."""
-    from bpetrain.pretokenize import split_pattern
+    from bpetrain.splitting.pattern import split_pattern
 
     ours, _ = pair
     data = real_text.encode("utf-8")
@@ -664,7 +664,7 @@ def test_count_till_limit_stops_early(pair, real_text):
 def test_count_till_limit_stops_early_with_a_custom_pattern(pair, real_text):
     """With the regex module (a lookbehind: not run by the compiled splitter), counting
     stops after the first batch of pieces."""
-    from bpetrain.encoding import COUNT_BATCH
+    from bpetrain.encoding.core import COUNT_BATCH
 
     ours, _ = pair
     enc = Encoding("custom", pat_str=r"\s*\S+(?<=\S)|\s+", mergeable_ranks=ours.mergeable_ranks)

@@ -487,49 +487,6 @@ def test_model_file_v2_byte_ids_are_checked(tmp_path):
         tiny(byte_ids=[0] * 256)
 
 
-def test_formats_sit_above_the_tokenizer_and_the_encoding():
-    """No import circle: nothing formats/ imports (Tokenizer, Encoding and what they import)
-    imports formats back, except Tokenizer's convenience methods, lazily and by public names;
-    formats use no private name of the tokenizer or encoding modules."""
-    import ast
-
-    import bpetrain
-
-    package = pathlib.Path(bpetrain.__file__).parent
-    trees = {p.relative_to(package).with_suffix("").as_posix().replace("/", "."): ast.parse(p.read_text(encoding="utf-8"))
-             for p in package.rglob("*.py")}
-
-    def imported(name: str) -> set[str]:
-        """The bpetrain modules ``name`` imports at module level (relative imports)."""
-        found = set()
-        base = name.split(".")[:-1]
-        for node in trees[name].body:
-            if isinstance(node, ast.ImportFrom) and node.level:
-                parent = base[: len(base) - node.level + 1]
-                module = ".".join([*parent, *(node.module.split(".") if node.module else [])])
-                targets = [module] if node.module else [".".join([*parent, a.name]) for a in node.names]
-                found.update(t for t in targets if t in trees)
-        return found
-
-    below, todo = set(), [n for n in trees if n.startswith("formats.")]
-    while todo:
-        for module in imported(todo.pop()):
-            if not module.startswith("formats") and module not in below:
-                below.add(module)
-                todo.append(module)
-    assert {"tokenizer", "encoding", "model_file"} <= below
-    for name in sorted(below):
-        for node in ast.walk(trees[name]):
-            if isinstance(node, ast.ImportFrom) and "formats" in (node.module or "") + "".join(a.name for a in node.names):
-                where = f"{name}.py:{node.lineno}"
-                assert name == "tokenizer" and node not in trees[name].body, f"{where} imports formats"
-                assert not any(a.name.startswith("_") for a in node.names), where
-    for name in (n for n in trees if n.startswith("formats.")):
-        for node in ast.walk(trees[name]):
-            if isinstance(node, ast.ImportFrom) and node.module in ("tokenizer", "encoding"):
-                assert not any(a.name.startswith("_") for a in node.names), f"{name}.py:{node.lineno}"
-
-
 def test_hf_folder_gives_transformers_the_eos_token(tmp_path):
     transformers = pytest.importorskip("transformers", reason="transformers is a test dependency")
     from bpetrain import BpeTrainer

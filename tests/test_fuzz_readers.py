@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bpetrain import PieceTable, Tokenizer
-from bpetrain.inputs import expand_inputs, read_records
+from bpetrain.counting.inputs import expand_inputs, read_records
 
 FUZZ_EXAMPLES = 300
 FUZZ_EXAMPLES_SLOW = 1000

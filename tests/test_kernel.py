@@ -8,7 +8,7 @@ import pytest
 from helpers import MULTILINGUAL, random_corpus, stdlib_text
 
 from bpetrain import PATTERNS, BpeTrainer, PieceTable, _reference
-from bpetrain._core import PairMerger
+from bpetrain.training._merge import PairMerger
 
 
 def train(texts, vocab_size, pattern, min_frequency=1, special_tokens=()):

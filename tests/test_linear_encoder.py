@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer
-from bpetrain._encoder import BytePairEncoder
+from bpetrain.encoding._encoder import BytePairEncoder
 from bpetrain._reference import encode_piece_ranks
 from bpetrain.formats.tiktoken import read_tiktoken
-from bpetrain.trainer import VocabSizeNotReachedWarning
+from bpetrain.training.trainer import VocabSizeNotReachedWarning
 
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 

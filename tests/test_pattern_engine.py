@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pattern_strategies import chars_named_in, documents, split_patterns
 
 from bpetrain import PATTERNS
-from bpetrain.pretokenize import SplitPattern, split_pattern
+from bpetrain.splitting.pattern import SplitPattern, split_pattern
 
 
 def _ranges(*spans: tuple) -> str:
@@ -330,7 +330,7 @@ FALLBACK = [
     r"(?i:')|[^ss]",
 ]
 
-#: Why a pattern of the grammar may still fall back (documented in bpetrain._pattern_compiler).
+#: Why a pattern of the grammar may still fall back (documented in bpetrain.splitting._compiler).
 ALLOWED_FALLBACK = ("the case-insensitive property", "the case-sensitive")
 
 

@@ -13,7 +13,8 @@ from helpers import ASSIGNED, MULTILINGUAL, openai_encodings, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bpetrain import BpeTrainer, Encoding, _encoder
+from bpetrain import BpeTrainer, Encoding
+from bpetrain.encoding import _encoder
 
 pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
 
@@ -271,8 +272,8 @@ def test_openai_batches_with_the_cache_equal_tiktoken(name):
 def test_long_text_on_threads_equals_tiktoken(trained, pat_str):
     """Texts of LONG_TEXT bytes or more are cut at safe cuts and encoded on threads; the
     ids must be those of the whole (anchors and lookaheads see the real text ends)."""
-    from bpetrain.encoding import LONG_TEXT
-    from bpetrain.pretokenize import resolve_pattern
+    from bpetrain.encoding.core import LONG_TEXT
+    from bpetrain.splitting.pattern import resolve_pattern
 
     _, none, _, text = trained
     pat = resolve_pattern(pat_str)
@@ -385,7 +386,7 @@ def test_batch_chunks_give_each_thread_several(num_threads):
     """Chunks keep the texts in order, hold at most about BATCH_CHUNK characters (plus one
     text), and number at least four per thread where chunks of SMALLEST_CHUNK characters
     allow it."""
-    from bpetrain.encoding import BATCH_CHUNK, SMALLEST_CHUNK, _batch_chunks
+    from bpetrain.encoding.core import BATCH_CHUNK, SMALLEST_CHUNK, _batch_chunks
 
     rng = random.Random(num_threads)
     for total_texts, mean in [(1, 10), (5, 1000), (3000, 1000), (40, BATCH_CHUNK // 3), (10_000, 700), (1000, 300)]:

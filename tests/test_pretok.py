@@ -16,10 +16,10 @@ from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bpetrain import _pretok
-from bpetrain._pattern_compiler import compile_program
-from bpetrain._splitter import Program
-from bpetrain.pretokenize import split_pattern
+from bpetrain.splitting import _blocks
+from bpetrain.splitting._compiler import compile_program
+from bpetrain.splitting._matcher import Program
+from bpetrain.splitting.pattern import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
 BLOCKS_ONLY = ("cl100k-minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
@@ -139,31 +139,31 @@ def test_letter_runs_every_byte_at_every_offset(name, how):
         check(b"AB" * k + b"cd" * k, name, how)
 
 
-@pytest.fixture(params=_pretok.block_isas())
+@pytest.fixture(params=_blocks.block_isas())
 def block_isa(request):
     """Each code that can class a block's bytes on this CPU (_ascii_blocks.h), in
-    ``_pretok.block_ends``; the widest again afterwards."""
-    _pretok.use_block_isa(request.param)
+    ``_blocks.block_ends``; the widest again afterwards."""
+    _blocks.use_block_isa(request.param)
     yield request.param
-    _pretok.use_block_isa(_pretok.block_isas()[-1])
+    _blocks.use_block_isa(_blocks.block_isas()[-1])
 
 
 BLOCK_PATTERNS = ("gpt2", "cl100k", "o200k")
 
 
 def only_widest_for_programs(block_isa: str, name: str) -> None:
-    if name in BLOCKS_ONLY and block_isa != _pretok.block_isas()[-1]:
+    if name in BLOCKS_ONLY and block_isa != _blocks.block_isas()[-1]:
         pytest.skip("a program's blocks use the widest code (use_block_isa sets _pretok's alone); run once")
 
 
 def check_blocks(data: bytes, name: str) -> None:
     """The pieces read block by block equal the regex module's: the named patterns through
-    ``_pretok.block_ends`` (the code ``block_isa`` chose), the others through their program
+    ``_blocks.block_ends`` (the code ``block_isa`` chose), the others through their program
     (the widest code)."""
     if name in BLOCKS_ONLY:
         got = program(name, "blocks").split(data)
     else:
-        ends = [int(e) for e in _pretok.block_ends(data, name)]
+        ends = [int(e) for e in _blocks.block_ends(data, name)]
         got = [data[a:b] for a, b in zip([0] + ends, ends)]
     want = regex_pieces(data, name)
     if got != want:
@@ -229,14 +229,14 @@ def test_blocks_read_nothing_before_the_string(block_isa, name):
     for _ in range(3000):
         before = "".join(rng.choice("aA '.\n/ 1") for _ in range(rng.randrange(10))).encode()
         string = "".join(rng.choice("sS'aB .\n/\t1") for _ in range(rng.randrange(1, 80))).encode()
-        alone = [int(e) for e in _pretok.block_ends(string, name)]
-        after = [int(e) - len(before) for e in _pretok.block_ends(before + string, name, len(before))]
+        alone = [int(e) for e in _blocks.block_ends(string, name)]
+        after = [int(e) - len(before) for e in _blocks.block_ends(before + string, name, len(before))]
         assert after == alone, (before, string)
 
 
 def test_block_isa_must_be_one_this_cpu_has():
     with pytest.raises(ValueError, match="block codes"):
-        _pretok.use_block_isa("avx1024")
+        _blocks.use_block_isa("avx1024")
 
 
 @pytest.mark.skipif(sys.maxunicode < 0x10FFFF, reason="needs a wide Python build")
@@ -298,7 +298,7 @@ def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
     with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
     the regex module, whose answer they give (with special tokens allowed too)."""
     from bpetrain import Encoding
-    from bpetrain._splitter import BacktrackLimitExceeded
+    from bpetrain.splitting._matcher import BacktrackLimitExceeded
 
     pat_str, text = r"(?:a|a)+y|.", "a" * 20
     engine = _engine(pat_str)

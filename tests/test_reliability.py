@@ -10,7 +10,7 @@ import pytest
 from helpers import stdlib_text
 
 from bpetrain import BpeTrainer, Tokenizer
-from bpetrain.inputs import SkippedInputWarning, expand_inputs
+from bpetrain.counting.inputs import SkippedInputWarning, expand_inputs
 
 SPECIALS = ["<|endoftext|>", "<|fim_middle|>"]
 
@@ -160,7 +160,7 @@ def test_leftover_temporary_files_are_removed_by_the_next_write(trained, tmp_pat
 
 
 def test_failed_gpt2_export_leaves_no_empty_folder(trained, tmp_path, monkeypatch):
-    from bpetrain import _atomic
+    from bpetrain._util import atomic as _atomic
 
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
@@ -287,8 +287,9 @@ def test_hostile_pattern_from_a_model_file_stops_with_a_clear_error(tmp_path, mo
     """`(a|aa)+$` in a model file used to make `bpetrain inspect` run for more than 20 s."""
     import time
 
-    from bpetrain import cli, pretokenize
-    from bpetrain.pretokenize import PatternTimeoutError
+    from bpetrain import cli
+    from bpetrain.splitting import pattern as pretokenize
+    from bpetrain.splitting.pattern import PatternTimeoutError
 
     monkeypatch.setattr(pretokenize, "PATTERN_SECONDS", 0.5)
     monkeypatch.setattr(pretokenize, "PATTERN_SECONDS_PER_CHAR", 0.0)

@@ -1,6 +1,6 @@
 """Start-up: what ``import bpetrain`` and ``bpetrain --help`` load, ``--version``,
 ``python -m bpetrain``, the hint for unbuilt kernels, and the on-disk cache of
-character sets (bpetrain._charsets)."""
+character sets (bpetrain.splitting._charsets)."""
 from __future__ import annotations
 
 import importlib
@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 import bpetrain
-from bpetrain import _charsets, cli, formats, inputs
+from bpetrain import cli, formats
+from bpetrain.counting import inputs
+from bpetrain.splitting import _charsets
 
-HEAVY = ("numpy", "regex", "tqdm", "bpetrain._encoder", "bpetrain._core", "bpetrain.trainer")
+HEAVY = ("numpy", "regex", "tqdm", "bpetrain.encoding._encoder", "bpetrain.training._merge", "bpetrain.training.trainer")
 
 
 def _loaded_after(code: str) -> set[str]:
@@ -58,7 +60,7 @@ def test_version_and_python_m(capsys):
 
 
 def test_missing_kernels_get_a_hint():
-    hint = bpetrain.kernels_missing(ModuleNotFoundError("No module named 'bpetrain._encoder'", name="bpetrain._encoder"))
+    hint = bpetrain.kernels_missing(ModuleNotFoundError("No module named 'bpetrain.encoding._encoder'", name="bpetrain.encoding._encoder"))
     assert isinstance(hint, ImportError) and "build_ext --inplace" in str(hint) and "pip install ." in str(hint)
     other = ModuleNotFoundError("No module named 'pyarrow'", name="pyarrow")
     assert bpetrain.kernels_missing(other) is other

@@ -1,4 +1,4 @@
-"""The worker threads kept from call to call (bpetrain._threads): reused, shared with the
+"""The worker threads kept from call to call (bpetrain._util.threads): reused, shared with the
 calling thread item by item, safe to nest, and forgotten by a forked child."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from helpers import MULTILINGUAL, stdlib_text
 
 from bpetrain import BpeTrainer, Encoding
-from bpetrain._threads import thread_map
-from bpetrain.encoding import LONG_TEXT
+from bpetrain._util.threads import thread_map
+from bpetrain.encoding.core import LONG_TEXT
 
 pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
 
@@ -49,7 +49,7 @@ def test_the_calling_thread_works_too():
 
 
 def test_no_more_threads_than_cores(monkeypatch):
-    from bpetrain import _threads
+    from bpetrain._util import threads as _threads
 
     for cores in (1, 2):
         monkeypatch.setattr(_threads, "usable_cores", lambda n=cores: n)
@@ -172,7 +172,7 @@ def test_threads_follow_the_cpus_the_process_may_use(tmp_path):
     import subprocess
 
     script = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
-              "from bpetrain._threads import usable_cores; from bpetrain.counting import default_workers; "
+              "from bpetrain._util.threads import usable_cores; from bpetrain.counting.parallel import default_workers; "
               "print(usable_cores(), default_workers())")
     # Run outside the source tree, so the child imports the installed package, as the tests do.
     done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,

@@ -21,9 +21,9 @@ from __future__ import annotations
 import os
 import re
 
-from ..model_file import MAGIC
-from ..tokenizer import Tokenizer
-from . import gpt2, hf, minbpe, tiktoken
+from bpetrain.formats.model_file import MAGIC
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats import gpt2, hf, minbpe, tiktoken
 
 __all__ = ["FORMATS", "detect_format", "export", "load"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 
-from .._read import loads_json, read_bytes
-from ..tokenizer import Tokenizer
+from bpetrain._util.read import loads_json, read_bytes
+from bpetrain.tokenizer import Tokenizer
 
 
 def _byte_alphabet() -> list[str]:
@@ -218,7 +218,7 @@ def no_duplicate_keys(name: str):
 
 def read_json(path):
     """Parse a JSON file, refusing duplicate keys (:func:`no_duplicate_keys`), files over the
-    size cap and nesting deeper than :data:`bpetrain._read.MAX_JSON_DEPTH`.
+    size cap and nesting deeper than :data:`bpetrain._util.read.MAX_JSON_DEPTH`.
 
     Raises
     ------
@@ -230,7 +230,7 @@ def read_json(path):
     return loads_json(read_bytes(path, "a JSON file"), name, object_pairs_hook=no_duplicate_keys(name))
 
 
-#: The record a folder export writes beside its files (:func:`bpetrain._atomic.write_folder`).
+#: The record a folder export writes beside its files (:func:`bpetrain._util.atomic.write_folder`).
 MANIFEST_NAME = ".bpetrain.json"
 
 

@@ -18,11 +18,11 @@ import json
 import os
 from collections.abc import Mapping
 
-from .._atomic import file_record, read_recorded, write_folder
-from .._read import decode_utf8, loads_json, read_bytes
-from ..pretokenize import PATTERNS, resolve_pattern
-from ..tokenizer import Tokenizer
-from ._vocab import (
+from bpetrain._util.atomic import file_record, read_recorded, write_folder
+from bpetrain._util.read import decode_utf8, loads_json, read_bytes
+from bpetrain.splitting.pattern import PATTERNS, resolve_pattern
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats._vocab import (
     MANIFEST_NAME,
     no_duplicate_keys,
     read_manifest,
@@ -42,7 +42,7 @@ def save(tokenizer: Tokenizer, directory) -> None:
     if needed) as one artifact.
 
     A third file, ``directory/.bpetrain.json``, records both files' lengths and SHA-256
-    (and which vocab entries are the special tokens), and the three are replaced together (:func:`bpetrain._atomic.replace_together`), so
+    (and which vocab entries are the special tokens), and the three are replaced together (:func:`bpetrain._util.atomic.replace_together`), so
     an interrupted export leaves the old pair or the new one, and :func:`load` refuses a
     ``vocab.json`` from one export beside a ``merges.txt`` from another. Libraries that
     read the two files ignore it.

@@ -30,11 +30,11 @@ import os
 
 import regex
 
-from .._atomic import atomic_write, file_record, read_recorded, write_folder
-from .._read import loads_json
-from ..pretokenize import PATTERNS
-from ..tokenizer import Tokenizer
-from ._vocab import (
+from bpetrain._util.atomic import atomic_write, file_record, read_recorded, write_folder
+from bpetrain._util.read import loads_json
+from bpetrain.splitting.pattern import PATTERNS
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats._vocab import (
     MANIFEST_NAME,
     listed_merge,
     make_tokenizer,
@@ -45,7 +45,7 @@ from ._vocab import (
     token_to_str,
     tokenizer_from_vocab,
 )
-from .tiktoken import merges_from_ranks
+from bpetrain.formats.tiktoken import merges_from_ranks
 
 __all__ = ["hf_pattern", "load", "save"]
 
@@ -120,7 +120,7 @@ def save(tokenizer: Tokenizer, path) -> None:
     tokenizer class and the end-of-text token (``eos_token``: ``<|endoftext|>`` when it is
     a special token, else the only special token, else none), as ``save_pretrained``
     writes them (a ``tokenizer.json`` alone gives ``eos_token=None`` in ``transformers``).
-    A third file, ``.bpetrain.json``, records both (:func:`bpetrain._atomic.replace_together`),
+    A third file, ``.bpetrain.json``, records both (:func:`bpetrain._util.atomic.replace_together`),
     so an interrupted export leaves the old pair or the new one.
 
     Raises

@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 import unicodedata
 
-from .._atomic import atomic_write
-from .._read import read_lines
-from ..tokenizer import Tokenizer
-from ._vocab import make_tokenizer
+from bpetrain._util.atomic import atomic_write
+from bpetrain._util.read import read_lines
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats._vocab import make_tokenizer
 
 __all__ = ["load", "save"]
 

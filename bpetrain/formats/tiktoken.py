@@ -11,7 +11,7 @@ Files
     bpetrain's sidecar: ``{"pat_str": <str or null>, "special_tokens": {str: id},
     "rank_file": {"n_bytes": int, "sha256": hex}}``. ``pat_str`` null is raw mode (no
     pre-tokenization). ``rank_file`` records the rank file the sidecar was written with:
-    the two are replaced as one artifact (:func:`bpetrain._atomic.replace_together`) and
+    the two are replaced as one artifact (:func:`bpetrain._util.atomic.replace_together`) and
     a rank file that does not match is refused, so a sidecar's pattern and special
     tokens are never applied to another export's ranks. Sidecars without ``rank_file``
     (bpetrain before 0.2) are read without the check.
@@ -28,12 +28,12 @@ import json
 import os
 from collections.abc import Mapping
 
-from .._atomic import atomic_write, file_record, read_recorded, replace_together
-from .._read import read_bytes
-from ..encoding import Encoding
-from ..pretokenize import resolve_pattern
-from ..tokenizer import Tokenizer
-from ._vocab import make_tokenizer, read_json
+from bpetrain._util.atomic import atomic_write, file_record, read_recorded, replace_together
+from bpetrain._util.read import read_bytes
+from bpetrain.encoding.core import Encoding
+from bpetrain.splitting.pattern import resolve_pattern
+from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats._vocab import make_tokenizer, read_json
 
 __all__ = [
     "load",
@@ -147,7 +147,7 @@ def read_tiktoken(path) -> dict[bytes, int]:
     The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
     token. Unlike tiktoken this reader checks the file: the ranks must be distinct
     integers in ``[0, 2**32)`` and no token may appear twice (empty lines are skipped).
-    The file is read whole, up to :func:`bpetrain._read.max_file_bytes`.
+    The file is read whole, up to :func:`bpetrain._util.read.max_file_bytes`.
 
     Raises
     ------
@@ -192,7 +192,7 @@ def save(tokenizer: Tokenizer, path) -> None:
     """Write the rank file ``path`` and its sidecar ``path.json`` as one artifact.
 
     The sidecar records the rank file's length and SHA-256 and the two are replaced
-    together (:func:`bpetrain._atomic.replace_together`): an interrupted export leaves
+    together (:func:`bpetrain._util.atomic.replace_together`): an interrupted export leaves
     the old pair or the new one readable, never a mix.
 
     Raises

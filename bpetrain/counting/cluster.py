@@ -39,11 +39,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._progress import progress_bar
-from .counting import count_sources, cut_blocks
-from .inputs import Source, expand_inputs, read_range
-from .pieces import PieceCounter, PieceTable
-from .pretokenize import resolve_pattern, split_pattern
+from bpetrain._util.progress import progress_bar
+from bpetrain.counting.parallel import count_sources, cut_blocks
+from bpetrain.counting.inputs import Source, expand_inputs, read_range
+from bpetrain.counting.counts import PieceCounter, PieceTable
+from bpetrain.splitting.pattern import resolve_pattern, split_pattern
 
 __all__ = [
     "CountTask",
@@ -138,7 +138,7 @@ def plan_count_tasks(
 def group_sources(
     sources: Sequence[Source], *, pat_str: str | None, documents: str = "file", task_bytes: int | None = None
 ) -> list[CountTask]:
-    """:func:`plan_count_tasks` for inputs already expanded by :func:`bpetrain.inputs.expand_inputs`."""
+    """:func:`plan_count_tasks` for inputs already expanded by :func:`bpetrain.counting.inputs.expand_inputs`."""
     task_bytes = TASK_BYTES if task_bytes is None else task_bytes
     if isinstance(task_bytes, bool) or not isinstance(task_bytes, int) or task_bytes < 1:
         raise ValueError(f"task_bytes must be an int >= 1, got {task_bytes!r}")

@@ -1,7 +1,7 @@
 """Character sets as the ``regex`` module reads them, over every code point, cached on disk.
 
-The compiled matchers (:mod:`bpetrain._pattern_compiler` for any pattern,
-:mod:`bpetrain._pretok` for the named ones) decide which characters a class such as
+The compiled matchers (:mod:`bpetrain.splitting._compiler` for any pattern,
+:mod:`bpetrain.splitting._blocks` for the named ones) decide which characters a class such as
 ``\\p{L}`` or ``(?i:s)`` matches by asking the installed ``regex`` module over all
 1,114,112 code points, so membership and the Unicode version are the ``regex``
 module's. That takes 20-60 ms a set (a quarter of a second for the named patterns'
@@ -23,7 +23,7 @@ import zlib
 import numpy as np
 import regex
 
-from ._atomic import atomic_write
+from bpetrain._util.atomic import atomic_write
 
 __all__ = ["N_CODE_POINTS", "cache_dir", "members"]
 

@@ -47,7 +47,7 @@
    left to the next block (its cuts depend on where it ends).
 
    The classes are the regex module's for ASCII (the caller checks that at start-up:
-   bpetrain._pretok.ascii_classes_standard). */
+   bpetrain.splitting._blocks.ascii_classes_standard). */
 #ifndef BPETRAIN_ASCII_BLOCKS_H
 #define BPETRAIN_ASCII_BLOCKS_H
 
@@ -161,7 +161,7 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 
 /* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2
    AVX-512BW. Each module that includes this file has its own; the first block chooses the
-   widest the CPU has, and bpetrain._pretok's tests set theirs to run each. */
+   widest the CPU has, and bpetrain.splitting._blocks's tests set theirs to run each. */
 static int bpetrain_blocks_isa = -1;
 
 static inline int bpetrain_widest_isa(void) {

@@ -1,15 +1,15 @@
 # cython: language_level=3
 """The compiled splitter's contract: a split pattern's program and the matcher that runs it.
 
-A :class:`Program` is made by :func:`bpetrain._pattern_compiler.compile_program`; the
+A :class:`Program` is made by :func:`bpetrain.splitting._compiler.compile_program`; the
 counting and encoding kernels call :c:func:`piece_end` on UTF-8 bytes without the GIL.
 Bytes that are not valid UTF-8 are one character each, the lone surrogate
 U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
 
-from bpetrain._pretok cimport ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_of, blocks_reset
-from bpetrain._pretok cimport piece_end as native_piece_end
+from bpetrain.splitting._blocks cimport ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_of, blocks_reset
+from bpetrain.splitting._blocks cimport piece_end as native_piece_end
 
 
 # One instruction (see _pattern_compiler.py for the opcodes).

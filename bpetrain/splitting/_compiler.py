@@ -1,4 +1,4 @@
-"""Compile a split pattern (``pat_str``) into the program that :mod:`bpetrain._splitter` runs.
+"""Compile a split pattern (``pat_str``) into the program that :mod:`bpetrain.splitting._matcher` runs.
 
 The pattern is parsed into a tree (alternatives of sequences of quantified atoms), and
 the tree into instructions for a backtracking matcher, the classic construction of
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import regex
 
-from ._charsets import N_CODE_POINTS, members
+from bpetrain.splitting._charsets import N_CODE_POINTS, members
 
 __all__ = ["Unsupported", "compile_program"]
 

@@ -1,6 +1,6 @@
 """Counting a corpus in parallel: read blocks, cut them where the pattern cuts, count on threads.
 
-The main thread reads each source (:mod:`bpetrain.inputs`) in blocks of about 1 MB and
+The main thread reads each source (:mod:`bpetrain.counting.inputs`) in blocks of about 1 MB and
 ends every block at a safe cut of the split pattern (:meth:`PieceCounter.cut`: a point
 the pattern cuts at whatever surrounds it), so the blocks can be counted independently;
 JSON Lines and Parquet sources come as batches of whole documents. Worker threads count
@@ -18,16 +18,16 @@ import queue
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
-from ._progress import progress_bar
-from ._threads import usable_cores
-from .inputs import BLOCK_BYTES, Source, read_blocks, read_records
-from .pieces import PieceCounter
+from bpetrain._util.progress import progress_bar
+from bpetrain._util.threads import usable_cores
+from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records
+from bpetrain.counting.counts import PieceCounter
 
 __all__ = ["count_sources", "cut_blocks", "default_workers"]
 
 
 def default_workers() -> int:
-    """The CPUs this process may run on (:func:`bpetrain._threads.usable_cores`)."""
+    """The CPUs this process may run on (:func:`bpetrain._util.threads.usable_cores`)."""
     return usable_cores()
 
 
@@ -47,7 +47,7 @@ def count_sources(
     Parameters
     ----------
     sources : iterable of Source
-        From :func:`bpetrain.inputs.expand_inputs`.
+        From :func:`bpetrain.counting.inputs.expand_inputs`.
     pat_str : str or None
         The split pattern (None: raw mode, each document is one piece).
     special_tokens : iterable of str

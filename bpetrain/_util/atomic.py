@@ -23,7 +23,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 
-from ._read import read_bytes
+from bpetrain._util.read import read_bytes
 
 __all__ = ["atomic_write", "file_record", "pending_path", "read_recorded", "replace_together"]
 

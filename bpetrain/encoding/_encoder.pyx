@@ -55,7 +55,7 @@ cimport numpy as cnp
 
 cnp.import_array()
 
-from bpetrain._splitter cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
+from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                   start_reading)
 
 cdef extern from *:
@@ -1286,8 +1286,8 @@ cdef class BytePairEncoder:
         Parameters
         ----------
         data : bytes-like, uint8
-        pattern : bpetrain._splitter.Program
-            The split pattern (:attr:`bpetrain.pretokenize.SplitPattern.program`).
+        pattern : bpetrain.splitting._matcher.Program
+            The split pattern (:attr:`bpetrain.splitting.pattern.SplitPattern.program`).
         start, stop : int, optional
             Encode only the pieces of ``data[start:stop]``, where both are 0, ``len(data)``
             or safe cuts (``pattern.safe_cut``): the ids of consecutive ranges joined are
@@ -1391,7 +1391,7 @@ cdef class BytePairEncoder:
         Parameters
         ----------
         texts : list of str
-        pattern : bpetrain._splitter.Program
+        pattern : bpetrain.splitting._matcher.Program
         output : int
             ``BATCH_LISTS``: a list of lists of int, not yet tracked by the garbage
             collector (pass them to :func:`track_lists`). ``BATCH_ARRAYS``: ``(ids, offsets)``,

@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Hand-written matchers for the named split patterns (used by bpetrain._splitter)."""
+"""Hand-written matchers for the named split patterns (used by bpetrain.splitting._matcher)."""
 from libc.stdint cimport uint8_t
 
 # Which hand-written matcher (0: none, the compiled program runs).

@@ -19,7 +19,7 @@ from bisect import bisect_left
 
 import regex
 
-from ._reference import encode_piece_ranks
+from bpetrain._reference import encode_piece_ranks
 
 __all__ = ["byte_pair_encode", "completions", "unstable_token_count"]
 

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The compiled splitter: a backtracking matcher for split patterns, on UTF-8 bytes.
 
-It runs the programs of :mod:`bpetrain._pattern_compiler` the way the ``regex`` module
+It runs the programs of :mod:`bpetrain.splitting._compiler` the way the ``regex`` module
 runs the pattern: depth first, the first alternative that matches wins, quantifiers
 greedy, lazy or possessive, so the pieces are those of ``regex.finditer``. What makes it
 fast on split patterns:
@@ -23,7 +23,7 @@ from libc.stdlib cimport free, realloc
 
 import numpy as np
 
-from bpetrain import _pretok
+from bpetrain.splitting import _blocks
 
 cdef extern from *:
     """
@@ -603,23 +603,23 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
 # ------------------------------------------------------------------ the program object
 
 cdef class Program:
-    """A split pattern compiled for the matcher (:func:`bpetrain._pattern_compiler.compile_program`).
+    """A split pattern compiled for the matcher (:func:`bpetrain.splitting._compiler.compile_program`).
 
     Parameters
     ----------
     pat_str : str
         The pattern (kept for ``repr`` and errors).
     arrays : dict of numpy.ndarray
-        What :func:`~bpetrain._pattern_compiler.compile_program` returns.
+        What :func:`~bpetrain.splitting._compiler.compile_program` returns.
     native : int
-        The id of a hand-written matcher in :mod:`bpetrain._pretok` that splits exactly
-        as the program does, faster (``bpetrain.pretokenize`` decides); 0: none. The
+        The id of a hand-written matcher in :mod:`bpetrain.splitting._blocks` that splits exactly
+        as the program does, faster (``bpetrain.splitting.pattern`` decides); 0: none. The
         program's tables still give the safe cuts. Its ASCII text is read 64 bytes at a
         time (``_ascii_blocks.h``).
     blocks : int
         Without a hand-written matcher: the rules by which ``_ascii_blocks.h`` reads the
         pattern's ASCII text 64 bytes at a time, where they give exactly the program's
-        pieces (``_pretok.BLOCKS_*_RULES``, ``bpetrain.pretokenize`` decides); 0: none.
+        pieces (``_blocks.BLOCKS_*_RULES``, ``bpetrain.splitting.pattern`` decides); 0: none.
         The program finds the other pieces.
     """
 
@@ -629,7 +629,7 @@ cdef class Program:
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
         if owned["stage1"].dtype != np.uint16 or owned["stage2"].dtype != np.uint16 or owned["follow"].shape != (64,) \
                 or owned["ascii_mask"].shape != (128,) or len(alternatives) > 64:
-            raise ValueError("not a program from bpetrain._pattern_compiler.compile_program")
+            raise ValueError("not a program from bpetrain.splitting._compiler.compile_program")
         owned["code"] = _instructions(code)
         owned["steps"] = _instructions(steps)
         table = np.zeros(len(alternatives), dtype=ALTERNATIVE)
@@ -651,10 +651,10 @@ cdef class Program:
         self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
         self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
         self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
-        if blocks not in (0, _pretok.BLOCKS_CL100K_OPEN_RULES, _pretok.BLOCKS_NANOCHAT_RULES):
-            raise ValueError(f"blocks must be 0 or one of _pretok.BLOCKS_*_RULES, got {blocks}")
+        if blocks not in (0, _blocks.BLOCKS_CL100K_OPEN_RULES, _blocks.BLOCKS_NANOCHAT_RULES):
+            raise ValueError(f"blocks must be 0 or one of _blocks.BLOCKS_*_RULES, got {blocks}")
         if native or blocks:
-            _pretok.ensure_tables()
+            _blocks.ensure_tables()
         self.tables.native = native
         self.tables.blocks = blocks_of(native) if native else blocks
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import json
 import os
 
-from ._atomic import atomic_write
-from ._read import loads_json, read_lines
+from bpetrain._util.atomic import atomic_write
+from bpetrain._util.read import loads_json, read_lines
 
 __all__ = ["read_model", "write_model"]
 

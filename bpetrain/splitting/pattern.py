@@ -10,10 +10,10 @@ is where a pattern is named, checked and compiled:
   ``gpt4``) and ``o200k``. :func:`resolve_pattern` turns a name into its string; every
   constructor that takes a ``pat_str`` resolves names the same way.
 - :class:`SplitPattern` compiles a ``pat_str`` once into a program for the compiled
-  matcher (:mod:`bpetrain._pattern_compiler`, :mod:`bpetrain._splitter`), which the
+  matcher (:mod:`bpetrain.splitting._compiler`, :mod:`bpetrain.splitting._matcher`), which the
   counting and encoding kernels run on UTF-8 bytes without the GIL. Syntax the matcher
   does not run (lookbehind, ``\\b``, backreferences, some flags; see
-  :mod:`bpetrain._pattern_compiler`) is split by the ``regex`` module instead
+  :mod:`bpetrain.splitting._compiler`) is split by the ``regex`` module instead
   (``fallback_reason`` says why), with the GIL released (``concurrent=True``).
 
 Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded with
@@ -21,8 +21,8 @@ Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded wi
 UTF-8 is one character, a lone surrogate (category Cs: not a letter, number or space).
 
 For the three named patterns the compiled matcher hands over to hand-written matchers
-(:mod:`bpetrain._pretok`); their ASCII text, and that of minbpe's, nanochat's and Llama 3's
-strings (:data:`bpetrain.patterns.MINBPE_PATTERN` and the others, recognised by the exact
+(:mod:`bpetrain.splitting._blocks`); their ASCII text, and that of minbpe's, nanochat's and Llama 3's
+strings (:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others, recognised by the exact
 string), is split 64 bytes at a time (``_ascii_blocks.h``): 3.3-4.1x the program alone
 (README, "Any split pattern"). The program still gives them their safe cuts.
 """
@@ -32,10 +32,10 @@ import functools
 
 import regex
 
-from . import _pretok
-from ._pattern_compiler import Unsupported, compile_program
-from ._splitter import BacktrackLimitExceeded, Program
-from .patterns import (
+from bpetrain.splitting import _blocks
+from bpetrain.splitting._compiler import Unsupported, compile_program
+from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
+from bpetrain.splitting.names import (
     CL100K_PATTERN,
     GPT2_PATTERN,
     LLAMA3_PATTERN,
@@ -48,13 +48,13 @@ from .patterns import (
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
 # The hand-written matchers of _pretok, by the exact string they implement.
-_NATIVE = {GPT2_PATTERN: _pretok.GPT2, CL100K_PATTERN: _pretok.CL100K, O200K_PATTERN: _pretok.O200K}
+_NATIVE = {GPT2_PATTERN: _blocks.GPT2, CL100K_PATTERN: _blocks.CL100K, O200K_PATTERN: _blocks.O200K}
 # Patterns without one whose ASCII text _ascii_blocks.h reads 64 bytes at a time, by the
 # exact string (the compiled program finds the other pieces).
 _BLOCKS = {
-    MINBPE_PATTERN: _pretok.BLOCKS_CL100K_OPEN_RULES,
-    LLAMA3_PATTERN: _pretok.BLOCKS_CL100K_OPEN_RULES,
-    NANOCHAT_PATTERN: _pretok.BLOCKS_NANOCHAT_RULES,
+    MINBPE_PATTERN: _blocks.BLOCKS_CL100K_OPEN_RULES,
+    LLAMA3_PATTERN: _blocks.BLOCKS_CL100K_OPEN_RULES,
+    NANOCHAT_PATTERN: _blocks.BLOCKS_NANOCHAT_RULES,
 }
 
 
@@ -135,7 +135,7 @@ class SplitPattern:
     regex : regex.Pattern
         The pattern compiled by the ``regex`` module (the reference, and the splitter
         when the compiled matcher cannot run the pattern).
-    program : bpetrain._splitter.Program or None
+    program : bpetrain.splitting._matcher.Program or None
         The compiled program, or None if the ``regex`` module splits.
     fallback_reason : str or None
         Why the ``regex`` module splits (None when the program does).

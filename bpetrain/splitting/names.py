@@ -2,7 +2,7 @@
 ``tiktoken_ext/openai_public.py``.
 
 Plain strings in a module of their own, so the command line can list the names without
-loading the compiled matcher (:mod:`bpetrain.pretokenize` compiles and runs them).
+loading the compiled matcher (:mod:`bpetrain.splitting.pattern` compiles and runs them).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ O200K_PATTERN = "|".join(  # noqa: FLY002 (one alternative a line)
 )
 
 # Strings that other projects pass to their regex engines, which bpetrain's splitter
-# recognises (bpetrain.pretokenize: their ASCII text is read 64 bytes at a time).
+# recognises (bpetrain.splitting.pattern: their ASCII text is read 64 bytes at a time).
 #: cl100k as minbpe and rustbpe write it (karpathy/minbpe ``GPT4_SPLIT_PATTERN``, rustbpe's
 #: default): no ``\s++$``, so a run of whitespace at the end of the text is cut after its
 #: last newline; otherwise it splits as cl100k.

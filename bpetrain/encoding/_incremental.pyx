@@ -19,7 +19,7 @@ minus its last token's length), answered from preorder numbers in constant time
 (:class:`RawIntervals`).
 
 With a split pattern, only the pieces the new text can change are recounted: the pieces
-before the last safe cut (``bpetrain._splitter.last_safe_cut``) are final. A slice is
+before the last safe cut (``bpetrain.splitting._matcher.last_safe_cut``) are final. A slice is
 split on its own near its edges and takes the whole text's piece counts in between.
 
 All three follow tiktoken's rule exactly, whole-piece lookup included (a piece that is
@@ -33,12 +33,12 @@ from libc.string cimport memcpy, memset
 
 import numpy as np
 
-from bpetrain._core cimport token_t
-from bpetrain._encoder cimport BytePairEncoder, IdBuffer, Scratch, Sync, free_buffers, grow_ids, grow_scratch
-from bpetrain._splitter cimport Program, Stack, char_length, free_stack, last_safe_cut, piece_end
+from bpetrain._types cimport token_t
+from bpetrain.encoding._encoder cimport BytePairEncoder, IdBuffer, Scratch, Sync, free_buffers, grow_ids, grow_scratch
+from bpetrain.splitting._matcher cimport Program, Stack, char_length, free_stack, last_safe_cut, piece_end
 
-from bpetrain._splitter import BacktrackLimitExceeded
-from bpetrain.pretokenize import replace_surrogates
+from bpetrain.splitting._matcher import BacktrackLimitExceeded
+from bpetrain.splitting.pattern import replace_surrogates
 
 cdef token_t NO_RANK = INT32_MAX
 #: Pieces of at least this many bytes get their own prefix tables in an IntervalCounter.
@@ -66,7 +66,7 @@ cdef struct Node:
 
 @cython.final
 cdef class TokenAutomaton:
-    """Aho-Corasick links over the token trie of a :class:`~bpetrain._encoder.BytePairEncoder`.
+    """Aho-Corasick links over the token trie of a :class:`~bpetrain.encoding._encoder.BytePairEncoder`.
 
     For each trie node: ``fail``, the node of its longest proper suffix in the trie, and
     ``out``, its longest proper suffix that is a token BPE can make by merging (one with

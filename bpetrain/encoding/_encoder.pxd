@@ -4,8 +4,8 @@ cimport cython
 from cpython.object cimport PyObject
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t, uint8_t
 
-from bpetrain._core cimport token_t
-from bpetrain._splitter cimport Program, Stack, Tables
+from bpetrain._types cimport token_t
+from bpetrain.splitting._matcher cimport Program, Stack, Tables
 
 # A slot of the whole-token table (16 bytes): the token's first 8 bytes (``load_head``),
 # its bytes 8..11 (``load_head`` of up to 4, 0 if none) and ``meta``, its rank in the low
@@ -41,7 +41,7 @@ cdef struct Scratch:
     int cache_shift
 
 # What lets the linear encoder stop early when it counts a slice ``text[start:target]``
-# of a text whose prefixes are all encoded (bpetrain._incremental.RawIntervals): for
+# of a text whose prefixes are all encoded (bpetrain.encoding._incremental.RawIntervals): for
 # each end position p of a prefix, its last token and its token count, and the prefix
 # tree (parent of p: p minus the length of that token) as preorder numbers and sizes.
 cdef struct Sync:

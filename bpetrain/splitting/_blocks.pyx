@@ -1,6 +1,6 @@
 """Hand-written matchers for the three named split patterns, on UTF-8 bytes.
 
-The compiled splitter (:mod:`bpetrain._splitter`) runs any pattern; for these three
+The compiled splitter (:mod:`bpetrain.splitting._matcher`) runs any pattern; for these three
 strings it hands over to the matchers here and the 64-byte blocks below, together 3.7-4.1x
 faster on English text (README, "Performance"). They give
 the same pieces as the engine and the ``regex`` module (tests/test_pretok.py compares
@@ -15,7 +15,7 @@ not part of valid UTF-8 (Python's strict decoder decides) is one character of it
 a lone surrogate (category Cs: not a letter, number or space).
 
 Character classes come from the ``regex`` module itself, when the first matcher is
-made (:func:`ensure_tables`; :mod:`bpetrain._charsets` keeps the answers on disk): its ``\\p{L}``,
+made (:func:`ensure_tables`; :mod:`bpetrain.splitting._charsets` keeps the answers on disk): its ``\\p{L}``,
 ``\\p{N}``, ``\\s``, the o200k case classes and the case-insensitive letters of the
 contractions are evaluated over every code point, so the tables follow whatever Unicode
 version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
@@ -23,7 +23,7 @@ The tables are a two-stage lookup (code point >> 8 -> block of 256 flags).
 
 The three patterns' ASCII text is also split 64 bytes at a time (``_ascii_blocks.h``: the
 piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
-every kernel that reads pieces through ``bpetrain._splitter.next_piece_end``; the matcher
+every kernel that reads pieces through ``bpetrain.splitting._matcher.next_piece_end``; the matcher
 here takes over wherever a block does not qualify (text that is not ASCII, a run of
 whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
 with any of the codes that class the bytes (:func:`use_block_isa`).
@@ -34,7 +34,7 @@ import threading
 
 import numpy as np
 
-from ._charsets import members
+from bpetrain.splitting._charsets import members
 
 cdef enum:
     F_L = 1     # \p{L}
@@ -94,7 +94,7 @@ cdef int _n_fold_extra = 0
 
 def _build_tables():
     """Evaluate the patterns' character classes with the regex module over all code points
-    (:func:`bpetrain._charsets.members`, which keeps each answer on disk)."""
+    (:func:`bpetrain.splitting._charsets.members`, which keeps each answer on disk)."""
     global _stage1, _stage2, _n_fold_extra, _tables
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
     for flag, cls in (

@@ -1,11 +1,8 @@
 # cython: language_level=3
-"""Shared C-level types of the bpetrain kernels (the contract between modules)."""
+"""The merge kernel's structures: the pair table's slots and the lazy max-heap's entries."""
 from libc.stdint cimport int32_t, int64_t, uint64_t, uint8_t
 
-# A token id, a position in the kernel's working array, a (weighted) count.
-ctypedef int32_t token_t
-ctypedef int32_t pos_t
-ctypedef int64_t count_t
+from bpetrain._types cimport count_t, pos_t, token_t
 
 # One pair of the pair table: the pair packed as (left << 32) | right, its
 # weighted count, and its occurrence list (positions in slot order, some stale):

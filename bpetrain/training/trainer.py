@@ -9,19 +9,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import formats
-from ._core import PairMerger
-from ._encoder import BytePairEncoder
-from ._progress import progress_bar
-from ._threads import thread_map, usable_cores
-from .counting import count_sources
-from .encoding import Encoding
-from .formats._vocab import BYTE_TO_CHAR
-from .formats.tiktoken import merges_from_ranks
-from .inputs import expand_inputs
-from .pieces import PieceCounter, PieceTable
-from .pretokenize import resolve_pattern
-from .tokenizer import Tokenizer
+from bpetrain import formats
+from bpetrain.training._merge import PairMerger
+from bpetrain.encoding._encoder import BytePairEncoder
+from bpetrain._util.progress import progress_bar
+from bpetrain._util.threads import thread_map, usable_cores
+from bpetrain.counting.parallel import count_sources
+from bpetrain.encoding.core import Encoding
+from bpetrain.formats._vocab import BYTE_TO_CHAR
+from bpetrain.formats.tiktoken import merges_from_ranks
+from bpetrain.counting.inputs import expand_inputs
+from bpetrain.counting.counts import PieceCounter, PieceTable
+from bpetrain.splitting.pattern import resolve_pattern
+from bpetrain.tokenizer import Tokenizer
 
 __all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 
@@ -120,7 +120,7 @@ class BpeTrainer:
         :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
         any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
         document, or each file, is one piece; nothing is pre-tokenized). Any regex within
-        the compiled matcher's syntax (:mod:`bpetrain._pattern_compiler`) splits at
+        the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`) splits at
         compiled speed, in parallel.
     special_tokens : sequence of str, default ()
         Strings that are cut out of the training text and get the ids after the merges,
@@ -236,7 +236,7 @@ class BpeTrainer:
     ) -> Tokenizer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
-        Reading and counting run in parallel (see :mod:`bpetrain.counting`); the pieces,
+        Reading and counting run in parallel (see :mod:`bpetrain.counting.parallel`); the pieces,
         and so the merges, are the same for any number of workers.
 
         Parameters
@@ -246,7 +246,7 @@ class BpeTrainer:
             patterns, fsspec URLs of any of these (``s3://bucket/dir``, ``hf://...``; the
             backend package is yours to install), or ``"-"`` for standard input. ``.gz``,
             ``.xz`` and ``.zst`` files are decompressed. Text need not be valid UTF-8 (see
-            :class:`~bpetrain.pieces.PieceCounter` for how invalid bytes are split).
+            :class:`~bpetrain.counting.counts.PieceCounter` for how invalid bytes are split).
         documents : {"file", "line"}, default "file"
             What a document is in a plain-text file: the whole file, or each line (up to
             and including ``\\n``). In raw mode (``pat_str=None``) each document is one
@@ -264,14 +264,14 @@ class BpeTrainer:
             Deprecated: the old name of ``text_field`` for Parquet (a
             ``DeprecationWarning``; it takes the place of ``text_field``).
         client : dask.distributed.Client, optional
-            Count on this Dask cluster instead (see :mod:`bpetrain.distributed`; needs
+            Count on this Dask cluster instead (see :mod:`bpetrain.counting.cluster`; needs
             ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
             on the workers; only the final table comes back. The workers must be able to
             read ``files`` (shared paths or URLs). The merges are the same.
         max_pieces : int, optional
             With ``client``: bound the table that comes back by dropping the rarest pieces
             (whole count levels) on a worker, with a
-            :class:`~bpetrain.distributed.PiecesDroppedWarning` saying what was dropped.
+            :class:`~bpetrain.counting.cluster.PiecesDroppedWarning` saying what was dropped.
             Not exact (the merges may differ); default: keep every piece.
         base : Tokenizer, Encoding, str or os.PathLike, optional
             Extend this vocabulary instead of starting from the bytes (rule 7 of
@@ -318,7 +318,7 @@ class BpeTrainer:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
         Takes the arguments of :meth:`train` (``base`` only chooses the split pattern). The result's
-        :meth:`~bpetrain.pieces.PieceCounter.save` writes a counts shard that
+        :meth:`~bpetrain.counting.counts.PieceCounter.save` writes a counts shard that
         :meth:`train_from_shards` trains on, alone or merged with others.
 
         Returns
@@ -359,7 +359,7 @@ class BpeTrainer:
         return counter
 
     def _count_on_cluster(self, client, sources, *, pat_str, documents, text_field, workers, max_pieces):
-        from .distributed import count_on_dask, group_sources
+        from bpetrain.counting.cluster import count_on_dask, group_sources
 
         if workers is not None:
             raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
@@ -621,7 +621,7 @@ def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndar
     Each piece is encoded with the base's ``mergeable_ranks`` by the compiled encoder
     (tiktoken's rule, :func:`bpetrain._reference.encode_piece_ranks`), which gives the
     segmentation training produced for every piece the base was trained on; one thread
-    per CPU (the caller and kept pool threads: :func:`bpetrain._threads.thread_map`)
+    per CPU (the caller and kept pool threads: :func:`bpetrain._util.threads.thread_map`)
     encodes a share of the pieces (the encoder drops the GIL).
 
     Returns

@@ -2,7 +2,7 @@
 
 :class:`Encoding` takes what ``tiktoken.Encoding`` takes and gives the same token ids
 (the same rule: inside each piece, merge the adjacent pair whose joined bytes have the
-lowest rank, leftmost first; ``bpetrain._encoder`` holds the loops and
+lowest rank, leftmost first; ``bpetrain.encoding._encoder`` holds the loops and
 ``_reference.encode_piece_ranks`` the plain version). The policy lives here: special
 tokens, argument checks, error messages, threads.
 """
@@ -17,7 +17,7 @@ from typing import Literal
 import numpy as np
 import regex
 
-from ._encoder import (
+from bpetrain.encoding._encoder import (
     BATCH_ARRAYS,
     BATCH_COUNTS,
     BATCH_LISTS,
@@ -28,11 +28,11 @@ from ._encoder import (
     text_lengths,
     track_lists,
 )
-from ._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
-from ._splitter import BacktrackLimitExceeded
-from ._threads import thread_map, usable_cores
-from .pretokenize import replace_surrogates, resolve_pattern, split_pattern
-from .unstable import completions, unstable_token_count
+from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
+from bpetrain.splitting._matcher import BacktrackLimitExceeded
+from bpetrain._util.threads import thread_map, usable_cores
+from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
+from bpetrain.encoding.unstable import completions, unstable_token_count
 
 __all__ = ["Encoding", "allowed_special_tokens", "as_token_ids"]
 
@@ -42,7 +42,7 @@ COUNT_BATCH = 4096
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
 #: Most characters of text per kernel call when a batch runs on several threads. The
-#: threads take chunks as they come free (:func:`bpetrain._threads.thread_map`), so small
+#: threads take chunks as they come free (:func:`bpetrain._util.threads.thread_map`), so small
 #: chunks balance them; but each chunk costs a set-up (4-10 us) and, for lists, a switch
 #: of the core's caches from the kernel's tables to the lists and back: on one thread, 3 MB
 #: of 1 KB documents in 46 chunks took 9% longer than in one as lists, 4.5% as counts. On
@@ -104,7 +104,7 @@ class Encoding:
 
     Notes
     -----
-    Any pattern within the compiled matcher's syntax (:mod:`bpetrain._pattern_compiler`)
+    Any pattern within the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`)
     splits text with the compiled splitter, without the GIL; other patterns split with
     the ``regex`` module (``concurrent=True``). Text the pattern does not match is
     dropped, as in tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before
@@ -341,7 +341,7 @@ class Encoding:
     def _kernel_strings(self, allowed_special, disallowed_special) -> tuple:
         """``(allowed, disallowed, specials, needles)`` for these arguments: the special
         tokens to encode as such and the strings no text may hold (tiktoken's rules), and
-        both as the kernel's :class:`~bpetrain._encoder.Needles` (the allowed ones with
+        both as the kernel's :class:`~bpetrain.encoding._encoder.Needles` (the allowed ones with
         their ids; None for an empty set). ``specials`` is False where the kernel cannot
         look for one of the strings (an empty one, or one with a lone surrogate). Kept for
         the last 64 pairs of arguments (a collection as a frozenset of its strings)."""
@@ -365,7 +365,7 @@ class Encoding:
 
     def _special_needles(self, allowed: frozenset[str]) -> Needles | None:
         """The special tokens of ``allowed`` with their ids, as the kernel's
-        :class:`~bpetrain._encoder.Needles` (:func:`_needles`)."""
+        :class:`~bpetrain.encoding._encoder.Needles` (:func:`_needles`)."""
         return _needles(allowed, tuple(self.special_tokens[token] for token in sorted(allowed)))
 
     def _with_specials(self, text: str, allowed: Collection[str]) -> np.ndarray:
@@ -542,7 +542,7 @@ class Encoding:
 
         For completing a prompt: the stable tokens encode a prefix of ``text``; each
         completion is a token sequence that, after them, encodes the rest of ``text``
-        followed by more. The rules are tiktoken's (:mod:`bpetrain.unstable`), which
+        followed by more. The rules are tiktoken's (:mod:`bpetrain.encoding.unstable`), which
         calls this API unstable itself.
 
         Parameters
@@ -557,7 +557,7 @@ class Encoding:
         stable : list of int
             ``decode_bytes(stable)`` is a prefix of ``text`` as UTF-8.
         completions : list of list of int
-            Distinct, in the order of :func:`bpetrain.unstable.completions` (tiktoken's
+            Distinct, in the order of :func:`bpetrain.encoding.unstable.completions` (tiktoken's
             is a hash set's); ``decode_bytes(stable + c)`` starts with ``text`` as UTF-8
             for each completion ``c``.
 
@@ -656,8 +656,8 @@ class Encoding:
 
         Whenever ``block_chars`` characters are waiting, the text is encoded up to the
         last safe cut of the split pattern (no piece crosses it, and the pattern reads
-        nothing beyond it: ``bpetrain._splitter.last_safe_cut``), or the end of a special
-        token that would straddle it: the cuts of counting (:func:`bpetrain.counting.cut_blocks`).
+        nothing beyond it: ``bpetrain.splitting._matcher.last_safe_cut``), or the end of a special
+        token that would straddle it: the cuts of counting (:func:`bpetrain.counting.parallel.cut_blocks`).
         The rest waits for the next parts. A
         raw-mode encoding (no pattern) or a pattern split by the ``regex`` module has no
         safe cuts: its text is held whole, as :meth:`encode` would hold it.
@@ -683,8 +683,8 @@ class Encoding:
             As :meth:`encode`, for a disallowed special token (ids of the text before it
             may have been yielded already).
         """
-        from .counting import cut_blocks
-        from .pieces import PieceCounter
+        from bpetrain.counting.parallel import cut_blocks
+        from bpetrain.counting.counts import PieceCounter
 
         block_chars = STREAM_BLOCK if block_chars is None else block_chars
         if block_chars < 1:
@@ -1195,7 +1195,7 @@ def _check_disallowed(text: str, disallowed: Collection[str]) -> None:
 
 @lru_cache(maxsize=64)
 def _needles(strings: frozenset[str], ids: tuple[int, ...] | None = None) -> Needles | None:
-    """``strings`` as the kernel's :class:`~bpetrain._encoder.Needles` (with ``ids``, the
+    """``strings`` as the kernel's :class:`~bpetrain.encoding._encoder.Needles` (with ``ids``, the
     token id of each in sorted order, for allowed special tokens), or None where the
     kernel cannot look for them: none, an empty string (found everywhere, as by the
     regex) or one with a lone surrogate (no UTF-8)."""

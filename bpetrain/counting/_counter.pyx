@@ -1,6 +1,6 @@
 """Compiled piece counting: a hash table keyed by the pieces' bytes, counts in int64.
 
-Text is split with the compiled splitter (:mod:`bpetrain._splitter`) and every piece is
+Text is split with the compiled splitter (:mod:`bpetrain.splitting._matcher`) and every piece is
 looked up in an open-addressing table (linear probing, load <= 1/2). A slot holds the
 whole entry in 32 bytes: the piece itself when it has at most 8 bytes (most pieces), or
 its 64-bit hash and its place in a byte arena when longer, its length, its count and
@@ -15,7 +15,7 @@ from libc.string cimport memchr, memcmp, memcpy
 
 import numpy as np
 
-from ._splitter cimport Program, Stack, Tables, free_stack, split_pieces
+from bpetrain.splitting._matcher cimport Program, Stack, Tables, free_stack, split_pieces
 
 cdef extern from *:
     """
@@ -234,7 +234,7 @@ cdef class PieceCounts:
             of the text ``data[start:end]`` (``end > stop`` is context the splitter may
             look at, the rest of the text after a safe cut; ``end == stop`` ends the text).
             Each segment starts a string (for ``^``), except the first if ``continued``.
-        program : bpetrain._splitter.Program or None
+        program : bpetrain.splitting._matcher.Program or None
             The split pattern, or None for no pre-tokenization: each document is one piece.
         lines : bool
             Each line (up to and including ``\\n``) of a segment is a document of its own
@@ -302,7 +302,7 @@ cdef class PieceCounts:
         return where
 
     def update_arrays(self, const uint8_t[::1] data, const int64_t[::1] offsets, const int64_t[::1] counts):
-        """Add pieces given as :class:`~bpetrain.pieces.PieceTable` arrays."""
+        """Add pieces given as :class:`~bpetrain.counting.counts.PieceTable` arrays."""
         cdef Py_ssize_t i, n = counts.shape[0], length
         cdef const uint8_t* p
         if offsets.shape[0] != n + 1 or (n and (offsets[0] != 0 or offsets[n] != data.shape[0])):

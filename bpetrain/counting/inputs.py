@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from .pieces import join_documents
-from .pretokenize import encode_utf8
+from bpetrain.counting.counts import join_documents
+from bpetrain.splitting.pattern import encode_utf8
 
 __all__ = ["INPUT_FORMATS", "SkippedInputWarning", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
 

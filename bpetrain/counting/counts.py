@@ -3,9 +3,9 @@
 A *piece* is what the split pattern cuts a document into (or the whole document in
 raw mode, ``pat_str=None``); BPE never merges across pieces, so training needs only
 each unique piece and how often it occurs. :class:`PieceTable` holds them as three
-numpy arrays, the input of the compiled trainer (:mod:`bpetrain._core`), and saves
+numpy arrays, the input of the compiled trainer (:mod:`bpetrain.training._merge`), and saves
 them as a ``.npz`` shard. :class:`PieceCounter` fills the compiled hash table of
-:mod:`bpetrain._counter` from documents or from blocks of a long text.
+:mod:`bpetrain.counting._counter` from documents or from blocks of a long text.
 """
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import regex
 
-from . import _counter
-from ._atomic import atomic_write
-from ._read import loads_json, max_file_bytes
-from .pretokenize import encode_utf8, split_pattern
+from bpetrain.counting import _counter
+from bpetrain._util.atomic import atomic_write
+from bpetrain._util.read import loads_json, max_file_bytes
+from bpetrain.splitting.pattern import encode_utf8, split_pattern
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -114,7 +114,7 @@ class PieceTable:
         """Read a counts shard written by :meth:`save`: the table and the header.
 
         The shard is checked before anything is built: the zip members and their sizes
-        (the arrays together at most :func:`bpetrain._read.max_file_bytes`, so a small
+        (the arrays together at most :func:`bpetrain._util.read.max_file_bytes`, so a small
         compressed file cannot make a huge allocation), each ``.npy`` header (dtype,
         one dimension, data size against the member's size), the JSON header (depth
         limited) and the arrays' consistency.
@@ -233,10 +233,10 @@ class PieceCounter:
     Parameters
     ----------
     pat_str : str or None
-        The split pattern (a regex; see :func:`bpetrain.pretokenize.resolve_pattern` for
+        The split pattern (a regex; see :func:`bpetrain.splitting.pattern.resolve_pattern` for
         names), or ``None`` for raw mode, where every document (between special tokens)
         is one piece. The compiled splitter runs it, or the ``regex`` module for syntax
-        the splitter does not run (:class:`bpetrain.pretokenize.SplitPattern`), with the
+        the splitter does not run (:class:`bpetrain.splitting.pattern.SplitPattern`), with the
         same pieces.
     special_tokens : iterable of str
         Strings cut out of every document before splitting; they split the text (like
@@ -278,7 +278,7 @@ class PieceCounter:
         """Where to end a block of ``data`` (which starts where the text or the previous
         block starts) so that counting the blocks one by one gives the pieces of the whole
         text: the last safe cut of the pattern (a line end in ``lines`` mode; see
-        ``bpetrain._splitter.last_safe_cut``), or the end of a special token that would
+        ``bpetrain.splitting._matcher.last_safe_cut``), or the end of a special token that would
         straddle it; -1 if there is none (raw mode, or a pattern the regex module
         splits). ``searched``:
         ``data[:searched]`` is known to hold no cut."""
