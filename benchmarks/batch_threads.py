@@ -18,7 +18,7 @@ second thread).
 The last row is the machine's own ceiling, measured in the same run: ``count_batch`` of all
 the documents on one thread in this process, against two processes at once (this one and a
 forked twin, started together), each counting on one thread the chunks a two-thread call
-cuts (``bpetrain.encoding.core._batch_chunks``), taken one at a time from a shared counter as
+cuts (``bpetrain.encoding.batching.batch_chunks``), taken one at a time from a shared counter as
 the threads take them: the same work as two threads, without sharing a process. (Two
 fixed halves were not the same work: the first half of fortunes.txt took 1.5 times as long
 as the second, and the row read 1.70x where threads gave 1.93-1.99x.) On a shared virtual
@@ -36,7 +36,7 @@ import time
 
 import bpetrain
 from bpetrain.encoding._encoder import text_lengths
-from bpetrain.encoding.core import _batch_chunks
+from bpetrain.encoding.batching import batch_chunks
 
 
 def main() -> None:
@@ -52,7 +52,7 @@ def main() -> None:
         text = f.read(args.max_bytes).decode("utf-8", "ignore")
     docs = [text[i : i + 1000] for i in range(0, len(text), 1000)]
     megabytes = len(text.encode("utf-8")) / 1e6
-    runs_of_docs = _batch_chunks(docs, text_lengths(docs), 2)  # the chunks of a call on two threads
+    runs_of_docs = batch_chunks(docs, text_lengths(docs), 2)  # the chunks of a call on two threads
     taken = multiprocessing.get_context("fork").Value("q", 0)  # runs taken so far
     twin, child = _twin(enc, runs_of_docs, taken)  # forked before any thread pool exists
     rows = {"lists": enc.encode_ordinary_batch, "lists, special tokens checked": enc.encode_batch,

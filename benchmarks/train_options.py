@@ -30,7 +30,7 @@ import platform
 import tempfile
 import time
 
-from bpetrain import BpeTrainer, Tokenizer, formats
+from bpetrain import BpeTrainer, Tokenizer
 
 
 def timed(trainer: BpeTrainer, shard: str, **kwargs) -> tuple[float, Tokenizer]:
@@ -68,7 +68,7 @@ def main() -> None:
                      "identical" if tok.merges == plain.merges else "DIFFERENT"))
         if args.cl100k:
             started = time.perf_counter()
-            base = formats.load(args.cl100k, "tiktoken", pat_str="cl100k")
+            base = Tokenizer.from_file(args.cl100k, format="tiktoken", pat_str="cl100k")
             print(f"cl100k_base loaded as a Tokenizer in {time.perf_counter() - started:.1f} s (not timed below)")
             trainer = BpeTrainer(100256 + len(plain.merges), show_progress=False)
             seconds, tok = timed(trainer, shard, base=base)

@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+from bpetrain._util.version import __version__, kernels_missing
+
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter
     from bpetrain.encoding.core import Encoding
@@ -28,8 +30,6 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
         TrainingStats,
         VocabSizeNotReachedWarning,
     )
-
-__version__ = "0.1.0"
 
 #: Public name -> the module that defines it.
 _HOMES = {
@@ -86,23 +86,3 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_HOMES])
-
-
-def kernels_missing(exc: ModuleNotFoundError) -> Exception:
-    """``exc`` itself, or, when it is one of bpetrain's compiled kernels that is missing
-    (Python started in a source checkout that was never built, so ``import bpetrain``
-    found the folder instead of the installed package), an ImportError that says so and
-    how to fix it."""
-    import os
-
-    name = exc.name or ""
-    if not (name.startswith(f"{__name__}.") and name.rsplit(".", 1)[-1].startswith("_")):
-        return exc
-    here = os.path.dirname(os.path.abspath(__file__))
-    return ImportError(
-        f"bpetrain's compiled kernels ({exc.name}) are not built in {here}: Python imported this source "
-        "folder instead of an installed bpetrain (it happens when you run Python from the repository root). "
-        "Run from another directory after `pip install .`, or build the kernels in place with "
-        "`python setup.py build_ext --inplace`"
-    )
-

@@ -10,7 +10,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from bpetrain import __version__, kernels_missing
+from bpetrain._util.version import __version__, kernels_missing
 from bpetrain.splitting.names import PATTERNS
 
 if TYPE_CHECKING:

@@ -30,6 +30,7 @@ from bpetrain.encoding.core import Encoding
 from bpetrain.formats.gpt2 import load_files
 from bpetrain.formats.tiktoken import read_tiktoken
 from bpetrain.splitting.pattern import PATTERNS
+from bpetrain.tokenizer import Tokenizer
 
 __all__ = [
     "MODEL_PREFIX_TO_ENCODING",
@@ -194,7 +195,10 @@ def get_encoding(encoding_name: str) -> Encoding:
                     "for other vocabularies build a bpetrain.Encoding or use bpetrain.load_tiktoken"
                 )
             paths = [find_file(file, encoding_name) for file in spec.files]
-            ranks = read_tiktoken(paths[0]) if len(paths) == 1 else load_files(*paths).mergeable_ranks
+            if len(paths) == 1:
+                ranks = read_tiktoken(paths[0])
+            else:
+                ranks = Tokenizer.from_model(load_files(*paths)).mergeable_ranks
             _loaded[encoding_name] = RegisteredEncoding(
                 encoding_name,
                 pat_str=PATTERNS[spec.pattern],

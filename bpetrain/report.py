@@ -367,7 +367,7 @@ def build_report(
     ValueError
         If a model cannot be encoded with tiktoken's rule (:meth:`Tokenizer.encoding`).
     """
-    from bpetrain import __version__
+    from bpetrain._util.version import __version__
 
     models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
     if compare is not None:

@@ -1,15 +1,19 @@
-"""The trained tokenizer: merges, ranks, vocab, special tokens, and a reference encoder."""
+"""The trained tokenizer: merges, ranks, vocab, special tokens, and an encoder by the merges."""
 from __future__ import annotations
 
-import os
 import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from bpetrain import _reference
-from bpetrain.encoding.core import Encoding, allowed_special_tokens, as_token_ids
-from bpetrain.splitting.pattern import resolve_pattern
+from bpetrain.encoding.core import Encoding
+from bpetrain.encoding.decoding import as_token_ids
+from bpetrain.encoding.merge_rule import encode_with_merges, unreachable_tokens
+from bpetrain.encoding.special import allowed_special_tokens, special_regex
+from bpetrain.splitting.pattern import encode_utf8, resolve_pattern, split_pattern
+
+if TYPE_CHECKING:
+    from bpetrain.formats import Model
 
 __all__ = ["Tokenizer"]
 
@@ -132,13 +136,7 @@ class Tokenizer:
         in the vocabulary first (tiktoken, Hugging Face with ``ignore_merges``) would
         output it anyway, so exports refuse vocabularies that have any.
         """
-        vocab, table = self.vocab, self._byte_table
-        return [
-            i
-            for i in range(256, 256 + len(self.merges))
-            if _reference.encode_piece(vocab[i] if table is None else vocab[i].translate(table), self._merge_ids)
-            != [i]
-        ]
+        return unreachable_tokens(self.merges)
 
     def check_exportable(self, format_name: str) -> None:
         """Refuse a vocabulary that ``format_name`` (for the message) cannot carry faithfully:
@@ -204,9 +202,9 @@ class Tokenizer:
         tiktoken's rule on :attr:`mergeable_ranks`, which gives the ids of applying the
         merges in rank order (minbpe's method; the tests compare both). A vocabulary
         the compiled encoder cannot represent (two merges that spell the same bytes, or
-        a token that does not encode to itself) falls back to that pure-Python
-        reference (``bpetrain._reference.encode``, exact and ~100x slower) with a
-        ``RuntimeWarning`` on the first call.
+        a token that does not encode to itself) falls back to applying the merges in
+        plain Python (:func:`bpetrain.encoding.merge_rule.encode_with_merges`, exact and
+        ~100x slower) with a ``RuntimeWarning`` on the first call.
 
         Parameters
         ----------
@@ -237,15 +235,29 @@ class Tokenizer:
         if self._compiled is not None:
             return self._compiled.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-        return _reference.encode(
-            text, self._merge_ids, self.pat_str, {s: self.special_tokens[s] for s in allowed}, self._byte_table
-        )
+        return self._encode_with_merges(text, allowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special token strings as ordinary text (compiled, as :meth:`encode`)."""
         if self._compiled is not None:
             return self._compiled.encode_ordinary(text)
-        return _reference.encode(text, self._merge_ids, self.pat_str, None, self._byte_table)
+        return self._encode_with_merges(text, ())
+
+    def _encode_with_merges(self, text: str, allowed: Collection[str]) -> list[int]:
+        """The ids of ``text`` by the merges in training order, in plain Python, each special
+        token of ``allowed`` as its id: :meth:`encode` where the compiled encoder cannot
+        hold the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
+        parts = special_regex(frozenset(allowed)).split(text) if allowed else [text]
+        split = None if self.pat_str is None else split_pattern(self.pat_str).split
+        ids: list[int] = []
+        for i, part in enumerate(parts):
+            if i % 2:
+                ids.append(self.special_tokens[part])
+                continue
+            for piece in [encode_utf8(part)] if split is None else split(part):
+                ids.extend(encode_with_merges(
+                    piece if self._byte_table is None else piece.translate(self._byte_table), self._merge_ids))
+        return ids
 
     @cached_property
     def _compiled(self) -> Encoding | None:
@@ -304,6 +316,21 @@ class Tokenizer:
 
     # ------------------------------------------------------------------ files
 
+    @classmethod
+    def from_model(cls, model: Model) -> Tokenizer:
+        """The tokenizer of what a file format's reader returns (:class:`bpetrain.formats.Model`).
+
+        Raises
+        ------
+        ValueError
+            As the constructor, with the model's file in front of the message.
+        """
+        try:
+            return cls(model.merges, pat_str=model.pat_str, special_tokens=model.special_tokens,
+                       byte_ids=model.byte_ids)
+        except ValueError as exc:
+            raise ValueError(f"{model.source}: {exc}") from None
+
     def save(self, path) -> None:
         """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically."""
         from bpetrain.formats.model_file import write_model
@@ -328,11 +355,7 @@ class Tokenizer:
         """
         from bpetrain.formats.model_file import read_model
 
-        model = read_model(path)
-        try:
-            return cls(**model)
-        except ValueError as exc:
-            raise ValueError(f"{os.fspath(path)}: {exc}") from None
+        return cls.from_model(read_model(path))
 
     def save_tiktoken(self, path) -> None:
         """Write a tiktoken rank file and its sidecar ``path.json``: ``export(path, format="tiktoken")``."""
@@ -365,9 +388,9 @@ class Tokenizer:
         """Read a tokenizer from any format :meth:`export` writes, or a :meth:`save` model file.
 
         ``format`` (``"bpetrain"``, ``"tiktoken"``, ``"hf"``, ``"gpt2"``, ``"minbpe"``)
-        defaults to what the path shows (:func:`bpetrain.formats.load`); ``options``
-        go to the format's reader, e.g. ``pat_str="cl100k"`` for a rank file without a
-        sidecar such as ``cl100k_base.tiktoken``.
+        defaults to what the path shows (:func:`bpetrain.formats.detect_format`);
+        ``options`` go to the format's reader (:func:`bpetrain.formats.load`), e.g.
+        ``pat_str="cl100k"`` for a rank file without a sidecar such as ``cl100k_base.tiktoken``.
 
         Raises
         ------
@@ -377,4 +400,4 @@ class Tokenizer:
         """
         from bpetrain import formats
 
-        return formats.load(path, format, **options)
+        return cls.from_model(formats.load(path, format, **options))

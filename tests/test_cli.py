@@ -159,11 +159,11 @@ def encode_setup(tmp_path):
 def test_encode_ids_count_json_equal_the_library(encode_setup, capsysbinary, monkeypatch):
     import orjson
 
-    import bpetrain.encoding.core
+    import bpetrain.encoding.stream
 
     tok, model, corpus, text = encode_setup
     expected = tok.encode(text, allowed_special="all")
-    monkeypatch.setattr(bpetrain.encoding.core, "STREAM_BLOCK", 500)  # many blocks: the cuts must not change ids
+    monkeypatch.setattr(bpetrain.encoding.stream, "STREAM_BLOCK", 500)  # many blocks: the cuts must not change ids
     monkeypatch.setattr("bpetrain.cli.ENCODE_BLOCK_BYTES", 777)
     assert main(["encode", str(model), str(corpus), "--allowed-special", "all", "-q"]) == 0
     assert [int(i) for i in capsysbinary.readouterr().out.split()] == expected

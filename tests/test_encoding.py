@@ -454,13 +454,14 @@ def test_encode_with_allowed_special_tokens_as_tiktoken(trained):
                 assert batch_of(ours.encode_batch_to_numpy, texts, {**options, "num_threads": threads}) == expected, options
         # The kernel also counts with special tokens: one each, as many as the ids it gives.
         clean = [replace_surrogates(text) for text in texts]
-        found = ours._special_needles(frozenset(specials))
+        found = ours._specials.strings(frozenset(specials), ()).specials
         counts = ours._bpe.encode_batch(clean, ours._pattern, BATCH_COUNTS, None, found)
         assert counts.tolist() == [len(ids) for ids in ours._bpe.encode_batch(clean, ours._pattern, BATCH_LISTS, None, found)]
         assert counts.tolist() == [len(theirs.encode(text, allowed_special="all")) for text in clean]
     longer = Encoding("prefixes", **{**kwargs, "special_tokens": {"<s>": n, "<s>x": n + 1, "x<s>": n + 2}})
+    by_regex = longer._specials.strings({"<s>", "<s>x", "x<s>"}, ())._replace(kernel=False)  # cut by the regex module
     for text in ["<s>x", "a <s>xb", "<s><s>x", "x<s>x", "x<s>"]:
-        assert longer.encode(text, allowed_special="all") == longer._with_specials(text, {"<s>", "<s>x", "x<s>"}).tolist()
+        assert longer.encode(text, allowed_special="all") == longer._encode(text, True, by_regex)
     assert longer.encode("<s>x<s>", allowed_special="all") == [n + 1, n]
 
 

@@ -37,20 +37,7 @@ LAYERS = {
 
 #: Upward or sideways imports that are still to be removed; each is named so that no
 #: new one can slip in. Empty when the house is in order.
-KNOWN = {
-    ("bpetrain.cli", "bpetrain"),
-    ("bpetrain.report", "bpetrain"),
-    ("bpetrain.encoding.core", "bpetrain.counting.counts"),
-    ("bpetrain.encoding.core", "bpetrain.counting.parallel"),
-    ("bpetrain.encoding.unstable", "bpetrain._reference"),
-    ("bpetrain.tokenizer", "bpetrain._reference"),
-    ("bpetrain.formats", "bpetrain.tokenizer"),
-    ("bpetrain.formats._vocab", "bpetrain.tokenizer"),
-    ("bpetrain.formats.gpt2", "bpetrain.tokenizer"),
-    ("bpetrain.formats.hf", "bpetrain.tokenizer"),
-    ("bpetrain.formats.minbpe", "bpetrain.tokenizer"),
-    ("bpetrain.formats.tiktoken", "bpetrain.tokenizer"),
-}
+KNOWN: set[tuple[str, str]] = set()
 
 
 def modules() -> dict[str, pathlib.Path]:

@@ -386,12 +386,12 @@ def test_batch_chunks_give_each_thread_several(num_threads):
     """Chunks keep the texts in order, hold at most about BATCH_CHUNK characters (plus one
     text), and number at least four per thread where chunks of SMALLEST_CHUNK characters
     allow it."""
-    from bpetrain.encoding.core import BATCH_CHUNK, SMALLEST_CHUNK, _batch_chunks
+    from bpetrain.encoding.batching import BATCH_CHUNK, SMALLEST_CHUNK, batch_chunks
 
     rng = random.Random(num_threads)
     for total_texts, mean in [(1, 10), (5, 1000), (3000, 1000), (40, BATCH_CHUNK // 3), (10_000, 700), (1000, 300)]:
         texts = ["x" * rng.randint(0, 2 * mean) for _ in range(total_texts)]
-        chunks = _batch_chunks(texts, np.array([len(t) for t in texts], dtype=np.int64), num_threads)
+        chunks = batch_chunks(texts, np.array([len(t) for t in texts], dtype=np.int64), num_threads)
         assert [t for chunk in chunks for t in chunk] == texts
         assert all(chunks)
         if num_threads == 1 or total_texts < 2:

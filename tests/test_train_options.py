@@ -19,7 +19,6 @@ from bpetrain import (
     BpeTrainer,
     Tokenizer,
     _reference,
-    formats,
     load_tiktoken,
 )
 from bpetrain.formats.hf import hf_pattern
@@ -358,7 +357,7 @@ def test_extend_cl100k_encodes_like_tiktoken_and_round_trips(tmp_path):
     assert len(ours.encode(sample)) < len(load_tiktoken(path, pat_str="cl100k").encode(sample))
     for format in ("tiktoken", "hf", "gpt2"):
         extended.export(tmp_path / format, format=format)
-        assert formats.load(tmp_path / format).merges == extended.merges
+        assert Tokenizer.from_file(tmp_path / format).merges == extended.merges
 
 
 def test_cli_train_options(tmp_path):

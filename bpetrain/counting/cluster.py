@@ -19,7 +19,7 @@ a task whose worker died; a counter is only used whole). Ray or Spark jobs can c
 same public functions (README: "Counting on a cluster").
 
 A boundary of a text is a safe cut of the split pattern
-(:meth:`PieceCounter.cut`) that can be recognised from the bytes around it alone, so
+(:meth:`bpetrain.splitting.cuts.Cuts.cut`) that can be recognised from the bytes around it alone, so
 that two tasks reading different ranges agree on it: the bytes on both sides are ASCII
 (one character each, whatever precedes them) and no special token overlaps or ends at
 it. In ``documents="line"`` mode every line start is a cut. Texts in raw mode with
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bpetrain._util.progress import progress_bar
-from bpetrain.counting.parallel import count_sources, cut_blocks
+from bpetrain.counting.parallel import count_sources
 from bpetrain.counting.inputs import Source, expand_inputs, read_range
 from bpetrain.counting.counts import PieceCounter, PieceTable
 from bpetrain.splitting.pattern import resolve_pattern, split_pattern
@@ -212,7 +212,7 @@ def count_task(
         return counter  # the boundaries of this range are before it: a neighbour counts its bytes
     tail = b"".join(read_range(source, stop, stop + 8 + counter.lookahead))  # what the splitter may look at
     blocks = read_range(source, start, stop)
-    for data, cut, final, continued in cut_blocks(blocks, counter, continued=start > 0, tail=tail):
+    for data, cut, final, continued in counter.cuts.cut_blocks(blocks, continued=start > 0, tail=tail):
         counter.count_text(data, cut, final=final, continued=continued)
     if not lines and start == 0:
         counter.n_documents += 1

@@ -21,8 +21,10 @@ import numpy as np
 import regex
 
 from bpetrain.counting import _counter
+from bpetrain.counting.inputs import join_documents
 from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import loads_json, max_file_bytes
+from bpetrain.splitting.cuts import Cuts
 from bpetrain.splitting.pattern import encode_utf8, split_pattern
 
 __all__ = ["PieceCounter", "PieceTable"]
@@ -258,15 +260,13 @@ class PieceCounter:
         self._split = None if pat_str is None else split_pattern(pat_str)
         #: The compiled split pattern (None: raw mode, or the regex module splits).
         self._program = None if self._split is None else self._split.program
-        # a line holds no newline: in lines mode a special token with one never occurs
-        specials = sorted((t for t in self.special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
-        self._special = self._special_text = None
-        if specials:
-            self._special = regex.compile(b"|".join(regex.escape(s.encode("utf-8")) for s in specials))
-            self._special_text = regex.compile("|".join(regex.escape(s) for s in specials))
+        #: Where a long text may be cut into blocks (:meth:`cut`, :meth:`count_text`).
+        self.cuts = Cuts(pat_str, self.special_tokens, lines=lines)
+        self._special = self.cuts.special
+        self._special_text = None
+        if self._special is not None:
+            self._special_text = regex.compile("|".join(regex.escape(s) for s in self.cuts.special_tokens))
         self._table = _counter.PieceCounts()
-        #: Bytes after a cut that :meth:`cut` needs to see (the longest special token - 1).
-        self.lookahead = max((len(t.encode("utf-8")) - 1 for t in specials), default=0)
         #: Bytes of text seen so far (UTF-8 bytes, special tokens included).
         self.n_input_bytes = 0
         #: Documents seen so far.
@@ -274,42 +274,21 @@ class PieceCounter:
         #: Seconds spent reading and counting (set by whoever drives the counter).
         self.seconds = 0.0
 
+    @property
+    def lookahead(self) -> int:
+        """Bytes after a cut that :meth:`cut` needs to see (the longest special token - 1)."""
+        return self.cuts.lookahead
+
     def cut(self, data: bytes, searched: int = 0) -> int:
-        """Where to end a block of ``data`` (which starts where the text or the previous
-        block starts) so that counting the blocks one by one gives the pieces of the whole
-        text: the last safe cut of the pattern (a line end in ``lines`` mode; see
-        ``bpetrain.splitting._matcher.last_safe_cut``), or the end of a special token that would
-        straddle it; -1 if there is none (raw mode, or a pattern the regex module
-        splits). ``searched``:
-        ``data[:searched]`` is known to hold no cut."""
-        # a special token that starts before the cut must end inside the data, or the
-        # straddle check below cannot see it
-        hi = len(data) - self.lookahead
-        if hi <= searched:
-            return -1
-        if self.lines:
-            cut = data.rfind(b"\n", searched, hi) + 1
-        elif self._program is not None:
-            cut = self._program.safe_cut(data, searched, hi)
-        else:
-            return -1
-        if cut > 0 and self._special is not None:
-            for m in self._special.finditer(data):  # from the start: the matches of the whole text
-                if m.start() >= cut:
-                    break
-                if m.end() > cut:
-                    return m.end()
-        return cut if cut > 0 else -1
+        """Where to end a block of ``data`` so that counting the blocks one by one gives
+        the pieces of the whole text (:meth:`bpetrain.splitting.cuts.Cuts.cut`); -1 if
+        there is no cut."""
+        return self.cuts.cut(data, searched)
 
     def starts_string(self, data: bytes, cut: int) -> bool:
-        """Whether the text after ``cut`` (from :meth:`cut`) is a string of its own for the
-        split pattern (``^`` matches at its start): a special token ends at the cut."""
-        if self._special is None:
-            return False
-        for m in self._special.finditer(data, 0, cut):  # the matches of the whole text, in order
-            if m.end() == cut:
-                return True
-        return False
+        """Whether the text after ``cut`` is a string of its own for the split pattern
+        (:meth:`bpetrain.splitting.cuts.Cuts.starts_string`)."""
+        return self.cuts.starts_string(data, cut)
 
     def count_text(self, data: bytes, stop: int, *, final: bool, continued: bool = False) -> None:
         """Count the pieces in ``data[:stop]``, a block of a long text cut by :meth:`cut`.
@@ -455,21 +434,6 @@ def _restore_counter(pat_str, special_tokens, lines, table, totals) -> PieceCoun
     counter.add_table(table)
     counter.n_input_bytes, counter.n_documents, counter.seconds = totals
     return counter
-
-
-def join_documents(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
-    """Documents as one buffer and their bounds, the input of :meth:`PieceCounter.count_documents`.
-
-    Returns
-    -------
-    data : bytes
-        The documents, concatenated.
-    bounds : numpy.ndarray of int64, shape (n_documents + 1,)
-        Document ``i`` is ``data[bounds[i]:bounds[i + 1]]``.
-    """
-    bounds = np.zeros(len(documents) + 1, dtype=np.int64)
-    np.cumsum(np.fromiter(map(len, documents), dtype=np.int64, count=len(documents)), out=bounds[1:])
-    return b"".join(documents), bounds
 
 
 def _documents_of(item, text_field: str) -> list[bytes]:

@@ -29,10 +29,18 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
-from bpetrain.counting.counts import join_documents
 from bpetrain.splitting.pattern import encode_utf8
 
-__all__ = ["INPUT_FORMATS", "SkippedInputWarning", "Source", "expand_inputs", "read_blocks", "read_range", "read_records"]
+__all__ = [
+    "INPUT_FORMATS",
+    "SkippedInputWarning",
+    "Source",
+    "expand_inputs",
+    "join_documents",
+    "read_blocks",
+    "read_range",
+    "read_records",
+]
 
 #: Input formats; ``auto`` picks one from the file name.
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
@@ -400,6 +408,21 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
                 batch, size = [], 0
     if batch:
         yield join_documents(batch)
+
+
+def join_documents(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
+    """Documents as one buffer and their bounds, the input of :meth:`bpetrain.counting.counts.PieceCounter.count_documents`.
+
+    Returns
+    -------
+    data : bytes
+        The documents, concatenated.
+    bounds : numpy.ndarray of int64, shape (n_documents + 1,)
+        Document ``i`` is ``data[bounds[i]:bounds[i + 1]]``.
+    """
+    bounds = np.zeros(len(documents) + 1, dtype=np.int64)
+    np.cumsum(np.fromiter(map(len, documents), dtype=np.int64, count=len(documents)), out=bounds[1:])
+    return b"".join(documents), bounds
 
 
 def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[bytes, np.ndarray]]:

@@ -1,7 +1,7 @@
 """Counting a corpus in parallel: read blocks, cut them where the pattern cuts, count on threads.
 
 The main thread reads each source (:mod:`bpetrain.counting.inputs`) in blocks of about 1 MB and
-ends every block at a safe cut of the split pattern (:meth:`PieceCounter.cut`: a point
+ends every block at a safe cut of the split pattern (:class:`bpetrain.splitting.cuts.Cuts`: a point
 the pattern cuts at whatever surrounds it), so the blocks can be counted independently;
 JSON Lines and Parquet sources come as batches of whole documents. Worker threads count
 blocks into tables of their own with the compiled splitter and counter, which run
@@ -15,7 +15,7 @@ block.
 from __future__ import annotations
 
 import queue
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from bpetrain._util.progress import progress_bar
@@ -23,7 +23,7 @@ from bpetrain._util.threads import usable_cores
 from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from bpetrain.counting.counts import PieceCounter
 
-__all__ = ["count_sources", "cut_blocks", "default_workers"]
+__all__ = ["count_sources", "default_workers"]
 
 
 def default_workers() -> int:
@@ -105,8 +105,8 @@ def count_sources(
         n_files = 0
         for source in sources:
             if source.format == "text":
-                # cut() reads only the options, never the counts
-                for data, stop, final, continued in cut_blocks(read_blocks(source, bar.update, block_bytes), counters[0]):
+                blocks = counters[0].cuts.cut_blocks(read_blocks(source, bar.update, block_bytes))
+                for data, stop, final, continued in blocks:
                     submit("count_text", data, stop, final=final, continued=continued)
                 n_files += 1
             else:
@@ -120,43 +120,3 @@ def count_sources(
     if not lines:
         total.n_documents += n_files
     return total
-
-
-def cut_blocks(
-    blocks: Iterable[bytes], cutter: PieceCounter, *, continued: bool = False, tail: bytes = b""
-) -> Iterator[tuple[bytearray, int, bool, bool]]:
-    """Blocks of a text re-cut at safe cuts: the arguments of :meth:`PieceCounter.count_text`.
-
-    Parameters
-    ----------
-    blocks : iterable of bytes
-        The text, in blocks of any size.
-    cutter : PieceCounter
-        Gives the cuts (:meth:`~PieceCounter.cut`); its counts are not touched.
-    continued : bool, default False
-        The text started before the first block (it is not a string start for ``^``).
-    tail : bytes, default b""
-        What follows the text (empty: the text ends with the last block). The text
-        must end at a safe cut then; the splitter may look at ``tail``.
-
-    Yields
-    ------
-    data : bytearray
-        A block ending at a cut, then what follows it.
-    stop : int
-        The block is ``data[:stop]``.
-    final : bool
-        The text ends at ``stop``.
-    continued : bool
-        The block does not start a string (for ``^``).
-    """
-    carry = bytearray()
-    for block in blocks:
-        searched = max(0, len(carry) - 8 - cutter.lookahead)  # no cut before: searched already
-        carry += block
-        cut = cutter.cut(carry, searched)
-        if cut > 0:
-            data, carry = carry, carry[cut:]
-            yield data, cut, False, continued
-            continued = not cutter.starts_string(data, cut)
-    yield carry + tail, len(carry), not tail, continued

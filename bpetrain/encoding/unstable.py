@@ -5,8 +5,9 @@ the tokens of its last piece, and with patterns whose splits move (cl100k's
 ``\\s*[\\r\\n]`` joins ``"\\n"`` and ``" "`` once another ``"\\n"`` follows) the whitespace
 tokens just before it. This module finds that *unstable* end and lists the token
 sequences it may turn into, for :meth:`bpetrain.Encoding.encode_with_unstable` (a
-prompt's stable tokens plus every way a completion may continue it) and
-:meth:`bpetrain.Encoding._encode_bytes` (bytes cut inside a character).
+prompt's stable tokens plus every way a completion may continue it,
+:func:`encode_with_unstable`) and :meth:`bpetrain.Encoding._encode_bytes` (bytes cut
+inside a character, :func:`encode_bytes`).
 
 The rules are tiktoken's (``_increase_last_piece_token_len`` and
 ``_encode_unstable_native`` in tiktoken's ``src/lib.rs``), heuristics included, so that
@@ -19,14 +20,58 @@ from bisect import bisect_left
 
 import regex
 
-from bpetrain._reference import encode_piece_ranks
+from bpetrain.encoding.merge_rule import split_with_ranks
+from bpetrain.encoding.special import special_regex
+from bpetrain.splitting.pattern import replace_surrogates
 
-__all__ = ["byte_pair_encode", "completions", "unstable_token_count"]
+__all__ = ["byte_pair_encode", "completions", "encode_bytes", "encode_with_unstable", "unstable_token_count"]
 
 #: Bytes of the tokens that extend the unstable end backwards (tiktoken's choice).
 BLANK_BYTES = b" \n\t"
 
 _WHITESPACE = regex.compile(r"\p{White_Space}")
+
+
+def encode_with_unstable(enc, text: str, allowed: set[str]) -> tuple[list[int], list[list[int]]]:
+    """The tokens of ``text`` that more text cannot change, and how the rest may continue
+    (:meth:`bpetrain.Encoding.encode_with_unstable`; ``allowed``: the special tokens
+    encoded as such)."""
+    tokens, n_last_piece = _encode_with_last_piece(enc, text, allowed)
+    n_unstable = unstable_token_count(enc, tokens, n_last_piece)
+    if not n_unstable:
+        return tokens, []
+    stable, unstable = tokens[: len(tokens) - n_unstable], tokens[len(tokens) - n_unstable :]
+    return stable, completions(enc, enc.decode_bytes(unstable))
+
+
+def encode_bytes(enc, data: bytes) -> list[int]:
+    """Token ids of ``data``, which may be invalid UTF-8 (:meth:`bpetrain.Encoding._encode_bytes`).
+
+    Valid UTF-8 is encoded as text. Otherwise the valid head is encoded as text, and its
+    unstable end joined with the rest of the bytes is encoded as one piece.
+    """
+    try:
+        return enc.encode_ordinary(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        valid = exc.start
+    tokens, n_last_piece = _encode_with_last_piece(enc, data[:valid].decode("utf-8"), set())
+    n_unstable = unstable_token_count(enc, tokens, n_last_piece)
+    stable, unstable = tokens[: len(tokens) - n_unstable], tokens[len(tokens) - n_unstable :]
+    return stable + enc._encode_single_piece(enc.decode_bytes(unstable) + data[valid:])
+
+
+def _encode_with_last_piece(enc, text: str, allowed: set[str]) -> tuple[list[int], int]:
+    """:meth:`bpetrain.Encoding.encode` of ``text`` (``allowed``: the special tokens encoded
+    as such), and how many of the tokens encode its last piece: 0 if the text after the
+    last special token has no piece."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = replace_surrogates(text)
+    tokens = enc._encode(text, True, enc._specials.strings(allowed, ()) if allowed else enc._specials.none)
+    tail = (special_regex(frozenset(allowed)).split(text)[-1] if allowed else text).encode("utf-8")
+    pieces = [tail] if enc._split is None else enc._split.split(tail)
+    return tokens, len(enc._encode_single_piece(pieces[-1])) if pieces else 0
 
 
 def unstable_token_count(enc, tokens: list[int], n_last_piece: int) -> int:
@@ -103,10 +148,10 @@ def byte_pair_encode(enc, piece: bytes) -> list[int]:
 
     The two differ only when ``piece`` is a token that the rule does not make (the
     vocabularies bpetrain trains have none: :meth:`bpetrain.Tokenizer.encoding` refuses
-    them); then the pure-Python rule answers.
+    them); then the pure-Python rule answers (:func:`bpetrain.encoding.merge_rule.split_with_ranks`).
     """
     if len(piece) > 1 and piece in enc.mergeable_ranks:
-        return encode_piece_ranks(piece, enc.mergeable_ranks)
+        return [enc.mergeable_ranks[part] for part in split_with_ranks(piece, enc.mergeable_ranks)]
     return enc._encode_single_piece(piece)
 
 

@@ -15,17 +15,26 @@ What each carries: all four hold the merges and the special tokens (GPT-2's as p
 tiktoken sidecar, the ``tokenizer.json`` pre-tokenizer and the minbpe model (an empty
 pattern line); GPT-2 files carry none (loading assumes GPT-2's pattern unless told).
 minbpe cannot hold bytes ordered other than 0..255 (imported cl100k_base, GPT-2).
+
+Readers return a :class:`Model` (the tokenizer's arguments and the file they came from)
+and writers take a :class:`~bpetrain.Tokenizer`: this package does not import the
+tokenizer, whose :meth:`~bpetrain.Tokenizer.from_file` and
+:meth:`~bpetrain.Tokenizer.export` call it.
 """
 from __future__ import annotations
 
 import os
 import re
+from typing import TYPE_CHECKING
 
-from bpetrain.formats.model_file import MAGIC
-from bpetrain.tokenizer import Tokenizer
+from bpetrain.formats._vocab import Model
+from bpetrain.formats.model_file import MAGIC, read_model
 from bpetrain.formats import gpt2, hf, minbpe, tiktoken
 
-__all__ = ["FORMATS", "detect_format", "export", "load"]
+if TYPE_CHECKING:
+    from bpetrain.tokenizer import Tokenizer
+
+__all__ = ["FORMATS", "Model", "detect_format", "export", "load"]
 
 #: Format name -> module with ``save(tokenizer, path)`` and ``load(path, ...)``.
 FORMATS = {"tiktoken": tiktoken, "hf": hf, "gpt2": gpt2, "minbpe": minbpe}
@@ -47,8 +56,9 @@ def export(tokenizer: Tokenizer, path, format: str) -> None:
     FORMATS[format].save(tokenizer, path)
 
 
-def load(path, format: str | None = None, **options) -> Tokenizer:
-    """Read a tokenizer from ``path`` in ``format``, or the format its name and content show.
+def load(path, format: str | None = None, **options) -> Model:
+    """Read the model at ``path`` in ``format``, or the format its name and content show
+    (:meth:`bpetrain.Tokenizer.from_file` makes it a tokenizer).
 
     Without ``format``: a directory or ``vocab.json`` is gpt2; a file starting
     ``bpetrain model`` is bpetrain's model file, one starting ``minbpe v1`` a minbpe
@@ -70,7 +80,7 @@ def load(path, format: str | None = None, **options) -> Tokenizer:
             f"{', '.join(options)} apply to tiktoken and gpt2 files only"
         )
     if format == "bpetrain":
-        return Tokenizer.load(path)
+        return read_model(path)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: the formats are bpetrain, {', '.join(FORMATS)}")
     return FORMATS[format].load(path, **options)

@@ -1,37 +1,29 @@
-"""What the file formats share: GPT-2's byte-to-character mapping, reading JSON, and building a :class:`~bpetrain.Tokenizer` from a vocab and a merge list (with the
-import checks)."""
+"""What the file formats share: the model a reader returns (:class:`Model`), GPT-2's
+byte-level strings, reading JSON, and recovering the merges from a vocab and a merge list
+(with the import checks)."""
 from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
+from bpetrain._util.byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE
 from bpetrain._util.read import loads_json, read_bytes
-from bpetrain.tokenizer import Tokenizer
 
 
-def _byte_alphabet() -> list[str]:
-    """The character GPT-2's byte-level BPE writes for each byte value.
+class Model(NamedTuple):
+    """What a model file holds: the arguments of :class:`bpetrain.Tokenizer`, and the file.
 
-    Printable Latin-1 bytes (``!``..``~``, ``¡``..``¬``, ``®``..``ÿ``) stand for
-    themselves; the other 68 bytes (controls, space, soft hyphen) take the characters
-    from U+0100 on, in byte order, so a space is ``Ġ`` and a newline ``Ċ``. Source: the
-    ``bytes_to_unicode`` table of OpenAI's GPT-2 (``src/encoder.py``), which Hugging
-    Face's ``ByteLevel`` pre-tokenizer and decoder also use.
+    Every reader returns one; :meth:`bpetrain.Tokenizer.from_model` builds the tokenizer
+    (and names ``source`` in front of the errors its checks raise).
     """
-    printable = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
-    alphabet = [""] * 256
-    extra = 0
-    for b in range(256):
-        if b in printable:
-            alphabet[b] = chr(b)
-        else:
-            alphabet[b] = chr(256 + extra)
-            extra += 1
-    return alphabet
 
-
-BYTE_TO_CHAR: list[str] = _byte_alphabet()
-CHAR_TO_BYTE: dict[str, int] = {c: b for b, c in enumerate(BYTE_TO_CHAR)}
+    merges: list[tuple[int, int]]
+    pat_str: str | None
+    special_tokens: dict[str, int]
+    byte_ids: list[int] | None
+    #: The file, for error messages.
+    source: str
 
 
 def token_to_str(token: bytes) -> str:
@@ -56,7 +48,7 @@ def str_to_token(text: str, where: str) -> bytes:
         ) from None
 
 
-def tokenizer_from_vocab(
+def model_from_vocab(
     vocab: Mapping[str, int],
     merges: Sequence[tuple[str, str]],
     *,
@@ -65,8 +57,8 @@ def tokenizer_from_vocab(
     name: str,
     merges_at: Callable[[int], str],
     extra_tokens_are_special: bool,
-) -> Tokenizer:
-    """Build a tokenizer from a byte-level vocab and merge list (Hugging Face, GPT-2).
+) -> Model:
+    """The model of a byte-level vocab and merge list (Hugging Face, GPT-2).
 
     Parameters
     ----------
@@ -109,16 +101,7 @@ def tokenizer_from_vocab(
                 "must make id 256 + k (a duplicate merge, or ids not in merge order)"
             )
         merge_ids.append((left_id, right_id))
-    return make_tokenizer(name, merge_ids, pat_str=pat_str, special_tokens=specials, byte_ids=byte_ids)
-
-
-def make_tokenizer(name: str, merges, **options) -> Tokenizer:
-    """``Tokenizer(merges, **options)``, with the file ``name`` in front of its errors
-    (a pattern that does not compile, special ids that collide)."""
-    try:
-        return Tokenizer(merges, **options)
-    except ValueError as exc:
-        raise ValueError(f"{name}: {exc}") from None
+    return Model(merge_ids, pat_str, specials, byte_ids, name)
 
 
 def split_vocab(

@@ -17,18 +17,22 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from bpetrain._util.atomic import file_record, read_recorded, write_folder
 from bpetrain._util.read import decode_utf8, loads_json, read_bytes
 from bpetrain.splitting.pattern import PATTERNS, resolve_pattern
-from bpetrain.tokenizer import Tokenizer
 from bpetrain.formats._vocab import (
     MANIFEST_NAME,
+    Model,
+    model_from_vocab,
     no_duplicate_keys,
     read_manifest,
     token_to_str,
-    tokenizer_from_vocab,
 )
+
+if TYPE_CHECKING:
+    from bpetrain.tokenizer import Tokenizer
 
 __all__ = ["load", "load_files", "parse", "save"]
 
@@ -80,7 +84,7 @@ def save(tokenizer: Tokenizer, directory) -> None:
     write_folder(directory, files, manifest, MANIFEST_NAME)
 
 
-def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
+def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mapping[str, int] | None = None) -> Model:
     """Read ``vocab.json`` and ``merges.txt`` from a directory (or beside ``path``, the
     vocab file).
 
@@ -103,7 +107,7 @@ def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mappin
     ------
     ValueError
         If a file is malformed (naming the file and line), the vocab and merges do not
-        fit together (:func:`~bpetrain.formats._vocab.tokenizer_from_vocab`), or they
+        fit together (:func:`~bpetrain.formats._vocab.model_from_vocab`), or they
         come from different exports.
     """
     directory = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
@@ -127,7 +131,7 @@ def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mappin
 
 def load_files(
     vocab_path, merges_path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mapping[str, int] | None = None
-) -> Tokenizer:
+) -> Model:
     """Read a vocab file and a merges file of any names, such as ``encoder.json`` and
     ``vocab.bpe`` of OpenAI's GPT-2 release (:func:`load` reads them from a directory).
 
@@ -151,8 +155,8 @@ def load_files(
     )
 
 
-def parse(vocab_file, merges_file, *, pat_str, special_tokens) -> Tokenizer:
-    """The tokenizer in the contents of a vocab and a merges file, each a ``(name, bytes)`` pair."""
+def parse(vocab_file, merges_file, *, pat_str, special_tokens) -> Model:
+    """The model in the contents of a vocab and a merges file, each a ``(name, bytes)`` pair."""
     (vocab_path, vocab_data), (merges_path, merges_data) = vocab_file, merges_file
     vocab = loads_json(vocab_data, vocab_path, object_pairs_hook=no_duplicate_keys(vocab_path))
     if not isinstance(vocab, dict):
@@ -171,7 +175,7 @@ def parse(vocab_file, merges_file, *, pat_str, special_tokens) -> Tokenizer:
         linenos.append(lineno)
     if special_tokens is None:
         _check_no_missing_merges(vocab, 256 + len(pairs), vocab_path, merges_path)
-    return tokenizer_from_vocab(
+    return model_from_vocab(
         vocab,
         pairs,
         pat_str=resolve_pattern(pat_str),

@@ -27,25 +27,29 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
 import regex
 
 from bpetrain._util.atomic import atomic_write, file_record, read_recorded, write_folder
 from bpetrain._util.read import loads_json
+from bpetrain.encoding.merge_rule import unreachable_tokens
 from bpetrain.splitting.pattern import PATTERNS
-from bpetrain.tokenizer import Tokenizer
 from bpetrain.formats._vocab import (
     MANIFEST_NAME,
+    Model,
     listed_merge,
-    make_tokenizer,
+    model_from_vocab,
     no_duplicate_keys,
     read_json,
     read_manifest,
     split_vocab,
     token_to_str,
-    tokenizer_from_vocab,
 )
 from bpetrain.formats.tiktoken import merges_from_ranks
+
+if TYPE_CHECKING:
+    from bpetrain.tokenizer import Tokenizer
 
 __all__ = ["hf_pattern", "load", "save"]
 
@@ -192,7 +196,7 @@ def save(tokenizer: Tokenizer, path) -> None:
                  MANIFEST_NAME)
 
 
-def load(path) -> Tokenizer:
+def load(path) -> Model:
     """Read a byte-level BPE ``tokenizer.json``: the layout :func:`save` writes (one merge per
     token, merge ``k`` making id ``256 + k``, as GPT-2's), or the one ``transformers``'
     ``TikTokenConverter`` writes (every split of every token listed; the merges are then
@@ -207,7 +211,8 @@ def load(path) -> Tokenizer:
     ValueError
         If the file is not valid JSON or has a duplicate key (naming the line), is not
         a byte-level BPE of this layout (naming the field), or its vocab and merges do
-        not fit together (:func:`~bpetrain.formats._vocab.tokenizer_from_vocab`).
+        not fit together (:func:`~bpetrain.formats._vocab.model_from_vocab`), or ``ignore_merges`` is
+        true but a token does not encode to itself.
     """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder save wrote: its tokenizer.json, checked against the record
@@ -243,9 +248,9 @@ def load(path) -> Tokenizer:
         special_tokens[added["content"]] = added["id"]
     n_special_entries = sum(vocab.get(content) == token_id for content, token_id in special_tokens.items())
     if len(pairs) > len(vocab) - n_special_entries - 256:
-        tokenizer = _from_all_splits(name, vocab, pairs, pat_str, special_tokens)
+        found = _from_all_splits(name, vocab, pairs, pat_str, special_tokens)
     else:
-        tokenizer = tokenizer_from_vocab(
+        found = model_from_vocab(
             vocab,
             pairs,
             pat_str=pat_str,
@@ -255,16 +260,16 @@ def load(path) -> Tokenizer:
             extra_tokens_are_special=False,
         )
     if model.get("ignore_merges"):
-        unreachable = tokenizer.unreachable_tokens()
+        unreachable = unreachable_tokens(found.merges)
         if unreachable:
             raise ValueError(
                 f"{name}: ignore_merges is true but {len(unreachable)} tokens do not encode to themselves (first: id "
                 f"{unreachable[0]}); bpetrain's encoder, which applies the merges, would give other ids"
             )
-    return tokenizer
+    return found
 
 
-def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Tokenizer:
+def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Model:
     """The layout ``transformers``' ``TikTokenConverter`` writes: ids are tiktoken ranks and
     ``merges`` lists every split of each token into two earlier ones, in the order of the
     ids they make (a split may use a token made later: the converter lists every split
@@ -294,7 +299,7 @@ def _from_all_splits(name, vocab, pairs, pat_str, special_tokens) -> Tokenizer:
                 f"{name}: token {256 + i} ({by_id[256 + i]!r}) splits into the ids {pair} with the earlier ranks, "
                 "but model.merges does not list that merge"
             )
-    return make_tokenizer(name, merges, pat_str=pat_str, special_tokens=special_tokens, byte_ids=byte_ids)
+    return Model(merges, pat_str, special_tokens, byte_ids, name)
 
 
 def _read_pre_tokenizer(name: str, pre_tokenizer) -> str | None:

@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import os
 import unicodedata
+from typing import TYPE_CHECKING
 
 from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import read_lines
-from bpetrain.tokenizer import Tokenizer
-from bpetrain.formats._vocab import make_tokenizer
+from bpetrain.formats._vocab import Model
+
+if TYPE_CHECKING:
+    from bpetrain.tokenizer import Tokenizer
 
 __all__ = ["load", "save"]
 
@@ -79,14 +82,13 @@ def _render(token: bytes) -> str:
     )
 
 
-def load(path) -> Tokenizer:
+def load(path) -> Model:
     """Read a minbpe ``.model`` file (an empty pattern line is raw mode).
 
     Raises
     ------
     ValueError
-        If a line is malformed or the file ends early (naming the file and line), or
-        the merges and special tokens do not fit together (:class:`~bpetrain.Tokenizer`).
+        If a line is malformed or the file ends early (naming the file and line).
     """
     name = os.fspath(path)
     lines = read_lines(path, "a minbpe model")
@@ -111,4 +113,4 @@ def load(path) -> Tokenizer:
         if len(parts) != 2 or not all(p.isdecimal() for p in parts):
             raise ValueError(f"{name}:{lineno}: expected a merge line 'left right', got {lines[lineno - 1][:40]!r}")
         merges.append((int(parts[0]), int(parts[1])))
-    return make_tokenizer(name, merges, pat_str=lines[1].strip() or None, special_tokens=special_tokens)
+    return Model(merges, lines[1].strip() or None, special_tokens, None, name)

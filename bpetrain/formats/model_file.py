@@ -25,6 +25,7 @@ import os
 
 from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import loads_json, read_lines
+from bpetrain.formats._vocab import Model
 
 __all__ = ["read_model", "write_model"]
 
@@ -47,8 +48,9 @@ def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None) -> None
         f.writelines(f"{a} {b}\n" for a, b in merges)
 
 
-def read_model(path) -> dict:
-    """Read a model file into ``merges``, ``pat_str``, ``special_tokens`` (and ``byte_ids`` from v2).
+def read_model(path) -> Model:
+    """Read a model file: its ``merges``, ``pat_str``, ``special_tokens`` and ``byte_ids``
+    (None in a v1 file).
 
     Raises
     ------
@@ -81,7 +83,7 @@ def read_model(path) -> dict:
         isinstance(v, int) and not isinstance(v, bool) for v in special_tokens.values()
     ):
         raise ValueError(f"{name}:3: special_tokens must be an object of token -> integer id")
-    model = {"pat_str": pat_str, "special_tokens": special_tokens}
+    byte_ids = None
     n_header = 4
     if lines[0] == MAGIC_V2:
         byte_ids = field(4, "byte_ids")
@@ -91,7 +93,6 @@ def read_model(path) -> dict:
             and sorted(byte_ids) == list(range(256))
         ):
             raise ValueError(f"{name}:4: byte_ids must be a permutation of the integers 0..255")
-        model["byte_ids"] = byte_ids
         n_header = 5
     n_merges = field(n_header, "merges")
     if not isinstance(n_merges, int) or n_merges < 0:
@@ -111,4 +112,4 @@ def read_model(path) -> dict:
                 f"{name}:{i + n_header + 1}: expected two token ids 'left right', got {line[:40]!r}"
             )
         merges.append((int(parts[0]), int(parts[1])))
-    return {"merges": merges, **model}
+    return Model(merges, pat_str, special_tokens, byte_ids, name)

@@ -18,7 +18,7 @@ Files
 
 Importing recovers the merges from the ranks (:func:`merges_from_ranks`), so files
 such as OpenAI's ``cl100k_base.tiktoken`` load as a :class:`~bpetrain.Tokenizer`
-that gives tiktoken's ids.
+(:meth:`bpetrain.Tokenizer.from_file`) that gives tiktoken's ids.
 """
 from __future__ import annotations
 
@@ -27,13 +27,17 @@ import binascii
 import json
 import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from bpetrain._util.atomic import atomic_write, file_record, read_recorded, replace_together
 from bpetrain._util.read import read_bytes
 from bpetrain.encoding.core import Encoding
+from bpetrain.encoding.merge_rule import split_with_ranks
 from bpetrain.splitting.pattern import resolve_pattern
-from bpetrain.tokenizer import Tokenizer
-from bpetrain.formats._vocab import make_tokenizer, read_json
+from bpetrain.formats._vocab import Model, read_json
+
+if TYPE_CHECKING:
+    from bpetrain.tokenizer import Tokenizer
 
 __all__ = [
     "load",
@@ -65,7 +69,7 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> tuple[list[tuple[
     Token ``r`` was made by merging two earlier tokens; which two is what tiktoken's
     encoder finds when it encodes the token's bytes with the ranks below ``r`` only
     (adjacent parts whose concatenation has the lowest rank merge first, leftmost on
-    ties: tiktoken's ``byte_pair_merge`` in ``src/lib.rs``), ending at exactly two
+    ties: :func:`bpetrain.encoding.merge_rule.split_with_ranks`), ending at exactly two
     parts; minbpe's ``recover_merges`` (``minbpe/gpt4.py``) does the same. The
     pure-Python oracle, :func:`bpetrain._reference.merges_from_ranks`, replays the id
     merges instead; tests check that both agree.
@@ -104,30 +108,15 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> tuple[list[tuple[
         byte_ids[token[0]] = rank
     if len(tokens) < 256:
         raise ValueError(f"only {len(tokens)} tokens: ranks 0..255 must be the 256 one-byte tokens")
-    get = mergeable_ranks.get
     merges = []
     for rank in range(256, len(tokens)):
-        token = tokens[rank]
-        # bounds[j] is where part j starts; pair_ranks[j] is the rank of parts j and j+1
-        # joined, or ``rank`` when that is not a token made before this one.
-        bounds = list(range(len(token) + 1))
-        pair_ranks = [min(get(token[j : j + 2], rank), rank) for j in range(len(token) - 1)]
-        while pair_ranks:
-            best = min(pair_ranks)
-            if best >= rank:
-                break
-            j = pair_ranks.index(best)
-            del bounds[j + 1], pair_ranks[j]
-            if j > 0:
-                pair_ranks[j - 1] = min(get(token[bounds[j - 1] : bounds[j + 1]], rank), rank)
-            if j < len(pair_ranks):
-                pair_ranks[j] = min(get(token[bounds[j] : bounds[j + 2]], rank), rank)
-        if len(bounds) != 3:
+        parts = split_with_ranks(tokens[rank], mergeable_ranks, rank)
+        if len(parts) != 2:
             raise ValueError(
-                f"token {rank} ({token!r}) encodes to {len(bounds) - 1} tokens with the earlier ranks, not 2: "
+                f"token {rank} ({tokens[rank]!r}) encodes to {len(parts)} tokens with the earlier ranks, not 2: "
                 "no merge can make it"
             )
-        merges.append((mergeable_ranks[token[: bounds[1]]], mergeable_ranks[token[bounds[1] :]]))
+        merges.append((mergeable_ranks[parts[0]], mergeable_ranks[parts[1]]))
     return merges, byte_ids
 
 
@@ -237,8 +226,8 @@ def _read_pair(path, pat_str) -> tuple[dict[bytes, int], dict | None]:
     return parse_tiktoken(data, name), sidecar
 
 
-def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] | None = None) -> Tokenizer:
-    """Read a rank file (and its sidecar ``path.json`` if there is one) as a tokenizer.
+def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] | None = None) -> Model:
+    """Read a rank file (and its sidecar ``path.json`` if there is one) as a model.
 
     Parameters
     ----------
@@ -263,12 +252,12 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
         merges, byte_ids = merges_from_ranks(ranks)
     except ValueError as exc:
         raise ValueError(exc.args[0] if exc.args[0].startswith(name) else f"{name}: {exc}") from None
-    return make_tokenizer(
-        name,
+    return Model(
         merges,
-        pat_str=resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
-        special_tokens=special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
-        byte_ids=byte_ids,
+        resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
+        special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
+        byte_ids,
+        name,
     )
 
 

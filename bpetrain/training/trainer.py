@@ -12,11 +12,11 @@ import numpy as np
 from bpetrain import formats
 from bpetrain.training._merge import PairMerger
 from bpetrain.encoding._encoder import BytePairEncoder
+from bpetrain._util.byte_alphabet import BYTE_TO_CHAR
 from bpetrain._util.progress import progress_bar
 from bpetrain._util.threads import thread_map, usable_cores
 from bpetrain.counting.parallel import count_sources
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats._vocab import BYTE_TO_CHAR
 from bpetrain.formats.tiktoken import merges_from_ranks
 from bpetrain.counting.inputs import expand_inputs
 from bpetrain.counting.counts import PieceCounter, PieceTable
@@ -277,7 +277,7 @@ class BpeTrainer:
             Extend this vocabulary instead of starting from the bytes (rule 7 of
             :mod:`bpetrain._reference`: each piece starts as its encoding with the base,
             new merges get the ids after the base's; the base's special tokens are not
-            kept). A path is read with :func:`bpetrain.formats.load`.
+            kept). A path is read with :meth:`Tokenizer.from_file`.
 
         Returns
         -------
@@ -586,9 +586,9 @@ class BpeTrainer:
             base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
         elif isinstance(base, (str, os.PathLike)):
             if formats.detect_format(base) == "tiktoken" and self.pat_str_given:
-                base = formats.load(base, "tiktoken", pat_str=self.pat_str, special_tokens={})
+                base = Tokenizer.from_file(base, format="tiktoken", pat_str=self.pat_str, special_tokens={})
             else:
-                base = formats.load(base)
+                base = Tokenizer.from_file(base)
         else:
             raise TypeError(
                 f"base must be a Tokenizer, an Encoding or the path of a model file, got {type(base).__name__}"

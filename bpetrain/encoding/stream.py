@@ -1,0 +1,74 @@
+"""Encoding a text that arrives in parts, without holding it whole.
+
+Whenever enough characters wait, the text is encoded up to its last cut point
+(:class:`bpetrain.splitting.cuts.Cuts`: the last safe cut of the split pattern, or the end
+of a special token that would straddle it, as counting cuts a corpus); the rest waits
+for the next parts (:meth:`bpetrain.Encoding.encode_stream`).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from bpetrain.encoding.special import Strings, check_disallowed, special_regex
+from bpetrain.splitting.cuts import Cuts
+from bpetrain.splitting.pattern import replace_surrogates
+
+__all__ = ["STREAM_BLOCK", "encode_stream"]
+
+#: Characters :meth:`bpetrain.Encoding.encode_stream` gathers before it looks for a cut.
+STREAM_BLOCK = 1 << 22
+
+
+def encode_stream(enc, chunks: Iterable[str], strings: Strings, block_chars: int | None) -> Iterator[np.ndarray]:
+    """The ids of the text in ``chunks``, encoded by ``enc`` (a :class:`bpetrain.Encoding`
+    with a compiled split pattern) under ``strings``, block by block (see
+    :meth:`bpetrain.Encoding.encode_stream`)."""
+    block_chars = STREAM_BLOCK if block_chars is None else block_chars
+    if block_chars < 1:
+        raise ValueError(f"block_chars must be at least 1, got {block_chars}")
+    cuts = Cuts(enc.pat_str, strings.allowed | strings.disallowed)
+    blocks = map(_utf8, _gathered(chunks, block_chars))
+    context = ""  # the character before a block that does not start a string (for ^ and \A)
+    for data, stop, _, continued in cuts.cut_blocks(blocks):
+        text = bytes(data[:stop]).decode("utf-8")
+        check_disallowed(text, strings.disallowed)
+        yield _encode_after(enc, context if continued else "", text, strings.allowed)
+        context = text[-1:] if text else context
+
+
+def _encode_after(enc, context: str, text: str, allowed: frozenset[str]) -> np.ndarray:
+    """Ids of ``text`` where it follows ``context`` (one character, or "" at the start):
+    the first stretch before a special token is encoded in place after ``context``.
+    Both come from valid UTF-8 (no lone surrogates)."""
+    if not context:
+        return enc._encode(text, False, enc._specials.strings(allowed, ()) if allowed else enc._specials.none)
+    parts = special_regex(allowed).split(text, maxsplit=1) if allowed else [text]
+    data = (context + parts[0]).encode("utf-8")
+    first = enc._encode_range(data, len(context.encode("utf-8")), False)
+    if len(parts) == 1:
+        return first
+    return np.concatenate([first, [enc.special_tokens[parts[1]]], _encode_after(enc, "", parts[2], allowed)])
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8, lone surrogates replaced by U+FFFD first (as :meth:`bpetrain.Encoding.encode` does)."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return replace_surrogates(text).encode("utf-8")
+
+
+def _gathered(chunks: Iterable[str], size: int) -> Iterator[str]:
+    """``chunks`` joined into parts of at least ``size`` characters (the last may be shorter)."""
+    waiting: list[str] = []
+    n = 0
+    for chunk in chunks:
+        waiting.append(chunk)
+        n += len(chunk)
+        if n >= size:
+            yield "".join(waiting)
+            waiting, n = [], 0
+    if waiting:
+        yield "".join(waiting)
