@@ -9,7 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from bpetrain._util.version import __version__, kernels_missing
+from bpetrain._util.version import __version__ as __version__  # re-exported
+from bpetrain._util.version import kernels_missing
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
     from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter

@@ -1,10 +1,8 @@
 """The obviously correct, slow reference of bpetrain's training and encoding.
 
-Tests and benchmarks compare the compiled kernels and the peers against these
-functions; the library itself uses only :func:`encode_piece` (the reference encoder of
-:class:`~bpetrain.Tokenizer`; :class:`~bpetrain.Encoding` is the fast one) and
-:func:`encode_piece_ranks` (where tiktoken applies the merge rule without looking the
-whole piece up, :func:`bpetrain.encoding.unstable.byte_pair_encode`).
+Tests and benchmarks compare the compiled kernels, the library's plain-Python merge
+rule (:mod:`bpetrain.encoding.merge_rule`) and the peers against these functions; the
+library itself never imports this module.
 
 The style follows Andrej Karpathy's minbpe (``minbpe/base.py``, ``regex.py``): count
 pairs, pick the best, assign ``256 + i``, replace, repeat.

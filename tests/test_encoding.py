@@ -275,6 +275,25 @@ def test_trained_vocab_reproduces_training_segmentation(trained):
     assert enc.encode_ordinary(text) == tok.encode_ordinary(text)
 
 
+def test_plain_python_merge_rule_equals_the_reference(trained):
+    """The library's plain-Python encoders (:mod:`bpetrain.encoding.merge_rule`: by the
+    merges, by the ranks below a limit) against the reference's, on trained pieces, on
+    random byte strings, and on every token's bytes (a whole token included)."""
+    from bpetrain.encoding.merge_rule import encode_with_merges, split_with_ranks
+
+    tok, text = trained
+    merges, ranks = {pair: 256 + i for i, pair in enumerate(tok.merges)}, tok.mergeable_ranks
+    rng = random.Random(7)
+    pieces = [*count_pieces([text[:50_000]], tok.pat_str), *(rng.randbytes(rng.randint(0, 40)) for _ in range(300)),
+              *(bytes(rng.choices(b"ab \n.e", k=rng.randint(0, 60))) for _ in range(300)), *ranks]
+    for piece in pieces:
+        assert encode_with_merges(piece, merges) == encode_piece(piece, merges), piece
+        assert [ranks[p] for p in split_with_ranks(piece, ranks)] == encode_piece_ranks(piece, ranks), piece
+    for token, rank in list(ranks.items())[256::7]:  # below its own rank: the two parts merges_from_ranks finds
+        assert [ranks[p] for p in split_with_ranks(token, ranks, rank)] == encode_piece_ranks(
+            token, {t: r for t, r in ranks.items() if r < rank}), token
+
+
 def test_kernel_reads_a_str_as_its_utf8(trained):
     """``encode_str`` reads an ASCII ``str`` in place and encodes any other to UTF-8 itself:
     the ids are ``encode_text``'s of the UTF-8, and a lone surrogate raises as
@@ -665,7 +684,7 @@ def test_count_till_limit_stops_early(pair, real_text):
 def test_count_till_limit_stops_early_with_a_custom_pattern(pair, real_text):
     """With the regex module (a lookbehind: not run by the compiled splitter), counting
     stops after the first batch of pieces."""
-    from bpetrain.encoding.core import COUNT_BATCH
+    from bpetrain.encoding.token_counting import COUNT_BATCH
 
     ours, _ = pair
     enc = Encoding("custom", pat_str=r"\s*\S+(?<=\S)|\s+", mergeable_ranks=ours.mergeable_ranks)

@@ -411,7 +411,8 @@ def _jsonl_batches(source: Source, field: str, progress) -> Iterator[tuple[bytes
 
 
 def join_documents(documents: list[bytes]) -> tuple[bytes, np.ndarray]:
-    """Documents as one buffer and their bounds, the input of :meth:`bpetrain.counting.counts.PieceCounter.count_documents`.
+    """Documents as one buffer and their bounds, the input of
+    :meth:`bpetrain.counting.counts.PieceCounter.count_documents`.
 
     Returns
     -------

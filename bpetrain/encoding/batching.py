@@ -75,9 +75,13 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
         if num_threads == 1 or len(texts) < 2:
             return batch_output([encode(item) for item in texts], output)
         return batch_output(thread_map(encode, texts, num_threads=num_threads), output)
-    run = partial(_encode_chunk, enc, output=output, strings=Strings(allowed, disallowed, specials, needles, True))
     chunks = batch_chunks(texts, lengths, min(num_threads, usable_cores()))
-    parts = [run(texts)] if len(chunks) == 1 else thread_map(run, chunks, num_threads=num_threads)
+    if len(chunks) == 1:
+        parts = [_encode_chunk(enc, texts, output, allowed, disallowed, specials, needles)]
+    else:
+        run = partial(_encode_chunk, enc, output=output, allowed=allowed, disallowed=disallowed, specials=specials,
+                      needles=needles)
+        parts = thread_map(run, chunks, num_threads=num_threads)
     if output == BATCH_LISTS:
         lists = [ids for part in parts for ids in part]
         track_lists(lists)  # the kernel leaves them untracked while it builds (track_lists)
@@ -91,12 +95,13 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
     return np.concatenate([ids for ids, _ in parts]), offsets.astype(np.int64)
 
 
-def _encode_chunk(enc, texts: list[str], output: int, strings: Strings):
-    """One batch kernel call on ``texts``, and its fallback ladder: lone surrogates are
-    replaced by U+FFFD (which neither makes nor breaks a match: no needle holds one); a
-    disallowed string raises tiktoken's error; a pattern that backtracks past the compiled
-    matcher's limit encodes text by text (:meth:`bpetrain.Encoding._encode` copes)."""
-    allowed, disallowed, specials, needles, _ = strings
+def _encode_chunk(enc, texts: list[str], output: int, allowed: frozenset[str], disallowed: frozenset[str],
+                  specials, needles):
+    """One batch kernel call on ``texts`` (the strings as in :class:`~bpetrain.encoding.special.Strings`),
+    and its fallback ladder: lone surrogates are replaced by U+FFFD (which neither makes
+    nor breaks a match: no needle holds one); a disallowed string raises tiktoken's error;
+    a pattern that backtracks past the compiled matcher's limit encodes text by text
+    (:meth:`bpetrain.Encoding._encode` copes)."""
     try:
         try:
             return enc._bpe.encode_batch(texts, enc._pattern, output, needles, specials)
@@ -105,7 +110,9 @@ def _encode_chunk(enc, texts: list[str], output: int, strings: Strings):
             return enc._bpe.encode_batch(texts, enc._pattern, output, needles, specials)
     except DisallowedText as found:
         check_disallowed(texts[found.index], disallowed)
-        raise RuntimeError(f"bpetrain bug: the kernel found a disallowed string in text {found.index} that the regex does not")
+        raise RuntimeError(
+            f"bpetrain bug: the kernel found a disallowed string in text {found.index} that the regex does not"
+        )
     except BacktrackLimitExceeded:
         for item in texts:
             check_disallowed(item, disallowed)

@@ -8,19 +8,34 @@ that owns the fallback ladder (:meth:`Encoding._encode`). The special-token rule
 :mod:`bpetrain.encoding.special`, batches in :mod:`bpetrain.encoding.batching`, streams in
 :mod:`bpetrain.encoding.stream`, token-limit chunks in :mod:`bpetrain.encoding.chunking`
 and the unstable end of an encoding in :mod:`bpetrain.encoding.unstable`.
+
+Any pattern within the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`)
+splits text with the compiled splitter, without the GIL; other patterns split with the
+``regex`` module (``concurrent=True``). Text the pattern does not match is dropped, as in
+tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before encoding, as
+tiktoken does.
+
+The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of the
+pieces of 3 to 16 bytes it had to merge (up to three ids each; 32 bytes an entry, one
+entry per hash value, the newest wins; a piece that is one token is found in the
+vocabulary's table first). Real text repeats its pieces, so many are then found without
+a merge. Each call that runs takes a cache of its own and gives it back when it returns,
+so threads never share one while they encode, and a thread's next call finds the pieces
+its last one stored: there are as many caches as calls ran at once (512 KiB each at the
+default size). The cache never changes an id (an entry is used only if its bytes equal
+the piece).
 """
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from functools import cached_property
-from itertools import islice
 from typing import Literal
 
 import numpy as np
 
 from bpetrain._util.threads import thread_map, usable_cores
-from bpetrain.encoding import chunking, stream, unstable
-from bpetrain.encoding._args import as_bytes, check_count, check_text, check_threads
+from bpetrain.encoding import stream, unstable
+from bpetrain.encoding._args import as_bytes, check_text
 from bpetrain.encoding._encoder import (
     BATCH_ARRAYS,
     BATCH_COUNTS,
@@ -29,8 +44,8 @@ from bpetrain.encoding._encoder import (
     BytePairEncoder,
     DisallowedText,
 )
-from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
-from bpetrain.encoding.decoding import Decoding, as_token_ids, decoder_of
+from bpetrain.encoding._incremental import TokenAutomaton
+from bpetrain.encoding.decoding import Decoding, decoder_of
 from bpetrain.encoding.batching import encode_batch
 from bpetrain.encoding.special import (
     SpecialTokens,
@@ -40,19 +55,18 @@ from bpetrain.encoding.special import (
     check_special,
     special_regex,
 )
+from bpetrain.encoding.token_counting import TokenCounting
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
 
-__all__ = ["Encoding", "as_token_ids"]
+__all__ = ["Encoding"]
 
-#: Pieces counted per kernel call by :meth:`Encoding.count_till_limit` between checks of the limit.
-COUNT_BATCH = 4096
 #: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
 
 
-class Encoding(Decoding):
+class Encoding(TokenCounting, Decoding):
     """A byte-level BPE encoding with tiktoken's interface and tiktoken's token ids.
 
     A drop-in for ``tiktoken.Encoding`` (tiktoken 0.14, ``tiktoken/core.py``): the same
@@ -97,14 +111,6 @@ class Encoding(Decoding):
         encoder packs two ids and a rank into 64 bits), a special token is not a
         non-empty string, the pattern does not compile, or ``explicit_n_vocab`` does not
         match (tiktoken checks it with ``assert``, which ``python -O`` skips).
-
-    Notes
-    -----
-    Any pattern within the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`)
-    splits text with the compiled splitter, without the GIL; other patterns split with
-    the ``regex`` module (``concurrent=True``). Text the pattern does not match is
-    dropped, as in tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before
-    encoding, as tiktoken does.
     """
 
     def __init__(
@@ -164,19 +170,10 @@ class Encoding(Decoding):
 
     @property
     def cache_size(self) -> int:
-        """Entries of the piece cache, 0 if there is none; settable.
-
-        The encoder remembers the ids of the pieces of 3 to 16 bytes it had to merge (up
-        to three ids each; 32 bytes an entry, one entry per hash value, the newest
-        wins; a piece that is one token is found in the vocabulary's table first). Real
-        text repeats its pieces, so many are then found without a merge. Each call that
-        runs takes a cache of its own and gives it back when it returns, so threads never
-        share one while they encode, and a thread's next call finds the pieces its last
-        one stored: there are as many caches as calls ran at once (512 KiB each at the
-        default size). The cache never changes
-        an id (an entry is used only if its bytes equal the piece). Setting the size drops
-        every cache (the new size is rounded up to a power of two; 0 turns them off);
-        calls already running finish with theirs.
+        """Entries of the piece cache (one per running call: see the module notes), 0 if
+        there is none; settable. Setting the size drops every cache (the new size is
+        rounded up to a power of two; 0 turns them off); calls already running finish
+        with theirs.
 
         Raises
         ------
@@ -316,22 +313,21 @@ class Encoding(Decoding):
            disallowed strings, the text is cut at the allowed special tokens, and each
            part is encoded with lone surrogates replaced by U+FFFD, as tiktoken does.
         """
-        allowed, disallowed, specials, needles, kernel = strings
-        if kernel and type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
+        if strings.kernel and type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
             try:
-                return self._bpe.encode_str(text, self._pattern, as_list, needles, specials)
+                return self._bpe.encode_str(text, self._pattern, as_list, strings.needles, strings.specials)
             except DisallowedText:
-                check_disallowed(text, disallowed)
+                check_disallowed(text, strings.disallowed)
                 raise RuntimeError("bpetrain bug: the kernel found a disallowed string that the regex does not")
             except BacktrackLimitExceeded:
-                if not allowed:
+                if not strings.allowed:
                     return self._encode_split_by_regex(text, as_list)
             except UnicodeEncodeError:
                 pass  # lone surrogates: replaced below
         check_text(text)
-        check_disallowed(text, disallowed)
-        if allowed:
-            parts = special_regex(allowed).split(text)
+        check_disallowed(text, strings.disallowed)
+        if strings.allowed:
+            parts = special_regex(strings.allowed).split(text)
             none = self._specials.none
             ids = np.concatenate([
                 np.array([self.special_tokens[part]], dtype=np.uint32) if i % 2 else self._encode(part, False, none)
@@ -352,14 +348,8 @@ class Encoding(Decoding):
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the
-        calling thread among them, and no more than the CPUs this process may use).
-
-        With a compiled split pattern the texts are cut into chunks of at most about
-        ``BATCH_CHUNK`` characters, which the threads take as they come free; each chunk
-        is encoded in one kernel call without the GIL, then turned into lists, so one
-        thread builds lists while another encodes (the lists are kept from the garbage
-        collector until the last is built, so the collections that building them sets off
-        do not walk them).
+        calling thread among them, and no more than the CPUs this process may use), in
+        chunks of texts of one kernel call each (:mod:`bpetrain.encoding.batching`).
 
         Raises
         ------
@@ -444,8 +434,9 @@ class Encoding(Decoding):
 
         For completing a prompt: the stable tokens encode a prefix of ``text``; each
         completion is a token sequence that, after them, encodes the rest of ``text``
-        followed by more. The rules are tiktoken's (:mod:`bpetrain.encoding.unstable`), which
-        calls this API unstable itself.
+        followed by more. The rules are tiktoken's (:mod:`bpetrain.encoding.unstable`, which
+        says what they cost), which calls this API unstable itself. Lone surrogates are
+        replaced by U+FFFD first, as :meth:`encode` does (tiktoken raises ``UnicodeEncodeError`` here).
 
         Parameters
         ----------
@@ -469,13 +460,6 @@ class Encoding(Decoding):
             If ``text`` is not a ``str``.
         ValueError
             As :meth:`encode`, if ``text`` holds a disallowed special token.
-
-        Notes
-        -----
-        Lone surrogates are replaced by U+FFFD first, as :meth:`encode` does (tiktoken
-        raises ``UnicodeEncodeError`` here). The completions take one batch encoding of
-        every token that may straddle the end; the most are for a text ending in one
-        space (with o200k_base, 106,529 completions in 0.15 s, about twice tiktoken's time).
         """
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
         return unstable.encode_with_unstable(self, text, allowed)
@@ -483,10 +467,8 @@ class Encoding(Decoding):
     def _encode_bytes(self, data: bytes) -> list[int]:
         """Token ids of ``data``, which may be invalid UTF-8 (tiktoken's private method).
 
-        Valid UTF-8 is encoded as text. Otherwise the valid head is encoded as text, and
-        its unstable end (:meth:`encode_with_unstable`) joined with the rest of the bytes
-        is encoded as one piece: for bytes cut inside a character, what a model is most
-        likely to have seen (tiktoken's rule, ``_encode_bytes`` in its ``src/py.rs``).
+        Invalid UTF-8 is joined with the unstable end of the valid head and encoded as
+        one piece (:func:`bpetrain.encoding.unstable.encode_bytes`, tiktoken's rule).
         ``decode_bytes`` of the result is ``data``.
 
         Raises
@@ -531,13 +513,10 @@ class Encoding(Decoding):
     ) -> Iterator[np.ndarray]:
         """Encode a text that arrives in parts (a file read block by block) without holding it whole.
 
-        Whenever ``block_chars`` characters are waiting, the text is encoded up to the
-        last safe cut of the split pattern (no piece crosses it, and the pattern reads
-        nothing beyond it: ``bpetrain.splitting._matcher.last_safe_cut``), or the end of a special
-        token that would straddle it: the cuts of counting (:class:`bpetrain.splitting.cuts.Cuts`).
-        The rest waits for the next parts. A
-        raw-mode encoding (no pattern) or a pattern split by the ``regex`` module has no
-        safe cuts: its text is held whole, as :meth:`encode` would hold it.
+        Whenever ``block_chars`` characters are waiting, the text is encoded up to its last
+        cut point, as counting cuts a corpus (:mod:`bpetrain.encoding.stream`); the rest
+        waits for the next parts. A raw-mode encoding (no pattern) or a pattern split by
+        the ``regex`` module has no cut points: its text is held whole, as :meth:`encode` would.
 
         Parameters
         ----------
@@ -547,8 +526,7 @@ class Encoding(Decoding):
             As in :meth:`encode`.
         block_chars : int, optional
             Characters to gather before looking for a cut (default
-            :data:`bpetrain.encoding.stream.STREAM_BLOCK`,
-            4 Mi; memory is a few times this).
+            :data:`bpetrain.encoding.stream.STREAM_BLOCK`, 4 Mi; memory is a few times this).
 
         Yields
         ------
@@ -619,146 +597,3 @@ class Encoding(Decoding):
         """
         check_text(text)
         return self._encode_split_by_regex(text, True)
-
-    # ------------------------------------------------------- counting, chunking
-
-    def count(self, text: str) -> int:
-        """The number of tokens of ``text`` (special token strings count as ordinary text).
-
-        No ids are kept: with a compiled split pattern the kernel only counts.
-        """
-        check_text(text)
-        if self._pattern is None:
-            return len(self._encode(text, False, self._specials.none))
-        return self._count(text, 2**63 - 1)
-
-    def count_till_limit(self, text: str, limit: int) -> int | None:
-        """The number of tokens of ``text`` if it is at most ``limit``, else ``None``.
-
-        Counting stops at the first piece that passes the limit (with the ``regex``
-        module, at the first batch of ``COUNT_BATCH`` pieces), so a long text over the
-        limit costs about as much as its first ``limit`` tokens (seed 002, the rust-gems
-        ``bpe`` crate's ``count_till_limit``). Without a split pattern the text is one
-        piece and is counted whole. Special token strings count as ordinary text.
-
-        Raises
-        ------
-        ValueError
-            If ``limit`` is negative.
-        """
-        check_text(text)
-        limit = check_count("limit", limit, 0)
-        if self._split is None:
-            count = self.count(text)
-            return count if count <= limit else None
-        return self._count(text, limit)
-
-    def _count(self, text: str, limit: int) -> int | None:
-        """The number of tokens of ``text`` if at most ``limit``, else None: one kernel call
-        (``count_str``), and the fallback ladder: the ``regex`` module splits a pattern the
-        compiled matcher gives up on (counting ``COUNT_BATCH`` pieces a call); lone
-        surrogates are replaced by U+FFFD."""
-        try:
-            if self._pattern is not None:
-                try:
-                    count, _ = self._bpe.count_str(text, self._pattern, limit)
-                    return None if count < 0 else count
-                except BacktrackLimitExceeded:
-                    pass  # as in _encode
-            matches = self._split.finditer(text)
-            count = 0
-            while True:
-                pieces = [match.group() for match in islice(matches, COUNT_BATCH)]
-                if not pieces:
-                    return count
-                found = self._bpe.count_pieces(pieces, limit - count)
-                if found < 0:
-                    return None
-                count += found
-        except UnicodeEncodeError:
-            return self._count(replace_surrogates(text), limit)
-
-    def appendable(self) -> AppendableEncoder:
-        """An encoder that counts tokens exactly while text is appended (seed 002).
-
-        Returns
-        -------
-        bpetrain.AppendableEncoder
-            ``push(text)`` appends; ``count`` is then ``self.count(everything pushed)``.
-            Without a split pattern each appended byte costs a few table lookups (the
-            rust-gems ``bpe`` crate's ``AppendableEncoder``); with a compiled split
-            pattern only the pieces after the last safe cut are recounted; with a pattern
-            the compiled matcher does not take, the whole text is recounted.
-        """
-        automaton = self._automaton() if self._split is None else None
-        return AppendableEncoder(self._bpe, self._pattern, automaton, self.count)
-
-    def interval_counter(self, text: str) -> IntervalCounter:
-        """Counts the tokens of any slice of ``text`` after one pass over it (seed 002).
-
-        Returns
-        -------
-        bpetrain.IntervalCounter
-            ``count(start, end)`` equals ``self.count(text[start:end])``; indices are
-            characters, read as a Python slice reads them. After the first pass (about
-            the cost of encoding ``text``) a call takes about constant time, whatever
-            the slice's length.
-
-        Raises
-        ------
-        TypeError
-            If ``text`` is not a ``str``.
-        """
-        check_text(text)
-        automaton = self._automaton() if self._split is None or self._pattern is not None else None
-        return IntervalCounter(self._bpe, text, self._pattern, automaton, self.count)
-
-    def _automaton(self) -> TokenAutomaton | None:
-        """The token automaton (built on first use), or None if the vocabulary does not merge in rank order."""
-        if self._token_automaton is None and self._bpe.linear:
-            self._token_automaton = TokenAutomaton(self._bpe)
-        return self._token_automaton
-
-    def split_at_token_limit(self, text: str, limit: int) -> tuple[str, str]:
-        """Cut ``text`` in two: a head of at most ``limit`` tokens, and the rest.
-
-        The cut is at the end of a token of the whole text's encoding that is also a
-        UTF-8 character boundary (seed 002: never inside a character), the last such end
-        within the first ``limit`` tokens whose head, encoded alone, has at most ``limit``
-        tokens. Special token strings count as ordinary text; lone surrogates become
-        U+FFFD (as in :meth:`encode`).
-
-        Returns
-        -------
-        (str, str)
-            ``head + rest`` is the text; ``count(head) <= limit``.
-
-        Raises
-        ------
-        ValueError
-            If ``limit`` < 1, or the first character of ``text`` alone needs more than
-            ``limit`` tokens (no head of at most ``limit`` tokens exists).
-        """
-        text, chunks = chunking.chunks(self, text, limit, first_only=True)
-        head = chunks[0] if chunks else ""
-        return head, text[len(head) :]
-
-    def split_into_chunks(self, text: str, max_tokens: int) -> list[str]:
-        """Cut ``text`` into consecutive chunks of at most ``max_tokens`` tokens each.
-
-        Each cut is chosen as in :meth:`split_at_token_limit`, and every chunk's count is
-        exact: ``count(chunk) <= max_tokens`` for each chunk encoded alone (checked as the
-        chunks are made). The whole text is encoded once, each chunk once more.
-
-        Returns
-        -------
-        list of str
-            Non-empty chunks whose concatenation is ``text`` (empty for an empty text).
-
-        Raises
-        ------
-        ValueError
-            If ``max_tokens`` < 1, or a character alone needs more than ``max_tokens``
-            tokens.
-        """
-        return chunking.chunks(self, text, max_tokens, first_only=False)[1]

@@ -130,7 +130,7 @@ class Decoding:
     ) -> list[str]:
         """:meth:`decode` of every token list.
 
-        ``num_threads`` is checked as in :meth:`encode_ordinary_batch`, but decoding runs
+        ``num_threads`` is checked as in :meth:`bpetrain.Encoding.encode_ordinary_batch`, but decoding runs
         on the calling thread: it is dictionary lookups under the GIL, which threads
         would only slow down.
 
