@@ -958,7 +958,7 @@ class Encoding:
 
         Counting stops at the first piece that passes the limit (with the ``regex``
         module, at the first batch of ``COUNT_BATCH`` pieces), so a long text over the
-        limit costs about as much as its first ``limit`` tokens (seed 002, the rust-gems
+        limit costs about as much as its first ``limit`` tokens (the rust-gems
         ``bpe`` crate's ``count_till_limit``). Without a split pattern the text is one
         piece and is counted whole. Special token strings count as ordinary text.
 
@@ -996,7 +996,7 @@ class Encoding:
             count += found
 
     def appendable(self) -> AppendableEncoder:
-        """An encoder that counts tokens exactly while text is appended (seed 002).
+        """An encoder that counts tokens exactly while text is appended (docs/chunking.md).
 
         Returns
         -------
@@ -1011,7 +1011,7 @@ class Encoding:
         return AppendableEncoder(self._bpe, self._pattern, automaton, self.count)
 
     def interval_counter(self, text: str) -> IntervalCounter:
-        """Counts the tokens of any slice of ``text`` after one pass over it (seed 002).
+        """Counts the tokens of any slice of ``text`` after one pass over it (docs/chunking.md).
 
         Returns
         -------
@@ -1040,7 +1040,7 @@ class Encoding:
         """Cut ``text`` in two: a head of at most ``limit`` tokens, and the rest.
 
         The cut is at the end of a token of the whole text's encoding that is also a
-        UTF-8 character boundary (seed 002: never inside a character), the last such end
+        UTF-8 character boundary (never inside a character), the last such end
         within the first ``limit`` tokens whose head, encoded alone, has at most ``limit``
         tokens. Special token strings count as ordinary text; lone surrogates become
         U+FFFD (as in :meth:`encode`).
