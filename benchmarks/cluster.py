@@ -15,7 +15,7 @@ tree merge
 One run each (the machine is shared; its load average is printed with the machine).
 Run from the repository after an in-place build::
 
-    PYTHONPATH=. python benchmarks/cluster.py /work/corpora/kernel-c.txt /work/corpora/mix-100M.txt
+    PYTHONPATH=. python benchmarks/cluster.py .corpora/kernel-c.txt .corpora/mix-100M.txt
 """
 from __future__ import annotations
 

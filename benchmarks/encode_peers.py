@@ -67,7 +67,7 @@ labelled "gigatoken (warm)".
 
 Run from the repository (after ``pip install '.[bench]'`` or an in-place build)::
 
-    PYTHONPATH=. python benchmarks/encode_peers.py /work/corpora/mix-10M.txt --repeat 5
+    PYTHONPATH=. python benchmarks/encode_peers.py .corpora/mix-10M.txt --repeat 5
     python benchmarks/encode_peers.py mix-10M.txt --vocab cl100k_base --pattern all --modes docs --repeat 5
     python benchmarks/encode_peers.py mix-10M.txt --vocab o200k_base --modes docs --repeat 5
 """

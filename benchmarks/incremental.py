@@ -1,4 +1,4 @@
-"""Appendable and interval counting against counting from scratch (seed 002's operations).
+"""Appendable and interval counting against counting from scratch (the rust-gems ``bpe`` crate's operations).
 
 For each vocabulary (``cl100k_base``, ``o200k_base`` from ``../shared/vocabs`` or
 ``BPETRAIN_VOCABS``) and its split pattern, and for raw mode (``pat_str=None``), on the
@@ -16,7 +16,7 @@ intervals
 
 Medians of ``--repeat`` runs. Run from the repository after an in-place build::
 
-    PYTHONPATH=. python benchmarks/incremental.py /work/corpora/mix-10M.txt --chars 200000
+    PYTHONPATH=. python benchmarks/incremental.py .corpora/mix-10M.txt --chars 200000
 """
 from __future__ import annotations
 

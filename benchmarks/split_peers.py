@@ -20,8 +20,8 @@ tiktoken's splitting is not exposed on its own, so it is not a peer here.
 
 Run from the repository (after ``pip install -e '.[bench]'``)::
 
-    python benchmarks/split_peers.py /work/corpora/kernel-docs.txt --pattern all --repeat 3
-    python benchmarks/split_peers.py /work/corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --repeat 3
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
 """
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ one pattern a last table compares each trainer's runs to its own with the first 
 
 Run it from the repository (or with bpetrain installed)::
 
-    PYTHONPATH=. python benchmarks/train_peers.py /work/corpora/mix-10M.txt --vocab-size 32768
+    PYTHONPATH=. python benchmarks/train_peers.py .corpora/mix-10M.txt --vocab-size 32768
     python benchmarks/train_peers.py FILE --mode raw-lines --peers bpetrain,rustbpe --repeat 3 --json out.json
     python benchmarks/train_peers.py mix-100M.txt --pattern nanochat --pattern llama3 --peers bpetrain,rustbpe
     python benchmarks/train_peers.py kernel-c.txt --mode stream --pattern cl100k --pattern nanochat

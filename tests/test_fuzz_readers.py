@@ -1,4 +1,4 @@
-"""Fuzzing every reader of model, vocabulary and shard files with mutated files (issue 13).
+"""Fuzzing every reader of model, vocabulary and shard files with mutated files.
 
 Each reader gets valid files of a small trained tokenizer, mutated by hypothesis (a fixed
 seed: ``derandomize=True``): byte flips, truncation, duplicated and swapped lines, huge and

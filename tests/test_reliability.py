@@ -1,4 +1,4 @@
-"""Nothing lost, nothing crashes (issue 13): damaged files, interrupted exports, unreadable inputs."""
+"""Nothing lost, nothing crashes: damaged files, interrupted exports, unreadable inputs."""
 from __future__ import annotations
 
 import os

@@ -1,7 +1,7 @@
 """tiktoken's own test suite, run with bpetrain standing in for tiktoken.
 
-The tests of tiktoken's source package (``tests/``; not copied here: the README's
-"Tests" section shows how to get them) run twice, each in a subprocess, offline (a proxy
+The tests of tiktoken's source package (``tests/``; not copied here: CONTRIBUTING.md's
+"tiktoken's own test suite" shows how to get them) run twice, each in a subprocess, offline (a proxy
 that refuses every connection) and with the same vocabulary files:
 
 - with tiktoken itself, its cache seeded from ``$BPETRAIN_VOCABS`` (each file under the
@@ -47,7 +47,7 @@ OFFLINE = {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:
 @pytest.fixture(scope="module")
 def suite() -> pathlib.Path:
     if not SUITE:
-        pytest.skip("set TIKTOKEN_TESTS to the tests/ directory of tiktoken's source (README, Tests)")
+        pytest.skip("set TIKTOKEN_TESTS to the tests/ directory of tiktoken's source (CONTRIBUTING.md: tiktoken's own test suite)")
     pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
     require(VOCABS / "cl100k_base.tiktoken", "the OpenAI vocabularies (set BPETRAIN_VOCABS)")
     return require(pathlib.Path(SUITE) / "test_encoding.py", "TIKTOKEN_TESTS must name tiktoken's tests/").parent

@@ -16,7 +16,7 @@ run where the data is:
 
 :func:`count_on_dask` runs the three steps on a ``dask.distributed.Client`` (Dask retries
 a task whose worker died; a counter is only used whole). Ray or Spark jobs can call the
-same public functions (README: "Counting on a cluster").
+same public functions (docs/cluster.md, "Other engines").
 
 A boundary of a text is a safe cut of the split pattern
 (:meth:`bpetrain.splitting.cuts.Cuts.cut`) that can be recognised from the bytes around it alone, so
@@ -234,7 +234,7 @@ def keep_most_frequent(counter: PieceCounter, max_pieces: int) -> tuple[PieceCou
     """The pieces of ``counter`` seen more than ``k`` times, for the smallest ``k`` that
     leaves at most ``max_pieces`` of them (whole count levels go, so ties never decide).
 
-    Not exact: a dropped piece's pairs no longer count (see the README, "Memory on the
+    Not exact: a dropped piece's pairs no longer count (see docs/cluster.md, "Memory on the
     driver"). The totals (``n_input_bytes``, ``n_documents``) stay those of the input.
 
     Returns

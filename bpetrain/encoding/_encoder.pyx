@@ -11,7 +11,7 @@ version). Four paths give that result:
    token's first 12 bytes, so a piece of up to 12 bytes (99% of the one-token pieces
    of mix-10M with cl100k) is matched from one cache line, with no second read of the
    token's bytes.
-2. Pieces of at least ``LINEAR_PIECE`` bytes go to the linear encoder of seed 002 (the
+2. Pieces of at least ``LINEAR_PIECE`` bytes go to the linear encoder (the
    rust-gems ``bpe`` crate's backtracking encoder, :meth:`BytePairEncoder._encode_linear`):
    the longest token from a trie, shorter prefix tokens when it is not valid after the
    previous token, and a bitfield of positions no encoding passes through. It needs
@@ -1013,20 +1013,20 @@ cdef class BytePairEncoder:
 
     cdef int64_t _encode_linear(self, const uint8_t* piece, int64_t n, IdBuffer* out,
                                 Scratch* scratch, const Sync* sync) noexcept nogil:
-        """The backtracking encoder of seed 002 (rust-gems ``bpe``, ``backtrack_encoder.rs``).
+        """The backtracking encoder of the rust-gems ``bpe`` crate (``backtrack_encoder.rs``).
 
         Tokens are appended left to right, each the longest token the text at that point
         starts with that is valid after the previous token (:meth:`valid_pair`), else its
         longest prefix token, and so on; if none is, the previous token is taken back and
         its position marked in a bitfield as one no encoding passes through. A valid
-        token after a valid encoding makes a valid encoding (seed 002, corollary IIIa),
+        token after a valid encoding makes a valid encoding (the ``bpe`` README, corollary IIIa),
         and the valid encoding of a text is unique, so the first one to reach the end is
         BPE's. Each position is given up at most once: linear in ``n`` for a given
         vocabulary. ``scratch`` holds ``n`` bytes; ``out`` has room for ``n`` ids.
 
         With ``sync`` (``piece`` is ``text[sync.start:sync.target]``), it stops as soon as
         its last token is also the token ending there in the encoding of
-        ``text[:sync.target]``: from there on the two encodings agree (seed 002,
+        ``text[:sync.target]``: from there on the two encodings agree (the ``bpe`` README,
         corollary III, and uniqueness), so the count is known. Returns that count, or
         -1 when it ran to the end (the ids are then all in ``out``).
         """

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """Counting tokens while text is appended, and counting any slice of a text after one pass.
 
-Seed 002 (the rust-gems ``bpe`` crate: ``appendable_encoder.rs``, ``interval_encoding.rs``)
+The rust-gems ``bpe`` crate (``appendable_encoder.rs``, ``interval_encoding.rs``)
 encodes every prefix of a text at once. The encoding of ``text[:p]`` is fixed by its
 last token (corollary IIa): the rest is the encoding of the shorter prefix before it. The
 last token is the one token ending at ``p`` that is valid after the last token of the
@@ -365,7 +365,7 @@ cdef int64_t count_pieces(BytePairEncoder bpe, Program program, Stack* stack, Id
 
 @cython.final
 cdef class AppendableEncoder:
-    """Counts the tokens of a text exactly while it is appended to (seed 002).
+    """Counts the tokens of a text exactly while it is appended to (rust-gems ``bpe``).
 
     Made by :meth:`bpetrain.Encoding.appendable`. After every :meth:`push`, :attr:`count`
     equals ``enc.count(everything pushed so far)``. BPE counts are not monotonic
@@ -473,7 +473,7 @@ cdef class AppendableEncoder:
 
 @cython.final
 cdef class IntervalCounter:
-    """The token count of any slice of a text, in about constant time after one pass (seed 002).
+    """The token count of any slice of a text, in about constant time after one pass (rust-gems ``bpe``).
 
     Made by :meth:`bpetrain.Encoding.interval_counter`. ``count(start, end)`` equals
     ``enc.count(text[start:end])``; ``start`` and ``end`` are character indices read as

@@ -2,7 +2,7 @@
 
 The compiled splitter (:mod:`bpetrain.splitting._matcher`) runs any pattern; for these three
 strings it hands over to the matchers here and the 64-byte blocks below, together 3.7-4.1x
-faster on English text (README, "Performance"). They give
+faster on English text (benchmarks/README.md, "Splitting"). They give
 the same pieces as the engine and the ``regex`` module (tests/test_pretok.py compares
 all three).
 

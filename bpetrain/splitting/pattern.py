@@ -24,7 +24,7 @@ For the three named patterns the compiled matcher hands over to hand-written mat
 (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that of minbpe's, nanochat's and Llama 3's
 strings (:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others, recognised by the exact
 string), is split 64 bytes at a time (``_ascii_blocks.h``): 3.3-4.1x the program alone
-(README, "Any split pattern"). The program still gives them their safe cuts.
+(docs/split-patterns.md). The program still gives them their safe cuts.
 """
 from __future__ import annotations
 

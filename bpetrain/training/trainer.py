@@ -132,7 +132,7 @@ class BpeTrainer:
         Show tqdm progress bars (bytes read, merges done).
     max_token_length : int or None, default None
         No merge makes a token longer than this many bytes (Hugging Face's name; see the
-        README's "Training rules" for how its meaning differs). ``None``: no limit.
+        docs/training.md, "Options", for how its meaning differs). ``None``: no limit.
     tie_break : {"rustbpe", "hf"}, default "rustbpe"
         Which pair wins among pairs of equal count. ``"rustbpe"``: the smallest
         ``(left, right)`` ids, with the bytes as ids 0..255 (rustbpe's rule). ``"hf"``:
