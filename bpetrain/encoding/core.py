@@ -30,7 +30,8 @@ from bpetrain.encoding._encoder import (
 )
 from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
-from bpetrain._util.threads import thread_map, usable_cores
+from bpetrain.encoding.errors import DisallowedSpecialTokenError
+from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
 from bpetrain.encoding.unstable import completions, unstable_token_count
 
@@ -377,7 +378,7 @@ class Encoding:
         ]
         return np.concatenate(arrays)
 
-    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the
         calling thread among them, and no more than the CPUs this process may use).
 
@@ -401,7 +402,7 @@ class Encoding:
         self,
         text: Sequence[str],
         *,
-        num_threads: int = 8,
+        num_threads: int = DEFAULT_THREADS,
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -424,7 +425,7 @@ class Encoding:
         """
         return self._special_batch(text, num_threads, allowed_special, disallowed_special, BATCH_ARRAYS)
 
-    def count_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[int]:
+    def count_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[int]:
         """:meth:`count` of every text (special token strings count as ordinary text),
         without keeping any ids; threads as in :meth:`encode_ordinary_batch`.
 
@@ -501,7 +502,7 @@ class Encoding:
         self,
         text: Sequence[str],
         *,
-        num_threads: int = 8,
+        num_threads: int = DEFAULT_THREADS,
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:
@@ -896,7 +897,7 @@ class Encoding:
         return text, (starts[firsts] - 1).tolist()
 
     def decode_batch(
-        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = DEFAULT_THREADS
     ) -> list[str]:
         """:meth:`decode` of every token list.
 
@@ -914,7 +915,7 @@ class Encoding:
         _check_threads(num_threads)
         return [self.decode(tokens, errors) for tokens in batch]
 
-    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = DEFAULT_THREADS) -> list[bytes]:
         """:meth:`decode_bytes` of every token list (``num_threads`` as in :meth:`decode_batch`).
 
         Raises
@@ -1182,15 +1183,7 @@ def _check_disallowed(text: str, disallowed: Collection[str]) -> None:
         return
     found = _special_regex(frozenset(disallowed)).search(text)
     if found:
-        token = found.group()
-        raise ValueError(
-            f"Encountered text corresponding to disallowed special token {token!r}.\n"
-            f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
-            f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
-            f"If you want this text to be encoded as normal text, disable the check for this token "
-            f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-            "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-        )
+        raise DisallowedSpecialTokenError(found.group())
 
 
 @lru_cache(maxsize=64)
