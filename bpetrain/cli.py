@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from bpetrain.training.trainer import BpeTrainer
 
 # The choices the parser offers. The modules that implement them are imported when a
-# command runs, not for --help (tests/test_cli.py checks these match the modules' own).
+# command runs, not for --help (tests/test_startup.py checks these match the modules' own).
 #: Corpus formats (:data:`bpetrain.counting.inputs.INPUT_FORMATS`).
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
 #: What a document is in a text file (:data:`bpetrain.counting.counts.DOCUMENTS`).
