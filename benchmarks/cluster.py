@@ -1,7 +1,7 @@
 """Counting on a Dask cluster (bpetrain.counting.cluster) against counting in one process.
 
 counting
-    The corpus counted in this process (``BpeTrainer.count(files, workers=N)``) and on a
+    The corpus counted in this process (``BpeTrainer.count(files, num_threads=N)``) and on a
     ``LocalCluster`` of 1 and 2 worker processes (one thread each) with the default task
     size: wall time, MB/s, and the driver's resident memory at its start and its peak
     (sampled every 20 ms; each measurement runs in a fresh process). Before timing, the tokenizers trained on the local and the
@@ -76,7 +76,7 @@ def run_one(kind: str, n: int, files: list[str], vocab_size: int) -> dict:
     m: dict = {}
     if kind == "local":
         with peak_rss(m):
-            trainer.count(files, workers=n)
+            trainer.count(files, num_threads=n)
         return m
     with cluster(2 if kind == "tree" else n) as local, Client(local) as client:
         if kind == "cluster":
@@ -115,7 +115,7 @@ def check(files: list[str], vocab_size: int) -> None:
     """The tokenizer trained on cluster counts is the one trained on local counts."""
     trainer = BpeTrainer(vocab_size, show_progress=False)
     with cluster(2) as local, Client(local) as client:
-        if trainer.train(files, client=client) != trainer.train(files, workers=2):
+        if trainer.train(files, client=client) != trainer.train(files, num_threads=2):
             raise SystemExit("the cluster's tokenizer differs from the local one")
 
 

@@ -20,7 +20,7 @@ pattern (default)
     checks that rustbpe cut the text into the same pieces as bpetrain's pattern does.
 stream
     End to end on a file of any size (the kernel-c.txt benchmark): bpetrain runs its
-    command line, ``bpetrain train FILE --pattern PAT`` (reading, parallel counting,
+    command line, ``bpetrain train FILE --pat-str PAT`` (reading, parallel counting,
     merging, writing the model); rustbpe and tokenizers read the file in chunks of about
     16 KB decoded to str, each cut where every named pattern ends a piece whatever comes
     before or after (see :func:`last_safe_cut`), so every trainer sees the pieces of the

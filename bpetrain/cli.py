@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import ast
 import codecs
 import os
-import re
 import sys
 import warnings
 from typing import TYPE_CHECKING
@@ -18,9 +16,13 @@ if TYPE_CHECKING:
     from bpetrain.training.trainer import BpeTrainer
 
 # The choices the parser offers. The modules that implement them are imported when a
-# command runs, not for --help (tests/test_cli.py checks these match the modules' own).
+# command runs, not for --help (tests/test_startup.py checks these match the modules' own).
 #: Corpus formats (:data:`bpetrain.counting.inputs.INPUT_FORMATS`).
 INPUT_FORMATS = ("auto", "text", "jsonl", "parquet")
+#: What a document is in a text file (:data:`bpetrain.splitting.cuts.DOCUMENTS`).
+DOCUMENTS = ("file", "line")
+#: Tie-breaking rules (:data:`bpetrain.training.trainer.TIE_BREAKS`).
+TIE_BREAKS = ("rustbpe", "hf")
 #: Formats ``export`` writes (:data:`bpetrain.formats.FORMATS`).
 EXPORT_FORMATS = ("tiktoken", "hf", "gpt2", "minbpe")
 #: What ``train`` writes.
@@ -32,36 +34,33 @@ LINE_BATCH = 1 << 14
 PROGRESS_FROM_BYTES = 1 << 24
 
 
+def _given(args: argparse.Namespace, names: tuple[str, ...]) -> dict:
+    """The options among ``names`` given on the command line (None: not given, so the
+    library's default applies; it is not restated here)."""
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
 def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
     from bpetrain.training.trainer import BpeTrainer
 
-    options = {} if args.pat_str is None else {"pat_str": args.pat_str}  # None: cl100k, or the base's
     return BpeTrainer(
         vocab_size,
         special_tokens=args.special_token,
-        min_frequency=getattr(args, "min_frequency", 2),
         show_progress=not args.quiet,
-        max_token_length=getattr(args, "max_token_length", None),
-        tie_break=getattr(args, "tie_break", "rustbpe"),
-        **options,
+        **_given(args, ("pat_str", "min_frequency", "max_token_length", "tie_break")),
     )
 
 
 def _reading(args: argparse.Namespace) -> dict:
-    return {
-        "documents": args.documents,
-        "input_format": args.input_format,
-        "text_field": args.text_field,
-        "workers": args.workers,
-        "client": args.client,
-    }
+    return {"client": args.client,
+            **_given(args, ("documents", "input_format", "text_field", "num_threads"))}
 
 
 def _files(args: argparse.Namespace) -> list[str]:
     """The input files, expanded here so that --skip-unreadable applies to directories."""
     from bpetrain.counting.inputs import expand_inputs
 
-    sources = expand_inputs(args.files, args.input_format, skip_unreadable=args.skip_unreadable)
+    sources = expand_inputs(args.files, **_given(args, ("input_format",)), skip_unreadable=args.skip_unreadable)
     return [source.path for source in sources]
 
 
@@ -87,7 +86,7 @@ def check_output(path: str, *, folder: bool = False) -> None:
 
 def _train(args: argparse.Namespace) -> int:
     if bool(args.files) == bool(args.counts):
-        raise ValueError("give either text FILEs or --counts SHARD..., not both and not neither")
+        raise ValueError("give either text FILEs or --counts COUNTS..., not both and not neither")
     check_output(args.output)
     if args.report:  # bpetrain report: fail before reading any input
         _check_report_outputs(args.report, None)
@@ -95,7 +94,7 @@ def _train(args: argparse.Namespace) -> int:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if args.counts:
-            tokenizer = trainer.train_from_shards(args.counts, base=args.base)
+            tokenizer = trainer.train_from_counts(args.counts, base=args.base)
         else:
             tokenizer = trainer.train(_files(args), **_reading(args), base=args.base)
     for warning in caught:
@@ -149,9 +148,9 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
+    parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k, or "
-                             "the --base model's); --pattern is the same option")
+                             "the --base model's)")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -165,18 +164,17 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
         help="text, JSON Lines (.jsonl) or Parquet files, directories, globs, or - for stdin; "
         ".gz, .xz and .zst are decompressed (text need not be valid UTF-8)",
     )
-    parser.add_argument("--documents", choices=("file", "line"), default="file",
-                        help="what a document is in a text file: the whole file (default) or each line")
-    parser.add_argument("--input-format", choices=INPUT_FORMATS, default="auto",
-                        help="input format (default: from the file name)")
-    parser.add_argument("--text-field", "--text-column", dest="text_field", default="text", metavar="NAME",
-                        help="the JSON Lines field or Parquet column that holds the text (default: text); "
-                             "--text-column is the same option")
+    parser.add_argument("--documents", choices=DOCUMENTS, default=None,
+                        help="what a document is in a text file: the whole file or each line (default: file)")
+    parser.add_argument("--input-format", choices=INPUT_FORMATS, default=None,
+                        help="input format; auto: from the file name (default: auto)")
+    parser.add_argument("--text-field", default=None, metavar="NAME",
+                        help="the JSON Lines field or Parquet column that holds the text (default: text)")
     parser.add_argument("--skip-unreadable", action="store_true",
                         help="leave out folders and files below an input directory that cannot be read, "
                              "with a warning naming each (default: an error)")
-    parser.add_argument("--workers", type=int, default=None, metavar="N",
-                        help="counting threads (default: the CPUs available)")
+    parser.add_argument("--num-threads", type=int, default=None, metavar="N",
+                        help="counting threads (default: one per CPU this process may use)")
     parser.add_argument("--scheduler", default=None, metavar="ADDRESS|local:N",
                         help="count on a Dask cluster: a running scheduler (tcp://host:8786) or local:N worker "
                              "processes; the workers must reach the FILEs (needs bpetrain[dask])")
@@ -261,6 +259,8 @@ def _texts(path: str, block_bytes: int, bar):
 
 
 def _encode(args: argparse.Namespace) -> int:
+    from bpetrain.encoding.errors import DisallowedSpecialTokenError
+
     encoding = _encoding(args)
     special = {"allowed_special": "all" if "all" in args.allowed_special else set(args.allowed_special),
                "disallowed_special": () if args.ordinary else "all"}
@@ -269,13 +269,8 @@ def _encode(args: argparse.Namespace) -> int:
     for path in args.files or ["-"]:
         try:
             total += _encode_file(encoding, path, args, special, out)
-        except ValueError as exc:
-            # tiktoken's ValueError (its exact type and message, kept for drop-in use) names the token as a repr
-            found = re.search(r"disallowed special token (.+?)\.\n", str(exc))
-            if found is None:
-                raise
-            token = ast.literal_eval(found.group(1))
-            raise ValueError(f"{path} holds the special token {token!r}: pass --allowed-special {token} "
+        except DisallowedSpecialTokenError as exc:
+            raise ValueError(f"{path} holds the special token {exc.token!r}: pass --allowed-special {exc.token} "
                              "(or all) to encode it as such, or --ordinary to encode it as text") from None
     if args.output == "count":
         out.write(b"%d\n" % total)
@@ -338,12 +333,11 @@ def _encode_lines(encoding, texts, special):
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
                         help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --model-format)")
-    parser.add_argument("--model-format", "--from", dest="model_format", choices=("bpetrain", *EXPORT_FORMATS),
-                        default=None, help="the format of MODEL (default: from its name and content); "
-                                           "--from is the same option")
-    parser.add_argument("--pat-str", "--pattern", dest="pat_str", default=None, metavar="NAME|REGEX|none",
+    parser.add_argument("--model-format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
+                        help="the format of MODEL (default: from its name and content)")
+    parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern for files that do not carry one (a tiktoken file without "
-                             "sidecar, GPT-2 files); --pattern is the same option")
+                             "sidecar, GPT-2 files)")
 
 
 def _add_export_command(commands) -> None:
@@ -393,8 +387,9 @@ def _add_encode_command(commands) -> None:
                        help='one JSON object per file, {"file", "ids", "n_tokens"} (per line with --documents line: '
                             '{"file", "line", "ids"})')
     encode.set_defaults(output="ids")
-    encode.add_argument("--documents", choices=("file", "line"), default="file",
-                        help="encode each file whole (default) or each line on its own (one output line each)")
+    encode.add_argument("--documents", choices=DOCUMENTS, default=None,
+                        help="encode each file whole or each line on its own (one output line each) "
+                             "(default: file)")
     encode.add_argument("--allowed-special", action="append", default=[], metavar="TOKEN|all",
                         help="a special token to encode as such (repeat; 'all' for every one)")
     encode.add_argument("--ordinary", action="store_true",
@@ -466,25 +461,26 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     train = commands.add_parser(
         "train",
-        help="train a tokenizer on text files or counts shards",
-        description="Train a byte-level BPE tokenizer on text files, or on counts shards from 'bpetrain count'.",
+        help="train a tokenizer on text files or counts files",
+        description="Train a byte-level BPE tokenizer on text files, or on counts files from 'bpetrain count'.",
     )
     _add_reading(train, required=False)
-    train.add_argument("--counts", nargs="+", default=[], metavar="SHARD",
-                       help="train on counts shards (.npz from 'bpetrain count') instead of FILEs, merged")
+    train.add_argument("--counts", nargs="+", default=[], metavar="COUNTS",
+                       help="train on counts files (.npz from 'bpetrain count') instead of FILEs, their counts "
+                            "added up")
     train.add_argument("--vocab-size", type=int, required=True, metavar="N",
                        help="256 byte tokens + merges + special tokens")
     _add_splitting(train)
-    train.add_argument("--min-frequency", type=int, default=2, metavar="K",
+    train.add_argument("--min-frequency", type=int, default=None, metavar="K",
                        help="merge only pairs seen at least K times (default: 2)")
     train.add_argument("--max-token-length", type=int, default=None, metavar="N",
                        help="make no token longer than N bytes (default: no limit)")
-    train.add_argument("--tie-break", choices=("rustbpe", "hf"), default="rustbpe",
-                       help="among pairs of equal count: smallest ids (rustbpe, default) or smallest "
-                            "Hugging Face ids (hf: the merges Hugging Face tokenizers learns)")
+    train.add_argument("--tie-break", choices=TIE_BREAKS, default=None,
+                       help="among pairs of equal count: smallest ids (rustbpe) or smallest Hugging Face ids "
+                            "(hf: the merges Hugging Face tokenizers learns) (default: rustbpe)")
     train.add_argument("--base", default=None, metavar="MODEL",
                        help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
-                            "up to --vocab-size; its pattern unless --pattern is given")
+                            "up to --vocab-size; its pattern unless --pat-str is given")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")
@@ -493,13 +489,14 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(run=_train)
     count = commands.add_parser(
         "count",
-        help="count the pieces of text files into a shard",
-        description="Split and count the pieces of text files and save them as a counts shard (.npz) "
-        "for 'bpetrain train --counts'. Shards counted separately (elsewhere, or in parts) merge exactly.",
+        help="count the pieces of text files into a counts file",
+        description="Split and count the pieces of text files and save them as a counts file (.npz) "
+        "for 'bpetrain train --counts'. Counts files of parts of a corpus (counted elsewhere, or in parts) "
+        "add up exactly.",
     )
     _add_reading(count, required=True)
     _add_splitting(count)
-    count.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="counts shard to write")
+    count.add_argument("-o", "--output", required=True, metavar="OUT.npz", help="the counts file to write")
     count.set_defaults(run=_count)
     _add_encode_command(commands)
     _add_export_command(commands)

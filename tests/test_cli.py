@@ -24,7 +24,7 @@ def test_train_tiktoken_format_and_pattern_none(tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_bytes(b"abcabcabc\xff\xff" * 10)
     out = tmp_path / "ranks.tiktoken"
-    assert main(["train", str(corpus), "--vocab-size", "260", "--pattern", "none", "--format", "tiktoken", "-o", str(out), "-q"]) == 0
+    assert main(["train", str(corpus), "--vocab-size", "260", "--pat-str", "none", "--format", "tiktoken", "-o", str(out), "-q"]) == 0
     assert len(out.read_bytes().splitlines()) == 260
 
 
@@ -39,7 +39,7 @@ def test_warning_is_printed(tmp_path, capsys):
     "args, message",
     [
         (["--vocab-size", "100"], "vocab_size=100 is below"),
-        (["--pattern", "[bad"], "valid regular expression"),
+        (["--pat-str", "[bad"], "valid regular expression"),
     ],
 )
 def test_errors_exit_2_with_message(tmp_path, capsys, args, message):
@@ -83,7 +83,7 @@ def test_export_then_export_back(model, tmp_path, capsys, format, output, read):
     assert ("do not carry the split pattern" in err) == (format == "gpt2")
     # any written format reads back as MODEL (gpt2 files need the pattern)
     back = tmp_path / "back.tiktoken"
-    pattern = ["--pattern", "cl100k"] if format == "gpt2" else []
+    pattern = ["--pat-str", "cl100k"] if format == "gpt2" else []
     assert main(["export", str(tmp_path / read), *pattern, "--format", "tiktoken", "-o", str(back)]) == 0
     assert Tokenizer.from_file(back) == Tokenizer.load(model)
 
@@ -108,7 +108,7 @@ def test_export_errors_exit_2(model, tmp_path, capsys):
         main(["export", str(tmp_path / "ranks.tiktoken"), "--format", "hf", "-o", str(tmp_path / "t.json")])
     assert exit_info.value.code == 2 and "does not say its split pattern" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
-        main(["inspect", str(model), "--pattern", "gpt2"])
+        main(["inspect", str(model), "--pat-str", "gpt2"])
     assert exit_info.value.code == 2 and "pat_str apply to tiktoken and gpt2 files only" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
 
@@ -237,3 +237,46 @@ def test_broken_pipe_is_quiet(tmp_path):
     run = subprocess.run(f"'{sys.executable}' -m bpetrain encode '{model}' '{corpus}' -q | head -c 10",
                          shell=True, capture_output=True, text=True, check=False, cwd=tmp_path)  # not the checkout
     assert len(run.stdout) == 10 and run.stderr == ""
+
+
+def test_options_left_out_take_the_librarys_defaults_which_the_help_states():
+    """The command line passes only the options given (None: not given), so the library's
+    defaults apply; the help text states them, and they are the library's."""
+    import inspect
+
+    from bpetrain import BpeTrainer
+    from bpetrain.cli import build_parser
+
+    library = {**{name: p.default for name, p in inspect.signature(BpeTrainer).parameters.items()},
+               **{name: p.default for name, p in inspect.signature(BpeTrainer.train).parameters.items()}}
+    train = build_parser()._subparsers._group_actions[0].choices["train"]
+    stated = {"min_frequency", "tie_break", "documents", "input_format", "text_field"}
+    for action in train._actions:
+        if action.dest in stated:
+            assert action.default is None and f"(default: {library[action.dest]})" in action.help, action.dest
+            stated.discard(action.dest)
+    assert not stated
+    args = train.parse_args(["x.txt", "--vocab-size", "300", "-o", "m.bpe"])
+    from bpetrain.cli import _given
+
+    assert _given(args, ("pat_str", "min_frequency", "tie_break", "documents", "text_field", "num_threads")) == {}
+
+
+def test_a_disallowed_special_token_error_carries_the_token():
+    """The command line reads the token from the exception, not from its message, which is
+    tiktoken's word for word."""
+    import pickle
+
+    pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
+    from helpers import openai_encodings
+
+    from bpetrain.encoding.errors import DisallowedSpecialTokenError
+
+    ours, theirs = openai_encodings("cl100k_base")
+    with pytest.raises(ValueError) as want:
+        theirs.encode("a <|endoftext|> b")
+    with pytest.raises(DisallowedSpecialTokenError) as got:
+        ours.encode("a <|endoftext|> b")
+    assert got.value.token == "<|endoftext|>" and str(got.value) == str(want.value)
+    again = pickle.loads(pickle.dumps(got.value))
+    assert (again.token, str(again)) == (got.value.token, str(got.value))

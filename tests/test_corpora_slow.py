@@ -48,13 +48,14 @@ def test_compiled_splitter_same_as_regex_on_real_corpora(name, pattern):
     assert split_pattern(pat_str).split(data) == want
 
 
-def test_workers_count_kernel_c_identically():
+def test_thread_counts_count_kernel_c_identically():
     from bpetrain.counting.parallel import count_sources
     from bpetrain.counting.inputs import expand_inputs
 
     path = require(CORPORA / "kernel-c.txt", "build it with ../shared/corpora/build.sh")
     tables = []
-    for workers in (1, 2):
-        table = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], workers=workers, show_progress=False).table()
+    for num_threads in (1, 2):
+        table = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], num_threads=num_threads,
+                              show_progress=False).table()
         tables.append({table.piece(i): int(c) for i, c in enumerate(table.counts)})
     assert tables[0] == tables[1]

@@ -46,9 +46,9 @@ def text() -> bytes:
     return body[:100_000] + b"<|endoftext|>" + body[100_000:200_000] + b"ab<|x\ny|>cd\n" + body[200_000:] + b"  \n\n"
 
 
-def reference(data: bytes, pat_str, specials=(), lines=False) -> Counter:
-    documents = re.split(rb"(?<=\n)", data) if lines else [data]
-    return _reference.count_pieces([d for d in documents if d], pat_str, specials)
+def reference(data: bytes, pat_str, specials=(), documents="file") -> Counter:
+    texts = re.split(rb"(?<=\n)", data) if documents == "line" else [data]
+    return _reference.count_pieces([d for d in texts if d], pat_str, specials)
 
 
 #: Custom patterns for the counting tests: compiled ones with anchors, lookaheads, lazy and
@@ -65,22 +65,22 @@ def pattern_string(pattern):
 
 
 @pytest.mark.parametrize("pattern", [*SPLIT_PATTERNS, *CUSTOM, None])
-@pytest.mark.parametrize("lines", [False, True])
-def test_blocks_and_workers_count_like_the_whole(tmp_path, text, pattern, lines):
+@pytest.mark.parametrize("documents", ["file", "line"])
+def test_blocks_and_threads_count_like_the_whole(tmp_path, text, pattern, documents):
     pat_str = pattern_string(pattern)
     if pattern not in (None, "lookbehind"):  # the compiled pattern finds cut points of its own
         assert PieceCounter(pat_str).cut(text[:50_000]) > 40_000
     path = tmp_path / "corpus.txt"
     path.write_bytes(text)
-    want = reference(text, pat_str, SPECIALS, lines)
-    for workers, block_bytes in ((1, 1 << 23), (2, 4096), (3, 1000)):
+    want = reference(text, pat_str, SPECIALS, documents)
+    for num_threads, block_bytes in ((1, 1 << 23), (2, 4096), (3, 1000)):
         counter = count_sources(
-            expand_inputs([path]), pat_str=pat_str, special_tokens=SPECIALS, lines=lines,
-            workers=workers, block_bytes=block_bytes, show_progress=False,
+            expand_inputs([path]), pat_str=pat_str, special_tokens=SPECIALS, documents=documents,
+            num_threads=num_threads, block_bytes=block_bytes, show_progress=False,
         )
-        assert as_counter(counter.table()) == want, (workers, block_bytes)
+        assert as_counter(counter.table()) == want, (num_threads, block_bytes)
         assert counter.n_input_bytes == len(text)
-    assert counter.n_documents == (text.count(b"\n") + (not text.endswith(b"\n")) if lines else 1)
+    assert counter.n_documents == (text.count(b"\n") + (not text.endswith(b"\n")) if documents == "line" else 1)
 
 
 def test_documents_iterator_batches_and_specials(text):
@@ -110,7 +110,7 @@ def test_long_line_without_cut_points_and_huge_repeats(tmp_path):
     path = tmp_path / "one-line.txt"
     path.write_bytes(data)
     for pattern in ("cl100k", "o200k"):
-        counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], workers=2, block_bytes=4096, show_progress=False)
+        counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], num_threads=2, block_bytes=4096, show_progress=False)
         assert as_counter(counter.table()) == reference(data, PATTERNS[pattern])
 
 
@@ -129,7 +129,7 @@ def _write(path, data: bytes) -> None:
 def test_compressed_text_counts_like_plain(tmp_path, text, suffix):
     path = tmp_path / f"corpus{suffix}"
     _write(path, text)
-    counter = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], workers=2, show_progress=False)
+    counter = count_sources(expand_inputs([path]), pat_str=PATTERNS["cl100k"], num_threads=2, show_progress=False)
     assert as_counter(counter.table()) == reference(text, PATTERNS["cl100k"])
     assert counter.n_input_bytes == len(text)
 
@@ -150,7 +150,7 @@ def test_records_are_documents(tmp_path, text, suffix):
     for pattern in ("o200k", None):
         counter = count_sources(
             expand_inputs([path]), pat_str=PATTERNS.get(pattern), text_field="body",
-            workers=2, show_progress=False,
+            num_threads=2, show_progress=False,
         )
         assert as_counter(counter.table()) == _reference.count_pieces(documents, PATTERNS.get(pattern))
         assert counter.n_documents == len(documents)
@@ -173,7 +173,7 @@ def test_directories_globs_and_stdin(tmp_path, monkeypatch, text):
     assert as_counter(counter.table()) == want
 
 
-def test_shards_merge_to_the_whole(tmp_path, text):
+def test_counts_files_add_up_to_the_whole(tmp_path, text):
     half = text.index(b"\n", len(text) // 2) + 1
     (tmp_path / "a.txt").write_bytes(text[:half])
     (tmp_path / "b.txt").write_bytes(text[half:])
@@ -182,10 +182,10 @@ def test_shards_merge_to_the_whole(tmp_path, text):
     _, header = PieceTable.load(tmp_path / "a.npz")
     assert header["pat_str"] == PATTERNS["cl100k"] and header["n_input_bytes"] == half
     trainer = BpeTrainer(600, special_tokens=SPECIALS[:1], show_progress=False)
-    from_shards = trainer.train_from_shards([tmp_path / "a.npz", tmp_path / "b.npz"])
+    from_counts = trainer.train_from_counts([tmp_path / "a.npz", tmp_path / "b.npz"])
     assert trainer.stats.n_input_bytes == len(text) and trainer.stats.n_documents == 2
     from_files = trainer.train([tmp_path / "a.txt", tmp_path / "b.txt"])
-    assert from_shards == from_files
+    assert from_counts == from_files
     assert cli("train", "--counts", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), "--special-token", SPECIALS[0],
                  "--vocab-size", "600", "-o", str(tmp_path / "m.bpe"), "-q") == 0
     from bpetrain import Tokenizer
@@ -193,14 +193,14 @@ def test_shards_merge_to_the_whole(tmp_path, text):
     assert Tokenizer.load(tmp_path / "m.bpe") == from_files
 
 
-def test_shard_errors(tmp_path):
+def test_counts_file_errors(tmp_path):
     (tmp_path / "a.txt").write_text("hello world\n" * 10)
-    assert cli("count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "a.npz"), "-q", "--pattern", "gpt2") == 0
+    assert cli("count", str(tmp_path / "a.txt"), "-o", str(tmp_path / "a.npz"), "-q", "--pat-str", "gpt2") == 0
     with pytest.raises(ValueError, match=r"a.npz was counted with pat_str=.*train with the options"):
-        BpeTrainer(300, show_progress=False).train_from_shards(tmp_path / "a.npz")
+        BpeTrainer(300, show_progress=False).train_from_counts(tmp_path / "a.npz")
     (tmp_path / "bad.npz").write_bytes(b"not a zip")
-    with pytest.raises(ValueError, match="bad.npz: not a bpetrain counts shard"):
-        BpeTrainer(300, show_progress=False).train_from_shards(tmp_path / "bad.npz")
+    with pytest.raises(ValueError, match="bad.npz: not a bpetrain counts file"):
+        BpeTrainer(300, show_progress=False).train_from_counts(tmp_path / "bad.npz")
     np.savez(tmp_path / "other.npz", data=np.zeros(3, np.uint8), offsets=np.array([0, 5]), counts=np.array([1]),
              header=np.array(json.dumps({"format": "bpetrain counts v1"})))
     with pytest.raises(ValueError, match="inconsistent"):
@@ -244,8 +244,8 @@ def test_missing_inputs_and_bad_options(tmp_path, capsys):
 
         pq.write_table(pa.table({"text": ["a"]}), tmp_path / "p.parquet")
         count_sources(expand_inputs([tmp_path / "p.parquet"]), pat_str=None, text_field="body", show_progress=False)
-    with pytest.raises(ValueError, match="workers must be an int >= 1"):
-        count_sources([], pat_str=None, workers=0)
+    with pytest.raises(ValueError, match="num_threads must be an int >= 1"):
+        count_sources([], pat_str=None, num_threads=0)
     with pytest.raises(ValueError, match="documents must be 'file' or 'line'"):
         BpeTrainer(300).train([tmp_path / "p.parquet"], documents="lines")
     assert cli("train", "--vocab-size", "300", "-o", str(tmp_path / "m"), "-q") == 2
@@ -290,7 +290,7 @@ def test_cuts_never_split_a_special_token(tmp_path):
         want = reference(data, PATTERNS[pattern], ["<|x\nB|>"])
         for block_bytes in (97, 1000):
             counter = count_sources(expand_inputs([path]), pat_str=PATTERNS[pattern], special_tokens=["<|x\nB|>"],
-                                    workers=2, block_bytes=block_bytes, show_progress=False)
+                                    num_threads=2, block_bytes=block_bytes, show_progress=False)
             assert as_counter(counter.table()) == want
 
 
@@ -305,7 +305,7 @@ def test_cut_right_before_a_special_token_ends_the_text(tmp_path):
     want = reference(data, pat_str, specials)
     for block_bytes in (8, 9, 10, 1000):
         counter = count_sources(expand_inputs([path]), pat_str=pat_str, special_tokens=specials,
-                                workers=1, block_bytes=block_bytes, show_progress=False)
+                                num_threads=1, block_bytes=block_bytes, show_progress=False)
         assert as_counter(counter.table()) == want, block_bytes
 
 
@@ -318,15 +318,15 @@ BLOCK_TEXTS = st.lists(
 BLOCK_CASES = {
     "text": BLOCK_TEXTS,
     "pattern": st.sampled_from([*SPLIT_PATTERNS, *CUSTOM, None]),
-    "lines": st.booleans(),
+    "documents": st.sampled_from(["file", "line"]),
     "block_bytes": st.integers(8, 200),
-    "workers": st.integers(1, 3),
+    "num_threads": st.integers(1, 3),
 }
 
 
-def check_blocks(text, pattern, lines, block_bytes, workers):
+def check_blocks(text, pattern, documents, block_bytes, num_threads):
     """Overlapping special tokens ("|>" is the end of the others), cut points inside them
-    and right before them, invalid bytes, CR/LF: any block size and worker count gives
+    and right before them, invalid bytes, CR/LF: any block size and thread count gives
     the reference's counts."""
     import tempfile
 
@@ -337,18 +337,19 @@ def check_blocks(text, pattern, lines, block_bytes, workers):
         with open(path, "wb") as f:
             f.write(data)
         counter = count_sources(expand_inputs([path]), pat_str=pattern_string(pattern), special_tokens=specials,
-                                lines=lines, workers=workers, block_bytes=block_bytes, show_progress=False)
-    assert as_counter(counter.table()) == reference(data, pattern_string(pattern), specials, lines)
+                                documents=documents, num_threads=num_threads, block_bytes=block_bytes,
+                                show_progress=False)
+    assert as_counter(counter.table()) == reference(data, pattern_string(pattern), specials, documents)
 
 
 @settings(max_examples=300, deadline=None, derandomize=True)
 @given(**BLOCK_CASES)
-def test_random_blocks_count_like_the_whole(text, pattern, lines, block_bytes, workers):
-    check_blocks(text, pattern, lines, block_bytes, workers)
+def test_random_blocks_count_like_the_whole(text, pattern, documents, block_bytes, num_threads):
+    check_blocks(text, pattern, documents, block_bytes, num_threads)
 
 
 @pytest.mark.slow
 @settings(max_examples=5000, deadline=None)
 @given(**BLOCK_CASES)
-def test_random_blocks_count_like_the_whole_many(text, pattern, lines, block_bytes, workers):
-    check_blocks(text, pattern, lines, block_bytes, workers)
+def test_random_blocks_count_like_the_whole_many(text, pattern, documents, block_bytes, num_threads):
+    check_blocks(text, pattern, documents, block_bytes, num_threads)

@@ -171,7 +171,7 @@ def test_ranges_count_like_one_stream(tmp_path):
         path.write_bytes(text)
         for pat_str, specials, documents in options:
             want = count_sources(expand_inputs([path]), pat_str=resolve_pattern(pat_str), special_tokens=specials,
-                                 lines=documents == "line", workers=1, show_progress=False)
+                                 documents=documents, num_threads=1, show_progress=False)
             for task_bytes in (601, 5000):
                 tasks = dist.plan_count_tasks(path, pat_str=pat_str, documents=documents, task_bytes=task_bytes)
                 counters = [dist.count_task(t, pat_str=pat_str, special_tokens=specials, documents=documents)
@@ -187,10 +187,10 @@ def _as_dict(counter: PieceCounter) -> dict:
 
 
 def test_counter_pickles_and_merge_leaves_inputs_alone():
-    a = PieceCounter(resolve_pattern("gpt2"), SPECIALS, lines=True)
+    a = PieceCounter(resolve_pattern("gpt2"), SPECIALS, documents="line")
     a.update(["hello world<|fim|> hello\nthere"])
     b = pickle.loads(pickle.dumps(a))
-    assert _as_dict(b) == _as_dict(a) and (b.pat_str, b.special_tokens, b.lines) == (a.pat_str, a.special_tokens, True)
+    assert _as_dict(b) == _as_dict(a) and (b.pat_str, b.special_tokens, b.documents) == (a.pat_str, a.special_tokens, "line")
     assert (b.n_input_bytes, b.n_documents) == (a.n_input_bytes, a.n_documents)
     before = _as_dict(a)
     merged = dist.merge_counts(a, b)
@@ -230,8 +230,8 @@ def test_errors_name_the_input(client, corpus, tmp_path):
     gone.unlink()
     with pytest.raises(FileNotFoundError, match="gone.txt"):
         dist.count_on_dask(client, tasks, pat_str=resolve_pattern("cl100k"), show_progress=False)
-    with pytest.raises(ValueError, match="workers= sets local counting threads"):
-        trainer.train(corpus / "big.txt", client=client, workers=2)
+    with pytest.raises(ValueError, match="num_threads= sets local counting threads"):
+        trainer.train(corpus / "big.txt", client=client, num_threads=2)
     with pytest.raises(ValueError, match="standard input"):
         trainer.train("-", client=client)
 
@@ -245,7 +245,7 @@ def test_cli_scheduler(client, corpus, tmp_path, small_tasks):
     assert (tmp_path / "a.bpe").read_bytes() == (tmp_path / "b.bpe").read_bytes()
     assert cli(["count", *files, "-o", str(tmp_path / "a.npz"), "-q", "--scheduler", "local:1"]) == 0
     trainer = BpeTrainer(500, show_progress=False)
-    assert trainer.train_from_shards(tmp_path / "a.npz") == trainer.train(files)
+    assert trainer.train_from_counts(tmp_path / "a.npz") == trainer.train(files)
     with pytest.raises(SystemExit, match="2"):
         cli(["count", *files, "-o", str(tmp_path / "c.npz"), "-q", "--scheduler", "local:0"])
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer, load_tiktoken
 from bpetrain.encoding._encoder import BATCH_COUNTS, BATCH_LISTS, BytePairEncoder
+from bpetrain.encoding.errors import DisallowedSpecialTokenError
 from bpetrain._reference import count_pieces, encode_piece, encode_piece_ranks
 from bpetrain.formats.tiktoken import RAW_MODE_PAT_STR
 from bpetrain.splitting.pattern import replace_surrogates
@@ -349,9 +350,14 @@ def drop_in(trained):
 
 
 def outcome(function, *args, **kwargs):
-    """What ``function(*args, **kwargs)`` returns, or the type of what it raises."""
+    """What ``function(*args, **kwargs)`` returns, or the type of what it raises (the
+    ``ValueError`` that tiktoken raises for a disallowed special token is bpetrain's
+    :class:`DisallowedSpecialTokenError`, a ``ValueError`` with the same message that also
+    names the token: ``ValueError`` here)."""
     try:
         return function(*args, **kwargs)
+    except DisallowedSpecialTokenError:
+        return ValueError
     except Exception as exc:  # noqa: BLE001 (the type is the outcome)
         return type(exc)
 

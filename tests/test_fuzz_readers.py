@@ -1,8 +1,8 @@
-"""Fuzzing every reader of model, vocabulary and shard files with mutated files.
+"""Fuzzing every reader of model, vocabulary and counts files with mutated files.
 
 Each reader gets valid files of a small trained tokenizer, mutated by hypothesis (a fixed
 seed: ``derandomize=True``): byte flips, truncation, duplicated and swapped lines, huge and
-negative numbers, deep JSON, long lines, and for shards arrays of wrong shapes and dtypes.
+negative numbers, deep JSON, long lines, and for counts files arrays of wrong shapes and dtypes.
 A reader may load the file or raise ``ValueError``/``OSError`` naming the file; anything
 else fails. Each reader's run is a forked child with a memory limit and a time limit, so
 a crash (a signal) or a runaway allocation fails the test instead of killing the runner.
@@ -51,7 +51,7 @@ def files_of(format: str, pat_str: str | None = None) -> dict[str, bytes]:
     with tempfile.TemporaryDirectory() as folder:
         if format == "bpetrain":
             tokenizer(pat_str).save(os.path.join(folder, "m.bpe"))
-        elif format == "shard":
+        elif format == "counts":
             PieceTable.from_counts({b"ab": 3, b" the": 2, b"c": 7}).save(os.path.join(folder, "s.npz"), pat_str=None)
         elif format == "jsonl":
             with open(os.path.join(folder, "c.jsonl"), "wb") as f:
@@ -72,7 +72,7 @@ def read(format: str, folder: str):
     """Run the reader of ``format`` on the files in ``folder``."""
     if format == "bpetrain":
         return Tokenizer.load(os.path.join(folder, "m.bpe"))
-    if format == "shard":
+    if format == "counts":
         return PieceTable.load(os.path.join(folder, "s.npz"))
     if format == "jsonl":
         return [batch for source in expand_inputs([os.path.join(folder, "c.jsonl")]) for batch in read_records(source)]
@@ -204,7 +204,7 @@ def run_isolated(function, seconds: float) -> None:
         pytest.fail(report)
 
 
-FORMATS = ["bpetrain", "tiktoken", "hf", "gpt2", "minbpe", "shard", "jsonl"]
+FORMATS = ["bpetrain", "tiktoken", "hf", "gpt2", "minbpe", "counts", "jsonl"]
 
 
 def fuzz(format: str, tmp_path, n_examples: int, long_line: int, pat_str: str | None) -> None:
@@ -251,8 +251,8 @@ def test_100_mb_lines(format, tmp_path):
 
 
 @st.composite
-def shard_arrays(draw):
-    """A counts shard's members with random dtypes and shapes (valid ones among them)."""
+def counts_file_arrays(draw):
+    """A counts file's members with random dtypes and shapes (valid ones among them)."""
     dtypes = st.sampled_from([np.uint8, np.int64, np.int32, np.float64, np.uint64, np.bool_])
     members = {}
     for name in ("data", "offsets", "counts"):
@@ -272,12 +272,12 @@ def shard_arrays(draw):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="runs the reader in a forked child (POSIX only)")
-def test_fuzz_shard_arrays(tmp_path):
-    """Shards with arrays of wrong dtypes and shapes: a table or a ValueError naming the file."""
+def test_fuzz_counts_file_arrays(tmp_path):
+    """Counts files with arrays of wrong dtypes and shapes: a table or a ValueError naming the file."""
 
     @settings(max_examples=FUZZ_EXAMPLES, derandomize=True, deadline=None, database=None,
               suppress_health_check=list(HealthCheck))
-    @given(shard_arrays())
+    @given(counts_file_arrays())
     def case(members):
         buffer = io.BytesIO()
         np.savez(buffer, **members)

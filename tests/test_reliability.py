@@ -184,7 +184,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
 # ---------------------------------------------------------------- finding 4
 
 
-def small_shard(path) -> None:
+def small_counts_file(path) -> None:
     from bpetrain import PieceTable
 
     PieceTable.from_counts({b"ab": 3, b" cd": 2, b"e": 7}).save(path, pat_str=None)
@@ -208,14 +208,14 @@ def npy_header(descr: str, shape: tuple) -> bytes:
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "huge header", "plain npy", "object dtype", "2-d"])
-def test_damaged_shards_are_value_errors_naming_the_file(tmp_path, damage):
-    """Damaged shards used to raise BadZipFile, EOFError, IndexError, MemoryError or TypeError."""
+def test_damaged_counts_files_are_value_errors_naming_the_file(tmp_path, damage):
+    """Damaged counts files used to raise BadZipFile, EOFError, IndexError, MemoryError or TypeError."""
     import numpy as np
 
     from bpetrain import PieceTable
 
     path = tmp_path / "s.npz"
-    small_shard(path)
+    small_counts_file(path)
     data = bytearray(path.read_bytes())
     if damage == "flip":
         data[len(data) // 2] ^= 0xFF
@@ -307,8 +307,8 @@ def test_hostile_pattern_from_a_model_file_stops_with_a_clear_error(tmp_path, mo
     assert exit_.value.code == 2 and f"{tmp_path / 'm.bpe'}: the split pattern" in err and len(err.splitlines()) == 1
 
 
-def test_compressed_shard_cannot_make_a_huge_allocation(tmp_path, monkeypatch):
-    """A 269 KB compressed shard used to allocate 3.15 GB: declared sizes are checked first."""
+def test_compressed_counts_file_cannot_make_a_huge_allocation(tmp_path, monkeypatch):
+    """A 269 KB compressed counts file used to allocate 3.15 GB: declared sizes are checked first."""
     import zipfile
 
     import numpy as np
@@ -322,7 +322,7 @@ def test_compressed_shard_cannot_make_a_huge_allocation(tmp_path, monkeypatch):
         for name in ("offsets", "counts", "header"):
             z.writestr(f"{name}.npy", np.lib.format.magic(1, 0))
     assert path.stat().st_size < 100_000
-    with pytest.raises(ValueError, match="bomb.npz: the shard's arrays declare .* BPETRAIN_MAX_FILE_BYTES"):
+    with pytest.raises(ValueError, match="bomb.npz: the counts file's arrays declare .* BPETRAIN_MAX_FILE_BYTES"):
         PieceTable.load(path)
 
 

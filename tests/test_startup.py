@@ -46,8 +46,13 @@ def test_every_public_name_resolves_and_is_listed():
 
 
 def test_cli_choices_match_the_modules():
+    from bpetrain.splitting import cuts
+    from bpetrain.training import trainer
+
     assert cli.INPUT_FORMATS == inputs.INPUT_FORMATS
     assert cli.EXPORT_FORMATS == tuple(formats.FORMATS)
+    assert cli.DOCUMENTS == cuts.DOCUMENTS
+    assert cli.TIE_BREAKS == trainer.TIE_BREAKS
 
 
 def test_version_and_python_m(capsys):

@@ -172,8 +172,8 @@ def test_threads_follow_the_cpus_the_process_may_use(tmp_path):
     import subprocess
 
     script = ("import os; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
-              "from bpetrain._util.threads import usable_cores; from bpetrain.counting.parallel import default_workers; "
-              "print(usable_cores(), default_workers())")
+              "from bpetrain._util.threads import DEFAULT_THREADS, usable_cores; "
+              "print(usable_cores(), DEFAULT_THREADS)")
     # Run outside the source tree, so the child imports the installed package, as the tests do.
     done = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=120,
                           cwd=tmp_path)

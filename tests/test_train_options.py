@@ -313,7 +313,7 @@ def test_base_pattern_is_used_unless_given(full_models):
     assert tok.pat_str == PATTERNS["gpt2"]
 
 
-def test_base_through_files_and_shards(full_models, tmp_path):
+def test_base_through_files_and_counts_files(full_models, tmp_path):
     base = full_models["gpt2", "rustbpe"]
     (tmp_path / "a.txt").write_text(MULTILINGUAL * 3)
     from_iterator = trainer(256 + 530).train_from_iterator([MULTILINGUAL * 3], base=base)
@@ -321,7 +321,7 @@ def test_base_through_files_and_shards(full_models, tmp_path):
     counter = trainer(256 + 530).count(tmp_path / "a.txt", base=base)
     assert counter.pat_str == base.pat_str
     counter.save(tmp_path / "a.npz")
-    assert trainer(256 + 530).train_from_shards(tmp_path / "a.npz", base=base).merges == from_iterator.merges
+    assert trainer(256 + 530).train_from_counts(tmp_path / "a.npz", base=base).merges == from_iterator.merges
 
 
 @pytest.mark.parametrize(
@@ -366,7 +366,7 @@ def test_cli_train_options(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXTS["stdlib"][0][:50_000], encoding="utf-8")
     first, extended = tmp_path / "first.model", tmp_path / "extended.model"
-    common = ["-q", "--pattern", "gpt2", "--tie-break", "hf", "--max-token-length", "6"]
+    common = ["-q", "--pat-str", "gpt2", "--tie-break", "hf", "--max-token-length", "6"]
     assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(first), *common]) == 0
     assert main(["train", str(corpus), "--vocab-size", "400", "-o", str(tmp_path / "full.model"), *common]) == 0
     assert main(["train", str(corpus), "--vocab-size", "400", "--base", str(first), "--max-token-length", "6",

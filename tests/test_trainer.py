@@ -182,14 +182,15 @@ def test_warning_points_at_the_callers_line():
     assert record[0].filename == __file__
 
 
-def test_line_documents_refused_for_records_and_text_column_deprecated(tmp_path):
+def test_line_documents_refused_for_records_and_text_field_has_one_name(tmp_path):
     jsonl = tmp_path / "r.jsonl"
     jsonl.write_text('{"body": "hello hello world"}\n' * 20, encoding="utf-8")
     with pytest.raises(ValueError, match=r"r.jsonl is JSON Lines, whose records are the documents"):
         trainer(260).train([jsonl], documents="line")
-    expected = trainer(260).train([jsonl], text_field="body")
-    with pytest.warns(DeprecationWarning, match="text_column is deprecated: pass text_field"):
-        assert trainer(260).train([jsonl], text_column="body") == expected
+    assert trainer(260).train([jsonl], text_field="body") == trainer(260).train_from_iterator(
+        ["hello hello world"] * 20)
+    with pytest.raises(TypeError, match="text_column"):  # an old spelling that never shipped
+        trainer(260).train([jsonl], text_column="body")
 
 
 def test_deep_json_line_is_a_clear_error(tmp_path):
@@ -197,3 +198,13 @@ def test_deep_json_line_is_a_clear_error(tmp_path):
     jsonl.write_text('{"text": "ok"}\n' + "[" * 5000 + "]" * 5000 + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"deep.jsonl:2: not a JSON line"):
         trainer(260).train([jsonl])
+
+
+def test_train_from_counts_extends_a_base_from_a_mapping():
+    """A mapping of pieces trains on a base as counts files do: a model extended on its own
+    counts gives the model trained to the larger size."""
+    counts = {"hello": 9, " world": 7, " wonder": 3, "help": 4, "yellow": 2}
+    base = trainer(262, pat_str=None).train_from_counts(counts)
+    full = trainer(268, pat_str=None).train_from_counts(counts)
+    extended = trainer(268, pat_str=None).train_from_counts(counts, base=base)
+    assert len(base.merges) == 6 and extended.merges == full.merges

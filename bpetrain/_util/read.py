@@ -1,6 +1,6 @@
 """Reading files that may be damaged or hostile: bounded reads, UTF-8 text, JSON with a depth limit.
 
-Every reader of a model, vocabulary or shard file goes through these, so a file that
+Every reader of a model, vocabulary or counts file goes through these, so a file that
 is too large (or endless, such as ``/dev/zero``), not UTF-8, or JSON nested deeper
 than :data:`MAX_JSON_DEPTH` is a ``ValueError`` naming the file, never a
 ``MemoryError`` or ``RecursionError``.
@@ -15,7 +15,7 @@ import numpy as np
 
 __all__ = ["MAX_JSON_DEPTH", "loads_json", "max_file_bytes", "read_bytes", "read_lines"]
 
-#: Default cap on the bytes of one model, vocabulary or shard file (1 GiB); the environment
+#: Default cap on the bytes of one model, vocabulary or counts file (1 GiB); the environment
 #: variable ``BPETRAIN_MAX_FILE_BYTES`` raises (or lowers) it.
 DEFAULT_MAX_FILE_BYTES = 1 << 30
 #: The deepest nesting of JSON arrays and objects the readers accept (bpetrain's and Hugging

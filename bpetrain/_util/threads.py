@@ -1,5 +1,12 @@
-"""Worker threads kept from call to call for the encoder's threaded calls, and the map
-that shares a call's items between the calling thread and them.
+"""The number of threads bpetrain uses, worker threads kept from call to call for the
+encoder's threaded calls, and the map that shares a call's items between the calling
+thread and them.
+
+Every threaded call takes ``num_threads`` (tiktoken's name: training and counting in
+:class:`~bpetrain.BpeTrainer`, the batch calls of :class:`~bpetrain.Encoding`,
+``--num-threads`` on the command line), with one default, :data:`DEFAULT_THREADS`: one
+thread per CPU this process may use. The encoder's calls never run more threads than
+that (:func:`thread_map`).
 
 Starting a thread took 0.5-1.8 ms on the 2-core machine of the benchmarks: a batch call
 that made two new threads for 3 MB of documents (17 ms of work on two threads) started its
@@ -34,6 +41,24 @@ def usable_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
         return os.cpu_count() or 1
+
+
+#: The default ``num_threads`` of training, counting and batch encoding: the CPUs this
+#: process may use (:func:`usable_cores`), counted when bpetrain is imported.
+DEFAULT_THREADS = usable_cores()
+
+
+def check_num_threads(num_threads) -> int:
+    """``num_threads`` if it is an int >= 1.
+
+    Raises
+    ------
+    ValueError
+        If it is not (a bool is not a number of threads).
+    """
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
+    return num_threads
 
 
 def _mark_worker() -> None:

@@ -221,7 +221,7 @@ cdef class PieceCounts:
         if len(piece) and count:
             self._add(&view[0], len(piece), _key(&view[0], len(piece)), count)
 
-    def count(self, data, const int64_t[:, ::1] segments, Program program, bint lines=False,
+    def count(self, data, const int64_t[:, ::1] segments, Program program, bint line_documents=False,
               bint continued=False):
         """Count the pieces of ``data`` (UTF-8 bytes) segment by segment, without the GIL.
 
@@ -236,9 +236,9 @@ cdef class PieceCounts:
             Each segment starts a string (for ``^``), except the first if ``continued``.
         program : bpetrain.splitting._matcher.Program or None
             The split pattern, or None for no pre-tokenization: each document is one piece.
-        lines : bool
-            Each line (up to and including ``\\n``) of a segment is a document of its own
-            (the text after ``stop`` is then not looked at).
+        line_documents : bool
+            ``documents="line"``: each line (up to and including ``\\n``) of a segment is a
+            document of its own (the text after ``stop`` is then not looked at).
         continued : bool
             The first segment goes on a text that started before ``data``.
         """
@@ -259,7 +259,7 @@ cdef class PieceCounts:
                     e = segments[k, 2]
                     bos = -1 if continued and k == 0 else a
                     while a < stop:
-                        if lines:
+                        if line_documents:
                             nl = memchr(text + a, 10, stop - a)
                             b = stop if nl == NULL else (<const uint8_t*>nl - text) + 1
                             e = b

@@ -43,6 +43,7 @@ from bpetrain._util.progress import progress_bar
 from bpetrain.counting.parallel import count_sources
 from bpetrain.counting.inputs import Source, expand_inputs, read_range
 from bpetrain.counting.counts import PieceCounter, PieceTable
+from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.pattern import resolve_pattern, split_pattern
 
 __all__ = [
@@ -129,8 +130,7 @@ def plan_count_tasks(
     ValueError
         If ``-`` (standard input) is among the inputs, or an option is invalid.
     """
-    if documents not in ("file", "line"):
-        raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
+    check_documents(documents)
     return group_sources(expand_inputs(files, input_format), pat_str=pat_str, documents=documents,
                          task_bytes=task_bytes)
 
@@ -172,7 +172,7 @@ def count_task(
     special_tokens: Sequence[str] = (),
     documents: str = "file",
     text_field: str = "text",
-    workers: int = 1,
+    num_threads: int = 1,
 ) -> PieceCounter:
     """Count the pieces of one task (on whichever machine runs it).
 
@@ -184,8 +184,9 @@ def count_task(
     ----------
     task : CountTask
         From :func:`plan_count_tasks`.
-    workers : int, default 1
-        Counting threads in this task (whole files only; a range is one stream).
+    num_threads : int, default 1
+        Counting threads in this task (whole files only; a range is one stream). One,
+        as a Dask worker runs one task per thread of its own.
 
     Returns
     -------
@@ -198,13 +199,12 @@ def count_task(
         As :meth:`BpeTrainer.count`: the message names the file (and line).
     """
     pat_str = resolve_pattern(pat_str)
-    lines = documents == "line"
     if task.start is None:
         return count_sources(
-            task.sources, pat_str=pat_str, special_tokens=special_tokens, lines=lines,
-            text_field=text_field, workers=workers, show_progress=False,
+            task.sources, pat_str=pat_str, special_tokens=special_tokens, documents=documents,
+            text_field=text_field, num_threads=num_threads, show_progress=False,
         )
-    counter = PieceCounter(pat_str, special_tokens, lines=lines)
+    counter = PieceCounter(pat_str, special_tokens, documents=documents)
     source = task.sources[0]
     start = 0 if task.start == 0 else _boundary(source, task.start, counter)
     stop = source.size if task.stop >= source.size else _boundary(source, task.stop, counter, floor=task.start)
@@ -214,7 +214,7 @@ def count_task(
     blocks = read_range(source, start, stop)
     for data, cut, final, continued in counter.cuts.cut_blocks(blocks, continued=start > 0, tail=tail):
         counter.count_text(data, cut, final=final, continued=continued)
-    if not lines and start == 0:
+    if documents == "file" and start == 0:
         counter.n_documents += 1
     return counter
 
@@ -224,7 +224,7 @@ def merge_counts(a: PieceCounter, b: PieceCounter) -> PieceCounter:
 
     The inputs are left as they are: an engine may keep them to re-run a lost merge.
     """
-    merged = PieceCounter(a.pat_str, a.special_tokens, lines=a.lines)
+    merged = PieceCounter(a.pat_str, a.special_tokens, documents=a.documents)
     merged.merge(a)
     merged.merge(b)
     return merged
@@ -249,7 +249,7 @@ def keep_most_frequent(counter: PieceCounter, max_pieces: int) -> tuple[PieceCou
         Bytes of text the dropped pieces stood for (length times count).
     """
     table = counter.table()
-    kept = PieceCounter(counter.pat_str, counter.special_tokens, lines=counter.lines)
+    kept = PieceCounter(counter.pat_str, counter.special_tokens, documents=counter.documents)
     kept.n_input_bytes, kept.n_documents, kept.seconds = counter.n_input_bytes, counter.n_documents, counter.seconds
     if table.n_pieces <= max_pieces:
         kept.add_table(table)
@@ -273,7 +273,7 @@ def _boundary(source: Source, x: int, counter: PieceCounter, *, floor: int = 0) 
     0 if there is none, None if there is none at ``floor`` or after it."""
     specials = [t.encode("utf-8") for t in counter.special_tokens]
     longest = max(map(len, specials), default=0)
-    program = None if counter.lines else counter._program
+    program = None if counter.documents == "line" else counter._program
     width = WINDOW_BYTES
     while True:
         window_start = max(0, x - width)
@@ -343,7 +343,7 @@ def count_on_dask(
 
     started = time.perf_counter()
     if not tasks:
-        return PieceCounter(pat_str, special_tokens, lines=documents == "line")
+        return PieceCounter(pat_str, special_tokens, documents=documents)
     options = {"pat_str": pat_str, "special_tokens": list(special_tokens), "documents": documents,
                "text_field": text_field}
     counts = [client.submit(count_task, task, **options, pure=False) for task in tasks]

@@ -2,10 +2,12 @@
 
 A *piece* is what the split pattern cuts a document into (or the whole document in
 raw mode, ``pat_str=None``); BPE never merges across pieces, so training needs only
-each unique piece and how often it occurs. :class:`PieceTable` holds them as three
-numpy arrays, the input of the compiled trainer (:mod:`bpetrain.training._merge`), and saves
-them as a ``.npz`` shard. :class:`PieceCounter` fills the compiled hash table of
-:mod:`bpetrain.counting._counter` from documents or from blocks of a long text.
+each unique piece and how often it occurs. :class:`PieceTable` holds them in memory as
+three numpy arrays, the input of the compiled trainer (:mod:`bpetrain.training._merge`),
+and saves them as *the counts file* (``.npz``; ``bpetrain count`` writes it,
+``bpetrain train --counts`` and :meth:`BpeTrainer.train_from_counts` read it).
+:class:`PieceCounter` fills the compiled hash table of :mod:`bpetrain.counting._counter`
+from documents or from blocks of a long text.
 """
 from __future__ import annotations
 
@@ -24,15 +26,15 @@ from bpetrain.counting import _counter
 from bpetrain.counting.inputs import join_documents
 from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import loads_json, max_file_bytes
-from bpetrain.splitting.cuts import Cuts
+from bpetrain.splitting.cuts import Cuts, check_documents
 from bpetrain.splitting.pattern import encode_utf8, split_pattern
 
 __all__ = ["PieceCounter", "PieceTable"]
 
-
 @dataclass(frozen=True)
 class PieceTable:
-    """Unique pieces with their counts.
+    """A table of unique pieces and their counts, in memory (saved and loaded as the
+    counts file: :meth:`save`, :meth:`load`).
 
     Attributes
     ----------
@@ -96,13 +98,13 @@ class PieceTable:
 
     def save(self, path, *, pat_str: str | None, special_tokens: Iterable[str] = (),
              n_input_bytes: int = 0, n_documents: int = 0) -> None:
-        """Save the table as a counts shard (``.npz``, written atomically).
+        """Save the table as a counts file (``.npz``, written atomically).
 
         The file holds the three arrays and a JSON header: format version, the split
         pattern and special tokens the text was counted with, and the input's size.
         """
         header = {
-            "format": SHARD_FORMAT,
+            "format": COUNTS_FORMAT,
             "pat_str": pat_str,
             "special_tokens": list(special_tokens),
             "n_input_bytes": int(n_input_bytes),
@@ -113,9 +115,9 @@ class PieceTable:
 
     @classmethod
     def load(cls, path) -> tuple[PieceTable, dict]:
-        """Read a counts shard written by :meth:`save`: the table and the header.
+        """Read a counts file written by :meth:`save`: the table and the header.
 
-        The shard is checked before anything is built: the zip members and their sizes
+        The file is checked before anything is built: the zip members and their sizes
         (the arrays together at most :func:`bpetrain._util.read.max_file_bytes`, so a small
         compressed file cannot make a huge allocation), each ``.npy`` header (dtype,
         one dimension, data size against the member's size), the JSON header (depth
@@ -124,7 +126,7 @@ class PieceTable:
         Raises
         ------
         ValueError
-            If the file is not a bpetrain counts shard, is damaged or truncated, is too
+            If the file is not a bpetrain counts file, is damaged or truncated, is too
             large, or its arrays are inconsistent (the message names the file).
         OSError
             If the file cannot be read.
@@ -133,31 +135,31 @@ class PieceTable:
         try:
             arrays = _read_npz(path, name)
         except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
-            raise ValueError(f"{name}: not a bpetrain counts shard (.npz from 'bpetrain count'), or damaged: {exc}") from None
+            raise ValueError(f"{name}: not a bpetrain counts file (.npz from 'bpetrain count'), or damaged: {exc}") from None
         header = loads_json(str(arrays.pop("header")), name)
-        if not isinstance(header, dict) or header.get("format") != SHARD_FORMAT:
+        if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
             found = header.get("format") if isinstance(header, dict) else header
-            raise ValueError(f"{name}: counts shard format {found!r:.60} is not {SHARD_FORMAT!r}")
+            raise ValueError(f"{name}: counts file format {found!r:.60} is not {COUNTS_FORMAT!r}")
         data, offsets, counts = arrays["data"], arrays["offsets"], arrays["counts"]
         if (offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
                 or np.any(np.diff(offsets) < 0) or np.any(counts < 0)):
-            raise ValueError(f"{name}: the counts shard's arrays are inconsistent (damaged file?)")
+            raise ValueError(f"{name}: the counts file's arrays are inconsistent (damaged file?)")
         _check_header(header, name)
         return cls(data, offsets, counts), header
 
 
-#: The members of a counts shard and their dtypes (the header is a 0-d unicode array).
-SHARD_MEMBERS = {"data": np.dtype(np.uint8), "offsets": np.dtype(np.int64), "counts": np.dtype(np.int64), "header": None}
+#: The members of a counts file and their dtypes (the header is a 0-d unicode array).
+COUNTS_MEMBERS = {"data": np.dtype(np.uint8), "offsets": np.dtype(np.int64), "counts": np.dtype(np.int64), "header": None}
 
 
 def _read_npz(path, name: str) -> dict[str, np.ndarray]:
-    """The arrays of a counts shard, each ``.npy`` header checked before its data is read.
+    """The arrays of a counts file, each ``.npy`` header checked before its data is read.
 
     Raises
     ------
     ValueError
         If a member is missing or extra, the declared sizes pass the cap, or a member's
-        dtype, shape or size is not what a shard holds.
+        dtype, shape or size is not what a counts file holds.
     zipfile.BadZipFile, EOFError, zlib.error
         If the zip structure or compressed data is damaged (the caller names the file).
     """
@@ -166,23 +168,23 @@ def _read_npz(path, name: str) -> dict[str, np.ndarray]:
         try:
             return _read_zip(raw, name, limit)
         except OSError as exc:
-            raise ValueError(f"{name}: a damaged counts shard (seeking or reading its zip data: {exc})") from None
+            raise ValueError(f"{name}: a damaged counts file (seeking or reading its zip data: {exc})") from None
 
 
 def _read_zip(raw, name: str, limit: int) -> dict[str, np.ndarray]:
     with zipfile.ZipFile(raw) as z:
         infos = {info.filename: info for info in z.infolist()}
-        expected = {f"{member}.npy" for member in SHARD_MEMBERS}
+        expected = {f"{member}.npy" for member in COUNTS_MEMBERS}
         if set(infos) != expected:
-            raise ValueError(f"{name}: a counts shard holds {sorted(expected)}, this file {sorted(infos)[:8]}")
+            raise ValueError(f"{name}: a counts file holds {sorted(expected)}, this file {sorted(infos)[:8]}")
         declared = sum(info.file_size for info in infos.values())
         if declared > limit:
             raise ValueError(
-                f"{name}: the shard's arrays declare {declared} bytes, more than {limit} "
+                f"{name}: the counts file's arrays declare {declared} bytes, more than {limit} "
                 "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
             )
         arrays = {}
-        for member, dtype in SHARD_MEMBERS.items():
+        for member, dtype in COUNTS_MEMBERS.items():
             info = infos[f"{member}.npy"]
             with z.open(info) as f:
                 arrays[member] = _read_npy(f, info.file_size, dtype, f"{name}[{member}]")
@@ -203,7 +205,7 @@ def _read_npy(f, n_bytes: int, dtype: np.dtype | None, where: str) -> np.ndarray
     wanted_shape = 1 if dtype is not None else 0
     if (len(shape) != wanted_shape or found.hasobject or fortran
             or (found != dtype if dtype is not None else found.kind != "U")):
-        raise ValueError(f"{where}: holds {found} of shape {shape}, not what a counts shard holds")
+        raise ValueError(f"{where}: holds {found} of shape {shape}, not what a counts file holds")
     size = found.itemsize * (shape[0] if shape else 1)
     if size > n_bytes:
         raise ValueError(f"{where}: declares {size} bytes of data in a member of {n_bytes} bytes")
@@ -215,18 +217,19 @@ def _read_npy(f, n_bytes: int, dtype: np.dtype | None, where: str) -> np.ndarray
 
 
 def _check_header(header: dict, name: str) -> None:
-    """Refuse a shard header whose fields have the wrong types or ranges."""
+    """Refuse a counts file header whose fields have the wrong types or ranges."""
     pat_str, specials = header.get("pat_str"), header.get("special_tokens")
     if not (pat_str is None or isinstance(pat_str, str)):
-        raise ValueError(f"{name}: the shard header's pat_str must be a string or null")
+        raise ValueError(f"{name}: the counts file header's pat_str must be a string or null")
     if not (isinstance(specials, list) and all(isinstance(s, str) for s in specials)):
-        raise ValueError(f"{name}: the shard header's special_tokens must be a list of strings")
+        raise ValueError(f"{name}: the counts file header's special_tokens must be a list of strings")
     for key in ("n_input_bytes", "n_documents"):
         if not (type(header.get(key)) is int and 0 <= header[key] < 2**63):
-            raise ValueError(f"{name}: the shard header's {key} must be an integer in [0, 2**63)")
+            raise ValueError(f"{name}: the counts file header's {key} must be an integer in [0, 2**63)")
 
 
-SHARD_FORMAT = "bpetrain counts v1"
+#: The counts file's format, the header's first field.
+COUNTS_FORMAT = "bpetrain counts v1"
 
 
 class PieceCounter:
@@ -243,8 +246,9 @@ class PieceCounter:
     special_tokens : iterable of str
         Strings cut out of every document before splitting; they split the text (like
         document ends) and are not counted.
-    lines : bool, default False
-        Every line (up to and including ``\\n``) of a text is a document of its own.
+    documents : {"file", "line"}, default "file"
+        What a document is in a text given whole or in blocks (:meth:`count_text`) and in
+        each item of :meth:`update`: all of it, or each line (up to and including ``\\n``).
 
     Notes
     -----
@@ -253,15 +257,16 @@ class PieceCounter:
     to), and every piece keeps the original bytes.
     """
 
-    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, lines: bool = False):
+    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, documents: str = "file"):
+        check_documents(documents)
         self.pat_str = pat_str
-        self.lines = lines
+        self.documents = documents
         self.special_tokens = list(special_tokens)
         self._split = None if pat_str is None else split_pattern(pat_str)
         #: The compiled split pattern (None: raw mode, or the regex module splits).
         self._program = None if self._split is None else self._split.program
         #: Where a long text may be cut into blocks (:meth:`cut`, :meth:`count_text`).
-        self.cuts = Cuts(pat_str, self.special_tokens, lines=lines)
+        self.cuts = Cuts(pat_str, self.special_tokens, documents=documents)
         self._special = self.cuts.special
         self._special_text = None
         if self._special is not None:
@@ -299,12 +304,12 @@ class PieceCounter:
         """
         end = stop if final else len(data)
         self.n_input_bytes += stop
-        if self.lines:
+        if self.documents == "line":
             self.n_documents += data.count(b"\n", 0, stop) + (final and stop > 0 and data[stop - 1] != 10)
         if self._split is not None and self._program is None:
             self._count_with_regex(data[:stop])
             return
-        self._table.count(data, self._segments(data, 0, stop, end), self._program, self.lines, continued)
+        self._table.count(data, self._segments(data, 0, stop, end), self._program, self.documents == "line", continued)
 
     def count_documents(self, data: bytes, bounds: np.ndarray) -> None:
         """Count documents given as one buffer: document ``i`` is ``data[bounds[i]:bounds[i + 1]]``."""
@@ -321,7 +326,7 @@ class PieceCounter:
                 [self._segments(data, a, b, b) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
                 or [np.zeros((0, 3), dtype=np.int64)]
             )
-        self._table.count(data, np.ascontiguousarray(segments), self._program, self.lines)
+        self._table.count(data, np.ascontiguousarray(segments), self._program, self.documents == "line")
 
     def _segments(self, data: bytes, start: int, stop: int, end: int) -> np.ndarray:
         """Rows (start, stop, end) for the text between special tokens in ``data[start:stop]``.
@@ -345,7 +350,7 @@ class PieceCounter:
         GIL released while it matches), count in the compiled table."""
         decoded = text.decode("utf-8", "surrogateescape")
         parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
-        if self.lines:
+        if self.documents == "line":
             parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
         counts = Counter(piece for part in parts for piece in self._split.pieces(part))
         for piece, count in counts.items():
@@ -385,14 +390,14 @@ class PieceCounter:
             self._count_batch(batch)
 
     def _count_batch(self, batch: list[bytes]) -> None:
-        if self.lines:  # each line of each document is a document of its own
+        if self.documents == "line":  # each line of each document is a document of its own
             for data in batch:
                 self.count_text(data, len(data), final=True)
             return
         self.count_documents(*join_documents(batch))
 
     def save(self, path) -> None:
-        """Save the counted pieces as a counts shard (see :meth:`PieceTable.save`)."""
+        """Save the counted pieces as the counts file (see :meth:`PieceTable.save`)."""
         self.table().save(
             path, pat_str=self.pat_str, special_tokens=self.special_tokens,
             n_input_bytes=self.n_input_bytes, n_documents=self.n_documents,
@@ -408,7 +413,7 @@ class PieceCounter:
         """Pickle as the options, the counted pieces and the totals, so counters can be
         sent between processes (Dask, Ray, Spark)."""
         totals = (self.n_input_bytes, self.n_documents, self.seconds)
-        return _restore_counter, (self.pat_str, self.special_tokens, self.lines, self.table(), totals)
+        return _restore_counter, (self.pat_str, self.special_tokens, self.documents, self.table(), totals)
 
     @property
     def nbytes(self) -> int:
@@ -416,7 +421,7 @@ class PieceCounter:
         return self._table.nbytes
 
     def add_table(self, table: PieceTable) -> None:
-        """Add already counted pieces (a loaded shard, say)."""
+        """Add already counted pieces (a loaded counts file, say)."""
         self._table.update_arrays(table.data, table.offsets, table.counts)
 
     def clear(self) -> None:
@@ -428,9 +433,9 @@ class PieceCounter:
         return PieceTable(*self._table.arrays())
 
 
-def _restore_counter(pat_str, special_tokens, lines, table, totals) -> PieceCounter:
+def _restore_counter(pat_str, special_tokens, documents, table, totals) -> PieceCounter:
     """Unpickle a :class:`PieceCounter` (see ``PieceCounter.__reduce__``)."""
-    counter = PieceCounter(pat_str, special_tokens, lines=lines)
+    counter = PieceCounter(pat_str, special_tokens, documents=documents)
     counter.add_table(table)
     counter.n_input_bytes, counter.n_documents, counter.seconds = totals
     return counter

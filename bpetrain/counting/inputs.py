@@ -77,7 +77,7 @@ def expand_inputs(
     """Resolve paths, directories, globs and ``-`` into a list of :class:`Source`.
 
     In a directory, files that look binary (a NUL byte in their first 8 KB, as ``grep``
-    and ``git`` judge it; ``.npz`` shards, ``.so`` libraries, images) are left out with a
+    and ``git`` judge it; ``.npz`` counts files, ``.so`` libraries, images) are left out with a
     :class:`SkippedInputWarning` naming them, unless their name says a compression or
     Parquet, or ``input_format`` is given; name such a file directly to read it as text.
 

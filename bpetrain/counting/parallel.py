@@ -6,7 +6,7 @@ the pattern cuts at whatever surrounds it), so the blocks can be counted indepen
 JSON Lines and Parquet sources come as batches of whole documents. Worker threads count
 blocks into tables of their own with the compiled splitter and counter, which run
 without the GIL; the tables are merged at the end. The pieces, and so the merges, are
-the same as splitting every document whole, for any number of workers.
+the same as splitting every document whole, for any number of threads.
 
 Where no safe cut exists (raw mode with whole files as documents, a pattern the
 ``regex`` module splits, or a text with no cut point at all) a file is counted as one
@@ -19,16 +19,11 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from bpetrain._util.progress import progress_bar
-from bpetrain._util.threads import usable_cores
+from bpetrain._util.threads import DEFAULT_THREADS, check_num_threads
 from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from bpetrain.counting.counts import PieceCounter
 
-__all__ = ["count_sources", "default_workers"]
-
-
-def default_workers() -> int:
-    """The CPUs this process may run on (:func:`bpetrain._util.threads.usable_cores`)."""
-    return usable_cores()
+__all__ = ["count_sources"]
 
 
 def count_sources(
@@ -36,13 +31,13 @@ def count_sources(
     *,
     pat_str: str | None,
     special_tokens: Iterable[str] = (),
-    lines: bool = False,
+    documents: str = "file",
     text_field: str = "text",
-    workers: int | None = None,
+    num_threads: int = DEFAULT_THREADS,
     show_progress: bool = True,
     block_bytes: int = BLOCK_BYTES,
 ) -> PieceCounter:
-    """Count the pieces of every source on ``workers`` threads.
+    """Count the pieces of every source on ``num_threads`` threads.
 
     Parameters
     ----------
@@ -52,12 +47,13 @@ def count_sources(
         The split pattern (None: raw mode, each document is one piece).
     special_tokens : iterable of str
         Cut out of the text, not counted.
-    lines : bool
-        Each line of a plain-text source is a document (otherwise each file is one).
+    documents : {"file", "line"}
+        What a document is in a plain-text source: the whole file, or each line.
     text_field : str
         The JSON Lines field, or the Parquet column, that holds the text.
-    workers : int, optional
-        Counting threads (default: the CPUs available).
+    num_threads : int, default DEFAULT_THREADS
+        Counting threads (default: one per usable CPU,
+        :data:`bpetrain._util.threads.DEFAULT_THREADS`).
     show_progress : bool
         A tqdm bar of the bytes read (compressed bytes for compressed files).
     block_bytes : int
@@ -71,14 +67,12 @@ def count_sources(
     Raises
     ------
     ValueError
-        If a source is corrupt, a record malformed, or ``workers`` < 1.
+        If a source is corrupt, a record malformed, ``documents`` unknown or ``num_threads`` < 1.
     """
     sources = list(sources)
-    workers = default_workers() if workers is None else workers
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    check_num_threads(num_threads)
     special_tokens = list(special_tokens)
-    counters = [PieceCounter(pat_str, special_tokens, lines=lines) for _ in range(workers)]
+    counters = [PieceCounter(pat_str, special_tokens, documents=documents) for _ in range(num_threads)]
     idle: queue.SimpleQueue = queue.SimpleQueue()
     for counter in counters:
         idle.put(counter)
@@ -93,13 +87,13 @@ def count_sources(
     sizes = [s.size for s in sources]
     total = None if None in sizes else sum(sizes)
     pending: list = []
-    with ThreadPoolExecutor(workers) as pool, progress_bar(
+    with ThreadPoolExecutor(num_threads) as pool, progress_bar(
         total=total, unit="B", unit_scale=True, desc="counting", disable=not show_progress
     ) as bar:
 
         def submit(method, *args, **kwargs):
             pending.append(pool.submit(run, method, *args, **kwargs))
-            while len(pending) > 2 * workers:  # bounded read-ahead: memory stays a few blocks
+            while len(pending) > 2 * num_threads:  # bounded read-ahead: memory stays a few blocks
                 pending.pop(0).result()
 
         n_files = 0
@@ -117,6 +111,6 @@ def count_sources(
     total = counters[0]
     for other in counters[1:]:
         total.merge(other)
-    if not lines:
+    if documents == "file":
         total.n_documents += n_files
     return total

@@ -3,19 +3,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["as_bytes", "check_count", "check_text", "check_threads"]
+__all__ = ["as_bytes", "check_count", "check_text"]
 
 
 def check_text(text) -> None:
     """Raise TypeError unless ``text`` is a ``str``."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, got {type(text).__name__}")
-
-
-def check_threads(num_threads) -> None:
-    """Raise ValueError unless ``num_threads`` is an int >= 1."""
-    if not isinstance(num_threads, int) or num_threads < 1:
-        raise ValueError(f"num_threads must be an int >= 1, got {num_threads!r}")
 
 
 def check_count(name: str, value: int, minimum: int) -> int:

@@ -14,8 +14,8 @@ from functools import partial
 
 import numpy as np
 
-from bpetrain._util.threads import thread_map, usable_cores
-from bpetrain.encoding._args import check_text, check_threads
+from bpetrain._util.threads import check_num_threads, thread_map, usable_cores
+from bpetrain.encoding._args import check_text
 from bpetrain.encoding._encoder import BATCH_COUNTS, BATCH_LISTS, DisallowedText, text_lengths, track_lists
 from bpetrain.encoding.special import Strings, check_disallowed, special_regex
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
@@ -57,14 +57,14 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
     allowed, disallowed, specials, needles, kernel = strings
     if not (kernel and enc._pattern is not None):
         if allowed and any(special_regex(allowed).search(item) for item in texts):
-            check_threads(num_threads)
+            check_num_threads(num_threads)
             for item in texts:
                 check_text(item)
                 check_disallowed(item, disallowed)
             encode = partial(enc._encode, as_list=False, strings=enc._specials.strings(allowed, ()))
             return batch_output(thread_map(encode, texts, num_threads=num_threads), output)
         allowed, specials = frozenset(), None
-    check_threads(num_threads)
+    check_num_threads(num_threads)
     lengths = text_lengths(texts)  # raises as check_text
     if enc._pattern is None or (disallowed and needles is None):
         for item in texts:

@@ -33,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 
-from bpetrain._util.threads import thread_map, usable_cores
+from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
 from bpetrain.encoding import stream, unstable
 from bpetrain.encoding._args import as_bytes, check_text
 from bpetrain.encoding._encoder import (
@@ -346,7 +346,7 @@ class Encoding(TokenCounting, Decoding):
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
         return self._encode_split_by_regex(text, as_list)
 
-    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[list[int]]:
+    def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the
         calling thread among them, and no more than the CPUs this process may use), in
         chunks of texts of one kernel call each (:mod:`bpetrain.encoding.batching`).
@@ -364,7 +364,7 @@ class Encoding(TokenCounting, Decoding):
         self,
         text: Sequence[str],
         *,
-        num_threads: int = 8,
+        num_threads: int = DEFAULT_THREADS,
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> tuple[np.ndarray, np.ndarray]:
@@ -388,7 +388,7 @@ class Encoding(TokenCounting, Decoding):
         strings = self._specials.strings(allowed_special, disallowed_special)
         return encode_batch(self, text, num_threads, BATCH_ARRAYS, strings)
 
-    def count_batch(self, text: Sequence[str], *, num_threads: int = 8) -> list[int]:
+    def count_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[int]:
         """:meth:`count` of every text (special token strings count as ordinary text),
         without keeping any ids; threads as in :meth:`encode_ordinary_batch`.
 
@@ -409,7 +409,7 @@ class Encoding(TokenCounting, Decoding):
         self,
         text: Sequence[str],
         *,
-        num_threads: int = 8,
+        num_threads: int = DEFAULT_THREADS,
         allowed_special: Literal["all"] | Collection[str] = frozenset(),
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[list[int]]:

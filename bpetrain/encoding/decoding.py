@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from bpetrain.encoding._args import check_threads
+from bpetrain._util.threads import DEFAULT_THREADS, check_num_threads
 
 __all__ = ["Decoding", "as_token_ids", "decoder_of"]
 
@@ -126,7 +126,7 @@ class Decoding:
         return text, (starts[firsts] - 1).tolist()
 
     def decode_batch(
-        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = 8
+        self, batch: Iterable[Sequence[int]], *, errors: str = "replace", num_threads: int = DEFAULT_THREADS
     ) -> list[str]:
         """:meth:`decode` of every token list.
 
@@ -141,10 +141,10 @@ class Decoding:
         KeyError, OverflowError, TypeError
             As :meth:`decode_bytes`.
         """
-        check_threads(num_threads)
+        check_num_threads(num_threads)
         return [self.decode(tokens, errors) for tokens in batch]
 
-    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = 8) -> list[bytes]:
+    def decode_bytes_batch(self, batch: Iterable[Sequence[int]], *, num_threads: int = DEFAULT_THREADS) -> list[bytes]:
         """:meth:`decode_bytes` of every token list (``num_threads`` as in :meth:`decode_batch`).
 
         Raises
@@ -154,7 +154,7 @@ class Decoding:
         KeyError, OverflowError, TypeError
             As :meth:`decode_bytes`.
         """
-        check_threads(num_threads)
+        check_num_threads(num_threads)
         return [self.decode_bytes(tokens) for tokens in batch]
 
     def _unknown_token(self, token) -> Exception:

@@ -18,6 +18,7 @@ import regex
 
 from bpetrain.encoding._args import check_text
 from bpetrain.encoding._encoder import Needles
+from bpetrain.encoding.errors import DisallowedSpecialTokenError
 
 __all__ = [
     "SpecialTokens",
@@ -128,15 +129,7 @@ def check_disallowed(text: str, disallowed: Collection[str]) -> None:
         return
     found = special_regex(frozenset(disallowed)).search(text)
     if found:
-        token = found.group()
-        raise ValueError(
-            f"Encountered text corresponding to disallowed special token {token!r}.\n"
-            f"If you want this text to be encoded as a special token, pass it to `allowed_special`, "
-            f"e.g. `allowed_special={{{token!r}, ...}}`.\n"
-            f"If you want this text to be encoded as normal text, disable the check for this token "
-            f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
-            "To disable this check for all special tokens, pass `disallowed_special=()`.\n"
-        )
+        raise DisallowedSpecialTokenError(found.group())
 
 
 @lru_cache(maxsize=64)

@@ -218,7 +218,7 @@ def _read_pair(path, pat_str) -> tuple[dict[bytes, int], dict | None]:
             raise ValueError(
                 f"{name}: a tiktoken rank file does not say its split pattern and there is no sidecar "
                 f"{sidecar_path(path)}; pass pat_str (e.g. pat_str='cl100k' for cl100k_base, 'none' for raw mode; "
-                "--pattern in the CLI)"
+                "--pat-str in the CLI)"
             )
         return read_tiktoken(path), None
     sidecar = _read_sidecar(sidecar_path(path))

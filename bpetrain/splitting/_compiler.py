@@ -39,21 +39,36 @@ import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, members
+# The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
+from bpetrain.splitting._matcher import (
+    GREEDY,
+    LAZY,
+    MAX_SLOTS,
+    MAX_STEPS,
+    OP_ATOMIC,
+    OP_ATOMIC_END,
+    OP_BOS,
+    OP_CHECK,
+    OP_EOL,
+    OP_EOS,
+    OP_JMP,
+    OP_LOOK,
+    OP_LOOK_END,
+    OP_MARK,
+    OP_MATCH,
+    OP_OPT,
+    OP_PLUS,
+    OP_RUN,
+    OP_SET,
+    OP_SPLIT,
+    OP_STAR,
+    POSSESSIVE,
+)
 
 __all__ = ["Unsupported", "compile_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
-MAX_STEPS = 32  # as in _splitter.pyx
-
-# Opcodes, the same numbers as in _splitter.pyx.
-OP_SET, OP_RUN, OP_SPLIT, OP_JMP, OP_ATOMIC, OP_ATOMIC_END = 1, 2, 3, 4, 5, 6
-OP_LOOK, OP_LOOK_END, OP_BOS, OP_EOS, OP_EOL, OP_MATCH = 7, 8, 9, 10, 11, 12
-# Possessive runs of the commonest lengths, in the steps of linear alternatives only.
-OP_OPT, OP_STAR, OP_PLUS = 13, 14, 15
-OP_MARK, OP_CHECK = 16, 17
-MAX_SLOTS = 16  # as in _splitter.pyx
-GREEDY, LAZY, POSSESSIVE = 0, 1, 2
 
 _SET_ESCAPES = frozenset("dDsSwW")
 _CHAR_ESCAPES = frozenset("afnrtv0")

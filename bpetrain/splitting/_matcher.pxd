@@ -12,7 +12,40 @@ from bpetrain.splitting._blocks cimport ascii_classes_standard, block_scan, bloc
 from bpetrain.splitting._blocks cimport piece_end as native_piece_end
 
 
-# One instruction (see _pattern_compiler.py for the opcodes).
+# The program's instruction set, declared here only: the compiler
+# (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``
+# makes them ints of the module bpetrain.splitting._matcher for the compiler to import;
+# in the kernels they are C constants.
+cpdef enum:
+    OP_SET = 1         # one character of the sets in mask
+    OP_RUN = 2         # a run of one set: a to b (-1: any number) characters, quantifier mode c
+    OP_SPLIT = 3       # try pc + 1, then a
+    OP_JMP = 4         # go to a
+    OP_ATOMIC = 5      # an atomic group starts ...
+    OP_ATOMIC_END = 6  # ... and ends: its backtracking points are dropped
+    OP_LOOK = 7        # a lookahead (a = 1: negative) up to its OP_LOOK_END
+    OP_LOOK_END = 8
+    OP_BOS = 9         # the start of the string
+    OP_EOS = 10        # the end of the string
+    OP_EOL = 11        # the end, or a final newline
+    OP_MATCH = 12      # the piece ends here
+    OP_OPT = 13        # in linear steps only: a possessive run of 0 or 1 character
+    OP_STAR = 14       # ... of any number
+    OP_PLUS = 15       # ... of at least one
+    OP_MARK = 16       # note the position in register a (an iteration of a loop starts)
+    OP_CHECK = 17      # if the position is still register a's: leave the loop, to b
+
+cpdef enum:  # quantifier modes of OP_RUN (its c)
+    GREEDY = 0
+    LAZY = 1
+    POSSESSIVE = 2
+
+cpdef enum:
+    MAX_STEPS = 32  # steps of a linear alternative
+    MAX_SLOTS = 16  # position registers (OP_MARK, OP_CHECK)
+
+
+# One instruction: an opcode above and its operands.
 cdef struct Instr:
     uint64_t mask    # the character set(s), one bit each
     int32_t op
@@ -30,11 +63,11 @@ cdef struct Backtrack:
 
 
 # A top-level alternative: where its instructions start, and its steps and tail if it has
-# that form (see _pattern_compiler._steps).
+# that form (see _compiler._steps).
 cdef struct Alternative:
     uint64_t tail_mask   # the sets that can consume the tail's first character
     uint64_t prefix      # if not 0: an optional first character of these sets ...
-    uint64_t after       # ... then one of these sets must come (see _pattern_compiler._prefix_filter)
+    uint64_t after       # ... then one of these sets must come (see _compiler._prefix_filter)
     int32_t start        # first instruction
     int32_t first_step
     int32_t n_steps      # -1: run by the general matcher from ``start``

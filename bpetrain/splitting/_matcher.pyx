@@ -31,37 +31,12 @@ cdef extern from *:
     """
     int ctz64 "BPT_CTZ64"(uint64_t x) noexcept nogil
 
-cdef enum:  # opcodes: the same numbers as in _pattern_compiler.py
-    OP_SET = 1
-    OP_RUN = 2
-    OP_SPLIT = 3
-    OP_JMP = 4
-    OP_ATOMIC = 5
-    OP_ATOMIC_END = 6
-    OP_LOOK = 7
-    OP_LOOK_END = 8
-    OP_BOS = 9
-    OP_EOS = 10
-    OP_EOL = 11
-    OP_MATCH = 12
-    OP_OPT = 13     # in linear steps only: a possessive run of 0 or 1 character
-    OP_STAR = 14    # ... of any number
-    OP_PLUS = 15    # ... of at least one
-    OP_MARK = 16    # note the position in register a (an iteration of a loop starts)
-    OP_CHECK = 17   # if the position is still register a's: leave the loop, to b
-
-cdef enum:  # quantifier modes of OP_RUN
-    GREEDY = 0
-    LAZY = 1
-    POSSESSIVE = 2
-
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos
     BT_GREEDY = 1   # give back one character of the run of instruction pc: pos its end, pos2 its least end
     BT_LAZY = 2     # take one more character into the run of instruction pc: pos its end, pos2 its length
     BT_ATOMIC = 3   # an atomic group's start; pos2: the enclosing one's (-1: none)
     BT_RESTORE = 4  # register pc held pos before an OP_MARK
-    MAX_SLOTS = 16  # registers (as in _pattern_compiler.py)
 
 #: Backtracking steps allowed at one piece start before BacktrackLimitExceeded (about 0.01-0.1 s).
 MAX_BACKTRACKS = 2_000_000
@@ -329,8 +304,6 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
                 registers[e.pc] = e.pos
 
 
-cdef enum:
-    MAX_STEPS = 32  # as in _pattern_compiler.py
 cdef uint64_t NOT_YET = 0xFFFFFFFFFFFFFFFFULL  # the second character's sets, before they are looked up
 
 

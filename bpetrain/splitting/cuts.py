@@ -4,8 +4,8 @@ Counting (:mod:`bpetrain.counting`) and encoding (:meth:`bpetrain.Encoding.encod
 read a long text in blocks and end each block at a cut, so that the blocks can be split
 (and counted, or encoded) one by one and give the pieces of the whole text: the last
 safe cut of the split pattern in the block (a point the pattern cuts at whatever
-surrounds it: ``bpetrain.splitting._matcher.last_safe_cut``), or a line end in ``lines``
-mode, moved to the end of a special token that would straddle it.
+surrounds it: ``bpetrain.splitting._matcher.last_safe_cut``), or a line end when each line
+is a document, moved to the end of a special token that would straddle it.
 """
 from __future__ import annotations
 
@@ -15,7 +15,17 @@ import regex
 
 from bpetrain.splitting.pattern import split_pattern
 
-__all__ = ["Cuts"]
+__all__ = ["DOCUMENTS", "Cuts", "check_documents"]
+
+#: What a document is in a plain-text input (``documents=``, ``--documents``): the whole
+#: file, or each line (up to and including ``\n``).
+DOCUMENTS = ("file", "line")
+
+
+def check_documents(documents) -> None:
+    """Raise ``ValueError`` unless ``documents`` is one of :data:`DOCUMENTS`."""
+    if documents not in DOCUMENTS:
+        raise ValueError(f"documents must be {' or '.join(map(repr, DOCUMENTS))}, got {documents!r}")
 
 
 class Cuts:
@@ -25,17 +35,17 @@ class Cuts:
     ----------
     pat_str : str or None
         The split pattern (a regex, not a name), or ``None`` for raw mode (no cut
-        points, except line ends in ``lines`` mode).
+        points, except line ends when each line is a document).
     special_tokens : iterable of str
         Strings that split the text; a cut never falls inside one.
-    lines : bool, default False
-        Every line (up to and including ``\\n``) is a document of its own: the cut points
-        are the line ends.
+    documents : {"file", "line"}, default "file"
+        ``"line"``: every line (up to and including ``\\n``) is a document of its own, and
+        the cut points are the line ends.
 
     Attributes
     ----------
     special_tokens : list of str
-        The special tokens that can occur, longest first (in ``lines`` mode a line holds
+        The special tokens that can occur, longest first (when each line is a document, a line holds
         no newline, so a token with one never occurs).
     special : regex.Pattern or None
         Finds them in UTF-8 bytes (the longest first); None if there are none.
@@ -44,8 +54,10 @@ class Cuts:
         length - 1.
     """
 
-    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, lines: bool = False):
-        self.lines = lines
+    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, documents: str = "file"):
+        check_documents(documents)
+        self.documents = documents
+        lines = documents == "line"
         self._program = None if pat_str is None else split_pattern(pat_str).program
         self.special_tokens = sorted((t for t in special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
         self.special = None
@@ -56,7 +68,7 @@ class Cuts:
     def cut(self, data: bytes, searched: int = 0) -> int:
         """Where to end a block of ``data`` (which starts where the text or the previous
         block starts) so that splitting the blocks one by one gives the pieces of the whole
-        text: the last safe cut of the pattern (a line end in ``lines`` mode; see
+        text: the last safe cut of the pattern (a line end when each line is a document; see
         ``bpetrain.splitting._matcher.last_safe_cut``), or the end of a special token that would
         straddle it; -1 if there is none (raw mode, or a pattern the regex module
         splits). ``searched``: ``data[:searched]`` is known to hold no cut."""
@@ -65,7 +77,7 @@ class Cuts:
         hi = len(data) - self.lookahead
         if hi <= searched:
             return -1
-        if self.lines:
+        if self.documents == "line":
             cut = data.rfind(b"\n", searched, hi) + 1
         elif self._program is not None:
             cut = self._program.safe_cut(data, searched, hi)

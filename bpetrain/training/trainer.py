@@ -14,12 +14,13 @@ from bpetrain.training._merge import PairMerger
 from bpetrain.encoding._encoder import BytePairEncoder
 from bpetrain._util.byte_alphabet import BYTE_TO_CHAR
 from bpetrain._util.progress import progress_bar
-from bpetrain._util.threads import thread_map, usable_cores
+from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
 from bpetrain.counting.parallel import count_sources
 from bpetrain.encoding.core import Encoding
 from bpetrain.formats.tiktoken import merges_from_ranks
 from bpetrain.counting.inputs import expand_inputs
 from bpetrain.counting.counts import PieceCounter, PieceTable
+from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
 
@@ -228,8 +229,7 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        workers: int | None = None,
-        text_column: str | None = None,
+        num_threads: int | None = None,
         client=None,
         max_pieces: int | None = None,
         base=None,
@@ -237,7 +237,7 @@ class BpeTrainer:
         """Train on files: plain text, JSON Lines or Parquet, compressed or not.
 
         Reading and counting run in parallel (see :mod:`bpetrain.counting.parallel`); the pieces,
-        and so the merges, are the same for any number of workers.
+        and so the merges, are the same for any number of threads.
 
         Parameters
         ----------
@@ -258,11 +258,9 @@ class BpeTrainer:
         text_field : str, default "text"
             The field of each JSON Lines record, or the Parquet column (reading Parquet
             needs ``pyarrow``), that holds the text.
-        workers : int, optional
-            Counting threads (default: the CPUs available).
-        text_column : str, optional
-            Deprecated: the old name of ``text_field`` for Parquet (a
-            ``DeprecationWarning``; it takes the place of ``text_field``).
+        num_threads : int, optional
+            Counting threads (default: one per usable CPU,
+            :data:`bpetrain._util.threads.DEFAULT_THREADS`, as for :class:`~bpetrain.Encoding`).
         client : dask.distributed.Client, optional
             Count on this Dask cluster instead (see :mod:`bpetrain.counting.cluster`; needs
             ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
@@ -298,7 +296,7 @@ class BpeTrainer:
             warnings.simplefilter("ignore", BasePatternWarning)
             counter = self.count(
                 files, documents=documents, input_format=input_format, text_field=text_field,
-                workers=workers, text_column=text_column, client=client, max_pieces=max_pieces, base=base,
+                num_threads=num_threads, client=client, max_pieces=max_pieces, base=base,
             )
         return self._train_counter(counter, base, stacklevel=3)
 
@@ -309,8 +307,7 @@ class BpeTrainer:
         documents: str = "file",
         input_format: str = "auto",
         text_field: str = "text",
-        workers: int | None = None,
-        text_column: str | None = None,
+        num_threads: int | None = None,
         client=None,
         max_pieces: int | None = None,
         base=None,
@@ -318,19 +315,14 @@ class BpeTrainer:
         """Count the pieces of files without training (the first half of :meth:`train`).
 
         Takes the arguments of :meth:`train` (``base`` only chooses the split pattern). The result's
-        :meth:`~bpetrain.counting.counts.PieceCounter.save` writes a counts shard that
-        :meth:`train_from_shards` trains on, alone or merged with others.
+        :meth:`~bpetrain.counting.counts.PieceCounter.save` writes the counts file that
+        :meth:`train_from_counts` trains on, alone or merged with others.
 
         Returns
         -------
         PieceCounter
         """
-        if documents not in ("file", "line"):
-            raise ValueError(f"documents must be 'file' or 'line', got {documents!r}")
-        if text_column is not None:
-            warnings.warn("text_column is deprecated: pass text_field, which names the JSON Lines field "
-                          "and the Parquet column alike", DeprecationWarning, stacklevel=3)
-            text_field = text_column
+        check_documents(documents)
         sources = expand_inputs(files, input_format)
         records = [source for source in sources if source.format != "text"]
         if documents == "line" and records:
@@ -342,7 +334,7 @@ class BpeTrainer:
         pat_str = self._pattern(self._base(base), stacklevel=3)
         if client is not None:
             return self._count_on_cluster(client, sources, pat_str=pat_str, documents=documents,
-                                          text_field=text_field, workers=workers, max_pieces=max_pieces)
+                                          text_field=text_field, num_threads=num_threads, max_pieces=max_pieces)
         if max_pieces is not None:
             raise ValueError("max_pieces bounds the table a cluster sends back; it needs client=")
         started = time.perf_counter()
@@ -350,19 +342,19 @@ class BpeTrainer:
             sources,
             pat_str=pat_str,
             special_tokens=self.special_tokens,
-            lines=documents == "line",
+            documents=documents,
             text_field=text_field,
-            workers=workers,
+            num_threads=DEFAULT_THREADS if num_threads is None else num_threads,
             show_progress=self.show_progress,
         )
         counter.seconds = time.perf_counter() - started
         return counter
 
-    def _count_on_cluster(self, client, sources, *, pat_str, documents, text_field, workers, max_pieces):
+    def _count_on_cluster(self, client, sources, *, pat_str, documents, text_field, num_threads, max_pieces):
         from bpetrain.counting.cluster import count_on_dask, group_sources
 
-        if workers is not None:
-            raise ValueError("workers= sets local counting threads; with a client, the Dask workers count")
+        if num_threads is not None:
+            raise ValueError("num_threads= sets local counting threads; with a client, the Dask workers count")
         if max_pieces is not None:
             _check_int("max_pieces", max_pieces)
             if max_pieces < 1:
@@ -373,37 +365,63 @@ class BpeTrainer:
             text_field=text_field, show_progress=self.show_progress, max_pieces=max_pieces,
         )
 
-    def train_from_shards(
-        self, paths: str | os.PathLike | Iterable[str | os.PathLike], *, base=None
+    def train_from_counts(
+        self,
+        counts: Mapping[str | bytes, int] | str | os.PathLike | Iterable[str | os.PathLike],
+        *,
+        base=None,
     ) -> Tokenizer:
-        """Train on counts shards (``.npz`` from :meth:`count` or ``bpetrain count``), merged.
+        """Train on pieces already counted: counts files, merged, or a mapping of pieces.
 
-        ``base``: as in :meth:`train` (the shards must be counted with its pattern).
+        Parameters
+        ----------
+        counts : mapping of str or bytes to int, or path or iterable of paths
+            Counts files (``.npz`` from :meth:`count` and
+            :meth:`~bpetrain.counting.counts.PieceCounter.save`, or ``bpetrain count``),
+            whose counts are added up; or a mapping piece -> how often it occurs (int64
+            range; a word-frequency list, say), whose keys are pieces: they are neither
+            split by the pattern nor searched for special tokens.
+        base : Tokenizer, Encoding, str or os.PathLike, optional
+            As in :meth:`train` (counts files must be counted with its pattern).
+
+        Returns
+        -------
+        Tokenizer
 
         Raises
         ------
+        TypeError
+            If a key of the mapping is neither ``str`` nor ``bytes``, or a count not an int.
         ValueError
-            If a shard is not a counts shard, or was counted with another split pattern or
+            If a file is not a counts file, or was counted with another split pattern or
             other special tokens than this trainer's.
         """
-        if isinstance(paths, (str, os.PathLike)):
-            paths = [paths]
         started = time.perf_counter()
         base = self._base(base)
-        counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
-        for path in paths:
-            table, header = PieceTable.load(path)
-            for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
-                if header.get(key) != mine:
-                    raise ValueError(
-                        f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
-                        f"{key}={mine!r}; train with the options the shard was counted with, or count again"
-                    )
-            counter.add_table(table)
-            counter.n_input_bytes += header.get("n_input_bytes", 0)
-            counter.n_documents += header.get("n_documents", 0)
+        pat_str = self._pattern(base, stacklevel=3)
+        if isinstance(counts, Mapping):
+            table = _table_of(counts)
+            return self._train_table(
+                table, started, base, pat_str, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3
+            )
+        counter = PieceCounter(pat_str, self.special_tokens)
+        for path in [counts] if isinstance(counts, (str, os.PathLike)) else counts:
+            self._add_counts_file(counter, path)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, base, stacklevel=3)
+
+    def _add_counts_file(self, counter: PieceCounter, path: str | os.PathLike) -> None:
+        """Add the pieces and totals of a counts file to ``counter``, whose options it must have."""
+        table, header = PieceTable.load(path)
+        for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
+            if header.get(key) != mine:
+                raise ValueError(
+                    f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
+                    f"{key}={mine!r}; train with the options the counts file was counted with, or count again"
+                )
+        counter.add_table(table)
+        counter.n_input_bytes += header.get("n_input_bytes", 0)
+        counter.n_documents += header.get("n_documents", 0)
 
     def train_from_iterator(
         self, iterator: Iterable, length: int | None = None, *, text_field: str = "text", base=None
@@ -452,34 +470,6 @@ class BpeTrainer:
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, base, stacklevel=3)
 
-    def train_from_counts(self, counts: Mapping[str | bytes, int]) -> Tokenizer:
-        """Train on pieces that are already counted (a word-frequency list, say).
-
-        The keys are pieces: they are neither split by the pattern nor searched for
-        special tokens.
-
-        Parameters
-        ----------
-        counts : mapping of str or bytes to int
-            Piece -> how often it occurs (int64 range).
-
-        Returns
-        -------
-        Tokenizer
-        """
-        started = time.perf_counter()
-        merged: dict[bytes, int] = {}
-        for piece, count in counts.items():
-            if not isinstance(piece, (str, bytes)):
-                raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}: {piece!r:.60}")
-            _check_int("each count", count)  # before str and bytes keys are summed
-            key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
-            merged[key] = merged.get(key, 0) + count
-        table = PieceTable.from_counts(merged)
-        return self._train_table(
-            table, started, None, self.pat_str, n_input_bytes=table.n_bytes, n_documents=0, stacklevel=3
-        )
-
     # ---------------------------------------------------------------- training
 
     def _train_counter(self, counter: PieceCounter, base: Tokenizer | None, *, stacklevel: int) -> Tokenizer:
@@ -507,60 +497,20 @@ class BpeTrainer:
         n_documents: int,
         stacklevel: int,
     ) -> Tokenizer:
-        """Run the kernel on ``table``, from the bytes or from ``base``'s tokens;
-        ``stacklevel`` points warnings at the user's call."""
-        n_piece_bytes = table.n_bytes
-        if n_piece_bytes == 0:
-            raise ValueError(
-                "the corpus is empty: there is no text to train on"
-                + (" (the pattern matched nothing, or there are only special tokens)" if n_input_bytes else "")
-            )
-        if n_piece_bytes >= 2**63:
-            raise ValueError(
-                f"the piece counts stand for {n_piece_bytes} bytes of text, more than int64 pair counts "
-                "can hold (2**63 - 1); scale the counts down"
-            )
-        n_base = 256 if base is None else 256 + len(base.merges)
-        n_wanted = self.vocab_size - n_base - len(self.special_tokens)
-        if n_wanted < 0:
-            raise ValueError(
-                f"vocab_size={self.vocab_size} is below the base's {n_base} tokens + {len(self.special_tokens)} "
-                "special tokens: extending can only add tokens"
-            )
-        byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
-        max_token_length = MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE)
-        if base is None:
-            data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
-            merger = PairMerger(data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length)
-        else:
-            lengths, initial = base_tokens(base, table)
-            merger = PairMerger(
-                table.data, table.offsets, table.counts, n_wanted, self.min_frequency, max_token_length,
-                lengths, initial,
-            )
-            byte_ids = np.array(base.byte_ids)
-            del initial
+        """Train on ``table``, from the bytes or from ``base``'s tokens; ``stacklevel``
+        points warnings at the user's call."""
+        # 1. the table's text, and the merges the vocabulary has room for
+        n_piece_bytes = _check_table(table, n_input_bytes)
+        n_wanted = self._n_merges_wanted(base)
+        # 2. the kernel, with every piece as its bytes (in the tie-break's numbering) or the base's tokens
+        merger, byte_ids = self._merger(table, base, n_wanted)
         n_pieces = table.n_pieces
         del table
-        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
-            while not merger.finished:
-                bar.update(merger.merge(MERGES_PER_STEP))
-        merges = [tuple(pair) for pair in merger.merges.tolist()]
-        if len(merges) < n_wanted:
-            warnings.warn(
-                f"learned {len(merges)} of the {n_wanted} merges that vocab_size={self.vocab_size} asks for: "
-                f"no pair of adjacent tokens occurs min_frequency={self.min_frequency} times or more any "
-                "more; lower min_frequency or vocab_size, or train on more text",
-                VocabSizeNotReachedWarning,
-                stacklevel=stacklevel,
-            )
-        first_special = n_base + len(merges)
-        tokenizer = Tokenizer(
-            merges if base is None else base.merges + merges,
-            pat_str=pat_str,
-            special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
-            byte_ids=None if byte_ids is None else byte_ids.tolist(),
-        )
+        # 3. the merges
+        merges = self._merge(merger, n_wanted, stacklevel=stacklevel + 1)
+        # 4. the tokenizer: the base's merges, the new ones, then the special tokens
+        tokenizer = self._tokenizer(merges, base, pat_str, byte_ids)
+        # 5. what the run read and produced
         self.stats = TrainingStats(
             seconds=time.perf_counter() - started,
             n_input_bytes=n_input_bytes,
@@ -574,6 +524,65 @@ class BpeTrainer:
         )
         return tokenizer
 
+    def _n_merges_wanted(self, base: Tokenizer | None) -> int:
+        """The merges that take the vocabulary (the base's, if any) to ``vocab_size``."""
+        n_base = 256 if base is None else 256 + len(base.merges)
+        n_wanted = self.vocab_size - n_base - len(self.special_tokens)
+        if n_wanted < 0:
+            raise ValueError(
+                f"vocab_size={self.vocab_size} is below the base's {n_base} tokens + {len(self.special_tokens)} "
+                "special tokens: extending can only add tokens"
+            )
+        return n_wanted
+
+    def _merger(
+        self, table: PieceTable, base: Tokenizer | None, n_wanted: int
+    ) -> tuple[PairMerger, np.ndarray | None]:
+        """The merge kernel on ``table``, and the id of each byte (None: the byte itself).
+
+        From the bytes, each byte is its own id, or (``tie_break="hf"``) Hugging Face's;
+        from a base, each piece starts as its encoding with the base (:func:`base_tokens`)
+        and the bytes keep the base's ids.
+        """
+        max_token_length = MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE)
+        options = (n_wanted, self.min_frequency, max_token_length)
+        if base is None:
+            byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
+            data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
+            return PairMerger(data, table.offsets, table.counts, *options), byte_ids
+        lengths, initial = base_tokens(base, table)
+        merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
+        return merger, np.array(base.byte_ids)
+
+    def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
+        """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
+        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+            while not merger.finished:
+                bar.update(merger.merge(MERGES_PER_STEP))
+        merges = [tuple(pair) for pair in merger.merges.tolist()]
+        if len(merges) < n_wanted:
+            warnings.warn(
+                f"learned {len(merges)} of the {n_wanted} merges that vocab_size={self.vocab_size} asks for: "
+                f"no pair of adjacent tokens occurs min_frequency={self.min_frequency} times or more any "
+                "more; lower min_frequency or vocab_size, or train on more text",
+                VocabSizeNotReachedWarning,
+                stacklevel=stacklevel,
+            )
+        return merges
+
+    def _tokenizer(
+        self, merges: list[tuple[int, int]], base: Tokenizer | None, pat_str: str | None, byte_ids: np.ndarray | None
+    ) -> Tokenizer:
+        """The trained tokenizer: the special tokens get the ids after the merges, in order."""
+        if base is not None:
+            merges = base.merges + merges
+        first_special = 256 + len(merges)
+        return Tokenizer(
+            merges,
+            pat_str=pat_str,
+            special_tokens={s: first_special + i for i, s in enumerate(self.special_tokens)},
+            byte_ids=None if byte_ids is None else byte_ids.tolist(),
+        )
 
     # ----------------------------------------------------------------- a base
 
@@ -654,3 +663,32 @@ class BasePatternWarning(UserWarning):
 def _check_int(name: str, value) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}: {value!r}")
+
+
+def _check_table(table: PieceTable, n_input_bytes: int) -> int:
+    """The bytes of text ``table`` stands for, if there are some and int64 pair counts hold them."""
+    n_piece_bytes = table.n_bytes
+    if n_piece_bytes == 0:
+        raise ValueError(
+            "the corpus is empty: there is no text to train on"
+            + (" (the pattern matched nothing, or there are only special tokens)" if n_input_bytes else "")
+        )
+    if n_piece_bytes >= 2**63:
+        raise ValueError(
+            f"the piece counts stand for {n_piece_bytes} bytes of text, more than int64 pair counts "
+            "can hold (2**63 - 1); scale the counts down"
+        )
+    return n_piece_bytes
+
+
+def _table_of(counts: Mapping[str | bytes, int]) -> PieceTable:
+    """A mapping piece -> count as a table (``str`` pieces as UTF-8, their counts added to
+    those of the same ``bytes``)."""
+    merged: dict[bytes, int] = {}
+    for piece, count in counts.items():
+        if not isinstance(piece, (str, bytes)):
+            raise TypeError(f"pieces must be str or bytes, got {type(piece).__name__}: {piece!r:.60}")
+        _check_int("each count", count)  # before str and bytes keys are summed
+        key = piece.encode("utf-8", "surrogateescape") if isinstance(piece, str) else piece
+        merged[key] = merged.get(key, 0) + count
+    return PieceTable.from_counts(merged)
