@@ -126,17 +126,8 @@ cdef class PieceCaches:
 
     @property
     def size(self):
-        """int: entries of each piece cache (32 bytes each), 0 if there is none. Setting it
-        drops every cache (rounded up to a power of two, at least 2; 0: no cache); calls
-        already running finish with theirs.
-
-        Raises
-        ------
-        TypeError
-            If the size is not an integer.
-        ValueError
-            If it is negative or above 2**32.
-        """
+        """int: entries of each piece cache, 0 if there is none (``BytePairEncoder.cache_size``
+        says what setting it does and what it raises)."""
         return self.entries
 
     @size.setter
