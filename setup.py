@@ -19,11 +19,17 @@ DIRECTIVES = {
     "cdivision": True,
 }
 #: The compiled modules, lowest first: the split pattern's matchers, the counter, the
-#: encoders, the merge kernel.
+#: encoder's buffers, tables, per-piece encoders and text loop, the incremental encoders,
+#: the merge kernel.
 KERNELS = [
     "bpetrain.splitting._blocks",
     "bpetrain.splitting._matcher",
     "bpetrain.counting._counter",
+    "bpetrain.encoding._buffers",
+    "bpetrain.encoding._tables",
+    "bpetrain.encoding._heap",
+    "bpetrain.encoding._linear",
+    "bpetrain.encoding._piece",
     "bpetrain.encoding._encoder",
     "bpetrain.encoding._incremental",
     "bpetrain.training._merge",

@@ -5,7 +5,7 @@ The rust-gems ``bpe`` crate (``appendable_encoder.rs``, ``interval_encoding.rs``
 encodes every prefix of a text at once. The encoding of ``text[:p]`` is fixed by its
 last token (corollary IIa): the rest is the encoding of the shorter prefix before it. The
 last token is the one token ending at ``p`` that is valid after the last token of the
-prefix before it (corollary IIIa; :meth:`BytePairEncoder.valid_pair`), and an
+prefix before it (corollary IIIa; ``bpetrain.encoding._tables.valid_pair``), and an
 Aho-Corasick automaton over the token trie lists the tokens ending at ``p``, longest
 first. So each byte appended costs a few lookups (:class:`TokenAutomaton`,
 :func:`extend`), and the count of every prefix is kept.
@@ -27,32 +27,35 @@ exactly a token is that token, even one no merge makes). They need merges in ran
 (``BytePairEncoder.linear``); :class:`bpetrain.Encoding` recounts where that fails.
 """
 cimport cython
-from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memset
 
 import numpy as np
 
 from bpetrain._types cimport token_t
-from bpetrain.encoding._encoder cimport BytePairEncoder, IdBuffer, Scratch, Sync, free_buffers, grow_ids, grow_scratch
+from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_ids, grow_scratch
+from bpetrain.encoding._encoder cimport BytePairEncoder
+from bpetrain.encoding._linear cimport Sync, encode_linear
+from bpetrain.encoding._piece cimport encode_piece
+from bpetrain.encoding._tables cimport NO_RANK, RankTables, child, token_rank, valid_pair
 from bpetrain.splitting._matcher cimport Program, Stack, char_length, free_stack, last_safe_cut, piece_end
 
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates
 
-cdef token_t NO_RANK = INT32_MAX
 #: Pieces of at least this many bytes get their own prefix tables in an IntervalCounter.
 LONG_PIECE = 256
 
 
-cdef inline int32_t child_at(BytePairEncoder bpe, int32_t node, int32_t depth, uint8_t byte,
+cdef inline int32_t child_at(const RankTables* t, int32_t node, int32_t depth, uint8_t byte,
                              int32_t root) noexcept nogil:
     """The trie node one ``byte`` below ``node`` (at ``depth``), or -1."""
     if node == root:
-        return bpe.byte_rank[byte]
+        return t.byte_rank[byte]
     if depth == 1:  # node is the rank of a one-byte token
-        return bpe.node2[(<int>bpe.token_bytes[bpe.token_start[node]] << 8) | byte]
-    return bpe.child(node, byte)
+        return t.node2[(<int>t.token_bytes[t.token_start[node]] << 8) | byte]
+    return child(t, node, byte)
 
 
 # One trie node of a TokenAutomaton, in one 16-byte record: a step and the candidates
@@ -88,12 +91,13 @@ cdef class TokenAutomaton:
             raise ValueError("the vocabulary does not merge in rank order, so prefixes cannot be encoded "
                              "incrementally; count whole texts instead")
         self.bpe = bpe
-        cdef int64_t n = bpe.n_nodes + 1, rank, length, k, i
-        cdef int32_t root = <int32_t>bpe.n_nodes
+        cdef const RankTables* t = &bpe.tables
+        cdef int64_t n = t.n_nodes + 1, rank, length, k, i
+        cdef int32_t root = <int32_t>t.n_nodes
         self.root = root
         parent = np.full(n, -1, dtype=np.int32)
         by_depth = np.empty(n, dtype=np.int32)
-        starts = np.zeros(bpe.max_token_len + 2, dtype=np.int64)
+        starts = np.zeros(t.max_token_len + 2, dtype=np.int64)
         table = np.zeros((n, 4), dtype=np.int32)  # one Node per row
         self._arrays = [table]
         cdef Node* nd = <Node*><Py_ssize_t>table.ctypes.data
@@ -105,36 +109,36 @@ cdef class TokenAutomaton:
             for i in range(n):
                 nd[i].fail = root
                 nd[i].out = -1
-            for rank in range(bpe.n_ranks):  # every node once, with its parent and byte
-                length = bpe.token_len[rank]
+            for rank in range(t.n_ranks):  # every node once, with its parent and byte
+                length = t.token_len[rank]
                 if length == 0:
                     continue
-                data = bpe.token_bytes + bpe.token_start[rank]
-                node = bpe.byte_rank[data[0]]
+                data = t.token_bytes + t.token_start[rank]
+                node = t.byte_rank[data[0]]
                 if nd[node].depth == 0:
                     nd[node].depth = (1 << 8) | data[0]
                     par[node] = root
                 for k in range(2, length + 1):
-                    nxt = child_at(bpe, node, <int32_t>(k - 1), data[k - 1], root)
+                    nxt = child_at(t, node, <int32_t>(k - 1), data[k - 1], root)
                     if nd[nxt].depth == 0:
                         nd[nxt].depth = <int32_t>((k << 8) | data[k - 1])
                         par[nxt] = node
                     node = nxt
             for i in range(n - 1):  # counting sort by depth
                 first[(nd[i].depth >> 8) + 1] += 1
-            for k in range(1, bpe.max_token_len + 2):
+            for k in range(1, t.max_token_len + 2):
                 first[k] += first[k - 1]
             for i in range(n - 1):
                 if nd[i].depth > 0:
                     k = nd[i].depth >> 8
                     order[first[k]] = <int32_t>i
                     first[k] += 1
-            for i in range(first[0], first[bpe.max_token_len]):  # parents before children
+            for i in range(first[0], first[t.max_token_len]):  # parents before children
                 node = order[i]
                 if nd[node].depth >> 8 > 1:  # depth 1 keeps fail = root and out = -1
                     f = nd[par[node]].fail
                     while True:
-                        nxt = child_at(bpe, f, nd[f].depth >> 8 if f != root else 0, nd[node].depth & 0xFF, root)
+                        nxt = child_at(t, f, nd[f].depth >> 8 if f != root else 0, nd[node].depth & 0xFF, root)
                         if nxt >= 0:
                             break
                         f = nd[f].fail
@@ -145,7 +149,7 @@ cdef class TokenAutomaton:
 
     cdef inline bint made(self, int32_t node) noexcept nogil:
         """Whether ``node`` is a token that merging can make (a byte, or one with a split)."""
-        return node < self.bpe.n_ranks and self.bpe.split_left[node] >= 0
+        return node < self.bpe.tables.n_ranks and self.bpe.tables.split_left[node] >= 0
 
     cdef inline int32_t depth(self, int32_t node) noexcept nogil:
         """Bytes from the root to ``node`` (for a token: its length)."""
@@ -156,12 +160,12 @@ cdef class TokenAutomaton:
         cdef int32_t nxt, depth
         while True:
             if state == self.root:
-                return self.bpe.byte_rank[byte]
+                return self.bpe.tables.byte_rank[byte]
             depth = self.nodes[state].depth
             if depth >> 8 == 1:
-                nxt = self.bpe.node2[((depth & 0xFF) << 8) | byte]
+                nxt = self.bpe.tables.node2[((depth & 0xFF) << 8) | byte]
             else:
-                nxt = self.bpe.child(state, byte)
+                nxt = child(&self.bpe.tables, state, byte)
             if nxt >= 0:
                 return nxt
             state = self.nodes[state].fail
@@ -189,14 +193,14 @@ cdef void free_prefixes(Prefixes* pre) noexcept nogil:
     free(pre.memo)
 
 
-cdef inline bint memo_valid_pair(BytePairEncoder bpe, uint64_t* memo, token_t left, token_t right) noexcept nogil:
-    """``bpe.valid_pair(left, right, NO_RANK)``, remembered: real text checks the same pairs often."""
+cdef inline bint memo_valid_pair(const RankTables* t, uint64_t* memo, token_t left, token_t right) noexcept nogil:
+    """``valid_pair(t, left, right, NO_RANK)``, remembered: real text checks the same pairs often."""
     cdef uint64_t key = (<uint64_t><uint32_t>left << 32) | (<uint64_t><uint32_t>right << 1)
     cdef uint64_t i = (key * 0x9E3779B97F4A7C15ULL) >> (64 - MEMO_BITS)
     cdef bint valid
     if memo[i] | 1 == key | 1:
         return memo[i] & 1
-    valid = bpe.valid_pair(left, right, NO_RANK)
+    valid = valid_pair(t, left, right, NO_RANK)
     memo[i] = key | valid
     return valid
 
@@ -243,7 +247,7 @@ cdef int extend(TokenAutomaton ac, Prefixes* pre, const uint8_t* data, int64_t k
         # vouches for the vocabulary).
         while nodes[m].out >= 0:
             start = end - (nodes[m].depth >> 8)
-            if start == 0 or memo_valid_pair(ac.bpe, pre.memo, last[start], m):
+            if start == 0 or memo_valid_pair(&ac.bpe.tables, pre.memo, last[start], m):
                 break
             m = nodes[m].out
         last[end] = m
@@ -257,7 +261,7 @@ cdef inline int64_t prefix_count(TokenAutomaton ac, const Prefixes* pre) noexcep
     """Tokens of the whole text of ``pre`` by tiktoken's rule (a text that is one token is one)."""
     if pre.n == 0:
         return 0
-    if pre.state < ac.bpe.n_ranks and ac.depth(pre.state) == pre.n:
+    if pre.state < ac.bpe.tables.n_ranks and ac.depth(pre.state) == pre.n:
         return 1
     return pre.counts[pre.n]
 
@@ -299,10 +303,10 @@ cdef class RawIntervals:
                 raise MemoryError()
             with nogil:
                 for p in range(n, 0, -1):  # subtree sizes: every parent is before its children
-                    sub[p - ac.bpe.token_len[self.pre.last[p]]] += sub[p]
+                    sub[p - ac.bpe.tables.token_len[self.pre.last[p]]] += sub[p]
                 after[0] = 1
                 for p in range(1, n + 1):  # preorder: each child takes the next free block
-                    parent = p - ac.bpe.token_len[self.pre.last[p]]
+                    parent = p - ac.bpe.tables.token_len[self.pre.last[p]]
                     pre_order[p] = after[parent]
                     after[parent] += sub[p]
                     after[p] = pre_order[p] + 1
@@ -322,7 +326,7 @@ cdef class RawIntervals:
         cdef int64_t found
         if e <= s:
             return 0
-        if e - s <= self.ac.bpe.max_token_len and self.ac.bpe.token_rank(text + s, e - s) != NO_RANK:
+        if e - s <= self.ac.bpe.tables.max_token_len and token_rank(&self.ac.bpe.tables, text + s, e - s) != NO_RANK:
             return 1
         if s == 0:
             return self.pre.counts[e]
@@ -333,7 +337,7 @@ cdef class RawIntervals:
         self.out.size = 0
         self.sync.start = s
         self.sync.target = e
-        found = self.ac.bpe._encode_linear(text + s, e - s, &self.out, &self.scratch, &self.sync)
+        found = encode_linear(&self.ac.bpe.tables, text + s, e - s, &self.out, &self.scratch, &self.sync)
         return found if found >= 0 else self.out.size
 
 
@@ -357,7 +361,7 @@ cdef int64_t count_pieces(BytePairEncoder bpe, Program program, Stack* stack, Id
             pos += char_length(text, pos, end)
             continue
         out.size = 0
-        bpe.encode_piece(text + pos, piece - pos, out, scratch)
+        encode_piece(&bpe.tables, text + pos, piece - pos, out, scratch)
         total += out.size
         pos = piece
     return total
@@ -547,7 +551,7 @@ cdef class IntervalCounter:
                     pos += char_length(text, pos, n)
                     continue
                 self.out.size = 0
-                self.bpe.encode_piece(text + pos, piece - pos, &self.out, &self.scratch)
+                encode_piece(&self.bpe.tables, text + pos, piece - pos, &self.out, &self.scratch)
             bounds.append((pos, piece, self.out.size))
             pos = piece
         table = np.array(bounds, dtype=np.int64).reshape(-1, 3)
@@ -618,7 +622,7 @@ cdef class IntervalCounter:
                 raw = self.longs[self.long_index[k]]
                 return raw.count_range(a - self.piece_start[k], b - self.piece_start[k])
         self.out.size = 0
-        self.bpe.encode_piece(<const uint8_t*>self.data + a, b - a, &self.out, &self.scratch)
+        encode_piece(&self.bpe.tables, <const uint8_t*>self.data + a, b - a, &self.out, &self.scratch)
         return self.out.size
 
     cdef int64_t _count_split(self, int64_t s, int64_t e) except -2:

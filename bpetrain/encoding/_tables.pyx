@@ -1,0 +1,302 @@
+# cython: language_level=3
+"""The rank tables of a vocabulary and their builders (the struct and its lookups:
+``_tables.pxd``).
+
+A piece is first looked up whole in a hash table of the token bytes (most pieces of
+real text are one token; tiktoken does the same). A slot of 16 bytes holds a token's
+first 12 bytes, so a piece of up to 12 bytes (99% of the one-token pieces of mix-10M
+with cl100k) is matched from one cache line, with no second read of the token's bytes.
+
+The rank of two adjacent tokens comes from a table keyed by the pair of token ids
+(built once, from every split of every token into two tokens; each slot packs the two
+ids and the rank, 21 bits each, into 64 bits), so no byte string is hashed in the
+inner loops; the first pairs of a piece (two bytes) come from a direct 256 x 256 table;
+a 1 MB bit filter in front of it answers most pairs that join into nothing without
+leaving a core's L2 cache.
+
+The token trie (the linear encoder's longest-prefix search) and each token's split
+into the two tokens BPE joins into it (``split_left``, ``split_right``; the rust-gems
+``bpe`` crate builds the same tables) are built here too.
+"""
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+
+import numpy as np
+
+from bpetrain._types cimport token_t
+
+
+cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
+    """Shift for Fibonacci hashing into a power-of-two table at most 4/5 full (linear
+    probing stays short; smaller tables miss the cache less)."""
+    cdef int bits = 4
+    while 4 * (<int64_t>1 << bits) < 5 * n_items:
+        bits += 1
+    mask[0] = (<uint64_t>1 << bits) - 1
+    return 64 - bits
+
+
+cdef list build_tables(RankTables* t, dict mergeable_ranks):
+    """Fill ``t`` with the tables of ``mergeable_ranks`` (token bytes -> rank = token id),
+    all but ``t.linear`` (its owner decides, ``_linear.merges_in_rank_order``).
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The arrays that own the tables' memory, to keep alive as long as ``t`` is read;
+        the first is the int32 length of each rank's token, shape (n_ranks,) (0: none).
+
+    Raises
+    ------
+    ValueError
+        If a token is empty, a rank is out of range or repeated, or a byte has no rank.
+    """
+    cdef Py_ssize_t n_tokens = len(mergeable_ranks)
+    if n_tokens == 0:
+        raise ValueError("mergeable_ranks is empty: it needs at least the 256 single bytes")
+    tokens = list(mergeable_ranks)
+    ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=n_tokens)
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n_tokens)
+    if ranks.min() < 0 or ranks.max() > ID_MASK - 1:
+        raise ValueError(f"ranks must be in [0, {ID_MASK - 1}] (the encoder packs three ranks in 64 bits), "
+                         f"got {ranks.min()}..{ranks.max()}")
+    if lengths.min() == 0:
+        raise ValueError("mergeable_ranks holds the empty byte string; tokens must be non-empty")
+    t.n_ranks = ranks.max() + 1
+    token_len = np.zeros(t.n_ranks, dtype=np.int32)
+    token_len[ranks] = lengths
+    if np.count_nonzero(token_len) != n_tokens:
+        values, counts = np.unique(ranks, return_counts=True)
+        raise ValueError(f"rank {values[counts > 1][0]} is given to more than one token")
+    token_start = np.zeros(t.n_ranks + 1, dtype=np.int64)
+    np.cumsum(token_len, out=token_start[1:])
+    order = np.argsort(ranks, kind="stable")
+    token_bytes = np.frombuffer(b"".join([tokens[i] for i in order]), dtype=np.uint8)
+    t.max_token_len = lengths.max()
+    t.token_len = <const int32_t*><Py_ssize_t>token_len.ctypes.data
+    t.token_start = <const int64_t*><Py_ssize_t>token_start.ctypes.data
+    t.token_bytes = <const uint8_t*><Py_ssize_t>token_bytes.ctypes.data
+    cdef list arrays = [token_len, token_start, token_bytes]
+    fill_whole(t, n_tokens, arrays)
+    fill_bytes(t, arrays)
+    fill_pairs(t, int(np.sum(lengths - 1)), arrays)
+    fill_trie(t, int(np.sum(np.maximum(lengths - 2, 0))), arrays)
+    fill_splits(t, arrays)
+    return arrays
+
+
+cdef int fill_whole(RankTables* t, int64_t n_tokens, list arrays) except -1:
+    """Insert every token into the whole-token table (open addressing, linear probing)."""
+    cdef int64_t rank, n
+    cdef const uint8_t* data
+    cdef uint64_t head, i
+    t.whole_shift = table_shift(n_tokens, &t.whole_mask)
+    table = np.empty((t.whole_mask + 1) * sizeof(TokenSlot), dtype=np.uint8)
+    arrays.append(table)
+    cdef TokenSlot* whole = <TokenSlot*><Py_ssize_t>table.ctypes.data
+    t.whole = whole
+    with nogil:
+        for i in range(t.whole_mask + 1):
+            whole[i].meta = SLOT_EMPTY
+        for rank in range(t.n_ranks):
+            n = t.token_len[rank]
+            if n == 0:
+                continue
+            data = t.token_bytes + t.token_start[rank]
+            head = load_head(data, n)
+            i = (hash_bytes(data, n, head) * FIB) >> t.whole_shift
+            while whole[i].meta != SLOT_EMPTY:
+                i = (i + 1) & t.whole_mask
+            whole[i].head = head
+            whole[i].tail = slot_tail(data, n)
+            whole[i].meta = slot_meta(rank, n)
+    return 0
+
+
+cdef int fill_bytes(RankTables* t, list arrays) except -1:
+    """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
+    byte_pair = np.empty(65536, dtype=np.int32)
+    arrays.append(byte_pair)
+    cdef token_t* table = <token_t*><Py_ssize_t>byte_pair.ctypes.data
+    cdef uint8_t two[8]  # 8, not 2: load_head reads a word (the bytes past 2 masked off)
+    cdef int x, y
+    t.byte_pair = table
+    missing = []
+    for x in range(256):
+        two[0] = x
+        t.byte_rank[x] = token_rank(t, two, 1)
+        if t.byte_rank[x] == NO_RANK:
+            missing.append(x)
+    if missing:
+        raise ValueError(
+            f"{len(missing)} of the 256 single bytes have no rank (first: {bytes([missing[0]])!r}); "
+            "byte-level BPE needs every byte as a token")
+    for x in range(256):
+        two[0] = x
+        for y in range(256):
+            two[1] = y
+            table[(x << 8) | y] = token_rank(t, two, 2)
+    return 0
+
+
+cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
+    """Build the pair table and its filter: every split of every token into two tokens."""
+    cdef int64_t rank, k, n_pairs = 0
+    cdef int32_t length
+    cdef const uint8_t* data
+    cdef token_t left, right
+    cdef uint64_t key, i
+    keys = np.empty(max(n_splits, 1), dtype=np.uint64)
+    values = np.empty(max(n_splits, 1), dtype=np.int32)
+    cdef uint64_t[::1] key_view = keys
+    cdef int32_t[::1] value_view = values
+    with nogil:
+        for rank in range(t.n_ranks):
+            length = t.token_len[rank]
+            data = t.token_bytes + t.token_start[rank]
+            for k in range(1, length):
+                left = token_rank(t, data, k)
+                if left == NO_RANK:
+                    continue
+                right = token_rank(t, data + k, length - k)
+                if right == NO_RANK:
+                    continue
+                key_view[n_pairs] = pair_key(left, right)
+                value_view[n_pairs] = <int32_t>rank
+                n_pairs += 1
+    t.pair_shift = table_shift(n_pairs, &t.pair_mask)
+    pairs = np.full(t.pair_mask + 1, EMPTY, dtype=np.uint64)
+    pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
+    arrays += [pairs, pair_filter]
+    cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
+    cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
+    t.pairs = table
+    t.pair_filter = bits
+    with nogil:
+        for k in range(n_pairs):
+            key = key_view[k]
+            i = (key * FIB) >> (64 - FILTER_BITS)
+            bits[i >> 6] |= <uint64_t>1 << (i & 63)
+            i = (key * FIB) >> t.pair_shift
+            while table[i] != EMPTY:  # a pair's bytes are fixed: it is listed once
+                i = (i + 1) & t.pair_mask
+            table[i] = (key << ID_BITS) | <uint64_t>value_view[k]
+    return 0
+
+
+cdef int fill_trie(RankTables* t, int64_t n_deep, list arrays) except -1:
+    """Build the token trie and each token's longest proper prefix token (``next_prefix``).
+
+    Nodes at depth 3 and more are found through the edge table, first built with room
+    for every token byte past the second (``n_deep``), then copied into a table sized for
+    the edges made.
+    """
+    cdef int64_t rank, k, length, n_edges = 0
+    cdef int32_t node, found
+    cdef token_t best
+    cdef int64_t next_id = t.n_ranks
+    cdef const uint8_t* data
+    cdef uint64_t key, i, slot, mask
+    cdef int shift
+    node2 = np.full(65536, -1, dtype=np.int32)
+    next_prefix = np.full(t.n_ranks, -1, dtype=np.int32)
+    arrays += [node2, next_prefix]
+    cdef int32_t* n2 = <int32_t*><Py_ssize_t>node2.ctypes.data
+    cdef token_t* prefix = <token_t*><Py_ssize_t>next_prefix.ctypes.data
+    t.node2 = n2
+    t.next_prefix = prefix
+    shift = table_shift(max(n_deep, 1), &mask)
+    draft = np.full(mask + 1, EMPTY, dtype=np.uint64)
+    cdef uint64_t* table = <uint64_t*><Py_ssize_t>draft.ctypes.data
+    with nogil:
+        for rank in range(t.n_ranks):
+            length = t.token_len[rank]
+            data = t.token_bytes + t.token_start[rank]
+            best = -1
+            node = t.byte_rank[data[0]] if length > 0 else -1
+            for k in range(2, length + 1):  # node: the prefix of k - 1 bytes
+                if node < t.n_ranks:
+                    best = node
+                if k == 2:
+                    key = (<uint64_t>data[0] << 8) | data[1]
+                    if n2[key] < 0:
+                        found = token_rank(t, data, 2)
+                        if found == NO_RANK:
+                            found = <int32_t>next_id
+                            next_id += 1
+                        n2[key] = found
+                    node = n2[key]
+                    continue
+                key = (<uint64_t>node << 8) | data[k - 1]
+                i = (key * FIB) >> shift
+                while table[i] != EMPTY and table[i] >> 32 != key:
+                    i = (i + 1) & mask
+                if table[i] == EMPTY:
+                    found = token_rank(t, data, k)
+                    if found == NO_RANK:
+                        found = <int32_t>next_id
+                        next_id += 1
+                    table[i] = (key << 32) | <uint32_t>found
+                    n_edges += 1
+                node = <int32_t>(table[i] & LOW32)
+            if length > 0:
+                prefix[rank] = best
+            if next_id >= (1 << 24) - 1:
+                break  # node ids must fit 24 bits of an edge key: no linear encoder
+    t.n_nodes = next_id
+    t.edge_shift = table_shift(max(n_edges, 1), &t.edge_mask)
+    edges = np.full(t.edge_mask + 1, EMPTY, dtype=np.uint64)
+    arrays.append(edges)
+    cdef uint64_t* final = <uint64_t*><Py_ssize_t>edges.ctypes.data
+    t.edges = final
+    with nogil:
+        for k in range(mask + 1):
+            slot = table[k]
+            if slot != EMPTY:
+                i = ((slot >> 32) * FIB) >> t.edge_shift
+                while final[i] != EMPTY:
+                    i = (i + 1) & t.edge_mask
+                final[i] = slot
+    return 0
+
+
+cdef int fill_splits(RankTables* t, list arrays) except -1:
+    """Find the two tokens BPE joins into each token.
+
+    In rank order, a token's split is its longest prefix token ``left`` (then shorter
+    ones) whose rest is a token ``right``, both made before it (lower ranks, or single
+    bytes), that BPE keeps apart when given ranks below the token's (:func:`valid_pair`);
+    the rust-gems ``bpe`` crate builds its ``split_left`` and ``split_right`` the same
+    way. A token without one is never made by merging (tiktoken still gives it to a piece
+    that is exactly its bytes).
+    """
+    cdef int64_t length, rank
+    cdef token_t left, right, r
+    cdef int x
+    cdef const uint8_t* data
+    split_left = np.full(t.n_ranks, -1, dtype=np.int32)
+    split_right = np.full(t.n_ranks, -1, dtype=np.int32)
+    arrays += [split_left, split_right]
+    cdef token_t* sl = <token_t*><Py_ssize_t>split_left.ctypes.data
+    cdef token_t* sr = <token_t*><Py_ssize_t>split_right.ctypes.data
+    t.split_left = sl
+    t.split_right = sr
+    for x in range(256):
+        sl[t.byte_rank[x]] = sr[t.byte_rank[x]] = t.byte_rank[x]
+    with nogil:
+        for rank in range(t.n_ranks):
+            length = t.token_len[rank]
+            if length < 2:
+                continue
+            r = <token_t>rank
+            data = t.token_bytes + t.token_start[rank]
+            left = t.next_prefix[rank]
+            while left >= 0:
+                if sl[left] >= 0 and (left < r or t.token_len[left] == 1):
+                    right = token_rank(t, data + t.token_len[left], length - t.token_len[left])
+                    if (right != NO_RANK and sl[right] >= 0 and (right < r or t.token_len[right] == 1)
+                            and valid_pair(t, left, right, r)):
+                        sl[rank] = left
+                        sr[rank] = right
+                        break
+                left = t.next_prefix[left]
+    return 0
