@@ -19,7 +19,8 @@ from bpetrain.splitting._matcher cimport Program, Stack, Tables, free_stack, spl
 
 cdef extern from *:
     """
-    #define BPT_PREFETCH(p) __builtin_prefetch((p), 1, 1)
+    #include "_portable.h"
+    #define BPT_PREFETCH(p) BPETRAIN_PREFETCH(p, 1, 1)
     """
     void BPT_PREFETCH(const void* p) noexcept nogil
 

@@ -2,7 +2,7 @@
    Llama 3's, minbpe's, rustbpe's, nanochat's) in ASCII text, 64 bytes at a time, without a
    branch per piece.
 
-   The hand-written matchers (_pretok.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
+   The hand-written matchers (_blocks.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
    chain of tests on the first characters, which the branch predictor cannot learn (the
    kinds of pieces follow the text). Here every byte of a 64-byte block is classed at once,
    and the piece starts come from bit operations on the class masks, one bit per byte. The
@@ -53,9 +53,19 @@
 
 #include <stdint.h>
 #include <string.h>
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "_portable.h"
+/* SSE2 is in every x86-64 CPU; AVX-512BW is chosen at run time where the compiler can
+   build it for one function (GCC's and Clang's target attribute) and ask the CPU
+   (__builtin_cpu_supports). Not on macOS, where that builtin's runtime support is not
+   always linked (and Macs with AVX-512 are few), nor under MSVC: SSE2 there. */
+#if (defined(__x86_64__) || defined(_M_X64)) && !defined(_M_ARM64EC)
+#define BPETRAIN_SSE2 1
+#if defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
 #include <immintrin.h>
-#define BPETRAIN_X86 1
+#define BPETRAIN_AVX512 1
+#else
+#include <emmintrin.h>
+#endif
 #endif
 
 /* Class masks of 64 bytes: bit i describes byte i. */
@@ -88,7 +98,7 @@ static inline void bpetrain_masks_bytes(const uint8_t* p, bpetrain_masks* m) {
     m->low_r = bpetrain_byte_range(p, 0x20, 'r', 'r'); m->low_e = bpetrain_byte_range(p, 0x20, 'e', 'e');
 }
 
-#ifdef BPETRAIN_X86
+#ifdef BPETRAIN_AVX512
 /* AVX-512BW: one compare of all 64 bytes per class. */
 __attribute__((target("avx512f,avx512bw")))
 static void bpetrain_masks_avx512(const uint8_t* p, bpetrain_masks* m) {
@@ -110,7 +120,9 @@ static void bpetrain_masks_avx512(const uint8_t* p, bpetrain_masks* m) {
 #undef RANGE
 #undef EQUAL
 }
+#endif
 
+#ifdef BPETRAIN_SSE2
 /* SSE2 (every x86-64): four 16-byte compares per class. */
 static inline uint64_t bpetrain_sse2_bits(__m128i a, __m128i b, __m128i c, __m128i d) {
     return (uint64_t)(uint16_t)_mm_movemask_epi8(a) | (uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16
@@ -165,8 +177,10 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 static int bpetrain_blocks_isa = -1;
 
 static inline int bpetrain_widest_isa(void) {
-#ifdef BPETRAIN_X86
+#if defined(BPETRAIN_AVX512)
     return __builtin_cpu_supports("avx512bw") ? 2 : 1;
+#elif defined(BPETRAIN_SSE2)
+    return 1;
 #else
     return 0;
 #endif
@@ -176,11 +190,13 @@ static inline int bpetrain_widest_isa(void) {
 static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
     if (bpetrain_blocks_isa < 0)
         bpetrain_blocks_isa = bpetrain_widest_isa();
-#ifdef BPETRAIN_X86
+#ifdef BPETRAIN_AVX512
     if (bpetrain_blocks_isa == 2) {
         bpetrain_masks_avx512(p, m);
         return;
     }
+#endif
+#ifdef BPETRAIN_SSE2
     if (bpetrain_blocks_isa == 1) {
         bpetrain_masks_sse2(p, m);
         return;
@@ -238,7 +254,7 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
     bpetrain_masks* m = &b->m;
     if (m->hi & exists) {
         /* the last byte >= 0x80 here must be behind the next block's context */
-        *retry = Q + 64 + context - __builtin_clzll(m->hi & exists);
+        *retry = Q + 64 + context - bpetrain_clz64(m->hi & exists);
         return 0;
     }
     *retry = Q + context + 1;
@@ -255,9 +271,9 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
 static inline uint64_t bpetrain_digit_starts(uint64_t d, uint64_t every) {
     uint64_t starts = 0, runs = d & ~(d << 1);
     while (runs) {
-        int r = __builtin_ctzll(runs);
+        int r = bpetrain_ctz64(runs);
         uint64_t rest = ~(d >> r);
-        int length = rest ? __builtin_ctzll(rest) : 64;
+        int length = rest ? bpetrain_ctz64(rest) : 64;
         uint64_t run = (length >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << length) - 1)) << r;
         starts |= (every << r) & run;
         runs &= runs - 1;
@@ -294,7 +310,7 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
         if (b->stop == n) {
             *starts = (*starts & ~last_run) | ((region | (keep_after_newline ? after_newline : 0)) & last_run);
         } else if (goes_on) {
-            Py_ssize_t run_start = b->Q + __builtin_ctzll(last_run);
+            Py_ssize_t run_start = b->Q + bpetrain_ctz64(last_run);
             if (run_start <= P)
                 return 0;
             if (run_start < *limit)
@@ -484,7 +500,7 @@ static inline int bpetrain_mid_run(const bpetrain_block_scan* it, const uint8_t*
 
 /* bpetrain_blocks_next when the block's starts are used up: a new block. Out of line,
    so that the loop that asks for pieces stays small. */
-__attribute__((noinline))
+BPETRAIN_NOINLINE
 static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t cur,
                                          Py_ssize_t n) {
     Py_ssize_t end, P, lowest;
@@ -529,7 +545,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->retry = cur + 1;
         return -1;
     }
-    end = it->base + __builtin_ctzll(it->starts);
+    end = it->base + bpetrain_ctz64(it->starts);
     it->starts &= it->starts - 1;
     return end;
 }
@@ -541,9 +557,9 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
 static inline Py_ssize_t bpetrain_blocks_next(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first,
                                              Py_ssize_t cur, Py_ssize_t n) {
     Py_ssize_t end;
-    if (__builtin_expect(it->starts == 0, 0))
+    if (BPETRAIN_UNLIKELY(it->starts == 0))
         return bpetrain_blocks_refill(it, s, first, cur, n);
-    end = it->base + __builtin_ctzll(it->starts);
+    end = it->base + bpetrain_ctz64(it->starts);
     it->starts &= it->starts - 1;
     return end;
 }

@@ -50,6 +50,7 @@ DEF N_CODE_POINTS = 0x110000
 cdef extern from *:
     """
     #include <string.h>
+    #include "_portable.h"
     /* End of the run of ASCII bytes b with lo <= (b | fold) <= hi from i, eight bytes
        at a time (SWAR: each byte's range test sets its high bit; no carry crosses a
        byte, as every byte is below 0x80 once its high bit is masked off). */
@@ -65,7 +66,7 @@ cdef extern from *:
             t = (x & ~high) | (fold * ones);
             stop = ~((t + (uint64_t)(0x80 - lo) * ones) & ~(t + (uint64_t)(0x7F - hi) * ones) & ~x) & high;
             if (stop)
-                return i + (__builtin_ctzll(stop) >> 3);
+                return i + (bpetrain_ctz64(stop) >> 3);
             i += 8;
         }
         while (i < end && s[i] < 0x80 && (uint8_t)(s[i] | fold) >= lo && (uint8_t)(s[i] | fold) <= hi)

@@ -25,11 +25,8 @@ import numpy as np
 
 from bpetrain.splitting import _blocks
 
-cdef extern from *:
-    """
-    #define BPT_CTZ64(x) __builtin_ctzll(x)
-    """
-    int ctz64 "BPT_CTZ64"(uint64_t x) noexcept nogil
+cdef extern from "_portable.h":
+    int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos

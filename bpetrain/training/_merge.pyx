@@ -38,9 +38,10 @@ import numpy as np
 
 cdef extern from *:
     """
-    #define BPETRAIN_PREFETCH(addr) __builtin_prefetch((const void*)(addr))
+    #include "_portable.h"
+    #define BPETRAIN_PREFETCH_READ(addr) BPETRAIN_PREFETCH(addr, 0, 3)
     """
-    void prefetch "BPETRAIN_PREFETCH"(const void* addr) noexcept nogil
+    void prefetch "BPETRAIN_PREFETCH_READ"(const void* addr) noexcept nogil
 
 cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
 cdef int PREFETCH_AHEAD = 8     # occurrences between a prefetch and its use
