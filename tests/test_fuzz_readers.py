@@ -17,7 +17,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import resource
 import signal
 import time
 import traceback
@@ -29,6 +28,9 @@ from hypothesis import strategies as st
 
 from bpetrain import PieceTable, Tokenizer
 from bpetrain.counting.inputs import expand_inputs, read_records
+
+# each reader runs in a forked child under a memory limit: POSIX's fork and setrlimit
+resource = pytest.importorskip("resource", reason="the fuzzed readers run in a forked child with a memory limit (POSIX)")
 
 FUZZ_EXAMPLES = 300
 FUZZ_EXAMPLES_SLOW = 1000

@@ -114,6 +114,8 @@ def replace_together(parts: Mapping[str, bytes], commit: str, commit_data: bytes
 
 
 def _fsync_directory(directory: str) -> None:
+    if os.name == "nt":  # Windows opens no folder as a file (PermissionError); a rename there is its own record
+        return
     fd = os.open(directory, os.O_RDONLY)
     try:
         os.fsync(fd)

@@ -10,7 +10,7 @@ from bpetrain._types cimport token_t
 
 cdef extern from *:
     """
-    #define BPETRAIN_CLZ64(x) __builtin_clzll(x)
+    #include "_portable.h"
     #define BPETRAIN_NO_RANK INT32_MAX                 /* no token: larger than every rank */
     #define BPETRAIN_EMPTY UINT64_MAX                  /* a free slot of a table */
     #define BPETRAIN_FIB 0x9E3779B97F4A7C15ULL         /* 2**64 / golden ratio (Fibonacci hashing) */
@@ -25,7 +25,7 @@ cdef extern from *:
     static inline uint64_t bpetrain_head(const uint8_t* p, int64_t n) {
         uint64_t word = 0;
         int64_t m = n < 8 ? n : 8;
-        if (__builtin_expect(((uintptr_t)p & 4095) <= 4096 - 8, 1)) {
+        if (BPETRAIN_LIKELY(((uintptr_t)p & 4095) <= 4096 - 8)) {
             memcpy(&word, p, 8);
         } else {
             memcpy(&word, p, (size_t)m);
@@ -37,7 +37,7 @@ cdef extern from *:
     #endif
     }
     """
-    int clz64 "BPETRAIN_CLZ64"(uint64_t x) noexcept nogil
+    int clz64 "bpetrain_clz64"(uint64_t x) noexcept nogil
     uint64_t bpetrain_head(const uint8_t* p, int64_t n) noexcept nogil
     const token_t NO_RANK "BPETRAIN_NO_RANK"
     const uint64_t EMPTY "BPETRAIN_EMPTY"
