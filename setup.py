@@ -20,7 +20,7 @@ DIRECTIVES = {
 }
 #: The compiled modules, lowest first: the split pattern's matchers, the counter, the
 #: encoder's buffers, tables, per-piece encoders and text loop, the incremental encoders,
-#: the merge kernel.
+#: the merge kernel's pair table and max-heap, the merge kernel.
 KERNELS = [
     "bpetrain.splitting._blocks",
     "bpetrain.splitting._matcher",
@@ -32,6 +32,8 @@ KERNELS = [
     "bpetrain.encoding._piece",
     "bpetrain.encoding._encoder",
     "bpetrain.encoding._incremental",
+    "bpetrain.training._pairs",
+    "bpetrain.training._maxheap",
     "bpetrain.training._merge",
 ]
 COMPILE_ARGS = ["-O0", "-g"] if DEBUG else ["-O3", "--param", "max-inline-insns-single=800", "--param", "inline-unit-growth=400"]
