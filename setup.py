@@ -23,7 +23,7 @@ DIRECTIVES = {
 }
 #: The compiled modules, lowest first: the split pattern's matchers, the counter, the
 #: encoder's buffers, tables, per-piece encoders and text loop, the incremental encoders,
-#: the merge kernel.
+#: the merge kernel's pair table and max-heap, the merge kernel.
 KERNELS = [
     "bpetrain.splitting._blocks",
     "bpetrain.splitting._matcher",
@@ -35,6 +35,8 @@ KERNELS = [
     "bpetrain.encoding._piece",
     "bpetrain.encoding._encoder",
     "bpetrain.encoding._incremental",
+    "bpetrain.training._pairs",
+    "bpetrain.training._maxheap",
     "bpetrain.training._merge",
 ]
 #: Optimization flags by compiler. GCC's inliner limits are raised so that the kernels'

@@ -29,12 +29,21 @@ next token starts at ``s + len(t)``; the previous one ends at ``s - 1``.
 Pairs whose count is below ``min_frequency`` are not tracked at all: a pair's count
 never grows after the merge that creates its newer token, so such a pair can never
 be merged. This keeps the pair table small on raw text, where most pairs occur once.
+
+The pair table with its occurrence lists (``_pairs``) and the max-heap (``_maxheap``)
+are modules of their own; this one holds the working array, the set-up and the merges.
 """
-from libc.stdint cimport INT32_MIN, INT32_MAX, UINT64_MAX, uint32_t
-from libc.stdlib cimport calloc, malloc, realloc, free
-from libc.string cimport memcpy
+from libc.stdint cimport INT32_MIN, INT32_MAX, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdlib cimport calloc, malloc, free
 
 import numpy as np
+
+from bpetrain._types cimport count_t, pos_t, token_t
+from bpetrain.training._buffers cimport double_buffer
+from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
+from bpetrain.training._pairs cimport (
+    EMPTY, INLINE_OCC, PairSlot, PairTable, append, fit_list, key_left, key_right, pack,
+    table_alloc, table_delete, table_find, table_free, table_insert, take_list)
 
 cdef extern from *:
     """
@@ -45,34 +54,6 @@ cdef extern from *:
 
 cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
 cdef int PREFETCH_AHEAD = 8     # occurrences between a prefetch and its use
-cdef enum:
-    INLINE_OCC = 2              # list entries kept in the slot's pointer field (no malloc)
-cdef uint64_t EMPTY = UINT64_MAX  # free slot of the pair table
-cdef uint64_t FIB = 0x9E3779B97F4A7C15ULL  # 2**64 / golden ratio (Fibonacci hashing)
-
-
-cdef inline uint64_t pack(token_t left, token_t right) noexcept nogil:
-    return (<uint64_t>left << 32) | <uint64_t><uint32_t>right
-
-
-cdef int double_buffer(void** buffer, int64_t* capacity, size_t item_size) except -1 nogil:
-    """Double a malloc'ed array of ``capacity`` items in place (realloc)."""
-    cdef void* grown = realloc(buffer[0], 2 * capacity[0] * item_size)
-    if grown == NULL:
-        with gil:
-            raise MemoryError()
-    buffer[0] = grown
-    capacity[0] *= 2
-    return 0
-
-
-cdef inline bint heap_above(const HeapItem* x, const HeapItem* y) noexcept nogil:
-    """True when ``x`` is merged before ``y``: higher count, then smaller (left, right)."""
-    if x.count != y.count:
-        return x.count > y.count
-    if x.left != y.left:
-        return x.left < y.left
-    return x.right < y.right
 
 
 cdef object _int64_array(const count_t* values, int64_t n):
@@ -128,12 +109,8 @@ cdef class PairMerger:
     cdef pos_t heavy_end       # pieces of count > 1 come first; every later slot weighs 1
     cdef const count_t* weight    # kept piece -> count
     cdef int32_t* tok_len      # token id -> length in bytes
-    cdef PairSlot* table
-    cdef uint64_t table_mask
-    cdef int table_shift
-    cdef int64_t table_used
-    cdef HeapItem* heap
-    cdef int64_t heap_size, heap_cap
+    cdef PairTable table       # the tracked pairs (bpetrain.training._pairs)
+    cdef MaxHeap heap          # the tracked pairs by count, lazily (bpetrain.training._maxheap)
     cdef uint64_t* new_keys    # pairs created by the current merge
     cdef int64_t new_size, new_cap
     cdef int32_t* merge_left
@@ -203,12 +180,10 @@ cdef class PairMerger:
         self.merge_removed = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
         self.new_cap = 64
         self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
-        self.heap_cap = 1024
-        self.heap = <HeapItem*>malloc(self.heap_cap * sizeof(HeapItem))
         if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
-                or self.merge_count == NULL or self.merge_removed == NULL or self.new_keys == NULL
-                or self.heap == NULL):
+                or self.merge_count == NULL or self.merge_removed == NULL or self.new_keys == NULL):
             raise MemoryError()
+        heap_alloc(&self.heap, 1024)
         for i in range(self.first_id):
             self.tok_len[i] = 1 if token_lengths is None else token_lengths[i]
         self.heavy_end = <pos_t>heavy_slots
@@ -223,19 +198,14 @@ cdef class PairMerger:
             self._track_pairs()
 
     def __dealloc__(self):
-        cdef uint64_t i
-        if self.table != NULL:
-            for i in range(self.table_mask + 1):
-                if self.table[i].key != EMPTY and self.table[i].cap_occ > 0:
-                    free(self.table[i].occ)
+        table_free(&self.table)
+        heap_free(&self.heap)
         free(self.tok_len)
         free(self.merge_left)
         free(self.merge_right)
         free(self.merge_count)
         free(self.merge_removed)
         free(self.new_keys)
-        free(self.heap)
-        free(self.table)
 
     # ------------------------------------------------------------------ set-up
 
@@ -304,43 +274,42 @@ cdef class PairMerger:
         steps (count every pair; keep those that reach ``min_frequency``; list where the
         kept ones occur), so that no list is built for a pair that is then dropped."""
         cdef int64_t p, n_slots = self.tok_array.shape[0], index
-        cdef uint64_t j, n_kept = 0, capacity = 1024, old_capacity
-        cdef PairSlot* old
+        cdef uint64_t j, n_kept = 0, capacity = 1024
+        cdef PairTable old
         cdef token_t a, b
         while 10 * <uint64_t>(n_slots // 16) > 7 * capacity:  # a guess at the distinct pairs,
             capacity *= 2                                      # to spare most regrowing
-        self._table_alloc(capacity)
+        table_alloc(&self.table, capacity)
         capacity = 1024
         with nogil:
             # 1. the weighted count of every pair short enough to be merged
             for p in range(1, n_slots - 1):
                 if self._pair_at(<pos_t>p, &a, &b):
-                    index = self._table_find(pack(a, b))
+                    index = table_find(&self.table, pack(a, b))
                     if index < 0:
-                        index = self._table_insert(pack(a, b))
-                    self.table[index].count += self._weight(<pos_t>p)
+                        index = table_insert(&self.table, pack(a, b))
+                    self.table.slots[index].count += self._weight(<pos_t>p)
             # 2. a table of the pairs that reach min_frequency, each pushed on the heap
             old = self.table
-            old_capacity = self.table_mask + 1
-            for j in range(old_capacity):
-                n_kept += old[j].key != EMPTY and old[j].count >= self.min_frequency
+            for j in range(old.mask + 1):
+                n_kept += old.slots[j].key != EMPTY and old.slots[j].count >= self.min_frequency
             while 10 * n_kept > 7 * capacity:
                 capacity *= 2
-            self.table = NULL
-            if self._table_alloc(capacity) < 0:
-                self.table = old
-                return -1
-            for j in range(old_capacity):
-                if old[j].key != EMPTY and old[j].count >= self.min_frequency:
-                    self.table[self._table_insert(old[j].key)].count = old[j].count
-                    self._heap_push(old[j].count, <token_t>(old[j].key >> 32), <token_t><uint32_t>old[j].key)
-            free(old)
+            table_alloc(&self.table, capacity)  # no lists yet: the old slots own nothing
+            try:
+                for j in range(old.mask + 1):
+                    if old.slots[j].key != EMPTY and old.slots[j].count >= self.min_frequency:
+                        self.table.slots[table_insert(&self.table, old.slots[j].key)].count = old.slots[j].count
+                        heap_push(&self.heap, old.slots[j].count, key_left(old.slots[j].key),
+                                  key_right(old.slots[j].key))
+            finally:
+                free(old.slots)
             # 3. their occurrence lists, in slot order
             for p in range(1, n_slots - 1):
                 if self._pair_at(<pos_t>p, &a, &b):
-                    index = self._table_find(pack(a, b))
+                    index = table_find(&self.table, pack(a, b))
                     if index >= 0:
-                        self._append(&self.table[index], <pos_t>p)
+                        append(&self.table.slots[index], <pos_t>p)
         return 0
 
     cdef inline bint _pair_at(self, pos_t p, token_t* a, token_t* b) noexcept nogil:
@@ -394,16 +363,16 @@ cdef class PairMerger:
                 raise MemoryError()
             while 10 * <uint64_t>n_pairs > 7 * capacity:
                 capacity *= 2
-            self._table_alloc(capacity)
+            table_alloc(&self.table, capacity)
             for k in range(65536):
                 if occ[k] != NULL:
-                    slot = &self.table[self._table_insert(pack(k >> 8, k & 255))]
+                    slot = &self.table.slots[table_insert(&self.table, pack(k >> 8, k & 255))]
                     slot.count = pair_count[k]
                     slot.occ = occ[k]
                     slot.n_occ = n_occ[k]
                     slot.cap_occ = n_occ[k]
                     occ[k] = NULL  # owned by the table now
-                    self._heap_push(pair_count[k], k >> 8, k & 255)
+                    heap_push(&self.heap, pair_count[k], k >> 8, k & 255)
         finally:
             if occ != NULL:
                 for k in range(65536):
@@ -416,141 +385,18 @@ cdef class PairMerger:
             return 1
         return self.weight[self.piece_of[p]]
 
-    # ------------------------------------------------------------- pair table
-
-    cdef int _table_alloc(self, uint64_t capacity) except -1 nogil:
-        cdef uint64_t i
-        cdef int shift = 64
-        cdef uint64_t c = capacity
-        self.table = <PairSlot*>malloc(capacity * sizeof(PairSlot))
-        if self.table == NULL:
-            with gil:
-                raise MemoryError()
-        for i in range(capacity):
-            self.table[i].key = EMPTY
-        while c > 1:
-            c >>= 1
-            shift -= 1
-        self.table_mask = capacity - 1
-        self.table_shift = shift
-        self.table_used = 0
-        return 0
-
-    cdef inline uint64_t _home(self, uint64_t key) noexcept nogil:
-        return (key * FIB) >> self.table_shift
-
-    cdef inline int64_t _table_find(self, uint64_t key) noexcept nogil:
-        """Index of ``key`` in the pair table, or -1."""
-        cdef uint64_t i = self._home(key)
-        while True:
-            if self.table[i].key == key:
-                return <int64_t>i
-            if self.table[i].key == EMPTY:
-                return -1
-            i = (i + 1) & self.table_mask
-
-    cdef int64_t _table_insert(self, uint64_t key) except -1 nogil:
-        """Index of a new slot for ``key`` (not present), growing the table past 70% load."""
-        cdef uint64_t i
-        cdef PairSlot* old
-        cdef uint64_t j, old_capacity
-        if 10 * (self.table_used + 1) > 7 * <int64_t>(self.table_mask + 1):
-            old = self.table
-            old_capacity = self.table_mask + 1
-            self.table = NULL
-            if self._table_alloc(2 * old_capacity) < 0:
-                self.table = old
-                return -1
-            for j in range(old_capacity):
-                if old[j].key != EMPTY:
-                    i = self._home(old[j].key)
-                    while self.table[i].key != EMPTY:
-                        i = (i + 1) & self.table_mask
-                    self.table[i] = old[j]
-                    self.table_used += 1
-            free(old)
-        i = self._home(key)
-        while self.table[i].key != EMPTY:
-            i = (i + 1) & self.table_mask
-        self.table[i].key = key
-        self.table[i].count = 0
-        self.table[i].occ = NULL
-        self.table[i].n_occ = 0
-        self.table[i].cap_occ = 0
-        self.table_used += 1
-        return <int64_t>i
-
-    cdef void _table_delete(self, int64_t index) noexcept nogil:
-        """Remove slot ``index`` and free its occurrence list (linear probing with
-        backward shift, no tombstones)."""
-        cdef uint64_t hole = <uint64_t>index, j = <uint64_t>index, home
-        if self.table[index].cap_occ > 0:
-            free(self.table[index].occ)
-        while True:
-            j = (j + 1) & self.table_mask
-            if self.table[j].key == EMPTY:
-                break
-            home = self._home(self.table[j].key)
-            # move j into the hole unless its home lies cyclically in (hole, j]
-            if (j > hole and (home <= hole or home > j)) or (j < hole and home <= hole and home > j):
-                self.table[hole] = self.table[j]
-                hole = j
-        self.table[hole].key = EMPTY
-        self.table_used -= 1
-
-    # ------------------------------------------------------------------- heap
-
-    cdef int _heap_push(self, count_t count, token_t left, token_t right) except -1 nogil:
-        cdef HeapItem item
-        cdef int64_t i, parent
-        if self.heap_size == self.heap_cap:
-            double_buffer(<void**>&self.heap, &self.heap_cap, sizeof(HeapItem))
-        item.count = count
-        item.left = left
-        item.right = right
-        i = self.heap_size
-        self.heap_size += 1
-        while i > 0:
-            parent = (i - 1) >> 1
-            if not heap_above(&item, &self.heap[parent]):
-                break
-            self.heap[i] = self.heap[parent]
-            i = parent
-        self.heap[i] = item
-        return 0
-
-    cdef HeapItem _heap_pop(self) noexcept nogil:
-        cdef HeapItem top = self.heap[0]
-        cdef HeapItem last
-        cdef int64_t i = 0, child
-        self.heap_size -= 1
-        last = self.heap[self.heap_size]
-        while True:
-            child = 2 * i + 1
-            if child >= self.heap_size:
-                break
-            if child + 1 < self.heap_size and heap_above(&self.heap[child + 1], &self.heap[child]):
-                child += 1
-            if not heap_above(&self.heap[child], &last):
-                break
-            self.heap[i] = self.heap[child]
-            i = child
-        if self.heap_size > 0:
-            self.heap[i] = last
-        return top
-
     # ------------------------------------------------------------ merge steps
 
     cdef inline void _remove(self, token_t left, token_t right, count_t w) noexcept nogil:
         """One occurrence of (left, right), of weight ``w``, is gone (its list entry stays)."""
-        cdef int64_t index = self._table_find(pack(left, right))
+        cdef int64_t index = table_find(&self.table, pack(left, right))
         cdef PairSlot* slot
         if index < 0:
             return  # an untracked pair: it can never be merged
-        slot = &self.table[index]
+        slot = &self.table.slots[index]
         slot.count -= w
         if slot.count == 0:
-            self._table_delete(index)
+            table_delete(&self.table, index)
         elif 4 * slot.count < slot.n_occ and slot.n_occ >= 1024:
             self._compact(slot, left, right)
 
@@ -563,7 +409,6 @@ cdef class PairMerger:
         """
         cdef int32_t i, kept = 0
         cdef pos_t p
-        cdef pos_t* shrunk
         self.n_compactions += 1
         for i in range(slot.n_occ):
             p = slot.occ[i]
@@ -571,52 +416,24 @@ cdef class PairMerger:
                 slot.occ[kept] = p
                 kept += 1
         slot.n_occ = kept
-        shrunk = <pos_t*>realloc(slot.occ, max(kept, 1) * sizeof(pos_t))
-        if shrunk != NULL:  # else keep the larger block
-            slot.occ = shrunk
-            slot.cap_occ = max(kept, 1)
+        fit_list(slot)
 
     cdef inline int _add(self, token_t left, token_t right, count_t w, pos_t p) except -1 nogil:
         """A new occurrence of (left, right) at ``p``; calls come in slot order."""
         cdef uint64_t key = pack(left, right)
-        cdef int64_t index = self._table_find(key)
+        cdef int64_t index = table_find(&self.table, key)
         cdef PairSlot* slot
         if index < 0:
             if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
                 return 0  # its token would be too long: never tracked, never merged
-            index = self._table_insert(key)
-            if self._remember_new(key) < 0:
-                return -1
-        slot = &self.table[index]
+            index = table_insert(&self.table, key)
+            self._remember_new(key)
+        slot = &self.table.slots[index]
         slot.count += w
-        return self._append(slot, p)
-
-    cdef inline int _append(self, PairSlot* slot, pos_t p) except -1 nogil:
-        """Add ``p`` at the end of the slot's occurrence list."""
-        cdef pos_t* grown
-        cdef int64_t cap
-        if slot.cap_occ == 0 and slot.n_occ < INLINE_OCC:  # short lists live in the slot itself
-            (<pos_t*>&slot.occ)[slot.n_occ] = p
-            slot.n_occ += 1
-            return 0
-        if slot.n_occ == slot.cap_occ or slot.cap_occ == 0:
-            cap = min(4 + <int64_t>slot.n_occ + (slot.n_occ >> 1), INT32_MAX)  # < n_slots
-            if slot.cap_occ == 0:
-                grown = <pos_t*>malloc(cap * sizeof(pos_t))
-                if grown != NULL:
-                    memcpy(grown, &slot.occ, slot.n_occ * sizeof(pos_t))
-            else:
-                grown = <pos_t*>realloc(slot.occ, cap * sizeof(pos_t))
-            if grown == NULL:
-                with gil:
-                    raise MemoryError()
-            slot.occ = grown
-            slot.cap_occ = <int32_t>cap
-        slot.occ[slot.n_occ] = p
-        slot.n_occ += 1
-        return 0
+        return append(slot, p)
 
     cdef int _remember_new(self, uint64_t key) except -1 nogil:
+        """Note ``key`` as a pair the current merge created."""
         if self.new_size == self.new_cap:
             double_buffer(<void**>&self.new_keys, &self.new_cap, sizeof(uint64_t))
         self.new_keys[self.new_size] = key
@@ -633,21 +450,14 @@ cdef class PairMerger:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
         cdef token_t z = <token_t>(self.first_id + self.n_merges)
         cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
-        cdef int64_t index = self._table_find(pack(a, b))
-        cdef pos_t* occ = self.table[index].occ
-        cdef int32_t n_occ = self.table[index].n_occ, k
+        cdef int64_t index = table_find(&self.table, pack(a, b))
         cdef pos_t inline_occ[INLINE_OCC]
-        cdef bint owned = self.table[index].cap_occ > 0
+        cdef int32_t n_occ, k
+        cdef pos_t* occ = take_list(&self.table.slots[index], inline_occ, &n_occ)  # ours to walk and free
         cdef pos_t p, q, r, left
         cdef token_t x, y, v
         cdef count_t w, removed_before = self.n_tokens_removed
         cdef int64_t i
-        if not owned:
-            memcpy(inline_occ, &self.table[index].occ, n_occ * sizeof(pos_t))
-            occ = inline_occ
-        self.table[index].occ = NULL  # the list is ours to walk and free
-        self.table[index].n_occ = 0
-        self.table[index].cap_occ = 0
         self.tok_len[z] = len_a + len_b
         self.merge_left[self.n_merges] = a
         self.merge_right[self.n_merges] = b
@@ -683,39 +493,38 @@ cdef class PairMerger:
                     self._add(z, y, w, p)
                 self.n_tokens_removed += w
         finally:
-            if owned:
+            if occ != inline_occ:
                 free(occ)
         self.merge_removed[self.n_merges - 1] = self.n_tokens_removed - removed_before
-        index = self._table_find(pack(a, b))
+        index = table_find(&self.table, pack(a, b))
         if index >= 0:
-            self._table_delete(index)
+            table_delete(&self.table, index)
         for i in range(self.new_size):
-            index = self._table_find(self.new_keys[i])
+            index = table_find(&self.table, self.new_keys[i])
             if index < 0:
                 continue
-            if self.table[index].count >= self.min_frequency:
-                self._heap_push(self.table[index].count,
-                                <token_t>(self.new_keys[i] >> 32),
-                                <token_t><uint32_t>self.new_keys[i])
+            if self.table.slots[index].count >= self.min_frequency:
+                heap_push(&self.heap, self.table.slots[index].count,
+                          key_left(self.new_keys[i]), key_right(self.new_keys[i]))
             else:
-                self._table_delete(index)
+                table_delete(&self.table, index)
         return 0
 
     cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
         cdef int64_t done = 0, index
         cdef HeapItem top
         cdef count_t current
-        while done < n and self.n_merges < self.max_merges and self.heap_size > 0:
-            top = self._heap_pop()
-            index = self._table_find(pack(top.left, top.right))
+        while done < n and self.n_merges < self.max_merges and self.heap.size > 0:
+            top = heap_pop(&self.heap)
+            index = table_find(&self.table, pack(top.left, top.right))
             if index < 0:
                 continue
-            current = self.table[index].count
+            current = self.table.slots[index].count
             if current != top.count:
                 if current >= self.min_frequency:
-                    self._heap_push(current, top.left, top.right)
+                    heap_push(&self.heap, current, top.left, top.right)
                 else:
-                    self._table_delete(index)
+                    table_delete(&self.table, index)
                 continue
             self._merge_pair(top.left, top.right, current)
             done += 1
@@ -735,7 +544,7 @@ cdef class PairMerger:
     @property
     def finished(self):
         """True when no further merge is possible."""
-        return self.n_merges >= self.max_merges or self.heap_size == 0
+        return self.n_merges >= self.max_merges or self.heap.size == 0
 
     @property
     def merges(self):
@@ -765,5 +574,5 @@ cdef class PairMerger:
     @property
     def n_tracked_pairs(self):
         """How many pairs the pair table holds now."""
-        return self.table_used
+        return self.table.used
 
