@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import inspect
 import json
 import os
 import pathlib
@@ -153,8 +154,13 @@ def test_reads_tokenizer_json_written_by_transformers_converter(trained, sample,
     if trained.pat_str is None:
         pytest.skip("TikTokenConverter always writes a Split pattern; raw mode is covered by our own layout")
     trained.export(tmp_path / "ranks.tiktoken", format="tiktoken")
+    # The argument is extra_special_tokens in transformers 5, additional_special_tokens in
+    # transformers 4 (4.57 is the newest for Python 3.9); the converter takes **kwargs and
+    # ignores the other name, then fails on special tokens of None.
+    parameters = inspect.signature(TikTokenConverter).parameters
+    special = "extra_special_tokens" if "extra_special_tokens" in parameters else "additional_special_tokens"
     converted = TikTokenConverter(vocab_file=str(tmp_path / "ranks.tiktoken"), pattern=hf_pattern(trained.pat_str),
-                                  extra_special_tokens=list(trained.special_tokens)).converted()
+                                  **{special: list(trained.special_tokens)}).converted()
     converted.save(str(tmp_path / "tokenizer.json"))
     assert len(json.loads((tmp_path / "tokenizer.json").read_text(encoding="utf-8"))["model"]["merges"]) > len(
         trained.merges

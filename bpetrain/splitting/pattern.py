@@ -143,7 +143,8 @@ class SplitPattern:
     Raises
     ------
     ValueError
-        If the regex does not compile or can match the empty string.
+        If the regex does not compile (the ``regex`` module refuses it, or fails on it)
+        or can match the empty string.
     """
 
     def __init__(self, pat_str: str):
@@ -157,6 +158,15 @@ class SplitPattern:
                 f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
                 f"regular expression: {exc}"
             ) from None
+        except Exception as exc:  # anything else is the regex module failing
+            # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
+            # 3.9) raise AttributeError on some negated classes of every character, such as
+            # (?i:[^\s\S]).
+            raise ValueError(
+                f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
+                f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
+                f"another version may compile it, or write the pattern another way"
+            ) from exc
         if self.regex.fullmatch(""):
             raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
         self.pat_str = pat_str
