@@ -158,7 +158,7 @@ class SplitPattern:
                 f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
                 f"regular expression: {exc}"
             ) from None
-        except Exception as exc:  # anything else is the regex module failing
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
             # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
             # 3.9) raise AttributeError on some negated classes of every character, such as
             # (?i:[^\s\S]).
