@@ -158,12 +158,12 @@ def ensure_tables():
         if _tables is None:
             _build_tables()
 
-#: Python names of the compiled patterns' ids (see ``_pretok.pxd``).
+#: Python names of the compiled patterns' ids (see ``_blocks.pxd``).
 GPT2 = PATTERN_GPT2
 CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
 #: The block rules of the patterns with no hand-written matcher that _ascii_blocks.h
-#: reads (see ``_pretok.pxd``): cl100k's without \s++$, and nanochat's.
+#: reads (see ``_blocks.pxd``): cl100k's without \s++$, and nanochat's.
 BLOCKS_CL100K_OPEN_RULES = BLOCKS_CL100K_OPEN
 BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
 

@@ -29,7 +29,7 @@ case-insensitive one: :func:`_check_case_mix`).
 The compiler also works out where the pattern can be cut (:func:`_glushkov`): which
 character sets can be read right after which inside one attempt to match. Between two
 characters no such pair covers, no piece can continue and no attempt reads on, so text
-can be split in blocks there (see ``_splitter.last_safe_cut``).
+can be split in blocks there (see ``_matcher.last_safe_cut``).
 """
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ cdef struct Tables:
     const uint64_t* sig_mask      # signature -> the sets
     const uint64_t* sig_cand      # signature -> the alternatives it can start
     const uint64_t* follow        # set -> the sets one attempt can read right after it
-    int native                    # a hand-written matcher of _pretok for this pattern (0: none)
+    int native                    # a hand-written matcher of _blocks for this pattern (0: none)
     int blocks                    # the rules _ascii_blocks.h reads its ASCII text by (BLOCKS_*; 0: none)
 
 
@@ -123,7 +123,7 @@ cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* 
 cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                  Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     # Inlined into every kernel that cimports it, so a named pattern's hand-written matcher
-    # (_pretok) is one call a piece; ``program_piece_end`` runs the program of any other
+    # (_blocks) is one call a piece; ``program_piece_end`` runs the program of any other
     # (``t.native`` 0) and answers an empty range.
     if t.native and start < end:
         return native_piece_end(t.native, text, start, end)
@@ -161,7 +161,7 @@ cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stac
 cdef Py_ssize_t char_length(const uint8_t* text, Py_ssize_t i, Py_ssize_t end) noexcept nogil
 
 # The last position p in (lo, hi) where the pattern cuts text the same way whatever comes
-# before p and after the character at p, or -1 (see _splitter.pyx). The pieces before p
+# before p and after the character at p, or -1 (see _matcher.pyx). The pieces before p
 # must be matched with the character at p in view (end > p).
 cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t lo, Py_ssize_t hi) noexcept nogil
 

@@ -47,7 +47,7 @@ from bpetrain.splitting.names import (
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
-# The hand-written matchers of _pretok, by the exact string they implement.
+# The hand-written matchers of _blocks, by the exact string they implement.
 _NATIVE = {GPT2_PATTERN: _blocks.GPT2, CL100K_PATTERN: _blocks.CL100K, O200K_PATTERN: _blocks.O200K}
 # Patterns without one whose ASCII text _ascii_blocks.h reads 64 bytes at a time, by the
 # exact string (the compiled program finds the other pieces).
