@@ -179,3 +179,17 @@ def test_threads_follow_the_cpus_the_process_may_use(tmp_path):
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["1", "1"]
+
+
+def test_counting_threads_are_counted_when_called(monkeypatch, tmp_path):
+    """Without ``num_threads`` counting takes the CPUs usable at the call, not at import."""
+    from bpetrain.counting import parallel
+    from bpetrain.counting.inputs import expand_inputs
+
+    made = []
+    real = parallel.PieceCounter
+    monkeypatch.setattr(parallel, "PieceCounter", lambda *a, **k: made.append(1) or real(*a, **k))
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 3)
+    (tmp_path / "a.txt").write_text("some text to count\n")
+    counter = parallel.count_sources(expand_inputs([tmp_path / "a.txt"]), pat_str=None, show_progress=False)
+    assert len(made) == 3 and counter.table().n_pieces == 1

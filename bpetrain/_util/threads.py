@@ -4,8 +4,8 @@ thread and them.
 
 Every threaded call takes ``num_threads`` (tiktoken's name: training and counting in
 :class:`~bpetrain.BpeTrainer`, the batch calls of :class:`~bpetrain.Encoding`,
-``--num-threads`` on the command line), with one default, :data:`DEFAULT_THREADS`: one
-thread per CPU this process may use. The encoder's calls never run more threads than
+``--num-threads`` on the command line), with one default: one thread per CPU this process
+may use (:func:`usable_cores`; :data:`DEFAULT_THREADS` in the encoder's signatures). The encoder's calls never run more threads than
 that (:func:`thread_map`).
 
 Starting a thread took 0.5-1.8 ms on the 2-core machine of the benchmarks: a batch call
@@ -43,8 +43,10 @@ def usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-#: The default ``num_threads`` of training, counting and batch encoding: the CPUs this
-#: process may use (:func:`usable_cores`), counted when bpetrain is imported.
+#: The default ``num_threads`` of batch encoding: the CPUs this process may use
+#: (:func:`usable_cores`), counted when bpetrain is imported (tiktoken's signature takes a
+#: number); each call still runs no more threads than the CPUs usable then. Training and
+#: counting (``num_threads=None``) count the CPUs when called.
 DEFAULT_THREADS = usable_cores()
 
 

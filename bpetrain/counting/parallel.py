@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 
 from bpetrain._util.progress import progress_bar
-from bpetrain._util.threads import DEFAULT_THREADS, check_num_threads
+from bpetrain._util.threads import check_num_threads, usable_cores
 from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records
 from bpetrain.counting.counts import PieceCounter
 
@@ -33,7 +33,7 @@ def count_sources(
     special_tokens: Iterable[str] = (),
     documents: str = "file",
     text_field: str = "text",
-    num_threads: int = DEFAULT_THREADS,
+    num_threads: int | None = None,
     show_progress: bool = True,
     block_bytes: int = BLOCK_BYTES,
 ) -> PieceCounter:
@@ -51,9 +51,9 @@ def count_sources(
         What a document is in a plain-text source: the whole file, or each line.
     text_field : str
         The JSON Lines field, or the Parquet column, that holds the text.
-    num_threads : int, default DEFAULT_THREADS
-        Counting threads (default: one per usable CPU,
-        :data:`bpetrain._util.threads.DEFAULT_THREADS`).
+    num_threads : int, optional
+        Counting threads (default: one per CPU this process may use when called,
+        :func:`bpetrain._util.threads.usable_cores`).
     show_progress : bool
         A tqdm bar of the bytes read (compressed bytes for compressed files).
     block_bytes : int
@@ -70,7 +70,7 @@ def count_sources(
         If a source is corrupt, a record malformed, ``documents`` unknown or ``num_threads`` < 1.
     """
     sources = list(sources)
-    check_num_threads(num_threads)
+    num_threads = check_num_threads(usable_cores() if num_threads is None else num_threads)
     special_tokens = list(special_tokens)
     counters = [PieceCounter(pat_str, special_tokens, documents=documents) for _ in range(num_threads)]
     idle: queue.SimpleQueue = queue.SimpleQueue()

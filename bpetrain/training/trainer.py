@@ -14,7 +14,7 @@ from bpetrain.training._merge import PairMerger
 from bpetrain.encoding._encoder import BytePairEncoder
 from bpetrain._util.byte_alphabet import BYTE_TO_CHAR
 from bpetrain._util.progress import progress_bar
-from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
+from bpetrain._util.threads import thread_map, usable_cores
 from bpetrain.counting.parallel import count_sources
 from bpetrain.encoding.core import Encoding
 from bpetrain.formats.tiktoken import merges_from_ranks
@@ -259,8 +259,8 @@ class BpeTrainer:
             The field of each JSON Lines record, or the Parquet column (reading Parquet
             needs ``pyarrow``), that holds the text.
         num_threads : int, optional
-            Counting threads (default: one per usable CPU,
-            :data:`bpetrain._util.threads.DEFAULT_THREADS`, as for :class:`~bpetrain.Encoding`).
+            Counting threads (default: one per CPU this process may use, as for
+            :class:`~bpetrain.Encoding`).
         client : dask.distributed.Client, optional
             Count on this Dask cluster instead (see :mod:`bpetrain.counting.cluster`; needs
             ``bpetrain[dask]``): tasks of whole files or ranges of big text files, merged
@@ -344,7 +344,7 @@ class BpeTrainer:
             special_tokens=self.special_tokens,
             documents=documents,
             text_field=text_field,
-            num_threads=DEFAULT_THREADS if num_threads is None else num_threads,
+            num_threads=num_threads,
             show_progress=self.show_progress,
         )
         counter.seconds = time.perf_counter() - started
