@@ -54,17 +54,16 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
         If ``num_threads`` < 1, or a text holds a disallowed string.
     """
     texts = list(text)
+    check_num_threads(num_threads)
     allowed, disallowed, specials, needles, kernel = strings
     if not (kernel and enc._pattern is not None):
         if allowed and any(special_regex(allowed).search(item) for item in texts):
-            check_num_threads(num_threads)
             for item in texts:
                 check_text(item)
                 check_disallowed(item, disallowed)
             encode = partial(enc._encode, as_list=False, strings=enc._specials.strings(allowed, ()))
             return batch_output(thread_map(encode, texts, num_threads=num_threads), output)
         allowed, specials = frozenset(), None
-    check_num_threads(num_threads)
     lengths = text_lengths(texts)  # raises as check_text
     if enc._pattern is None or (disallowed and needles is None):
         for item in texts:
