@@ -6,9 +6,11 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
+from bpetrain.encoding.added_tokens import AddedToken, split_added
 from bpetrain.encoding.core import Encoding
 from bpetrain.encoding.decoding import as_token_ids
-from bpetrain.encoding.merge_rule import encode_with_merges, unreachable_tokens
+from bpetrain.encoding.merge_rule import unreachable_tokens
+from bpetrain.encoding.pair_model import PairModel
 from bpetrain.encoding.special import allowed_special_tokens, special_regex
 from bpetrain.splitting.pattern import encode_utf8, resolve_pattern, split_pattern
 
@@ -21,9 +23,15 @@ __all__ = ["Tokenizer"]
 class Tokenizer:
     """A byte-level BPE tokenizer: the merges, the split pattern and the special tokens.
 
-    Token ids 0..255 are the bytes; merge ``i`` (a pair of earlier ids) makes id
-    ``256 + i``; special tokens take the ids after the merges. The vocabulary is
-    derived from the merges, never stored twice (as in minbpe).
+    Two layouts. **Trained** (the default, how bpetrain and minbpe train): token ids
+    0..255 are the bytes, merge ``i`` (a pair of earlier ids) makes id ``256 + i``,
+    special tokens take the ids after the merges; the vocabulary is derived from the
+    merges, never stored twice. **Imported** (``tokens`` given: a ``tokenizer.json`` or
+    a rank file whose ids do not fit the trained layout): every token keeps the id its
+    file gives it, the merges are pairs of those ids in priority order, each making the
+    token its two parts spell, and the pieces are encoded by Hugging Face's BPE rule
+    (:mod:`bpetrain.encoding.pair_model`): ``ignore_merges``, tokens reached only whole,
+    bytes without a token (dropped), added tokens at any ids with their flags.
 
     Parameters
     ----------
@@ -36,17 +44,33 @@ class Tokenizer:
     special_tokens : mapping of str to int, optional
         Special token strings and their ids (normally ``256 + len(merges)`` onwards).
     byte_ids : sequence of 256 int, optional
-        ``byte_ids[b]`` is the id of the one-byte token ``b``: a permutation of 0..255.
-        Default: ``b`` itself (how bpetrain and minbpe train). Imported vocabularies
-        such as cl100k_base and GPT-2 order the bytes differently (``b"!"`` is id 0);
-        this keeps their ids (minbpe's ``GPT4Tokenizer`` calls it ``byte_shuffle``).
+        Trained layout: ``byte_ids[b]`` is the id of the one-byte token ``b``, a
+        permutation of 0..255. Default: ``b`` itself (how bpetrain and minbpe train).
+        Imported vocabularies such as cl100k_base and GPT-2 order the bytes differently
+        (``b"!"`` is id 0); this keeps their ids (minbpe's ``GPT4Tokenizer`` calls it
+        ``byte_shuffle``).
+    tokens : mapping of int to bytes, optional
+        Imported layout: every ordinary token (not a special or added token) by id.
+        Token bytes must be unique; the one-byte tokens are the bytes (``byte_ids`` is
+        derived).
+    ignore_merges : bool, default False
+        Imported layout: a piece that is a token encodes to it whole, as in Hugging
+        Face's ``ignore_merges`` and tiktoken (tokens no merge makes are then reached).
+    added_tokens : sequence of AddedToken, optional
+        The special tokens with Hugging Face's flags (:class:`bpetrain.encoding.added_tokens.AddedToken`),
+        in the order of the file; gives ``special_tokens`` when that is not given. Every
+        added token, special or not in Hugging Face's sense, is a special token here.
+    origin : mapping, optional
+        What the file the tokenizer came from holds beyond the model, kept for exports
+        (for a ``tokenizer.json``: its other sections and the ``tokenizer_config.json``
+        fields; see :mod:`bpetrain.formats.hf`). Not compared by ``==``.
 
     Raises
     ------
     ValueError
-        If a merge names an id that does not exist yet, a special token id collides
-        with a byte or merge id or with another special token, or ``byte_ids`` is not
-        a permutation of 0..255.
+        If a merge names an id that does not exist yet (trained) or is not a token
+        (imported), a special token id collides with a token id or with another special
+        token, ``byte_ids`` is not a permutation of 0..255, or token bytes repeat.
     """
 
     def __init__(
@@ -56,31 +80,66 @@ class Tokenizer:
         pat_str: str | None,
         special_tokens: Mapping[str, int] | None = None,
         byte_ids: Sequence[int] | None = None,
+        tokens: Mapping[int, bytes] | None = None,
+        ignore_merges: bool = False,
+        added_tokens: Sequence[AddedToken] | None = None,
+        origin: Mapping | None = None,
     ):
+        if tokens is not None and byte_ids is not None:
+            raise ValueError("pass byte_ids or tokens, not both: with tokens, the one-byte tokens are the bytes")
+        if tokens is None and ignore_merges:
+            raise ValueError("ignore_merges applies to the imported layout: pass tokens too")
         if byte_ids is not None and sorted(byte_ids) != list(range(256)):
             raise ValueError("byte_ids must be a permutation of 0..255 (byte_ids[b] is the id of the byte b)")
         #: ``bytes(byte_ids)``, or None for the identity: ``piece.translate(self._byte_table)`` gives byte ids.
         self._byte_table = None if byte_ids is None or list(byte_ids) == list(range(256)) else bytes(byte_ids)
         self.merges: list[tuple[int, int]] = [(int(a), int(b)) for a, b in merges]
-        for i, (a, b) in enumerate(self.merges):
-            if not (0 <= a < 256 + i and 0 <= b < 256 + i):
-                raise ValueError(
-                    f"merge {i} ({a}, {b}) names an id that is neither a byte nor an earlier merge "
-                    f"(ids must be below {256 + i})"
-                )
+        #: Imported layout: id -> bytes of every ordinary token; None in the trained layout.
+        self.tokens: dict[int, bytes] | None = None
+        self.ignore_merges = bool(ignore_merges)
+        if tokens is None:
+            for i, (a, b) in enumerate(self.merges):
+                if not (0 <= a < 256 + i and 0 <= b < 256 + i):
+                    raise ValueError(
+                        f"merge {i} ({a}, {b}) names an id that is neither a byte nor an earlier merge "
+                        f"(ids must be below {256 + i})"
+                    )
+        else:
+            self.tokens = {}
+            for token_id, token in tokens.items():
+                if type(token_id) is not int or not 0 <= token_id < 2**32:
+                    raise ValueError(f"token {token!r} has id {token_id!r}; ids are integers in [0, 2**32)")
+                if not isinstance(token, bytes) or not token:
+                    raise ValueError(f"token {token_id} is {token!r}; tokens are non-empty bytes")
+                self.tokens[token_id] = token
+            self._model  # checks the merges and that token bytes are unique  # noqa: B018
         self.pat_str = resolve_pattern(pat_str)
+        if added_tokens is not None:
+            added = {t.content: t.id for t in added_tokens}
+            if special_tokens is not None and dict(special_tokens) != added:
+                raise ValueError("special_tokens and added_tokens name different tokens or ids; pass one of them")
+            special_tokens = added
         self.special_tokens: dict[str, int] = dict(special_tokens or {})
-        n_ranked = 256 + len(self.merges)
+        flags = {t.content: t for t in added_tokens or ()}
+        #: The special tokens with Hugging Face's flags, in their file's order.
+        self.added_tokens: tuple[AddedToken, ...] = tuple(
+            flags.get(content) or AddedToken(content, token_id) for content, token_id in self.special_tokens.items()
+        )
+        self.origin = None if origin is None else dict(origin)
         seen: dict[int, str] = {}
         for token, token_id in self.special_tokens.items():
             if not isinstance(token, str) or not token:
                 raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
-            if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id >= 2**32:
-                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers below 2**32")
-            if token_id < n_ranked:
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**32:
+                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers in [0, 2**32)")
+            if self.tokens is None and token_id < 256 + len(self.merges):
                 raise ValueError(
                     f"special token {token!r} has id {token_id}, which is a byte or merge id "
-                    f"(special ids start at {n_ranked})"
+                    f"(special ids start at {256 + len(self.merges)})"
+                )
+            if self.tokens is not None and token_id in self.tokens:
+                raise ValueError(
+                    f"special token {token!r} has id {token_id}, which is the token {self.tokens[token_id]!r}"
                 )
             if token_id in seen:
                 raise ValueError(f"special tokens {seen[token_id]!r} and {token!r} share id {token_id}")
@@ -89,20 +148,31 @@ class Tokenizer:
     # ------------------------------------------------------------- vocabulary
 
     @cached_property
-    def _merge_ids(self) -> dict[tuple[int, int], int]:
-        return {pair: 256 + i for i, pair in enumerate(self.merges)}
+    def _model(self) -> PairModel:
+        """The merges and tokens as Hugging Face's BPE model (the plain-Python rule)."""
+        if self.tokens is not None:
+            return PairModel(self.tokens, self.merges, ignore_merges=self.ignore_merges)
+        vocab = self.vocab
+        return PairModel({i: vocab[i] for i in range(256 + len(self.merges))}, self.merges,
+                         made=range(256, 256 + len(self.merges)))
 
     @property
     def byte_ids(self) -> list[int]:
-        """``byte_ids[b]``: the id of the one-byte token ``b`` (``list(range(256))`` unless imported)."""
+        """``byte_ids[b]``: the id of the one-byte token ``b`` (``list(range(256))`` unless imported;
+        -1 for a byte an imported vocabulary has no token for)."""
+        if self.tokens is not None:
+            return list(self._model.byte_ids)
         return list(range(256)) if self._byte_table is None else list(self._byte_table)
 
     @cached_property
     def vocab(self) -> dict[int, bytes]:
         """Token id -> token bytes, for bytes, merges and special tokens (UTF-8)."""
-        vocab = {token_id: bytes([b]) for b, token_id in enumerate(self.byte_ids)}
-        for i, (a, b) in enumerate(self.merges):
-            vocab[256 + i] = vocab[a] + vocab[b]
+        if self.tokens is not None:
+            vocab = dict(self.tokens)
+        else:
+            vocab = {token_id: bytes([b]) for b, token_id in enumerate(self.byte_ids)}
+            for i, (a, b) in enumerate(self.merges):
+                vocab[256 + i] = vocab[a] + vocab[b]
         for token, token_id in self.special_tokens.items():
             vocab[token_id] = token.encode("utf-8")
         return vocab
@@ -113,8 +183,10 @@ class Tokenizer:
 
         When two merges spell the same bytes (rare, but BPE allows it) the lower rank is
         kept; :meth:`duplicate_tokens` lists such cases and exports that need unique bytes
-        refuse them.
+        refuse them. In the imported layout: every ordinary token and its id.
         """
+        if self.tokens is not None:
+            return dict(self._model.ids_of)
         ranks: dict[bytes, int] = {}
         for token_id in range(256 + len(self.merges)):
             ranks.setdefault(self.vocab[token_id], token_id)
@@ -122,6 +194,8 @@ class Tokenizer:
 
     def duplicate_tokens(self) -> list[tuple[int, int]]:
         """Pairs ``(first id, later id)`` of merge tokens that spell the same bytes."""
+        if self.tokens is not None:
+            return []  # refused by the constructor
         ranks = self.mergeable_ranks
         return [
             (ranks[self.vocab[i]], i)
@@ -136,18 +210,26 @@ class Tokenizer:
         in the vocabulary first (tiktoken, Hugging Face with ``ignore_merges``) would
         output it anyway, so exports refuse vocabularies that have any.
         """
+        if self.tokens is not None:
+            return self._model.unreachable()
         return unreachable_tokens(self.merges)
 
     def check_exportable(self, format_name: str) -> None:
         """Refuse a vocabulary that ``format_name`` (for the message) cannot carry faithfully:
-        duplicate token bytes (:meth:`duplicate_tokens`), or tokens that do not encode to
-        themselves (:meth:`unreachable_tokens`).
+        duplicate token bytes (:meth:`duplicate_tokens`), tokens that do not encode to
+        themselves (:meth:`unreachable_tokens`), or the imported layout (which only a
+        ``tokenizer.json`` holds: ids in any order, added tokens, Hugging Face's rule).
 
         Raises
         ------
         ValueError
             Naming the first offending token and the count.
         """
+        if self.tokens is not None:
+            raise ValueError(
+                f"this tokenizer keeps the ids of an imported vocabulary (not bytes at 0..255 and merge i at "
+                f"256 + i) and Hugging Face's BPE rule, which a {format_name} file cannot hold; export it as hf"
+            )
         duplicates = self.duplicate_tokens()
         if duplicates:
             first, later = duplicates[0]
@@ -166,7 +248,9 @@ class Tokenizer:
 
     @property
     def n_vocab(self) -> int:
-        """Number of token ids: 256 + merges + special tokens (tiktoken's name)."""
+        """Number of token ids: the largest id + 1 (256 + merges + special tokens when trained; tiktoken's name)."""
+        if self.tokens is not None:
+            return max([*self.tokens, *self.special_tokens.values()]) + 1
         return max([255 + len(self.merges), *self.special_tokens.values()]) + 1
 
     def __repr__(self) -> str:
@@ -178,12 +262,11 @@ class Tokenizer:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Tokenizer):
             return NotImplemented
-        return (self.merges, self.pat_str, self.special_tokens, self._byte_table) == (
-            other.merges,
-            other.pat_str,
-            other.special_tokens,
-            other._byte_table,
-        )
+        return self._key() == other._key()
+
+    def _key(self) -> tuple:
+        return (self.merges, self.pat_str, self.special_tokens, self._byte_table, self.tokens, self.ignore_merges,
+                frozenset(self.added_tokens))
 
     __hash__ = None  # mutable lists inside
 
@@ -232,45 +315,73 @@ class Tokenizer:
                     f"allowed_special names tokens that are not special tokens: {sorted(unknown)}; "
                     f"the special tokens are {sorted(self.special_tokens)}"
                 )
-        if self._compiled is not None:
-            return self._compiled.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        compiled, rank_ids = self._compiled
+        if compiled is not None and rank_ids is None and self._plain_added:
+            return compiled.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         allowed = allowed_special_tokens(text, self.special_tokens, allowed_special, disallowed_special)
-        return self._encode_with_merges(text, allowed)
+        return self._encode_allowed(text, allowed)
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special token strings as ordinary text (compiled, as :meth:`encode`)."""
-        if self._compiled is not None:
-            return self._compiled.encode_ordinary(text)
-        return self._encode_with_merges(text, ())
+        compiled, rank_ids = self._compiled
+        if compiled is None:
+            return self._encode_with_merges(text)
+        ids = compiled.encode_ordinary(text)
+        return ids if rank_ids is None else [rank_ids.get(i, i) for i in ids]
 
-    def _encode_with_merges(self, text: str, allowed: Collection[str]) -> list[int]:
-        """The ids of ``text`` by the merges in training order, in plain Python, each special
-        token of ``allowed`` as its id: :meth:`encode` where the compiled encoder cannot
-        hold the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
-        parts = special_regex(frozenset(allowed)).split(text) if allowed else [text]
-        split = None if self.pat_str is None else split_pattern(self.pat_str).split
+    @cached_property
+    def _plain_added(self) -> bool:
+        """Whether the compiled encoder cuts the special tokens out as Hugging Face does: no
+        flag changes a match and all are found in one pass (:mod:`bpetrain.encoding.added_tokens`)."""
+        return all(t.plain for t in self.added_tokens) and len({t.normalized for t in self.added_tokens}) <= 1
+
+    def _encode_allowed(self, text: str, allowed: Collection[str]) -> list[int]:
+        """The ids of ``text``, each special token of ``allowed`` as its id, the text between
+        them by :meth:`encode_ordinary`."""
+        if not allowed:
+            return self.encode_ordinary(text)
+        if self._plain_added:
+            parts = special_regex(frozenset(allowed)).split(text)
+            parts = [self.special_tokens[p] if i % 2 else p for i, p in enumerate(parts)]
+        else:
+            parts = [p if isinstance(p, str) else p.id
+                     for p in split_added(text, (t for t in self.added_tokens if t.content in allowed))]
         ids: list[int] = []
-        for i, part in enumerate(parts):
-            if i % 2:
-                ids.append(self.special_tokens[part])
-                continue
-            for piece in [encode_utf8(part)] if split is None else split(part):
-                ids.extend(encode_with_merges(
-                    piece if self._byte_table is None else piece.translate(self._byte_table), self._merge_ids))
+        for part in parts:
+            if isinstance(part, int):
+                ids.append(part)
+            elif part:
+                ids.extend(self.encode_ordinary(part))
+        return ids
+
+    def _encode_with_merges(self, text: str) -> list[int]:
+        """The ids of ``text`` by the merges (Hugging Face's rule, trained ids ranking as their
+        merges), in plain Python: :meth:`encode_ordinary` where the compiled encoder cannot hold
+        the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
+        split = None if self.pat_str is None else split_pattern(self.pat_str).split
+        encode_piece = self._model.encode_piece
+        ids: list[int] = []
+        for piece in [encode_utf8(text)] if split is None else split(text):
+            ids.extend(encode_piece(piece))
         return ids
 
     @cached_property
-    def _compiled(self) -> Encoding | None:
-        """:meth:`encoding`, or None (with a warning) when the vocabulary needs the reference."""
+    def _compiled(self) -> tuple[Encoding | None, dict[int, int] | None]:
+        """The compiled encoder and its rank -> id map (None: ranks are ids), or (None, None)
+        with a warning when its rule would give other ids than the merges."""
         try:
-            return self.encoding()
+            if self.tokens is None:
+                return self.encoding(), None
+            ranks, rank_ids = self._model.compiled_ranks()
+            return Encoding("bpetrain", pat_str=self.pat_str, mergeable_ranks=ranks,
+                            special_tokens=self.special_tokens), rank_ids
         except ValueError as exc:
             warnings.warn(
                 f"Tokenizer.encode falls back to the pure-Python reference encoder (exact, ~100x slower): {exc}",
                 RuntimeWarning,
                 stacklevel=4,
             )
-            return None
+            return None, None
 
     def encoding(self, name: str = "bpetrain") -> Encoding:
         """The fast encoder for this vocabulary: an :class:`~bpetrain.Encoding` (tiktoken's interface).
@@ -278,14 +389,23 @@ class Tokenizer:
         It applies tiktoken's rule (lowest rank of the joined pair first) to
         :attr:`mergeable_ranks`; on the pieces training saw it reproduces training's
         segmentation, as :meth:`encode` does (the tests check both on trained vocabularies).
+        In the imported layout it is made when tiktoken's rule gives Hugging Face's ids
+        (:meth:`bpetrain.encoding.pair_model.PairModel.compiled_ranks`) with ranks equal to
+        the ids; its special tokens are then cut out without Hugging Face's flags.
 
         Raises
         ------
         ValueError
             If two merges spell the same bytes (:meth:`duplicate_tokens`) or a token does
             not encode to itself (:meth:`unreachable_tokens`): tiktoken's rule would give
-            other ids than the merges, as for a tiktoken export.
+            other ids than the merges, as for a tiktoken export. In the imported layout,
+            saying why tiktoken's rule would give other ids.
         """
+        if self.tokens is not None:
+            ranks, rank_ids = self._model.compiled_ranks()
+            if rank_ids is not None:
+                raise ValueError("the merge order is not the id order, so tiktoken's ranks cannot be the ids")
+            return Encoding(name, pat_str=self.pat_str, mergeable_ranks=ranks, special_tokens=self.special_tokens)
         self.check_exportable("tiktoken")
         return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self.mergeable_ranks,
                         special_tokens=self.special_tokens)
@@ -327,7 +447,8 @@ class Tokenizer:
         """
         try:
             return cls(model.merges, pat_str=model.pat_str, special_tokens=model.special_tokens,
-                       byte_ids=model.byte_ids)
+                       byte_ids=model.byte_ids, tokens=model.tokens, ignore_merges=model.ignore_merges,
+                       added_tokens=model.added_tokens, origin=model.origin)
         except ValueError as exc:
             raise ValueError(f"{model.source}: {exc}") from None
 
@@ -335,12 +456,17 @@ class Tokenizer:
         """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically."""
         from bpetrain.formats.model_file import write_model
 
+        plain = all(t == AddedToken(t.content, t.id) for t in self.added_tokens)
         write_model(
             path,
             merges=self.merges,
             pat_str=self.pat_str,
             special_tokens=self.special_tokens,
             byte_ids=None if self._byte_table is None else self.byte_ids,
+            tokens=self.tokens,
+            ignore_merges=self.ignore_merges,
+            added_tokens=None if plain else self.added_tokens,
+            origin=self.origin,
         )
 
     @classmethod

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from math import inf
 
-__all__ = ["encode_with_merges", "merge_lowest", "split_with_ranks", "unreachable_tokens"]
+__all__ = ["encode_with_merges", "encode_with_pairs", "merge_lowest", "split_with_ranks", "unreachable_tokens"]
 
 
 def merge_lowest(
@@ -65,6 +65,22 @@ def encode_with_merges(ids: Iterable[int], merge_ids: Mapping[tuple[int, int], i
     [256, 97, 98]
     """
     return merge_lowest(list(ids), lambda a, b: merge_ids.get((a, b), inf), lambda a, b, made: made)
+
+
+def encode_with_pairs(ids: Iterable[int], pairs: Mapping[tuple[int, int], tuple[int, int]]) -> list[int]:
+    """Encode a piece, given as its byte ids, with Hugging Face's BPE rule.
+
+    ``pairs[(a, b)]`` is ``(rank, made)``: the position of the merge in the model's
+    ``merges`` and the id of the token it makes. The adjacent pair with the lowest rank
+    joins first, the leftmost of equal ones (``tokenizers``, ``src/models/bpe/word.rs``,
+    ``Word::merge_all``). :func:`encode_with_merges` is the case ``rank == made``.
+
+    >>> encode_with_pairs([97, 97, 98], {(97, 98): (0, 7), (97, 97): (1, 5)})
+    [97, 7]
+    """
+    get = pairs.get
+    absent = (inf, -1)
+    return merge_lowest(list(ids), lambda a, b: get((a, b), absent)[0], lambda a, b, _: pairs[(a, b)][1])
 
 
 def split_with_ranks(piece: bytes, mergeable_ranks: Mapping[bytes, int], below: float = inf) -> list[bytes]:

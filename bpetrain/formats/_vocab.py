@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from bpetrain._util.byte_alphabet import BYTE_TO_CHAR, CHAR_TO_BYTE
 from bpetrain._util.read import loads_json, read_bytes
+from bpetrain.encoding.added_tokens import AddedToken
 
 
 class Model(NamedTuple):
@@ -24,6 +25,14 @@ class Model(NamedTuple):
     byte_ids: list[int] | None
     #: The file, for error messages.
     source: str
+    #: The imported layout's tokens (id -> bytes), None in the trained layout.
+    tokens: dict[int, bytes] | None = None
+    #: Hugging Face's ``ignore_merges`` (imported layout only).
+    ignore_merges: bool = False
+    #: The special tokens with Hugging Face's flags, in the file's order (None: default flags).
+    added_tokens: tuple[AddedToken, ...] | None = None
+    #: What the file holds beyond the model, for exports (:attr:`bpetrain.Tokenizer.origin`).
+    origin: dict | None = None
 
 
 def token_to_str(token: bytes) -> str:
