@@ -487,7 +487,7 @@ class Tokenizer:
         """Write a tiktoken rank file and its sidecar ``path.json``: ``export(path, format="tiktoken")``."""
         self.export(path, format="tiktoken")
 
-    def export(self, path, *, format: str) -> None:
+    def export(self, path, *, format: str, **options) -> None:
         """Write the tokenizer in a format other libraries load, atomically.
 
         Parameters
@@ -498,6 +498,10 @@ class Tokenizer:
             ``merges.txt``; ``minbpe``: the prefix of ``.model`` and ``.vocab``.
         format : {"tiktoken", "hf", "gpt2", "minbpe"}
             See :mod:`bpetrain.formats` for what each can carry.
+        options
+            ``hf`` folders: ``tokenizer_config.json`` fields (``bos_token``, ``eos_token``,
+            ``pad_token``, ``unk_token``, ``chat_template``, ``model_max_length``;
+            :func:`bpetrain.formats.hf.save`).
 
         Raises
         ------
@@ -507,7 +511,7 @@ class Tokenizer:
         """
         from bpetrain import formats
 
-        formats.export(self, path, format)
+        formats.export(self, path, format, **options)
 
     @classmethod
     def from_file(cls, path, *, format: str | None = None, **options) -> Tokenizer:

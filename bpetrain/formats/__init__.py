@@ -40,20 +40,24 @@ __all__ = ["FORMATS", "Model", "detect_format", "export", "load"]
 FORMATS = {"tiktoken": tiktoken, "hf": hf, "gpt2": gpt2, "minbpe": minbpe}
 
 
-def export(tokenizer: Tokenizer, path, format: str) -> None:
+def export(tokenizer: Tokenizer, path, format: str, **options) -> None:
     """Write ``tokenizer`` as ``format`` (a key of :data:`FORMATS`) at ``path``.
 
     Every export first checks that the token bytes are unique and that every token
-    encodes to itself; files are written atomically.
+    encodes to itself; files are written atomically. ``options`` go to the format's
+    ``save`` (``hf``: the ``tokenizer_config.json`` fields of a folder, :func:`bpetrain.formats.hf.save`).
 
     Raises
     ------
     ValueError
-        If ``format`` is unknown or the format cannot carry this tokenizer.
+        If ``format`` is unknown, the format cannot carry this tokenizer, or takes no
+        ``options``.
     """
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: the formats are {', '.join(FORMATS)}")
-    FORMATS[format].save(tokenizer, path)
+    if options and format != "hf":
+        raise ValueError(f"{', '.join(options)} apply to hf folders only, not to {format} files")
+    FORMATS[format].save(tokenizer, path, **options)
 
 
 def load(path, format: str | None = None, **options) -> Model:

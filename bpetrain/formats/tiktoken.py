@@ -43,6 +43,7 @@ __all__ = [
     "load",
     "load_tiktoken",
     "merges_from_ranks",
+    "model_of_ranks",
     "read_tiktoken",
     "save",
     "sidecar_path",
@@ -118,6 +119,43 @@ def merges_from_ranks(mergeable_ranks: Mapping[bytes, int]) -> tuple[list[tuple[
             )
         merges.append((mergeable_ranks[parts[0]], mergeable_ranks[parts[1]]))
     return merges, byte_ids
+
+
+def model_of_ranks(mergeable_ranks: Mapping[bytes, int], pat_str, special_tokens, name: str) -> Model:
+    """The model of tiktoken's ``mergeable_ranks``: the trained layout where one merge makes
+    each token (:func:`merges_from_ranks`), else the imported layout with tiktoken's rule.
+
+    Rank files such as Llama 3's hold tokens that no merge of two earlier tokens makes
+    (``b'.:.:'``): tiktoken reaches them only as a whole piece. They are then read as
+    :class:`~bpetrain.Tokenizer`'s imported layout: every token at its rank, the merges
+    every split of every token into two tokens, in the order of the ranks they make and
+    then of the ranks of the parts (as ``transformers``' ``TikTokenConverter`` lists them),
+    and ``ignore_merges`` (:mod:`bpetrain.encoding.pair_model` says when that rule is
+    tiktoken's, and so compiled).
+
+    Raises
+    ------
+    ValueError
+        If the ranks are not dense from 0 with the bytes at 0..255 (:func:`merges_from_ranks`)
+        and are not a vocabulary with a token for each of the 256 bytes either.
+    """
+    try:
+        merges, byte_ids = merges_from_ranks(mergeable_ranks)
+        return Model(merges, pat_str, special_tokens, byte_ids, name)
+    except ValueError as exc:
+        if sum(len(token) == 1 for token in mergeable_ranks) < 256:
+            raise
+        refusal = exc
+    tokens = {rank: token for token, rank in mergeable_ranks.items()}
+    if len(tokens) < len(mergeable_ranks):
+        raise refusal
+    splits = []
+    for rank in sorted(tokens):
+        token = tokens[rank]
+        found = [(mergeable_ranks[token[:k]], mergeable_ranks[token[k:]]) for k in range(1, len(token))
+                 if token[:k] in mergeable_ranks and token[k:] in mergeable_ranks]
+        splits.extend(sorted(found))
+    return Model(splits, pat_str, special_tokens, None, name, tokens=tokens, ignore_merges=True)
 
 
 def write_tiktoken(path, tokens) -> None:
@@ -243,22 +281,21 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
     ------
     ValueError
         If the rank file or the sidecar is malformed (the message names the file and
-        line), the two do not belong together, the ranks are not dense, or a token no
-        merge can make; or if there is no sidecar and no ``pat_str``.
+        line), the two do not belong together, or the ranks are neither dense with the
+        bytes at 0..255 nor hold all 256 bytes (:func:`model_of_ranks`); or if there is
+        no sidecar and no ``pat_str``.
     """
     name = os.fspath(path)
     ranks, sidecar = _read_pair(path, pat_str)
     try:
-        merges, byte_ids = merges_from_ranks(ranks)
+        return model_of_ranks(
+            ranks,
+            resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
+            special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
+            name,
+        )
     except ValueError as exc:
         raise ValueError(exc.args[0] if exc.args[0].startswith(name) else f"{name}: {exc}") from None
-    return Model(
-        merges,
-        resolve_pattern(pat_str) if pat_str is not None else sidecar["pat_str"],
-        special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
-        byte_ids,
-        name,
-    )
 
 
 def load_tiktoken(

@@ -17,12 +17,13 @@ from bpetrain._util.progress import progress_bar
 from bpetrain._util.threads import thread_map, usable_cores
 from bpetrain.counting.parallel import count_sources
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats.tiktoken import merges_from_ranks
+from bpetrain.formats.tiktoken import model_of_ranks
 from bpetrain.counting.inputs import expand_inputs
 from bpetrain.counting.counts import PieceCounter, PieceTable
 from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
+from bpetrain.training.extend import Extension, keeps_ids
 
 __all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
 
@@ -36,7 +37,8 @@ class _DefaultPattern(str):
 
 
 DEFAULT_PATTERN = _DefaultPattern("cl100k")
-OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break")
+OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break",
+           "new_ids_from")
 TIE_BREAKS = ("rustbpe", "hf")
 #: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
 #: ``ByteLevel`` characters sorted by code point; special tokens aside).
@@ -142,6 +144,11 @@ class BpeTrainer:
         ``Ġ`` late): the merges are exactly those of ``tokenizers``' ``BpeTrainer`` with
         a ``ByteLevel`` pre-tokenizer and ``initial_alphabet=ByteLevel.alphabet()``, and
         the returned tokenizer numbers its bytes that way (:attr:`Tokenizer.byte_ids`).
+    new_ids_from : int or None, default None
+        When extending a base that keeps its ids (a ``tokenizer.json``, or a vocabulary
+        only tiktoken's rule reads; :mod:`bpetrain.training.extend`): the first id of the
+        new tokens, which must be free with the ids after it. ``None``: the id after the
+        last one in use.
 
     Raises
     ------
@@ -165,6 +172,7 @@ class BpeTrainer:
         show_progress: bool = True,
         max_token_length: int | None = None,
         tie_break: str = "rustbpe",
+        new_ids_from: int | None = None,
         **unknown,
     ):
         if unknown:
@@ -199,6 +207,8 @@ class BpeTrainer:
             _check_int("max_token_length", max_token_length)
             if max_token_length < 1:
                 raise ValueError(f"max_token_length must be >= 1 (bytes) or None for no limit, got {max_token_length}")
+        if new_ids_from is not None:
+            _check_int("new_ids_from", new_ids_from)
         if tie_break not in TIE_BREAKS:
             raise ValueError(f"tie_break must be one of {', '.join(map(repr, TIE_BREAKS))}, got {tie_break!r}")
         self.vocab_size = vocab_size
@@ -210,6 +220,7 @@ class BpeTrainer:
         self.show_progress = show_progress
         self.max_token_length = max_token_length
         self.tie_break = tie_break
+        self.new_ids_from = new_ids_from
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
@@ -501,15 +512,18 @@ class BpeTrainer:
         points warnings at the user's call."""
         # 1. the table's text, and the merges the vocabulary has room for
         n_piece_bytes = _check_table(table, n_input_bytes)
-        n_wanted = self._n_merges_wanted(base)
+        n_wanted, extension = self._n_merges_wanted(base)
         # 2. the kernel, with every piece as its bytes (in the tie-break's numbering) or the base's tokens
-        merger, byte_ids = self._merger(table, base, n_wanted)
+        merger, byte_ids = self._merger(table, base, n_wanted, extension)
         n_pieces = table.n_pieces
         del table
         # 3. the merges
         merges = self._merge(merger, n_wanted, stacklevel=stacklevel + 1)
         # 4. the tokenizer: the base's merges, the new ones, then the special tokens
-        tokenizer = self._tokenizer(merges, base, pat_str, byte_ids)
+        if extension is not None:
+            tokenizer = extension.tokenizer(merges, self.special_tokens, pat_str)
+        else:
+            tokenizer = self._tokenizer(merges, base, pat_str, byte_ids)
         # 5. what the run read and produced
         self.stats = TrainingStats(
             seconds=time.perf_counter() - started,
@@ -524,24 +538,38 @@ class BpeTrainer:
         )
         return tokenizer
 
-    def _n_merges_wanted(self, base: Tokenizer | None) -> int:
-        """The merges that take the vocabulary (the base's, if any) to ``vocab_size``."""
-        n_base = 256 if base is None else 256 + len(base.merges)
-        n_wanted = self.vocab_size - n_base - len(self.special_tokens)
+    def _n_merges_wanted(self, base: Tokenizer | None) -> tuple[int, Extension | None]:
+        """The merges that take the vocabulary (the base's, if any) to ``vocab_size``, and the
+        :class:`~bpetrain.training.extend.Extension` of a base that keeps its ids."""
+        extension = None
+        if base is not None and keeps_ids(base):
+            n_new_specials = len(set(self.special_tokens).difference(base.special_tokens))
+            n_base = len(set(base.vocab))
+            extension = Extension(base, self.new_ids_from, max(self.vocab_size - n_base, 0))
+            n_base += len(extension.new_bytes)
+            n_wanted = self.vocab_size - n_base - n_new_specials
+            what = f"the base's {n_base} ids + {n_new_specials} new special tokens"
+        else:
+            if self.new_ids_from is not None:
+                raise ValueError(
+                    "new_ids_from applies when extending a base that keeps its ids (a tokenizer.json, or a vocabulary "
+                    "only tiktoken's rule reads); this run numbers new merges 256 + i"
+                )
+            n_base = 256 if base is None else 256 + len(base.merges)
+            n_wanted = self.vocab_size - n_base - len(self.special_tokens)
+            what = f"the base's {n_base} tokens + {len(self.special_tokens)} special tokens"
         if n_wanted < 0:
-            raise ValueError(
-                f"vocab_size={self.vocab_size} is below the base's {n_base} tokens + {len(self.special_tokens)} "
-                "special tokens: extending can only add tokens"
-            )
-        return n_wanted
+            raise ValueError(f"vocab_size={self.vocab_size} is below {what}: extending can only add tokens")
+        return n_wanted, extension
 
     def _merger(
-        self, table: PieceTable, base: Tokenizer | None, n_wanted: int
+        self, table: PieceTable, base: Tokenizer | None, n_wanted: int, extension: Extension | None = None
     ) -> tuple[PairMerger, np.ndarray | None]:
         """The merge kernel on ``table``, and the id of each byte (None: the byte itself).
 
         From the bytes, each byte is its own id, or (``tie_break="hf"``) Hugging Face's;
-        from a base, each piece starts as its encoding with the base (:func:`base_tokens`)
+        from a base, each piece starts as its encoding with the base (:func:`base_tokens`,
+        or the ``extension``'s :meth:`~bpetrain.training.extend.Extension.initial`)
         and the bytes keep the base's ids.
         """
         max_token_length = MAX_VOCAB_SIZE if self.max_token_length is None else min(self.max_token_length, MAX_VOCAB_SIZE)
@@ -550,9 +578,9 @@ class BpeTrainer:
             byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
             return PairMerger(data, table.offsets, table.counts, *options), byte_ids
-        lengths, initial = base_tokens(base, table)
+        lengths, initial = base_tokens(base, table) if extension is None else extension.initial(table)
         merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
-        return merger, np.array(base.byte_ids)
+        return merger, None if extension is not None else np.array(base.byte_ids)
 
     def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
         """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
@@ -591,8 +619,7 @@ class BpeTrainer:
         if base is None or isinstance(base, Tokenizer):
             pass
         elif isinstance(base, Encoding):
-            merges, byte_ids = merges_from_ranks(base._mergeable_ranks)
-            base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
+            base = Tokenizer.from_model(model_of_ranks(base._mergeable_ranks, base._pat_str, {}, base.name))
         elif isinstance(base, (str, os.PathLike)):
             if formats.detect_format(base) == "tiktoken" and self.pat_str_given:
                 base = Tokenizer.from_file(base, format="tiktoken", pat_str=self.pat_str, special_tokens={})
