@@ -51,9 +51,9 @@ class AddedToken(NamedTuple):
 
 
 _WORD_AT_END = regex.compile(r"\w\Z")
-_WORD_AT_START = regex.compile(r"\A\w")
+_WORD_AT_START = regex.compile(r"\w")  # used with match(text, pos)
 _SPACE_AT_END = regex.compile(r"\s*\Z")
-_SPACE_AT_START = regex.compile(r"\A\s*")
+_SPACE_AT_START = regex.compile(r"\s*")  # used with match(text, pos)
 
 
 def _matches(text: str, tokens: Sequence[AddedToken]) -> list[tuple[AddedToken | None, str]]:
@@ -67,12 +67,10 @@ def _matches(text: str, tokens: Sequence[AddedToken]) -> list[tuple[AddedToken |
     for match in finder.finditer(text):
         token = by_content[match.group()]
         start, stop = match.span()
-        if token.single_word and (
-            (start > 0 and _WORD_AT_END.search(text, 0, start)) or (stop < len(text) and _WORD_AT_START.match(text, stop))
-        ):
+        if token.single_word and (_WORD_AT_END.search(text[:start]) or _WORD_AT_START.match(text, stop)):
             continue
         if token.lstrip:
-            start = max(_SPACE_AT_END.search(text, 0, start).start(), done)
+            start = max(_SPACE_AT_END.search(text[:start]).start(), done)
         if token.rstrip:
             stop = _SPACE_AT_START.match(text, stop).end()
         if start < done:  # a match inside white space an rstrip token took

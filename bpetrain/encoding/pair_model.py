@@ -147,7 +147,16 @@ class PairModel:
                 f"{len(missing)} bytes have no token (first: {missing[:1]!r}); Hugging Face drops them from a piece"
             )
         if len(set(self.made)) == len(self.made):
-            return self._one_merge_per_token()
+            try:
+                return self._one_merge_per_token()
+            except ValueError:
+                if not self.ignore_merges:
+                    raise
+                try:  # a vocabulary with tokens reached only whole may list every split, one each
+                    return self._every_split_listed(), None
+                except ValueError:
+                    pass
+                raise
         return self._every_split_listed(), None
 
     def _one_merge_per_token(self) -> tuple[dict[bytes, int], dict[int, int] | None]:

@@ -123,11 +123,9 @@ class Extension:
                 tokens[made] = joined
                 ids_of[joined] = made
             renumber[self.n_base + k] = made
-            if self.every_split:
-                merges.extend(sorted((ids_of[joined[:j]], ids_of[joined[j:]]) for j in range(1, len(joined))
-                                     if joined[:j] in ids_of and joined[j:] in ids_of))
-            else:
-                merges.append((a, b))
+            merges.append((a, b))
+        if self.every_split:
+            merges = self._every_split(tokens, ids_of)
         added = list(self.base.added_tokens)
         have = {t.content for t in added}
         for token in special_tokens:
@@ -136,6 +134,22 @@ class Extension:
                 next_id += 1
         return Tokenizer(merges, pat_str=pat_str, tokens=tokens, ignore_merges=self.start.ignore_merges,
                          added_tokens=added, origin=self.base.origin)
+
+
+    def _every_split(self, tokens: dict[int, bytes], ids_of: dict[bytes, int]) -> list[tuple[int, int]]:
+        """The base's merges with, for every token, its splits that a new token takes part in,
+        listed after the token's other splits, by the ids of the parts (``TikTokenConverter``'s order)."""
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for pair, made in zip(self.base.merges, self.base._model.made):
+            groups.setdefault(made, []).append(pair)
+        old = self.base.tokens
+        for t, token in tokens.items():
+            splits = [(ids_of[token[:j]], ids_of[token[j:]]) for j in range(1, len(token))
+                      if token[:j] in ids_of and token[j:] in ids_of]
+            splits = sorted(pair for pair in splits if t not in old or pair[0] not in old or pair[1] not in old)
+            if splits:
+                groups.setdefault(t, []).extend(splits)
+        return [pair for made in sorted(groups) for pair in groups[made]]
 
 
 def _piece_encoder(tokenizer: Tokenizer, table: PieceTable):
