@@ -47,7 +47,7 @@ def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
         vocab_size,
         special_tokens=args.special_token,
         show_progress=not args.quiet,
-        **_given(args, ("pat_str", "min_frequency", "max_token_length", "tie_break")),
+        **_given(args, ("pat_str", "min_frequency", "max_token_length", "tie_break", "new_ids_from")),
     )
 
 
@@ -198,7 +198,7 @@ def _export(args: argparse.Namespace) -> int:
     check_output(args.output, folder=args.format == "gpt2" or (args.format == "hf" and (
         os.path.isdir(args.output) or args.output.endswith(("/", os.sep)))))
     tokenizer = _load_model(args)
-    tokenizer.export(args.output, format=args.format)
+    tokenizer.export(args.output, format=args.format, **_given(args, EXPORT_CONFIG))
     if args.format in EXPORT_NOTES:
         print(f"bpetrain: {EXPORT_NOTES[args.format]}", file=sys.stderr)
     print(f"wrote {args.format} files for {tokenizer.n_vocab:,} tokens at {args.output}", file=sys.stderr)
@@ -340,6 +340,10 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
                              "sidecar, GPT-2 files)")
 
 
+#: ``tokenizer_config.json`` fields ``export --format hf`` sets in a folder (:func:`bpetrain.formats.hf.save`).
+EXPORT_CONFIG = ("bos_token", "eos_token", "pad_token", "unk_token", "chat_template")
+
+
 def _add_export_command(commands) -> None:
     export = commands.add_parser(
         "export",
@@ -350,6 +354,10 @@ def _add_export_command(commands) -> None:
     _add_model_arguments(export)
     export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
+    for name in EXPORT_CONFIG:
+        export.add_argument(f"--{name.replace('_', '-')}", default=None, metavar="TEXT",
+                            help=f"hf folders: {name} in tokenizer_config.json (a special token)"
+                            if name.endswith("_token") else f"hf folders: {name} in tokenizer_config.json")
     export.set_defaults(run=_export)
 
 
@@ -481,6 +489,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--base", default=None, metavar="MODEL",
                        help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
                             "up to --vocab-size; its pattern unless --pat-str is given")
+    train.add_argument("--new-ids-from", type=int, default=None, metavar="ID",
+                       help="with a --base that keeps its ids (tokenizer.json): the first id of the new tokens "
+                            "(default: after the last id in use)")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")

@@ -287,7 +287,11 @@ class Tokenizer:
         the compiled encoder cannot represent (two merges that spell the same bytes, or
         a token that does not encode to itself) falls back to applying the merges in
         plain Python (:func:`bpetrain.encoding.merge_rule.encode_with_merges`, exact and
-        ~100x slower) with a ``RuntimeWarning`` on the first call.
+        ~100x slower) with a ``RuntimeWarning`` on the first call. In the imported layout
+        the rule is Hugging Face's (:mod:`bpetrain.encoding.pair_model`), compiled where
+        tiktoken's rule gives the same ids, and special tokens with ``lstrip``,
+        ``rstrip`` or ``single_word`` are cut out as ``tokenizers`` does
+        (:mod:`bpetrain.encoding.added_tokens`).
 
         Parameters
         ----------

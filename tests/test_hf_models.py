@@ -468,3 +468,20 @@ def test_extending_llama3_on_real_text_by_1000_merges(llama3, tmp_path):
     if not corpus.exists():
         pytest.skip(f"{corpus} is absent (BPETRAIN_CORPORA names the folder)")
     extend_and_check(path, tmp_path, corpus.read_text(encoding="utf-8", errors="replace")[:3_000_000], 1000)
+
+
+def test_command_line_extends_a_tokenizer_json_and_sets_roles(tmp_path, capsys):
+    from bpetrain.cli import main
+
+    folder = base_folder(hand_built("added tokens between merges, merges as strings", tmp_path / "file"), tmp_path)
+    (tmp_path / "corpus.txt").write_text(TRAINING_TEXT, encoding="utf-8")
+    base = Tokenizer.from_file(folder)
+    assert main(["train", str(tmp_path / "corpus.txt"), "--vocab-size", str(len(base.vocab) + 50), "--base",
+                 str(folder), "--new-ids-from", "2000", "--min-frequency", "1", "-q", "-o", str(tmp_path / "x.bpe")]) == 0
+    extended = Tokenizer.load(tmp_path / "x.bpe")  # a version 3 model file: the ids and the origin kept
+    assert sorted(set(extended.vocab) - set(base.vocab)) == list(range(2000, 2050))
+    assert main(["export", str(tmp_path / "x.bpe"), "--format", "hf", "-o", f"{tmp_path}/out/", "--pad-token",
+                 "<pad>"]) == 0
+    config = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text(encoding="utf-8"))
+    assert config["pad_token"] == "<pad>" and config["custom_field"] == [1, 2] and config["padding_side"] == "left"
+    assert Tokenizer.from_file(tmp_path / "out") == extended

@@ -86,16 +86,18 @@ class PairModel:
                     f"ids {self.ids_of[token]} and {token_id} are the same token {token!r}; token bytes must be unique"
                 )
         if made is None:
-            made = []
+            try:
+                made = [self.ids_of[tokens[a] + tokens[b]] for a, b in merges]
+            except KeyError:
+                made = None
+        if made is None:  # say which merge is wrong
             for i, (a, b) in enumerate(merges):
                 if a not in tokens or b not in tokens:
                     raise ValueError(f"merge {i} ({a}, {b}) names an id that is not a token")
-                token_id = self.ids_of.get(tokens[a] + tokens[b])
-                if token_id is None:
+                if tokens[a] + tokens[b] not in self.ids_of:
                     raise ValueError(
                         f"merge {i} ({a}, {b}) joins into {tokens[a] + tokens[b]!r}, which is not a token"
                     )
-                made.append(token_id)
         self.made = made
         #: ``byte_ids[b]``: the id of the one-byte token ``b``, -1 if it has none.
         self.byte_ids = [self.ids_of.get(bytes([b]), -1) for b in range(256)]

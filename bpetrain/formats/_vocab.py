@@ -131,13 +131,8 @@ def split_vocab(
     """
     specials_by_id = {token_id: content for content, token_id in specials.items()}
     ranked: dict[bytes, int] = {}
-    by_id: dict[int, str] = {}
-    for text, token_id in vocab.items():
-        if type(token_id) is not int or token_id < 0:
-            raise ValueError(f"{name}: token {text!r} has id {token_id!r}; ids must be integers >= 0")
-        if token_id in by_id:
-            raise ValueError(f"{name}: tokens {by_id[token_id]!r} and {text!r} share id {token_id} (duplicate ids)")
-        by_id[token_id] = text
+    by_id = vocab_by_id(vocab, name)
+    for token_id, text in by_id.items():
         if token_id in specials_by_id and (n_ranked is None or token_id >= n_ranked):
             if specials_by_id[token_id] != text:
                 raise ValueError(
@@ -153,6 +148,24 @@ def split_vocab(
                 "a special token"
             )
     return ranked, by_id
+
+
+def vocab_by_id(vocab: Mapping[str, int], name: str) -> dict[int, str]:
+    """``vocab`` (token -> id) by id, in its order.
+
+    Raises
+    ------
+    ValueError
+        If an id is not an integer >= 0, or two tokens share one (naming the file ``name``).
+    """
+    by_id: dict[int, str] = {}
+    for text, token_id in vocab.items():
+        if type(token_id) is not int or token_id < 0:
+            raise ValueError(f"{name}: token {text!r} has id {token_id!r}; ids must be integers >= 0")
+        if token_id in by_id:
+            raise ValueError(f"{name}: tokens {by_id[token_id]!r} and {text!r} share id {token_id} (duplicate ids)")
+        by_id[token_id] = text
+    return by_id
 
 
 def byte_ids_of(by_id: Mapping[int, str], name: str) -> list[int]:

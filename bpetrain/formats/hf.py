@@ -1,8 +1,11 @@
 """Hugging Face ``tokenizer.json`` for a byte-level BPE, written and read.
 
-The layout is what ``transformers``' ``TikTokenConverter`` (``convert_slow_tokenizer.py``)
-builds with the ``tokenizers`` library, serialized as ``tokenizers.Tokenizer.to_str``
-does:
+:func:`load` reads what ``tokenizers`` reads for a BPE over ByteLevel bytes, with every id
+as ``tokenizers`` gives it, and remembers the file's other sections (the tokenizer's
+``origin``); :func:`save` writes a tokenizer that has an origin back in that file's form.
+A tokenizer without one (trained by bpetrain) gets the layout that ``transformers``'
+``TikTokenConverter`` (``convert_slow_tokenizer.py``) builds with the ``tokenizers``
+library, serialized as ``tokenizers.Tokenizer.to_str`` does:
 
 - ``model``: ``{"type": "BPE", "vocab": {token: id}, "merges": [[left, right], ...],
   "ignore_merges": true, ...}``, tokens in GPT-2's byte-level alphabet
@@ -12,10 +15,10 @@ does:
 - ``pre_tokenizer``: ``Sequence[Split(pattern, "Isolated"), ByteLevel(add_prefix_space=false,
   use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone.
 - ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
-- ``added_tokens``: the special tokens (``special: true``, ``normalized: false``). When
-  their ids do not follow the merges without a gap (cl100k_base's start at 100257),
-  they are also model vocab entries, as GPT-2's ``<|endoftext|>`` is: ``tokenizers``
-  would otherwise give them the next free ids.
+- ``added_tokens``: the special tokens (``special: true``, ``normalized: false``, or
+  their flags as read). When their ids are not the ones ``tokenizers`` would give them
+  (the next ids after the model's vocab, in order: cl100k_base's start at 100257 after
+  a gap), they are also model vocab entries, as GPT-2's ``<|endoftext|>`` is.
 
 ``tokenizers`` always cuts special tokens out of the text, so its ids are bpetrain's with
 ``allowed_special="all"``. The pattern is rewritten for the Oniguruma engine of
@@ -48,6 +51,7 @@ from bpetrain.formats._vocab import (
     split_vocab,
     str_to_token,
     token_to_str,
+    vocab_by_id,
 )
 from bpetrain.formats.tiktoken import merges_from_ranks
 
@@ -434,16 +438,8 @@ def _added_tokens(name: str, entries, vocab: dict) -> tuple[AddedToken, ...]:
 def _ordinary_tokens(name: str, vocab: dict, added) -> tuple[dict[int, bytes], dict[bytes, int]]:
     """The model vocab's byte-level tokens by id, and by bytes; an added token's own entry is left out."""
     added_ids = {t.content: t.id for t in added}
-    tokens: dict[int, bytes] = {}
-    by_id: dict[int, str] = {}
-    for text, token_id in vocab.items():
-        if type(token_id) is not int or token_id < 0:
-            raise ValueError(f"{name}: token {text!r} has id {token_id!r}; ids must be integers >= 0")
-        if token_id in by_id:
-            raise ValueError(f"{name}: tokens {by_id[token_id]!r} and {text!r} share id {token_id} (duplicate ids)")
-        by_id[token_id] = text
-        if added_ids.get(text) != token_id:
-            tokens[token_id] = str_to_token(text, f"{name}: model.vocab")
+    tokens = {token_id: str_to_token(text, f"{name}: model.vocab") for token_id, text in vocab_by_id(vocab, name).items()
+              if added_ids.get(text) != token_id}
     return tokens, {token: token_id for token_id, token in tokens.items()}
 
 

@@ -21,13 +21,13 @@ each new token listed the same way, which keeps that layout (and its compiled en
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 import numpy as np
 
 from bpetrain._util.threads import thread_map, usable_cores
 from bpetrain.counting.counts import PieceTable
-from bpetrain.encoding._encoder import BytePairEncoder
 from bpetrain.encoding.added_tokens import AddedToken
 from bpetrain.tokenizer import Tokenizer
 
@@ -85,7 +85,8 @@ class Extension:
         else:
             self.every_split = len(set(base._model.made)) < len(base.merges)
         #: The base with the missing bytes: how each piece starts.
-        self.start = Tokenizer(merges, pat_str=base.pat_str, tokens=self.tokens, ignore_merges=base.ignore_merges)
+        self.start = base if not missing else Tokenizer(merges, pat_str=base.pat_str, tokens=self.tokens,
+                                                         ignore_merges=base.ignore_merges)
         #: Ids below this are the base's (and the new bytes'); merge ``i`` of the kernel makes ``n_base + i``.
         self.n_base = self.first_id + len(self.new_bytes)
 
@@ -132,7 +133,7 @@ class Extension:
             if token not in have:
                 added.append(AddedToken(token, next_id))
                 next_id += 1
-        return Tokenizer(merges, pat_str=pat_str, tokens=tokens, ignore_merges=self.start.ignore_merges,
+        return Tokenizer(merges, pat_str=pat_str, tokens=tokens, ignore_merges=self.base.ignore_merges,
                          added_tokens=added, origin=self.base.origin)
 
 
@@ -143,27 +144,43 @@ class Extension:
         for pair, made in zip(self.base.merges, self.base._model.made):
             groups.setdefault(made, []).append(pair)
         old = self.base.tokens
+        by_prefix = sorted(token for t, token in tokens.items() if t in old)
+        by_suffix = sorted(token[::-1] for token in by_prefix)
+        found: dict[int, set[tuple[int, int]]] = {}
         for t, token in tokens.items():
-            splits = [(ids_of[token[:j]], ids_of[token[j:]]) for j in range(1, len(token))
-                      if token[:j] in ids_of and token[j:] in ids_of]
-            splits = sorted(pair for pair in splits if t not in old or pair[0] not in old or pair[1] not in old)
-            if splits:
-                groups.setdefault(t, []).extend(splits)
+            if t in old:
+                continue
+            n = len(token)
+            found[t] = {(ids_of[token[:j]], ids_of[token[j:]]) for j in range(1, n)
+                        if token[:j] in ids_of and token[j:] in ids_of}
+            for i in range(bisect_left(by_prefix, token), len(by_prefix)):  # old tokens that start with it
+                whole = by_prefix[i]
+                if not whole.startswith(token):
+                    break
+                if len(whole) > n and whole[n:] in ids_of:
+                    found.setdefault(ids_of[whole], set()).add((t, ids_of[whole[n:]]))
+            reverse = token[::-1]
+            for i in range(bisect_left(by_suffix, reverse), len(by_suffix)):  # old tokens that end with it
+                whole = by_suffix[i][::-1]
+                if not by_suffix[i].startswith(reverse):
+                    break
+                if len(whole) > n and whole[:-n] in ids_of:
+                    found.setdefault(ids_of[whole], set()).add((ids_of[whole[:-n]], t))
+        for t, splits in found.items():
+            groups.setdefault(t, []).extend(sorted(splits))
         return [pair for made in sorted(groups) for pair in groups[made]]
 
 
 def _piece_encoder(tokenizer: Tokenizer, table: PieceTable):
     """``encode(start, stop)``: the ids of pieces ``start..stop-1`` of ``table`` by ``tokenizer``'s
-    rule, compiled (the encoder drops the GIL, so threads share the work) where allowed."""
-    try:
-        ranks, rank_ids = tokenizer._model.compiled_ranks()
-    except ValueError:
-        ranks = None
-    if ranks is not None:
-        encoder = BytePairEncoder(ranks)
+    rule, compiled (the encoder drops the GIL, so threads share the work) where allowed (the
+    tokenizer's own encoder, which warns once where it is not)."""
+    compiled, rank_ids = tokenizer._compiled
+    if compiled is not None:
+        encoder = compiled._bpe
         to_id = None
         if rank_ids:
-            to_id = np.arange(max([*ranks.values(), *rank_ids]) + 1, dtype=np.int64)
+            to_id = np.arange(max([*compiled.mergeable_ranks.values(), *rank_ids]) + 1, dtype=np.int64)
             to_id[list(rank_ids)] = list(rank_ids.values())
 
         def encode(start: int, stop: int) -> np.ndarray:

@@ -286,7 +286,9 @@ class BpeTrainer:
             Extend this vocabulary instead of starting from the bytes (rule 7 of
             :mod:`bpetrain._reference`: each piece starts as its encoding with the base,
             new merges get the ids after the base's; the base's special tokens are not
-            kept). A path is read with :meth:`Tokenizer.from_file`.
+            kept), or, for a base that keeps its ids (a ``tokenizer.json``), as
+            :mod:`bpetrain.training.extend` says (every id kept, its special tokens too).
+            A path is read with :meth:`Tokenizer.from_file`.
 
         Returns
         -------
