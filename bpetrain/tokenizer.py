@@ -131,7 +131,9 @@ class Tokenizer:
             if not isinstance(token, str) or not token:
                 raise ValueError(f"special tokens must be non-empty strings, got {token!r}")
             if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**32:
-                raise ValueError(f"special token {token!r} has id {token_id!r}; ids are integers in [0, 2**32)")
+                raise ValueError(
+                    f"special token {token!r} has id {token_id!r}; ids are integers below 2**32, not negative"
+                )
             if self.tokens is None and token_id < 256 + len(self.merges):
                 raise ValueError(
                     f"special token {token!r} has id {token_id}, which is a byte or merge id "
