@@ -369,7 +369,7 @@ def test_extending_files_of_hf_trainers_keeps_every_id(kind, tmp_path):
 
 @pytest.mark.parametrize("name", HAND_BUILT)
 def test_extending_hand_built_files_keeps_every_id(name, tmp_path):
-    extend_and_check(hand_built(name, tmp_path / "file"), tmp_path, TRAINING_TEXT, 300)
+    extend_and_check(hand_built(name, tmp_path / "file"), tmp_path, TRAINING_TEXT, 1000)
 
 
 def test_extending_a_file_that_lacks_bytes_gives_them_ids_first(tmp_path):

@@ -352,10 +352,7 @@ def load(path) -> Model:
     if found is not None:
         return found._replace(added_tokens=added, origin=origin)
     tokens, ids_of = _ordinary_tokens(name, vocab, added)
-    merge_ids = []
-    for k, (left_text, right_text) in enumerate(pairs):
-        left_id, right_id, _ = listed_merge(left_text, right_text, ids_of, f"{name}: model.merges[{k}]")
-        merge_ids.append((left_id, right_id))
+    merge_ids = [pair[:2] for pair in _listed_merges(name, vocab, pairs, ids_of)]
     one_byte = {token for token in tokens.values() if len(token) == 1}
     if len(one_byte) < 256 and model.get("unk_token") is not None:
         raise ValueError(
@@ -477,6 +474,19 @@ def _trained_layout(name, vocab, pairs, pat_str, special_tokens, ignore_merges) 
     return found
 
 
+def _listed_merges(name: str, vocab: dict, pairs, ids_of: dict[bytes, int]) -> list[tuple[int, int, int]]:
+    """The ids of each merge's parts and of the token they make, looked up by their strings as
+    ``tokenizers`` does; a merge that does not resolve gets :func:`~bpetrain.formats._vocab.listed_merge`'s
+    message (``ids_of``: the decoded tokens, for it)."""
+    found = []
+    for k, (left_text, right_text) in enumerate(pairs):
+        ids = (vocab.get(left_text), vocab.get(right_text), vocab.get(left_text + right_text))
+        if None in ids:
+            ids = listed_merge(left_text, right_text, ids_of, f"{name}: model.merges[{k}]")
+        found.append(ids)
+    return found
+
+
 def _from_all_splits(name, vocab, pairs, pat_str, special_tokens, ignore_merges) -> Model:
     """The layout ``transformers``' ``TikTokenConverter`` writes: ids are tiktoken ranks and
     ``merges`` lists every split of each token into two earlier ones, in the order of the
@@ -488,15 +498,15 @@ def _from_all_splits(name, vocab, pairs, pat_str, special_tokens, ignore_merges)
     ranked, by_id = split_vocab(vocab, dict(special_tokens), None, name, False)
     listed: dict[int, set[tuple[int, int]]] = {}
     last = -1
-    for k, (left_text, right_text) in enumerate(pairs):
-        where = f"{name}: model.merges[{k}]"
-        left_id, right_id, made = listed_merge(left_text, right_text, ranked, where)
+    merge_ids = []
+    for k, (left_id, right_id, made) in enumerate(_listed_merges(name, vocab, pairs, ranked)):
         if made < last:
-            raise ValueError(f"{where}: merges that list several splits of a token come in the order of the ids")
+            raise ValueError(f"{name}: model.merges[{k}]: merges that list several splits of a token come in the "
+                             "order of the ids")
         last = made
         listed.setdefault(made, set()).add((left_id, right_id))
+        merge_ids.append((left_id, right_id))
     tokens = {token_id: token for token, token_id in ranked.items()}
-    merge_ids = [(ranked[str_to_token(a, name)], ranked[str_to_token(b, name)]) for a, b in pairs]
     PairModel(tokens, merge_ids, ignore_merges=ignore_merges).compiled_ranks()
     try:
         merges, byte_ids = merges_from_ranks(ranked)
