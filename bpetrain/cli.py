@@ -208,11 +208,13 @@ def _export(args: argparse.Namespace) -> int:
 def _inspect(args: argparse.Namespace) -> int:
     tokenizer = _load_model(args)
     vocab = tokenizer.vocab
-    print(f"vocab size: {tokenizer.n_vocab:,} (256 bytes, {len(tokenizer.merges):,} merges, "
+    n_bytes = sum(b >= 0 for b in tokenizer.byte_ids)
+    print(f"vocab size: {tokenizer.n_vocab:,} ({n_bytes} bytes, {len(tokenizer.merges):,} merges, "
           f"{len(tokenizer.special_tokens)} special tokens)")
     print(f"pattern: {'none (raw mode)' if tokenizer.pat_str is None else tokenizer.pat_str}")
     print(f"special tokens: {tokenizer.special_tokens or 'none'}")
-    longest = sorted(range(256, 256 + len(tokenizer.merges)), key=lambda i: (-len(vocab[i]), i))[: args.longest]
+    ordinary = range(256, 256 + len(tokenizer.merges)) if tokenizer.tokens is None else tokenizer.tokens
+    longest = sorted(ordinary, key=lambda i: (-len(vocab[i]), i))[: args.longest]
     print(f"longest tokens ({len(longest)}):")
     for token_id in longest:
         print(f"  {token_id:>8}  {len(vocab[token_id]):>4} bytes  {vocab[token_id]!r}")

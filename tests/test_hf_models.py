@@ -485,3 +485,15 @@ def test_command_line_extends_a_tokenizer_json_and_sets_roles(tmp_path, capsys):
     config = json.loads((tmp_path / "out" / "tokenizer_config.json").read_text(encoding="utf-8"))
     assert config["pad_token"] == "<pad>" and config["custom_field"] == [1, 2] and config["padding_side"] == "left"
     assert Tokenizer.from_file(tmp_path / "out") == extended
+
+
+def test_inspect_shows_an_imported_vocabulary(tmp_path, capsys):
+    from bpetrain.cli import main
+
+    path = hf_trained("BpeTrainer, bytes seen", tmp_path)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Tokenizer.encode falls back", RuntimeWarning)
+        assert main(["inspect", str(path)]) == 0
+    shown = capsys.readouterr().out
+    n_bytes = sum(b >= 0 for b in Tokenizer.from_file(path).byte_ids)
+    assert f"vocab size: 1,200 ({n_bytes} bytes, " in shown and "longest tokens" in shown
