@@ -246,7 +246,9 @@ def _encoding(args: argparse.Namespace):
 def _texts(path: str, block_bytes: int, bar):
     """The text of ``path`` (``-``: standard input) in parts of about ``block_bytes`` bytes,
     UTF-8 decoded; invalid bytes become U+FFFD, as ``bytes.decode(errors="replace")`` does."""
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
+    from bpetrain.counting.inputs import standard_input
+
+    stream = standard_input() if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         while block := stream.read(block_bytes):
@@ -261,6 +263,10 @@ def _texts(path: str, block_bytes: int, bar):
 def _encode(args: argparse.Namespace) -> int:
     from bpetrain.encoding.errors import DisallowedSpecialTokenError
 
+    if "-" in (args.files or ["-"]):
+        from bpetrain.counting.inputs import standard_input
+
+        standard_input()  # closed (<&-): say so before the model is read
     encoding = _encoding(args)
     special = {"allowed_special": "all" if "all" in args.allowed_special else set(args.allowed_special),
                "disallowed_special": () if args.ordinary else "all"}
@@ -317,13 +323,14 @@ def _ids_text(ids, separator: bytes) -> bytes:
 
 
 def _encode_lines(encoding, texts, special):
-    """Ids of each line (without its line break), batch by batch on threads."""
+    """Ids of each line without its line end (``\n`` or ``\r\n``; a lone ``\r`` is text, as
+    for ``documents="line"`` in training), batch by batch on threads."""
     carry = ""
     for text in texts:
         lines = (carry + text).split("\n")
         carry = lines.pop()
         for start in range(0, len(lines), LINE_BATCH):
-            batch = lines[start : start + LINE_BATCH]
+            batch = [line[:-1] if line.endswith("\r") else line for line in lines[start : start + LINE_BATCH]]
             ids, offsets = encoding.encode_batch_to_numpy(batch, **special)
             yield from (ids[a:b] for a, b in zip(offsets.tolist(), offsets[1:].tolist()))
     if carry:
@@ -506,15 +513,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; a bad file or option is one line on stderr and exit status 2,
-    Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
+    """Run the command line; a bad file or option, a closed standard input or output, or
+    running out of memory is one line on stderr and exit status 2 (no output file is
+    written), Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and getattr(args, "files", None) is not None and not any(e.startswith("-") and e != "-" for e in extra):
         args.files += extra  # FILEs after options (argparse takes positionals only in one run)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if sys.stderr is None:  # closed (2>&-): the messages go nowhere, not to standard output (print's default)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     try:
+        _check_stdout(args)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if getattr(args, "scheduler", None):
@@ -533,8 +544,21 @@ def main(argv: list[str] | None = None) -> int:
         if type(exc).__name__ == "PatternTimeoutError" and getattr(args, "model", None):
             exc = f"{args.model}: {exc}"  # a hostile or broken pattern from the model file
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
+    except MemoryError:
+        parser.exit(2, f"bpetrain {args.command}: error: out of memory (the process may use no more: see "
+                       "ulimit -v, or the machine's memory); nothing was written. Give less input at a time "
+                       "(bpetrain count in parts, then train --counts) or more memory\n")
     except KeyboardInterrupt:
         parser.exit(130, f"bpetrain {args.command}: interrupted\n")
+
+
+def _check_stdout(args: argparse.Namespace) -> None:
+    """Fail before any input is read if the command writes to standard output and it is closed (``>&-``)."""
+    writes = args.command in ("encode", "inspect") or (
+        args.command in ("train", "count") and args.json) or (args.command == "report" and args.json == "-")
+    if writes and sys.stdout is None:
+        raise ValueError("standard output is closed (>&-), and this command writes to it; redirect it to a file "
+                         "(> FILE) or to /dev/null")
 
 
 def _count_arg(text: str) -> int:

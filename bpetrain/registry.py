@@ -26,6 +26,7 @@ import tempfile
 import threading
 from dataclasses import dataclass
 
+from bpetrain._util.read import sha256_file
 from bpetrain.encoding.core import Encoding
 from bpetrain.formats.gpt2 import load_files
 from bpetrain.formats.tiktoken import read_tiktoken
@@ -256,10 +257,13 @@ def tiktoken_cache_dir() -> str | None:
 def find_file(file: VocabFile, encoding_name: str) -> str:
     """The path of ``file`` on this machine, checked against its SHA-256.
 
+    The file is hashed 1 MB at a time; one larger than the readers' cap
+    (:func:`bpetrain._util.read.max_file_bytes`, 1 GiB) is refused before it is read.
+
     Raises
     ------
     ValueError
-        If the file found has another SHA-256.
+        If the file found has another SHA-256, or is larger than the cap.
     FileNotFoundError
         If it is in none of the places; the message lists them and how to get the file.
     """
@@ -276,10 +280,9 @@ def find_file(file: VocabFile, encoding_name: str) -> str:
         looked.append("tiktoken's cache (off: TIKTOKEN_CACHE_DIR is empty)")
     for path in candidates:
         if not os.path.isfile(path):
-            looked.append(f"{path} (absent)")
+            looked.append(f"{path} ({'not a regular file' if os.path.exists(path) else 'absent'})")
             continue
-        with open(path, "rb") as f:
-            sha256 = hashlib.sha256(f.read()).hexdigest()
+        sha256 = sha256_file(path, f"OpenAI's {file.name}")
         if sha256 != file.sha256:
             raise ValueError(
                 f"{path} should be {file.url} but its SHA-256 is {sha256}, not {file.sha256} (tiktoken's); "

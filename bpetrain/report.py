@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import hashlib
 import html
 import io
 import json
@@ -53,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bpetrain._util.atomic import atomic_write
+from bpetrain._util.read import sha256_file
 from bpetrain.encoding.core import Encoding
 from bpetrain.formats import detect_format
 from bpetrain.formats.tiktoken import sidecar_path
@@ -66,6 +66,7 @@ __all__ = [
     "build_report",
     "load_model",
     "read_texts",
+    "readable_text",
     "readable_token",
     "require_matplotlib",
     "write_html",
@@ -150,8 +151,7 @@ def load_model(path, *, format: str | None = None, pat_str: str | None = None) -
         path = find_file(spec.files[0], os.fspath(path))
     options = {} if pat_str is None else {"pat_str": pat_str}
     if pat_str is None and (format or detect_format(path)) == "tiktoken" and not os.path.exists(sidecar_path(path)):
-        with open(path, "rb") as f:  # a rank file that does not say its pattern: is it OpenAI's?
-            digest = hashlib.sha256(f.read()).hexdigest()
+        digest = sha256_file(path, "a tiktoken rank file")  # a rank file that does not say its pattern: OpenAI's?
         for spec in ENCODINGS.values():
             if len(spec.files) == 1 and spec.files[0].sha256 == digest:
                 options = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
@@ -181,12 +181,9 @@ def require_matplotlib() -> None:
 def readable_token(token: bytes) -> str:
     """Token bytes as readable text: UTF-8 where valid, escapes for the rest.
 
-    Bytes that are not valid UTF-8 become ``\\xNN``; control, format and space
-    characters other than the space itself (other C0 and C1 controls, zero-width and
-    no-break spaces, line separators, private use, unassigned) become ``\\n``, ``\\t``,
-    ``\\r``, ``\\xNN`` (ASCII, where the byte and the character agree) or ``\\uNNNN``
-    (``\\UNNNNNNNN`` above U+FFFF), so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
-    character; a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
+    Bytes that are not valid UTF-8 become ``\\xNN``; characters are shown as
+    :func:`readable_text` shows them, so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
+    character.
 
     Examples
     --------
@@ -195,13 +192,41 @@ def readable_token(token: bytes) -> str:
     >>> readable_token(b"\\xe2\\x80")  # a character cut in the middle
     '\\\\xe2\\\\x80'
     """
+    return readable_text(token.decode("utf-8", "surrogateescape"), invalid_bytes=True)
+
+
+def readable_text(text: str, *, invalid_bytes: bool = False, regex: bool = False) -> str:
+    """Text from a model or the user (a token, special token, model name, path, pattern)
+    as readable text that cannot reorder or hide what follows it.
+
+    Control, format and space characters other than the space itself (other C0 and C1
+    controls, NUL and ESC among them, bidirectional overrides such as U+202E, zero-width
+    and no-break spaces, line separators, private use, unassigned, lone surrogates) become
+    ``\\n``, ``\\t``, ``\\r``, ``\\xNN`` (ASCII), ``\\uNNNN`` or ``\\UNNNNNNNN`` (above
+    U+FFFF); a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
+
+    Parameters
+    ----------
+    text : str
+    invalid_bytes : bool, default False
+        ``text`` was decoded with ``errors="surrogateescape"``: U+DC80..U+DCFF are the
+        invalid bytes 0x80..0xFF, shown as ``\\xNN`` (:func:`readable_token`).
+    regex : bool, default False
+        ``text`` is a regular expression: its backslashes are its own escapes and stay
+        single (an escape such as ``\\x1b`` matches what the raw character matches).
+
+    Examples
+    --------
+    >>> readable_text("\\u202egnp.exe")
+    '\\\\u202egnp.exe'
+    """
     out = []
-    for c in token.decode("utf-8", "surrogateescape"):
+    for c in text:
         code = ord(c)
-        if 0xDC80 <= code <= 0xDCFF:  # an invalid byte, from surrogateescape
+        if invalid_bytes and 0xDC80 <= code <= 0xDCFF:  # an invalid byte, from surrogateescape
             out.append(f"\\x{code - 0xDC00:02x}")
         elif c == "\\":
-            out.append("\\\\")
+            out.append("\\" if regex else "\\\\")
         elif c in "\n\t\r":
             out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
         elif c != " " and unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Cn"):
@@ -396,7 +421,8 @@ def write_json(report: dict, path) -> None:
 def write_html(report: dict, path) -> None:
     """Write the report as one self-contained HTML file (figures as embedded PNG), atomically.
 
-    Every token, special token, pattern and path goes through :func:`html.escape`.
+    Every token, special token, model name, pattern and path is shown with its control
+    and invisible characters escaped (:func:`readable_text`), then HTML-escaped.
 
     Raises
     ------
@@ -426,7 +452,15 @@ img { max-width: 100%; } .note { color: #666; font-size: .9em; }
 
 
 def _e(value) -> str:
+    """HTML-escaped ``str(value)``: for numbers and text already made readable (tokens)."""
     return html.escape(str(value), quote=True)
+
+
+def _shown(text: str, *, regex: bool = False) -> str:
+    """A string from the model or the user (name, path, special token, pattern) for the
+    page: control and invisible characters escaped as tokens are (:func:`readable_text`),
+    then HTML-escaped."""
+    return _e(readable_text(text, regex=regex))
 
 
 def _num(value, digits: int = 3) -> str:
@@ -461,9 +495,9 @@ def _compression_figure(models: list[dict]) -> str | None:
     curves = []
     for color, model in zip(COLORS, models):
         if model["compression_curve"]:
-            curves.append((model["compression_curve"], f"{model['name']} on the texts", color, "-", "o"))
+            curves.append((model["compression_curve"], f"{readable_text(model['name'])} on the texts", color, "-", "o"))
         if model["training"]:
-            curves.append((model["training"]["curve"], f"{model['name']} on its training text", color, "--", None))
+            curves.append((model["training"]["curve"], f"{readable_text(model['name'])} on its training text", color, "--", None))
     if not curves:
         return None
     figure = Figure(figsize=(8, 4.2))
@@ -493,7 +527,7 @@ def _lengths_figure(models: list[dict]) -> str:
             share[min(n_bytes, MAX_PLOTTED_LENGTH) - 1] += n_tokens
         share *= 100 / share.sum()
         axes.bar(positions + (j - (len(models) - 1) / 2) * width, share, width, color=color,
-                 label=f"{model['name']} ({model['n_merges'] + 256:,} tokens)")
+                 label=f"{readable_text(model['name'])} ({model['n_merges'] + 256:,} tokens)")
     labels = [str(p) if p == 1 or p % 4 == 0 else "" for p in positions[:-1]]
     axes.set_xticks(positions, [*labels, f"{MAX_PLOTTED_LENGTH}+"])
     return _finished(figure, axes, f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)",
@@ -511,7 +545,7 @@ def _merge_count_figure(models: list[dict]) -> str | None:
     axes = figure.subplots()
     for color, model in trained:
         curve = model["training"]["merge_counts"]
-        axes.plot(curve["k"], curve["merge_count"], color=color, label=model["name"])
+        axes.plot(curve["k"], curve["merge_count"], color=color, label=readable_text(model["name"]))
     axes.set_xscale("log")
     axes.set_yscale("log")
     return _finished(figure, axes, "the k-th merge (log scale)", "count of the pair merged",
@@ -550,15 +584,15 @@ def _summary_table(report: dict) -> str:
     def pattern(model: dict) -> str:
         if model["pat_str"] is None:
             return "none (raw mode)"
-        name = f"{_e(model['pattern_name'])}: " if model["pattern_name"] else ""
-        return f'{name}<code class="pat">{_e(model["pat_str"])}</code>'
+        name = f"{_shown(model['pattern_name'])}: " if model["pattern_name"] else ""
+        return f'{name}<code class="pat">{_shown(model["pat_str"], regex=True)}</code>'
 
     def specials(model: dict) -> str:
-        return ", ".join(f'<code class="tok">{_e(t)}</code>&nbsp;{i}' for t, i in model["special_tokens"].items()) \
+        return ", ".join(f"{_token_html(readable_text(t))}&nbsp;{i}" for t, i in model["special_tokens"].items()) \
             or "none"
 
     rows = [
-        "<tr><th></th>" + "".join(f"<th>{_e(m['name'])}</th>" for m in models) + "</tr>",
+        "<tr><th></th>" + "".join(f"<th>{_shown(m['name'])}</th>" for m in models) + "</tr>",
         row("vocabulary size", [_num(m["n_vocab"]) for m in models]),
         row("merges", [_num(m["n_merges"]) for m in models]),
         row("special tokens", [specials(m) for m in models]),
@@ -579,20 +613,20 @@ def _texts_table(report: dict) -> str:
     if not models:
         return '<p class="note">No texts given (<code>--text FILE...</code>): no compression on texts.</p>'
     head = "<tr><th>text</th><th>bytes</th><th>words</th>" + "".join(
-        f"<th>{_e(m['name'])}: tokens</th><th>bytes/token</th>" for m in models) + "</tr>"
+        f"<th>{_shown(m['name'])}: tokens</th><th>bytes/token</th>" for m in models) + "</tr>"
     body = ""
     for i, text in enumerate(report["texts"]):
         cells = "".join(
             f'<td class="num">{_num(m["compression"]["per_text"][i]["n_tokens"])}</td>'
             f'<td class="num">{_num(m["compression"]["per_text"][i]["bytes_per_token"])}</td>' for m in models)
-        body += (f'<tr><td><code>{_e(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
+        body += (f'<tr><td><code>{_shown(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
                  f'<td class="num">{_num(text["n_words"])}</td>{cells}</tr>')
     return f"<table>{head}{body}</table>"
 
 
 def _side_by_side(models: list[dict], title, content) -> str:
     """One column per model: ``title(model)`` over ``content(model)``, skipping models without content."""
-    columns = [f"<div><h3>{_e(title(m))}</h3>{content(m)}</div>" for m in models if content(m)]
+    columns = [f"<div><h3>{_shown(title(m))}</h3>{content(m)}</div>" for m in models if content(m)]
     return f'<div class="side">{"".join(columns)}</div>' if columns else ""
 
 
@@ -630,8 +664,8 @@ def _page(report: dict) -> str:
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>bpetrain report: {_e(names)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>Tokenizer report: {_e(names)}</h1>",
+        f"<title>bpetrain report: {_shown(names)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>Tokenizer report: {_shown(names)}</h1>",
         (f'<p class="note">bpetrain {_e(report["bpetrain_version"])}, '
          f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
          "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "

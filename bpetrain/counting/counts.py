@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zipfile
 import zlib
 from collections import Counter
@@ -25,7 +26,7 @@ import regex
 from bpetrain.counting import _counter
 from bpetrain.counting.inputs import join_documents
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.read import loads_json, max_file_bytes
+from bpetrain._util.read import file_kind, loads_json, max_file_bytes, open_unblocked, too_large
 from bpetrain.splitting.cuts import Cuts, check_documents
 from bpetrain.splitting.pattern import encode_utf8, split_pattern
 
@@ -117,7 +118,9 @@ class PieceTable:
     def load(cls, path) -> tuple[PieceTable, dict]:
         """Read a counts file written by :meth:`save`: the table and the header.
 
-        The file is checked before anything is built: the zip members and their sizes
+        The file is checked before anything is built: that it is a regular file (a zip
+        archive is read from offsets: a pipe or device is refused before it is read) no
+        larger than :func:`bpetrain._util.read.max_file_bytes`, the zip members and their sizes
         (the arrays together at most :func:`bpetrain._util.read.max_file_bytes`, so a small
         compressed file cannot make a huge allocation), each ``.npy`` header (dtype,
         one dimension, data size against the member's size), the JSON header (depth
@@ -158,13 +161,22 @@ def _read_npz(path, name: str) -> dict[str, np.ndarray]:
     Raises
     ------
     ValueError
-        If a member is missing or extra, the declared sizes pass the cap, or a member's
-        dtype, shape or size is not what a counts file holds.
+        If the file is not a regular file (a pipe or device: refused before it is read)
+        or larger than the cap, a member is missing or extra, the declared sizes pass the
+        cap, or a member's dtype, shape or size is not what a counts file holds.
     zipfile.BadZipFile, EOFError, zlib.error
         If the zip structure or compressed data is damaged (the caller names the file).
     """
     limit = max_file_bytes()
-    with open(path, "rb") as raw:  # OSErrors past this point come from a damaged zip structure
+    raw, status = open_unblocked(path)
+    with raw:  # OSErrors past this point come from a damaged zip structure
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(
+                f"{name} is {file_kind(status.st_mode)}, not a regular file: a counts file is read from offsets "
+                "(a zip archive); copy it to a file first"
+            )
+        if status.st_size > limit:
+            raise too_large(name, limit, "a counts file")
         try:
             return _read_zip(raw, name, limit)
         except OSError as exc:

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from typing import TYPE_CHECKING
 
+from bpetrain._util.read import file_kind, open_unblocked
 from bpetrain.formats._vocab import Model
 from bpetrain.formats.model_file import MAGIC, read_model
 from bpetrain.formats import gpt2, hf, minbpe, tiktoken
@@ -92,12 +94,22 @@ def detect_format(path) -> str:
     Raises
     ------
     ValueError
-        If the file looks like none of the formats (naming it and its first line).
+        If the file looks like none of the formats (naming it and its first line), or is
+        not a regular file (a pipe or device: name its format).
+    OSError
+        If it cannot be opened (it is opened without waiting for a pipe's writer).
     """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
         return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
-    with open(name, "rb") as f:
+    f, status = open_unblocked(name)
+    with f:
+        if not stat.S_ISREG(status.st_mode):  # its first bytes, once read, are gone
+            raise ValueError(
+                f"{name} is {file_kind(status.st_mode)}: bpetrain tells a model's format from its first bytes "
+                "and then reads it again, which only a regular file allows; name the format with --model-format "
+                "(format= in Python)"
+            )
         head = f.read(64)
     if head.startswith(MAGIC[:-2].encode()):
         return "bpetrain"
