@@ -220,3 +220,22 @@ def test_cl100k_is_recognised(monkeypatch):
 )
 def test_readable_token(token, shown):
     assert readable_token(token) == shown
+
+
+def test_html_escapes_control_characters_of_every_string(tmp_path):
+    """Special tokens and model names went into the page raw (NUL, ESC, U+202E: "\u202egnp.exe"
+    renders as "exe.png") though merge tokens were escaped; now every string from the
+    model or the user is escaped the same way (readable_text)."""
+    pytest.importorskip("matplotlib", reason="the HTML report needs matplotlib (the report extra)")
+    from bpetrain.report import readable_text, write_html
+
+    hostile = ["\x00nul", "\x1b[31mred", "\u202egnp.exe", "a\\x00b"]
+    tokenizer = Tokenizer([(97, 98)], pat_str="\\p{L}+|\x1b", special_tokens={s: 257 + i for i, s in enumerate(hostile)})
+    report = build_report(tokenizer, name="m\u202e\x1b.bpe", compare=tokenizer, compare_name="\u2066other\x7f")
+    write_html(report, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]", page)
+    for shown in ["\\x00nul", "\\x1b[31mred", "\\u202egnp.exe", "a\\\\x00b", "m\\u202e\\x1b.bpe", "\\u2066other\\x7f",
+                  "\\p{L}+|\\x1b"]:  # the pattern's own backslashes stay single: it is a regex
+        assert html.escape(shown) in page, shown
+    assert readable_text("\u202e\\") == "\\u202e\\\\" and readable_text("\\d\x1b", regex=True) == "\\d\\x1b"
