@@ -79,9 +79,8 @@ def make_special(kind: str, path: str) -> None:
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "socket":
-        server = socket.socket(socket.AF_UNIX)
-        server.bind(path)  # left bound: the file stays a socket (closed with the test process)
-        _SOCKETS.append(server)
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(path)  # the file stays a socket after it is closed
     elif kind == "dev-zero":
         os.symlink("/dev/zero", path)
     elif kind == "loop":
@@ -98,7 +97,6 @@ def make_special(kind: str, path: str) -> None:
         raise AssertionError(kind)
 
 
-_SOCKETS: list[socket.socket] = []
 KINDS = ["fifo", "socket", "dev-zero", "loop", "dangling", "folder", "unreadable"]
 
 

@@ -88,16 +88,21 @@ def open_unblocked(path):
         symbolic link loop (``ELOOP``); the message names the path.
     """
     name = os.fspath(path)
-    fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # (Windows has no named pipes in the file system)
+    flags = os.O_RDONLY | nonblocking | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(name, flags)
     try:
         status = os.fstat(fd)
         if stat.S_ISDIR(status.st_mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
-        os.set_blocking(fd, True)
-        return open(fd, "rb"), status
+        if nonblocking:
+            os.set_blocking(fd, True)
+        f = open(fd, "rb")  # noqa: SIM115 (the caller closes it)
     except BaseException:
         os.close(fd)
         raise
+    f.raw.name = name  # for messages (open(fd) names it by the number)
+    return f, status
 
 
 def too_large(name: str, limit: int, what: str) -> ValueError:

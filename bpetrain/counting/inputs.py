@@ -141,7 +141,8 @@ def expand_inputs(
             _check_named(name)
             paths.append(name)
         elif glob.has_magic(name):
-            matches = _regular_files(sorted(p for p in glob.glob(name, recursive=True) if not os.path.isdir(p)), name)
+            matches = sorted(p for p in glob.glob(name, recursive=True) if not os.path.isdir(p))
+            matches = _regular_files(matches, f"matching {name}")
             if not matches:
                 missing.append(f"{name} (no file matches this pattern)")
             paths.extend(matches)
@@ -187,7 +188,7 @@ def _broken_link(name: str) -> str:
     return f" (a symbolic link to {os.readlink(name)}, which does not exist)"
 
 
-def _regular_files(paths: list[str], root: str) -> list[str]:
+def _regular_files(paths: list[str], where: str) -> list[str]:
     """The regular files among ``paths`` (symbolic links followed); the rest are left out
     with a :class:`SkippedInputWarning` naming each and what it is. Nothing is opened."""
     found, other = [], []
@@ -203,7 +204,7 @@ def _regular_files(paths: list[str], root: str) -> list[str]:
             other.append(f"{path} ({file_kind(mode)})")
     if other:
         warnings.warn(
-            f"left out {len(other)} input(s) below {root} that are not regular files: {', '.join(other)} "
+            f"left out {len(other)} input(s) {where} that are not regular files: {', '.join(other)} "
             "(name a pipe or device itself to read it as a stream)",
             SkippedInputWarning, stacklevel=4,
         )
@@ -288,7 +289,7 @@ def _walk(root: str, *, skip_unreadable: bool, sniff: bool) -> list[str]:
     for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         candidates.extend(os.path.join(folder, name) for name in sorted(files) if not name.startswith("."))
-    for path in _regular_files(candidates, root):
+    for path in _regular_files(candidates, f"below {root}"):
         try:
             if _looks_binary(path) and sniff:
                 binary.append(path)
