@@ -181,17 +181,22 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 EXPORT_NOTES = {
-    "gpt2": "note: vocab.json and merges.txt do not carry the split pattern; pass it when loading "
-            "(libraries that read these files assume GPT-2's)",
+    "gpt2": "note: vocab.json and merges.txt do not carry the split pattern: bpetrain keeps it in .bpetrain.json "
+            "beside them, but other libraries that read these files assume GPT-2's",
 }
 SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tdef f(x): return x ** 2"
 
 
+def _pattern_option(pat_str: str | None) -> dict:
+    """``{"pat_str": pat_str}``, or nothing when the option was not given."""
+    return {} if pat_str is None else {"pat_str": pat_str}
+
+
 def _load_model(args: argparse.Namespace) -> Tokenizer:
+    """MODEL as a tokenizer, resolved as everywhere (:meth:`bpetrain.Tokenizer.from_file`)."""
     from bpetrain.tokenizer import Tokenizer
 
-    options = {} if args.pat_str is None else {"pat_str": args.pat_str}
-    return Tokenizer.from_file(args.model, format=args.model_format, **options)
+    return Tokenizer.from_file(args.model, format=args.model_format, **_pattern_option(args.pat_str))
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -235,11 +240,16 @@ def _show_tokens(tokens: list[bytes], *, color: bool) -> str:
 
 
 def _encoding(args: argparse.Namespace):
-    """The ``Encoding`` of MODEL: a model file of any format, or an OpenAI encoding name."""
+    """The ``Encoding`` of MODEL, resolved as everywhere (:func:`bpetrain.registry.locate_model`):
+    an encoding name or a rank file straight from its ranks, other models from their merges."""
     from bpetrain import registry
+    from bpetrain.formats.tiktoken import load_tiktoken
 
-    if not os.path.exists(args.model) and args.model in registry.list_encoding_names():
-        return registry.get_encoding(args.model)
+    source = registry.locate_model(args.model, format=args.model_format, **_pattern_option(args.pat_str))
+    if source.encoding_name is not None:
+        return registry.get_encoding(source.encoding_name)
+    if source.format == "tiktoken":
+        return load_tiktoken(source.paths[0], **source.options)
     return _load_model(args).encoding()
 
 
@@ -332,12 +342,14 @@ def _encode_lines(encoding, texts, special):
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
-                        help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --model-format)")
+                        help="a bpetrain model file, a tiktoken, hf (tokenizer.json) or minbpe file, a folder of hf "
+                             "or gpt2 files (see --model-format), or an OpenAI encoding name (cl100k_base, "
+                             "o200k_base, ...: files from $BPETRAIN_VOCABS or tiktoken's cache)")
     parser.add_argument("--model-format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
                         help="the format of MODEL (default: from its name and content)")
     parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern for files that do not carry one (a tiktoken file without "
-                             "sidecar, GPT-2 files)")
+                             "sidecar that is not one of OpenAI's, GPT-2 files without bpetrain's record)")
 
 
 def _add_export_command(commands) -> None:
@@ -370,9 +382,8 @@ def _add_encode_command(commands) -> None:
     encode = commands.add_parser(
         "encode",
         help="encode text files with a model: token ids, a token count, or JSON",
-        description="Encode text files (or standard input) with a model file of any format, or an OpenAI "
-                    "encoding name (cl100k_base, o200k_base, ...: rank files from $BPETRAIN_VOCABS or "
-                    "tiktoken's cache). The text is read and encoded in blocks (cut where the split pattern "
+        description="Encode text files (or standard input) with a model (a file of any format, a folder, "
+                    "or an OpenAI encoding name: see MODEL). The text is read and encoded in blocks (cut where the split pattern "
                     "allows, so the ids are those of the whole file) on all cores. Invalid UTF-8 becomes "
                     "U+FFFD. Special token strings are an error unless --allowed-special or --ordinary.",
     )
@@ -417,9 +428,12 @@ def _report(args: argparse.Namespace) -> int:
     if args.output is None and args.json is None:
         raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
                          "or both")
+    from bpetrain.tokenizer import Tokenizer
+
     _check_report_outputs(args.output, args.json)
-    tokenizer = report.load_model(args.model, format=args.model_format, pat_str=args.pat_str)
-    compare = None if args.compare is None else report.load_model(args.compare, pat_str=args.compare_pat_str)
+    tokenizer = _load_model(args)
+    compare = None if args.compare is None else Tokenizer.from_file(args.compare,
+                                                                    **_pattern_option(args.compare_pat_str))
     texts = report.read_texts(args.text)
     data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
                                compare_name=None if compare is None else os.path.basename(args.compare))
@@ -444,10 +458,8 @@ def _add_report_command(commands) -> None:
     parser.add_argument("--text", nargs="+", default=[], metavar="FILE",
                         help="plain text files, directories or globs to measure compression on")
     parser.add_argument("--compare", default=None, metavar="MODEL",
-                        help="a second model to show beside the first: a model file, or an OpenAI encoding name "
-                             "(cl100k_base, o200k_base: rank files from $BPETRAIN_VOCABS or tiktoken's cache); "
-                             "OpenAI's rank files are recognised, other rank files without sidecar need "
-                             "--compare-pat-str")
+                        help="a second model to show beside the first, given as MODEL is; OpenAI's rank files are "
+                             "recognised, other rank files without sidecar need --compare-pat-str")
     parser.add_argument("--compare-pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern of --compare if its file does not carry one")
     parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")
@@ -479,8 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="among pairs of equal count: smallest ids (rustbpe) or smallest Hugging Face ids "
                             "(hf: the merges Hugging Face tokenizers learns) (default: rustbpe)")
     train.add_argument("--base", default=None, metavar="MODEL",
-                       help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
-                            "up to --vocab-size; its pattern unless --pat-str is given")
+                       help="extend this model (a file of any format, a folder, or an OpenAI encoding name, as "
+                            "for 'bpetrain encode') up to --vocab-size; its pattern unless --pat-str is given")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import base64
 import datetime
-import hashlib
 import html
 import io
 import json
@@ -54,17 +53,14 @@ import numpy as np
 
 from bpetrain._util.atomic import atomic_write
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats import detect_format
-from bpetrain.formats.tiktoken import sidecar_path
 from bpetrain.counting.inputs import expand_inputs, read_blocks
-from bpetrain.splitting.names import PATTERNS
+from bpetrain.splitting.names import pattern_name
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.trainer import TrainingStats
 
 __all__ = [
     "Text",
     "build_report",
-    "load_model",
     "read_texts",
     "readable_token",
     "require_matplotlib",
@@ -124,40 +120,6 @@ def read_texts(paths: Sequence[str | os.PathLike]) -> list[Text]:
             raise ValueError(f"{source.path} is empty: give texts to measure compression on")
         texts.append(Text(source.path, text, len(text.encode("utf-8")), len(text.split())))
     return texts
-
-
-def load_model(path, *, format: str | None = None, pat_str: str | None = None) -> Tokenizer:
-    """Read a model as :meth:`Tokenizer.from_file` does, recognising OpenAI's rank files.
-
-    A tiktoken rank file without a sidecar does not carry its split pattern; when
-    ``pat_str`` is not given and the file is one of OpenAI's (same SHA-256 as in
-    :data:`bpetrain.registry.ENCODINGS`, e.g. ``cl100k_base.tiktoken``), its encoding's
-    pattern and special tokens are used. ``path`` may also be the name of such an
-    encoding (``cl100k_base``, ``o200k_base``), whose file :mod:`bpetrain.registry` finds.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist (or, for a name, the registry does not find its file).
-    ValueError
-        As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
-        sidecar and without ``pat_str``.
-    """
-    from bpetrain.registry import ENCODINGS, find_file
-
-    spec = ENCODINGS.get(os.fspath(path))
-    if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
-        path = find_file(spec.files[0], os.fspath(path))
-    options = {} if pat_str is None else {"pat_str": pat_str}
-    if pat_str is None and (format or detect_format(path)) == "tiktoken" and not os.path.exists(sidecar_path(path)):
-        with open(path, "rb") as f:  # a rank file that does not say its pattern: is it OpenAI's?
-            digest = hashlib.sha256(f.read()).hexdigest()
-        for spec in ENCODINGS.values():
-            if len(spec.files) == 1 and spec.files[0].sha256 == digest:
-                options = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
-                format = "tiktoken"
-                break
-    return Tokenizer.from_file(path, format=format, **options)
 
 
 def require_matplotlib() -> None:
@@ -307,7 +269,7 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "n_vocab": tokenizer.n_vocab,
         "n_merges": n_merges,
         "pat_str": tokenizer.pat_str,
-        "pattern_name": next((key for key, value in PATTERNS.items() if value == tokenizer.pat_str), None),
+        "pattern_name": None if tokenizer.pat_str is None else pattern_name(tokenizer.pat_str),
         "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
         "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
         "longest_tokens": [_token_entry(tokenizer, i) for i in longest],

@@ -21,6 +21,7 @@ from bpetrain.formats.tiktoken import merges_from_ranks
 from bpetrain.counting.inputs import expand_inputs
 from bpetrain.counting.counts import PieceCounter, PieceTable
 from bpetrain.splitting.cuts import check_documents
+from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
 
@@ -118,7 +119,8 @@ class BpeTrainer:
         Target vocabulary size, >= 256 + len(special_tokens).
     pat_str : str or None, default "cl100k" (the base's pattern when extending one)
         Split pattern (tiktoken's name for it, as in :class:`~bpetrain.Encoding` and
-        :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
+        :class:`~bpetrain.Tokenizer`): a name of :data:`bpetrain.PATTERNS` (``gpt2``,
+        ``cl100k``/``gpt4``, ``o200k``, ``minbpe``, ``nanochat``, ``llama3``),
         any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
         document, or each file, is one piece; nothing is pre-tokenized). Any regex within
         the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`) splits at
@@ -215,7 +217,7 @@ class BpeTrainer:
 
     def __repr__(self) -> str:
         return (
-            f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={self.pat_str!r:.40}, "
+            f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={describe_pattern(self.pat_str)}, "
             f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
             f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
         )
@@ -275,7 +277,7 @@ class BpeTrainer:
             Extend this vocabulary instead of starting from the bytes (rule 7 of
             :mod:`bpetrain._reference`: each piece starts as its encoding with the base,
             new merges get the ids after the base's; the base's special tokens are not
-            kept). A path is read with :meth:`Tokenizer.from_file`.
+            kept). A path or an encoding name is read with :meth:`Tokenizer.from_file`.
 
         Returns
         -------
@@ -593,8 +595,8 @@ class BpeTrainer:
         elif isinstance(base, Encoding):
             merges, byte_ids = merges_from_ranks(base._mergeable_ranks)
             base = Tokenizer(merges, pat_str=base._pat_str, byte_ids=byte_ids)
-        elif isinstance(base, (str, os.PathLike)):
-            if formats.detect_format(base) == "tiktoken" and self.pat_str_given:
+        elif isinstance(base, (str, os.PathLike)):  # any model reference (Tokenizer.from_file)
+            if self.pat_str_given and os.path.exists(base) and formats.detect_format(base) == "tiktoken":
                 base = Tokenizer.from_file(base, format="tiktoken", pat_str=self.pat_str, special_tokens={})
             else:
                 base = Tokenizer.from_file(base)
@@ -616,7 +618,8 @@ class BpeTrainer:
             return self.pat_str if base is None else base.pat_str
         if base.pat_str != self.pat_str:
             warnings.warn(
-                f"training on pat_str={self.pat_str!r:.60} while the base was trained on {base.pat_str!r:.60}: the "
+                f"training on pat_str={describe_pattern(self.pat_str)} while the base was trained on "
+                f"{describe_pattern(base.pat_str)}: the "
                 "new merges learn from pieces the base never split that way; leave pat_str out to use the base's",
                 BasePatternWarning,
                 stacklevel=stacklevel + 1,
