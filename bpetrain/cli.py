@@ -90,6 +90,8 @@ def _train(args: argparse.Namespace) -> int:
     check_output(args.output)
     if args.report:  # bpetrain report: fail before reading any input
         _check_report_outputs(args.report, None)
+    if args.counts:
+        _options_of_counts(args)
     trainer = _trainer(args, args.vocab_size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -118,9 +120,21 @@ def _train(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"output": args.output, "vocab_size": tokenizer.n_vocab, "seconds": s.seconds,
                      "n_input_bytes": s.n_input_bytes, "n_documents": s.n_documents, "n_pieces": s.n_pieces,
-                     "n_piece_bytes": s.n_piece_bytes, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
+                     "n_piece_bytes": s.n_piece_bytes, "n_start_tokens": s.n_start_tokens, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
                      "bytes_per_token": s.bytes_per_token})
     return 0
+
+
+def _options_of_counts(args: argparse.Namespace) -> None:
+    """Take the split pattern and the special tokens the first counts file was counted with
+    where --pat-str and --special-token are not given (the trainer checks every file)."""
+    from bpetrain.counting.counts import read_header
+
+    header = read_header(args.counts[0])
+    if args.pat_str is None:
+        args.pat_str = "none" if header.get("pat_str") is None else header["pat_str"]
+    if not args.special_token:
+        args.special_token = header.get("special_tokens", [])
 
 
 def _print_json(record: dict) -> None:
@@ -150,7 +164,7 @@ def _count(args: argparse.Namespace) -> int:
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k, or "
-                             "the --base model's)")
+                             "the --base model's, or what the --counts files were counted with)")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -428,15 +442,26 @@ def _report(args: argparse.Namespace) -> int:
     if args.output is None and args.json is None:
         raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
                          "or both")
+    from bpetrain._util.progress import progress_bar
     from bpetrain.tokenizer import Tokenizer
 
     _check_report_outputs(args.output, args.json)
-    tokenizer = _load_model(args)
-    compare = None if args.compare is None else Tokenizer.from_file(args.compare,
-                                                                    **_pattern_option(args.compare_pat_str))
-    texts = report.read_texts(args.text)
-    data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
-                               compare_name=None if compare is None else os.path.basename(args.compare))
+    with progress_bar(desc="report", unit="step", disable=args.quiet) as bar:
+
+        def step(done: str) -> None:
+            bar.set_postfix_str(done, refresh=False)
+            bar.update()
+
+        tokenizer = _load_model(args)
+        step(f"read {args.model}")
+        compare = None
+        if args.compare is not None:
+            compare = Tokenizer.from_file(args.compare, **_pattern_option(args.compare_pat_str))
+            step(f"read {args.compare}")
+        texts = report.read_texts(args.text)
+        data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
+                                   compare_name=None if compare is None else os.path.basename(args.compare),
+                                   progress=step)
     if args.json is not None:
         report.write_json(data, args.json)
     if args.output is not None:
@@ -464,6 +489,7 @@ def _add_report_command(commands) -> None:
                         help="split pattern of --compare if its file does not carry one")
     parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")
     parser.add_argument("--json", default=None, metavar="PATH|-", help="write the report as JSON (- for stdout)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=_report)
 
 
@@ -479,7 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading(train, required=False)
     train.add_argument("--counts", nargs="+", default=[], metavar="COUNTS",
                        help="train on counts files (.npz from 'bpetrain count') instead of FILEs, their counts "
-                            "added up")
+                            "added up, with the split pattern and special tokens they were counted with unless "
+                            "--pat-str or --special-token say otherwise")
     train.add_argument("--vocab-size", type=int, required=True, metavar="N",
                        help="256 byte tokens + merges + special tokens")
     _add_splitting(train)
@@ -489,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="make no token longer than N bytes (default: no limit)")
     train.add_argument("--tie-break", choices=TIE_BREAKS, default=None,
                        help="among pairs of equal count: smallest ids (rustbpe) or smallest Hugging Face ids "
-                            "(hf: the merges Hugging Face tokenizers learns) (default: rustbpe)")
+                            "(hf: the merges Hugging Face tokenizers learns; its train(files) makes each line a "
+                            "document, so add --documents line for its merges on text files) (default: rustbpe)")
     train.add_argument("--base", default=None, metavar="MODEL",
                        help="extend this model (a file of any format, a folder, or an OpenAI encoding name, as "
                             "for 'bpetrain encode') up to --vocab-size; its pattern unless --pat-str is given")

@@ -30,10 +30,11 @@ and a model entry::
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
                        n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
     training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
-                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_merges, n_tokens,
-                       bytes_per_token, and two curves sampled on a log scale:
+                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_start_tokens, n_merges,
+                       n_tokens, bytes_per_token, and two curves sampled on a log scale:
                        curve: {source: "training", n_merges: [...], n_vocab: [...],
-                       bytes_per_token: [...]} on the training text after the first k merges;
+                       bytes_per_token: [...]} on the training text after the first k merges of
+                       the run (n_vocab counts a base's tokens too);
                        merge_counts: {k: [...], merge_count: [...]}: the count of the k-th merge
 """
 from __future__ import annotations
@@ -210,7 +211,7 @@ def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tu
     return compression, counts[256:256 + n_merges]
 
 
-def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int) -> dict:
+def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int, progress) -> dict:
     """Bytes per token on ``texts`` with the first ``k`` merges, for :func:`_curve_points` ``k``."""
     n_bytes = sum(t.n_bytes for t in texts)
     points = _curve_points(n_merges, n_points)
@@ -218,6 +219,7 @@ def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text],
     for k in points:
         encoder = encoding if k == n_merges else _truncated(encoding, k)
         values.append(n_bytes / sum(encoder.count_batch([t.text for t in texts])))
+        progress(f"{encoding.name}: the texts with {k:,} merges")
     return {"source": "texts", "n_merges": points, "n_vocab": [256 + k for k in points], "bytes_per_token": values}
 
 
@@ -234,24 +236,26 @@ def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
     }
 
 
-def _training(stats: TrainingStats, n_points: int) -> dict:
+def _training(stats: TrainingStats, n_points: int, n_first_vocab: int) -> dict:
     """The training statistics, with the compression curve on the training text from the merge counts.
 
-    After the first ``k`` merges the training text has
-    ``n_piece_bytes - merge_tokens_removed[:k].sum()`` tokens.
+    After the first ``k`` merges of the run the training text has
+    ``n_start_tokens - merge_tokens_removed[:k].sum()`` tokens and the vocabulary
+    ``n_first_vocab + k`` tokens (special tokens aside): 256, or 256 and a base's merges.
     """
     counts = np.asarray(stats.merge_counts, dtype=np.int64)
-    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
+    n_tokens = stats.n_start_tokens - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
     points = _curve_points(len(counts), max(n_points, 200))
     ranks = sorted({round(k) for k in np.geomspace(1, len(counts), 200)}) if len(counts) else []
     return {
         "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
-        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_merges": stats.n_merges,
+        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_start_tokens": stats.n_start_tokens,
+        "n_merges": stats.n_merges,
         "n_tokens": stats.n_tokens, "bytes_per_token": stats.bytes_per_token,
         "curve": {
             "source": "training",
             "n_merges": points,
-            "n_vocab": [256 + k for k in points],
+            "n_vocab": [n_first_vocab + k for k in points],
             "bytes_per_token": [stats.n_piece_bytes / int(n_tokens[k]) for k in points],
         },
         "merge_counts": {"k": ranks, "merge_count": [int(counts[k - 1]) for k in ranks]},
@@ -259,7 +263,7 @@ def _training(stats: TrainingStats, n_points: int) -> dict:
 
 
 def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: TrainingStats | None,
-                 n_points: int, n_listed: int) -> dict:
+                 n_points: int, n_listed: int, progress) -> dict:
     n_merges = len(tokenizer.merges)
     vocab = tokenizer.vocab
     lengths = np.bincount([len(vocab[i]) for i in range(256 + n_merges)])
@@ -276,12 +280,15 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "compression": None,
         "compression_curve": None,
         "rarest_tokens": None,
-        "training": None if stats is None else _training(stats, n_points),
+        "training": None if stats is None else _training(stats, n_points, 256 + n_merges - stats.n_merges),
     }
+    progress(f"{name}: tokens")
     if texts:
         encoding = tokenizer.encoding(name)
+        progress(f"{name}: the encoder")
         entry["compression"], counts = _compression(encoding, n_merges, texts)
-        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points)
+        progress(f"{name}: the texts")
+        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points, progress)
         entry["rarest_tokens"] = _rarest(tokenizer, counts, n_listed)
     return entry
 
@@ -296,6 +303,7 @@ def build_report(
     compare_name: str = "compare",
     n_points: int = N_CURVE_POINTS,
     n_listed: int = N_LISTED,
+    progress=None,
 ) -> dict:
     """Measure ``tokenizer`` (and ``compare``) on ``texts``: the dictionary this module's docstring lists.
 
@@ -318,6 +326,9 @@ def build_report(
         encode of all texts).
     n_listed : int, default 20
         Longest, rarest and unused tokens listed.
+    progress : callable, optional
+        Called with a short description after each step (each encode of the texts, say),
+        for a progress bar.
 
     Returns
     -------
@@ -331,9 +342,10 @@ def build_report(
     """
     from bpetrain._util.version import __version__
 
-    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
+    progress = progress or (lambda step: None)
+    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed, progress)]
     if compare is not None:
-        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed))
+        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed, progress))
     return {
         "bpetrain_version": __version__,
         "texts": [{"path": t.path, "n_bytes": t.n_bytes, "n_words": t.n_words} for t in texts],
@@ -571,7 +583,8 @@ def _rarest_html(model: dict) -> str:
 def _training_html(model: dict) -> str:
     t = model["training"]
     rows = [("seconds", t["seconds"]), ("input bytes", t["n_input_bytes"]), ("documents", t["n_documents"]),
-            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]), ("merges", t["n_merges"]),
+            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]),
+            ("tokens before the merges", t["n_start_tokens"]), ("merges", t["n_merges"]),
             ("tokens after training", t["n_tokens"]), ("bytes per token", t["bytes_per_token"])]
     return "<table>" + "".join(f'<tr><th>{k}</th><td class="num">{_num(v)}</td></tr>' for k, v in rows) + "</table>"
 

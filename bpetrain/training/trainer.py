@@ -64,8 +64,11 @@ class TrainingStats:
         Unique pieces after pre-tokenization.
     n_piece_bytes : int
         Bytes in all pieces (with repetition): the text that was trained on.
+    n_start_tokens : int
+        Tokens the training text has before the run's first merge: ``n_piece_bytes``, or
+        when extending a base, the tokens of the pieces encoded with the base.
     n_merges : int
-        Merges learned.
+        Merges learned (in this run: a base's merges are not counted).
     n_tokens : int
         Tokens the training text has after all merges.
     merge_counts : numpy.ndarray of int64, shape (n_merges,)
@@ -76,10 +79,10 @@ class TrainingStats:
     merge_tokens_removed : numpy.ndarray of int64, shape (n_merges,)
         How many tokens merge ``i`` removed from the training text: the occurrences it
         joined, left to right (``aaa`` joins once). ``merge_tokens_removed[i] <=
-        merge_counts[i]``, and ``n_piece_bytes - merge_tokens_removed[:k].sum()`` is the
+        merge_counts[i]``, and ``n_start_tokens - merge_tokens_removed[:k].sum()`` is the
         number of tokens of the training text after the first ``k`` merges, so
         ``n_piece_bytes / that`` is the compression curve (:mod:`bpetrain.report`);
-        the whole sum is ``n_piece_bytes - n_tokens``.
+        the whole sum is ``n_start_tokens - n_tokens``.
 
     Examples
     --------
@@ -94,6 +97,7 @@ class TrainingStats:
     n_documents: int
     n_pieces: int
     n_piece_bytes: int
+    n_start_tokens: int
     n_merges: int
     n_tokens: int
     merge_counts: np.ndarray
@@ -144,6 +148,8 @@ class BpeTrainer:
         ``Ġ`` late): the merges are exactly those of ``tokenizers``' ``BpeTrainer`` with
         a ``ByteLevel`` pre-tokenizer and ``initial_alphabet=ByteLevel.alphabet()``, and
         the returned tokenizer numbers its bytes that way (:attr:`Tokenizer.byte_ids`).
+        Hugging Face's ``Tokenizer.train(files)`` makes each line a document: train on
+        the same files with ``documents="line"`` (``--documents line``) to get its merges.
 
     Raises
     ------
@@ -326,6 +332,12 @@ class BpeTrainer:
         """
         check_documents(documents)
         sources = expand_inputs(files, input_format)
+        counts_files = [source.path for source in sources if source.path.endswith(".npz")]
+        if counts_files:
+            raise ValueError(
+                f"{counts_files[0]} is a counts file ('bpetrain count' writes them), not text: train on counts files "
+                f"with train_from_counts (bpetrain train --counts {counts_files[0]} ...)"
+            )
         records = [source for source in sources if source.format != "text"]
         if documents == "line" and records:
             kind = {"jsonl": "JSON Lines", "parquet": "Parquet"}[records[0].format]
@@ -415,11 +427,12 @@ class BpeTrainer:
     def _add_counts_file(self, counter: PieceCounter, path: str | os.PathLike) -> None:
         """Add the pieces and totals of a counts file to ``counter``, whose options it must have."""
         table, header = PieceTable.load(path)
-        for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
+        for key, mine, shown in (("pat_str", counter.pat_str, describe_pattern),
+                                 ("special_tokens", self.special_tokens, repr)):
             if header.get(key) != mine:
                 raise ValueError(
-                    f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
-                    f"{key}={mine!r}; train with the options the counts file was counted with, or count again"
+                    f"{os.fspath(path)} was counted with {key}={shown(header.get(key))}, but this trainer has "
+                    f"{key}={shown(mine)}; train with the options the counts file was counted with, or count again"
                 )
         counter.add_table(table)
         counter.n_input_bytes += header.get("n_input_bytes", 0)
@@ -505,7 +518,7 @@ class BpeTrainer:
         n_piece_bytes = _check_table(table, n_input_bytes)
         n_wanted = self._n_merges_wanted(base)
         # 2. the kernel, with every piece as its bytes (in the tie-break's numbering) or the base's tokens
-        merger, byte_ids = self._merger(table, base, n_wanted)
+        merger, byte_ids, n_start_tokens = self._merger(table, base, n_wanted)
         n_pieces = table.n_pieces
         del table
         # 3. the merges
@@ -519,8 +532,9 @@ class BpeTrainer:
             n_documents=n_documents,
             n_pieces=n_pieces,
             n_piece_bytes=n_piece_bytes,
+            n_start_tokens=n_start_tokens,
             n_merges=len(merges),  # learned in this run
-            n_tokens=n_piece_bytes - merger.n_tokens_removed,
+            n_tokens=n_start_tokens - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
             merge_tokens_removed=merger.merge_tokens_removed,
         )
@@ -539,8 +553,9 @@ class BpeTrainer:
 
     def _merger(
         self, table: PieceTable, base: Tokenizer | None, n_wanted: int
-    ) -> tuple[PairMerger, np.ndarray | None]:
-        """The merge kernel on ``table``, and the id of each byte (None: the byte itself).
+    ) -> tuple[PairMerger, np.ndarray | None, int]:
+        """The merge kernel on ``table``, the id of each byte (None: the byte itself), and
+        the tokens of the text before the first merge (weighted by the pieces' counts).
 
         From the bytes, each byte is its own id, or (``tie_break="hf"``) Hugging Face's;
         from a base, each piece starts as its encoding with the base (:func:`base_tokens`)
@@ -551,10 +566,11 @@ class BpeTrainer:
         if base is None:
             byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
-            return PairMerger(data, table.offsets, table.counts, *options), byte_ids
+            return PairMerger(data, table.offsets, table.counts, *options), byte_ids, table.n_bytes
         lengths, initial = base_tokens(base, table)
         merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
-        return merger, np.array(base.byte_ids)
+        tokens_per_piece = np.add.reduceat((initial >= 0).astype(np.int64), table.offsets[:-1])
+        return merger, np.array(base.byte_ids), int(tokens_per_piece @ table.counts)
 
     def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
         """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
