@@ -23,6 +23,7 @@ tokenizer, whose :meth:`~bpetrain.Tokenizer.from_file` and
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 from typing import TYPE_CHECKING
@@ -93,10 +94,18 @@ def detect_format(path) -> str:
     ------
     ValueError
         If the file looks like none of the formats (naming it and its first line).
+    IsADirectoryError
+        If ``path`` is a folder that holds neither ``tokenizer.json`` nor ``vocab.json``.
     """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
-        return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
+        if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)):
+            return "hf"
+        if os.path.exists(os.path.join(name, gpt2.VOCAB_NAME)):
+            return "gpt2"
+        raise IsADirectoryError(
+            errno.EISDIR, f"a folder, holding neither {hf.TOKENIZER_NAME} (Hugging Face) nor {gpt2.VOCAB_NAME} and "
+            f"{gpt2.MERGES_NAME} (GPT-2); a model is a file, one of those folders, or an encoding name", name)
     with open(name, "rb") as f:
         head = f.read(64)
     if head.startswith(MAGIC[:-2].encode()):
