@@ -30,10 +30,11 @@ and a model entry::
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
                        n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
     training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
-                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_merges, n_tokens,
-                       bytes_per_token, and two curves sampled on a log scale:
+                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_start_tokens, n_merges,
+                       n_tokens, bytes_per_token, and two curves sampled on a log scale:
                        curve: {source: "training", n_merges: [...], n_vocab: [...],
-                       bytes_per_token: [...]} on the training text after the first k merges;
+                       bytes_per_token: [...]} on the training text after the first k merges of
+                       the run (n_vocab counts a base's tokens too);
                        merge_counts: {k: [...], merge_count: [...]}: the count of the k-th merge
 """
 from __future__ import annotations
@@ -52,19 +53,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.read import sha256_file
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats import detect_format
-from bpetrain.formats.tiktoken import sidecar_path
 from bpetrain.counting.inputs import expand_inputs, read_blocks
-from bpetrain.splitting.names import PATTERNS
+from bpetrain.splitting.names import pattern_name
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.trainer import TrainingStats
 
 __all__ = [
     "Text",
     "build_report",
-    "load_model",
     "read_texts",
     "readable_text",
     "readable_token",
@@ -125,39 +122,6 @@ def read_texts(paths: Sequence[str | os.PathLike]) -> list[Text]:
             raise ValueError(f"{source.path} is empty: give texts to measure compression on")
         texts.append(Text(source.path, text, len(text.encode("utf-8")), len(text.split())))
     return texts
-
-
-def load_model(path, *, format: str | None = None, pat_str: str | None = None) -> Tokenizer:
-    """Read a model as :meth:`Tokenizer.from_file` does, recognising OpenAI's rank files.
-
-    A tiktoken rank file without a sidecar does not carry its split pattern; when
-    ``pat_str`` is not given and the file is one of OpenAI's (same SHA-256 as in
-    :data:`bpetrain.registry.ENCODINGS`, e.g. ``cl100k_base.tiktoken``), its encoding's
-    pattern and special tokens are used. ``path`` may also be the name of such an
-    encoding (``cl100k_base``, ``o200k_base``), whose file :mod:`bpetrain.registry` finds.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist (or, for a name, the registry does not find its file).
-    ValueError
-        As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
-        sidecar and without ``pat_str``.
-    """
-    from bpetrain.registry import ENCODINGS, find_file
-
-    spec = ENCODINGS.get(os.fspath(path))
-    if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
-        path = find_file(spec.files[0], os.fspath(path))
-    options = {} if pat_str is None else {"pat_str": pat_str}
-    if pat_str is None and (format or detect_format(path)) == "tiktoken" and not os.path.exists(sidecar_path(path)):
-        digest = sha256_file(path, "a tiktoken rank file")  # a rank file that does not say its pattern: OpenAI's?
-        for spec in ENCODINGS.values():
-            if len(spec.files) == 1 and spec.files[0].sha256 == digest:
-                options = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
-                format = "tiktoken"
-                break
-    return Tokenizer.from_file(path, format=format, **options)
 
 
 def require_matplotlib() -> None:
@@ -273,7 +237,7 @@ def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tu
     return compression, counts[256:256 + n_merges]
 
 
-def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int) -> dict:
+def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int, progress) -> dict:
     """Bytes per token on ``texts`` with the first ``k`` merges, for :func:`_curve_points` ``k``."""
     n_bytes = sum(t.n_bytes for t in texts)
     points = _curve_points(n_merges, n_points)
@@ -281,6 +245,7 @@ def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text],
     for k in points:
         encoder = encoding if k == n_merges else _truncated(encoding, k)
         values.append(n_bytes / sum(encoder.count_batch([t.text for t in texts])))
+        progress(f"{encoding.name}: the texts with {k:,} merges")
     return {"source": "texts", "n_merges": points, "n_vocab": [256 + k for k in points], "bytes_per_token": values}
 
 
@@ -297,24 +262,26 @@ def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
     }
 
 
-def _training(stats: TrainingStats, n_points: int) -> dict:
+def _training(stats: TrainingStats, n_points: int, n_first_vocab: int) -> dict:
     """The training statistics, with the compression curve on the training text from the merge counts.
 
-    After the first ``k`` merges the training text has
-    ``n_piece_bytes - merge_tokens_removed[:k].sum()`` tokens.
+    After the first ``k`` merges of the run the training text has
+    ``n_start_tokens - merge_tokens_removed[:k].sum()`` tokens and the vocabulary
+    ``n_first_vocab + k`` tokens (special tokens aside): 256, or 256 and a base's merges.
     """
     counts = np.asarray(stats.merge_counts, dtype=np.int64)
-    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
+    n_tokens = stats.n_start_tokens - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
     points = _curve_points(len(counts), max(n_points, 200))
     ranks = sorted({round(k) for k in np.geomspace(1, len(counts), 200)}) if len(counts) else []
     return {
         "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
-        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_merges": stats.n_merges,
+        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_start_tokens": stats.n_start_tokens,
+        "n_merges": stats.n_merges,
         "n_tokens": stats.n_tokens, "bytes_per_token": stats.bytes_per_token,
         "curve": {
             "source": "training",
             "n_merges": points,
-            "n_vocab": [256 + k for k in points],
+            "n_vocab": [n_first_vocab + k for k in points],
             "bytes_per_token": [stats.n_piece_bytes / int(n_tokens[k]) for k in points],
         },
         "merge_counts": {"k": ranks, "merge_count": [int(counts[k - 1]) for k in ranks]},
@@ -322,7 +289,7 @@ def _training(stats: TrainingStats, n_points: int) -> dict:
 
 
 def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: TrainingStats | None,
-                 n_points: int, n_listed: int) -> dict:
+                 n_points: int, n_listed: int, progress) -> dict:
     n_merges = len(tokenizer.merges)
     vocab = tokenizer.vocab
     lengths = np.bincount([len(vocab[i]) for i in range(256 + n_merges)])
@@ -332,19 +299,22 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "n_vocab": tokenizer.n_vocab,
         "n_merges": n_merges,
         "pat_str": tokenizer.pat_str,
-        "pattern_name": next((key for key, value in PATTERNS.items() if value == tokenizer.pat_str), None),
+        "pattern_name": None if tokenizer.pat_str is None else pattern_name(tokenizer.pat_str),
         "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
         "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
         "longest_tokens": [_token_entry(tokenizer, i) for i in longest],
         "compression": None,
         "compression_curve": None,
         "rarest_tokens": None,
-        "training": None if stats is None else _training(stats, n_points),
+        "training": None if stats is None else _training(stats, n_points, 256 + n_merges - stats.n_merges),
     }
+    progress(f"{name}: tokens")
     if texts:
         encoding = tokenizer.encoding(name)
+        progress(f"{name}: the encoder")
         entry["compression"], counts = _compression(encoding, n_merges, texts)
-        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points)
+        progress(f"{name}: the texts")
+        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points, progress)
         entry["rarest_tokens"] = _rarest(tokenizer, counts, n_listed)
     return entry
 
@@ -359,6 +329,7 @@ def build_report(
     compare_name: str = "compare",
     n_points: int = N_CURVE_POINTS,
     n_listed: int = N_LISTED,
+    progress=None,
 ) -> dict:
     """Measure ``tokenizer`` (and ``compare``) on ``texts``: the dictionary this module's docstring lists.
 
@@ -381,6 +352,9 @@ def build_report(
         encode of all texts).
     n_listed : int, default 20
         Longest, rarest and unused tokens listed.
+    progress : callable, optional
+        Called with a short description after each step (each encode of the texts, say),
+        for a progress bar.
 
     Returns
     -------
@@ -394,9 +368,10 @@ def build_report(
     """
     from bpetrain._util.version import __version__
 
-    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
+    progress = progress or (lambda step: None)
+    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed, progress)]
     if compare is not None:
-        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed))
+        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed, progress))
     return {
         "bpetrain_version": __version__,
         "texts": [{"path": t.path, "n_bytes": t.n_bytes, "n_words": t.n_words} for t in texts],
@@ -643,7 +618,8 @@ def _rarest_html(model: dict) -> str:
 def _training_html(model: dict) -> str:
     t = model["training"]
     rows = [("seconds", t["seconds"]), ("input bytes", t["n_input_bytes"]), ("documents", t["n_documents"]),
-            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]), ("merges", t["n_merges"]),
+            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]),
+            ("tokens before the merges", t["n_start_tokens"]), ("merges", t["n_merges"]),
             ("tokens after training", t["n_tokens"]), ("bytes per token", t["bytes_per_token"])]
     return "<table>" + "".join(f'<tr><th>{k}</th><td class="num">{_num(v)}</td></tr>' for k, v in rows) + "</table>"
 

@@ -139,16 +139,44 @@ class PieceTable:
             arrays = _read_npz(path, name)
         except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
             raise ValueError(f"{name}: not a bpetrain counts file (.npz from 'bpetrain count'), or damaged: {exc}") from None
-        header = loads_json(str(arrays.pop("header")), name)
-        if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
-            found = header.get("format") if isinstance(header, dict) else header
-            raise ValueError(f"{name}: counts file format {found!r:.60} is not {COUNTS_FORMAT!r}")
+        header = _parse_header(arrays.pop("header"), name)
         data, offsets, counts = arrays["data"], arrays["offsets"], arrays["counts"]
         if (offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
                 or np.any(np.diff(offsets) < 0) or np.any(counts < 0)):
             raise ValueError(f"{name}: the counts file's arrays are inconsistent (damaged file?)")
         _check_header(header, name)
         return cls(data, offsets, counts), header
+
+
+def read_header(path) -> dict:
+    """The header of a counts file (what :meth:`PieceTable.save` records: the split pattern,
+    the special tokens, the input's size) without reading its arrays.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a bpetrain counts file or its header is damaged.
+    OSError
+        If the file cannot be read.
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as raw, zipfile.ZipFile(raw) as z, z.open("header.npy") as f:
+            text = _read_npy(f, z.getinfo("header.npy").file_size, None, f"{name}[header]")
+    except (zipfile.BadZipFile, KeyError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise ValueError(f"{name}: not a bpetrain counts file (.npz from 'bpetrain count'), or damaged: {exc}") from None
+    header = _parse_header(text, name)
+    _check_header(header, name)
+    return header
+
+
+def _parse_header(text, name: str) -> dict:
+    """The JSON header of a counts file, of this format (its fields: :func:`_check_header`)."""
+    header = loads_json(str(text), name)
+    if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+        found = header.get("format") if isinstance(header, dict) else header
+        raise ValueError(f"{name}: counts file format {found!r:.60} is not {COUNTS_FORMAT!r}")
+    return header
 
 
 #: The members of a counts file and their dtypes (the header is a 0-d unicode array).

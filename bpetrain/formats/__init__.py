@@ -23,6 +23,7 @@ tokenizer, whose :meth:`~bpetrain.Tokenizer.from_file` and
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -96,12 +97,20 @@ def detect_format(path) -> str:
     ValueError
         If the file looks like none of the formats (naming it and its first line), or is
         not a regular file (a pipe or device: name its format).
+    IsADirectoryError
+        If ``path`` is a folder that holds neither ``tokenizer.json`` nor ``vocab.json``.
     OSError
         If it cannot be opened (it is opened without waiting for a pipe's writer).
     """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
-        return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
+        if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)):
+            return "hf"
+        if os.path.exists(os.path.join(name, gpt2.VOCAB_NAME)):
+            return "gpt2"
+        raise IsADirectoryError(
+            errno.EISDIR, f"a folder, holding neither {hf.TOKENIZER_NAME} (Hugging Face) nor {gpt2.VOCAB_NAME} and "
+            f"{gpt2.MERGES_NAME} (GPT-2); a model is a file, one of those folders, or an encoding name", name)
     f, status = open_unblocked(name)
     with f:
         if not stat.S_ISREG(status.st_mode):  # its first bytes, once read, are gone

@@ -7,7 +7,8 @@ is where a pattern is named, checked and compiled:
 
 - :data:`PATTERNS` names the patterns of OpenAI's tokenizers, as tiktoken publishes them
   in ``tiktoken_ext/openai_public.py``: ``gpt2`` (r50k/p50k), ``cl100k`` (alias
-  ``gpt4``) and ``o200k``. :func:`resolve_pattern` turns a name into its string; every
+  ``gpt4``) and ``o200k``; and the strings of ``minbpe`` (rustbpe's default too),
+  ``nanochat`` and ``llama3``. :func:`resolve_pattern` turns a name into its string; every
   constructor that takes a ``pat_str`` resolves names the same way.
 - :class:`SplitPattern` compiles a ``pat_str`` once into a program for the compiled
   matcher (:mod:`bpetrain.splitting._compiler`, :mod:`bpetrain.splitting._matcher`), which the
@@ -43,6 +44,7 @@ from bpetrain.splitting.names import (
     NANOCHAT_PATTERN,
     O200K_PATTERN,
     PATTERNS,
+    describe_pattern,
 )
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
@@ -64,7 +66,8 @@ def resolve_pattern(pat_str: str | None) -> str | None:
     Parameters
     ----------
     pat_str : str or None
-        A name from :data:`PATTERNS` (``"gpt2"``, ``"cl100k"``, ``"gpt4"``, ``"o200k"``),
+        A name from :data:`PATTERNS` (``"gpt2"``, ``"cl100k"``, ``"gpt4"``, ``"o200k"``,
+        ``"minbpe"``, ``"nanochat"``, ``"llama3"``),
         ``"none"`` or ``None`` for no pre-tokenization (raw mode), or any regular
         expression the ``regex`` module accepts.
 
@@ -116,7 +119,7 @@ def pattern_timeout(n_chars: int) -> float:
 def timed_out(pat_str: str, n_chars: int) -> PatternTimeoutError:
     """The error for ``pat_str`` running past :func:`pattern_timeout` on ``n_chars`` characters."""
     return PatternTimeoutError(
-        f"the split pattern {pat_str!r:.80} ran past its time limit of {pattern_timeout(n_chars):.0f} s on "
+        f"the split pattern {describe_pattern(pat_str)} ran past its time limit of {pattern_timeout(n_chars):.0f} s on "
         f"{n_chars} characters (catastrophic backtracking): it cannot split text; use another pattern"
     )
 
@@ -179,7 +182,7 @@ class SplitPattern:
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
-        return f"<SplitPattern {self.pat_str!r:.60} ({how})>"
+        return f"<SplitPattern {describe_pattern(self.pat_str)} ({how})>"
 
     def split(self, data: bytes | str) -> list[bytes]:
         """The pieces of ``data`` (UTF-8 bytes, or a ``str``) as ``bytes``.
