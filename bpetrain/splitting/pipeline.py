@@ -36,8 +36,10 @@ the ``regex`` module runs the same rules in Python (:meth:`PipelineSplitter.spli
 also the reference the tests compare with).
 
 Oniguruma and the ``regex`` module read split patterns alike, except ``^`` and ``$``
-(Oniguruma's match at every line start and end: the pattern is run with ``(?m)``) and
-``X{n,m}+`` (Oniguruma's repeats the interval; refused).
+(Oniguruma's match at every line start and end: the pattern is run with ``(?m)``),
+``X{n,m}+`` (Oniguruma's repeats the interval; refused), and the edges of the shorthand
+classes: Oniguruma's ``\\w`` holds no ``No`` numbers (``¼``), the ``regex`` module's does;
+``\\p{..}`` properties and ``\\s`` agree, which is what published patterns use.
 """
 from __future__ import annotations
 
@@ -463,9 +465,9 @@ def matches_everywhere(pat_str: str) -> bool:
 
     A sufficient test on the parsed pattern (:mod:`bpetrain.splitting._compiler`): the
     characters an alternative surely matches at, whatever follows, are those of its first
-    run or set after optional sets that do not take them, when everything after it can
-    match nothing; the union over the alternatives must be every code point. False when
-    unsure (a pattern the compiler does not parse).
+    run or set after optional sets that do not take them, when everything after it is
+    optional (``X?``, ``X*``); the union over the alternatives must be every code point.
+    False when unsure (a pattern the compiler does not parse).
     """
     try:
         parser = _Parser(pat_str)
@@ -490,8 +492,7 @@ def matches_everywhere(pat_str: str) -> bool:
             if target.kind == "rep" and target.lo == 0:
                 taken |= bits(one.value)
                 continue
-            rest = items[k + 1 :]
-            if all(r.kind == "rep" and r.lo == 0 and r.children[0].kind == "set" for r in rest):
+            if all(rest.kind == "rep" and rest.lo == 0 for rest in items[k + 1 :]):  # can match nothing
                 covered |= bits(one.value) & ~taken
             break
     return bool(np.all(covered == 0xFF))
