@@ -357,8 +357,7 @@ class Encoding(TokenCounting, Decoding):
         piece in one buffer (:meth:`~bpetrain.splitting.pipeline.PipelineSplitter.table`),
         which the encoder encodes piece by piece in one call."""
         pieces, offsets = self._split.table(data)
-        ids = self._bpe.encode_table(pieces, offsets)
-        return ids.tolist() if as_list else ids
+        return self._bpe.encode_table(pieces, offsets, True, as_list)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the

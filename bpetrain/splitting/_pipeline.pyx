@@ -12,7 +12,7 @@ writes its own, with the compiled matcher (:mod:`bpetrain.splitting._matcher`) f
 matches. :mod:`bpetrain.splitting.pipeline` builds the steps and holds the ``regex``-module
 version of the same rules (the reference, and the splitter for steps the matcher cannot run).
 """
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy
 
@@ -33,126 +33,118 @@ cpdef enum:  # a split's behaviors, as Hugging Face's SplitDelimiterBehavior
     CONTIGUOUS = 4
 
 cdef struct Pieces:
-    uint8_t* data       # the pieces' bytes, one after another
-    int64_t* offsets    # piece i is data[offsets[i]:offsets[i + 1]]; offsets[0] == 0
-    Py_ssize_t n_bytes
+    const uint8_t* data  # the pieces' bytes, one after another: the text, or a buffer of Bytes
+    int64_t* offsets     # piece i is data[offsets[i]:offsets[i + 1]]; offsets[0] == 0
     Py_ssize_t n_pieces
-    Py_ssize_t cap_bytes
-    Py_ssize_t cap_pieces
+    Py_ssize_t cap       # entries of offsets
 
 
-cdef struct Entries:  # the matches and gaps of one piece: start, end, is_match (after invert)
-    int64_t* items      # 3 per entry
-    Py_ssize_t n
+cdef struct Bytes:       # a buffer the pieces are copied into, when a step removes or adds text
+    uint8_t* data
+    Py_ssize_t size
     Py_ssize_t cap
 
 
-cdef int _reserve(Pieces* p, Py_ssize_t n_bytes, Py_ssize_t n_pieces) except -1 nogil:
-    """Room for ``n_bytes`` more bytes and ``n_pieces`` more pieces in ``p``."""
+cdef struct Grouping:    # one split step over one piece: where its parts go, and the part being grouped
+    Pieces* out
+    Bytes* buf           # Removed copies the parts it keeps here (out.data is then buf.data)
+    const uint8_t* text
+    int behavior
+    int64_t end          # the end of the part being grouped (its start is where the last one ended)
+    bint pending         # a part is being grouped ...
+    bint is_match        # ... the last entry in it is a match
+    bint joined          # ... MergedWithNext: it already holds the entry after its match
+
+
+cdef int _push(Pieces* p, int64_t end) except -1 nogil:
+    """End a piece at ``end`` (with ``n_pieces`` -1: set ``offsets[0]``)."""
     cdef Py_ssize_t cap
     cdef void* grown
-    if p.n_bytes + n_bytes > p.cap_bytes:
-        cap = max(2 * p.cap_bytes, p.n_bytes + n_bytes, 256)
-        grown = realloc(p.data, cap)
-        if grown == NULL:
-            with gil:
-                raise MemoryError()
-        p.data = <uint8_t*>grown
-        p.cap_bytes = cap
-    if p.n_pieces + n_pieces + 1 > p.cap_pieces:
-        cap = max(2 * p.cap_pieces, p.n_pieces + n_pieces + 1, 64)
+    if p.n_pieces + 2 > p.cap:
+        cap = max(2 * p.cap, 64)
         grown = realloc(p.offsets, cap * sizeof(int64_t))
         if grown == NULL:
             with gil:
                 raise MemoryError()
         p.offsets = <int64_t*>grown
-        p.cap_pieces = cap
-    return 0
-
-
-cdef inline int _append(Pieces* p, const uint8_t* src, Py_ssize_t length, bint space) except -1 nogil:
-    """Add a piece: a space if ``space``, then ``src[:length]``."""
-    _reserve(p, length + 1, 1)
-    if space:
-        p.data[p.n_bytes] = 32
-        p.n_bytes += 1
-    memcpy(p.data + p.n_bytes, src, length)
-    p.n_bytes += length
+        p.cap = cap
     p.n_pieces += 1
-    p.offsets[p.n_pieces] = p.n_bytes
+    p.offsets[p.n_pieces] = end
     return 0
 
 
-cdef inline int _entry(Entries* e, int64_t start, int64_t end, int64_t is_match) except -1 nogil:
+cdef int _copy(Pieces* p, Bytes* buf, const uint8_t* src, Py_ssize_t length, bint space) except -1 nogil:
+    """Add a piece to ``p`` as a copy in ``buf``: a space if ``space``, then ``src[:length]``."""
     cdef Py_ssize_t cap
     cdef void* grown
-    if e.n == e.cap:
-        cap = max(2 * e.cap, 64)
-        grown = realloc(e.items, 3 * cap * sizeof(int64_t))
+    if buf.size + length + 1 > buf.cap:
+        cap = max(2 * buf.cap, buf.size + length + 1, 256)
+        grown = realloc(buf.data, cap)
         if grown == NULL:
             with gil:
                 raise MemoryError()
-        e.items = <int64_t*>grown
-        e.cap = cap
-    e.items[3 * e.n] = start
-    e.items[3 * e.n + 1] = end
-    e.items[3 * e.n + 2] = is_match
-    e.n += 1
+        buf.data = <uint8_t*>grown
+        buf.cap = cap
+    if space:
+        buf.data[buf.size] = 32
+        buf.size += 1
+    memcpy(buf.data + buf.size, src, length)
+    buf.size += length
+    return _push(p, buf.size)
+
+
+cdef inline int _entry(Grouping* g, int64_t start, int64_t end, bint is_match) except -1 nogil:
+    """Take the next match or gap ``text[start:end]`` of a piece, grouped as the behavior
+    says (``NormalizedString::split``): Isolated keeps each entry; Removed drops the
+    matches; Contiguous joins an entry to the one before if both are matches or both not;
+    MergedWithPrevious joins a match to the entry before unless that is a match;
+    MergedWithNext joins an entry that is not a match to a match right before it (once)."""
+    cdef bint join = False
+    if g.behavior == REMOVED:
+        if not is_match:
+            _copy(g.out, g.buf, g.text + start, end - start, False)
+        return 0
+    if g.pending:
+        if g.behavior == CONTIGUOUS:
+            join = is_match == g.is_match
+        elif g.behavior == MERGED_WITH_PREVIOUS:
+            join = is_match and not g.is_match
+        elif g.behavior == MERGED_WITH_NEXT:
+            join = not is_match and g.is_match and not g.joined
+        if not join:
+            _push(g.out, g.end)
+    g.joined = join
+    g.pending = True
+    g.is_match = is_match
+    g.end = end
     return 0
 
 
-cdef int _find(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t a, Py_ssize_t b, bint invert,
-               Entries* e) except -1 nogil:
-    """The matches of the program in the string ``text[a:b]`` and the gaps between them, in
-    order, covering it (``find_matches``); with ``invert`` matches are gaps and gaps matches."""
+cdef int _split(const Tables* t, Stack* stack, Grouping* g, Py_ssize_t a, Py_ssize_t b, bint invert) except -1 nogil:
+    """Split the string ``g.text[a:b]``: the matches of the program and the gaps between
+    them, in order (``find_matches``; with ``invert`` matches are gaps and gaps matches),
+    grouped into ``g.out``."""
     cdef PieceReader reader
     cdef Py_ssize_t pos = a, gap = a, end
-    e.n = 0
+    cdef const uint64_t* ascii_cand = t.ascii_cand
+    g.pending = False
     start_reading(&reader, t, a)
     while pos < b:
-        end = next_piece_end(&reader, t, stack, text, pos, b, a)
+        if g.text[pos] < 0x80 and ascii_cand[g.text[pos]] == 0:  # no alternative starts with it: a gap
+            pos += 1
+            continue
+        end = next_piece_end(&reader, t, stack, g.text, pos, b, a)
         if end < 0:
-            pos += char_length(text, pos, b)
+            pos += char_length(g.text, pos, b)
             continue
         if pos > gap:
-            _entry(e, gap, pos, invert)
-        _entry(e, pos, end, not invert)
+            _entry(g, gap, pos, invert)
+        _entry(g, pos, end, not invert)
         pos = gap = end
     if gap < b:
-        _entry(e, gap, b, invert)
-    return 0
-
-
-cdef int _group(const uint8_t* text, Entries* e, int behavior, Pieces* out) except -1 nogil:
-    """Add the pieces that ``behavior`` makes of the entries ``e`` of ``text`` to ``out``
-    (``NormalizedString::split``): Isolated keeps each entry; Removed drops the matches;
-    Contiguous joins entries next to one of the same kind; MergedWithPrevious joins a
-    match to the entry before it unless that is a match; MergedWithNext joins a match to
-    the entry after it unless that is a match."""
-    cdef Py_ssize_t i, k = 0
-    cdef int64_t* x = e.items
-    cdef int64_t start, end
-    while k < e.n:
-        start = x[3 * k]
-        end = x[3 * k + 1]
-        i = k + 1
-        if behavior == REMOVED and x[3 * k + 2]:
-            k = i
-            continue
-        if behavior == CONTIGUOUS:
-            while i < e.n and x[3 * i + 2] == x[3 * k + 2]:
-                end = x[3 * i + 1]
-                i += 1
-        elif behavior == MERGED_WITH_PREVIOUS:
-            if i < e.n and x[3 * i + 2] and not x[3 * k + 2]:
-                end = x[3 * i + 1]
-                i += 1
-        elif behavior == MERGED_WITH_NEXT:
-            if x[3 * k + 2] and i < e.n and not x[3 * i + 2]:
-                end = x[3 * i + 1]
-                i += 1
-        _append(out, text + start, end - start, False)
-        k = i
+        _entry(g, gap, b, invert)
+    if g.pending:
+        _push(g.out, g.end)
     return 0
 
 
@@ -190,39 +182,49 @@ cdef class Pipeline:
                 self._programs.append(program)
                 self.tables[k] = &program.tables
 
-    cdef int run(self, const uint8_t* text, Py_ssize_t n, Pieces* out, Pieces* spare, Entries* e,
+    cdef int run(self, const uint8_t* text, Py_ssize_t n, Pieces* out, Pieces* spare, Bytes* buffers,
                  Stack* stack) except -1 nogil:
-        """The pieces of ``text[:n]`` into ``out`` (``spare``: scratch of the same kind)."""
+        """The pieces of ``text[:n]`` into ``out`` (``spare``: offsets to swap with; the
+        pieces' bytes are ``text`` until a step removes or adds some, then one of the two
+        ``buffers``)."""
         cdef Pieces* src = out
         cdef Pieces* dst = spare
-        cdef Pieces* swap
         cdef Pieces held
-        cdef Py_ssize_t i, a, b
+        cdef Bytes* buf
+        cdef Grouping g
+        cdef Py_ssize_t i
         cdef int k
-        src.n_bytes = src.n_pieces = 0
-        _reserve(src, n, 1)
-        src.offsets[0] = 0
+        cdef bint copies
+        src.data = text
+        src.n_pieces = -1
+        _push(src, 0)  # offsets[0]
         if n:
-            _append(src, text, n, False)
+            _push(src, n)
         for k in range(self.n_steps):
-            dst.n_bytes = dst.n_pieces = 0
-            _reserve(dst, src.n_bytes, src.n_pieces)
-            dst.offsets[0] = 0
+            dst.n_pieces = -1
+            _push(dst, 0)
+            buf = &buffers[1] if src.data == buffers[0].data else &buffers[0]
+            buf.size = 0
+            copies = self.kinds[k] == STEP_PREFIX or self.behaviors[k] == REMOVED
+            g.out = dst
+            g.buf = buf
+            g.text = src.data
+            g.behavior = self.behaviors[k]
+            g.pending = g.is_match = g.joined = False
+            g.end = 0
             for i in range(src.n_pieces):
-                a = src.offsets[i]
-                b = src.offsets[i + 1]
                 if self.kinds[k] == STEP_PREFIX:
-                    _append(dst, src.data + a, b - a, src.data[a] != 32)
+                    _copy(dst, buf, src.data + src.offsets[i], src.offsets[i + 1] - src.offsets[i],
+                          src.data[src.offsets[i]] != 32)
                 else:
-                    _find(self.tables[k], stack, src.data, a, b, self.inverts[k], e)
-                    _group(src.data, e, self.behaviors[k], dst)
-            swap = src
-            src = dst
-            dst = swap
-        if src != out:  # the result is in ``spare``: swap the two
-            held = out[0]
-            out[0] = spare[0]
-            spare[0] = held
+                    _split(self.tables[k], stack, &g, src.offsets[i], src.offsets[i + 1], self.inverts[k])
+            if copies:
+                dst.data = buf.data
+            else:
+                dst.data = src.data
+            held = src[0]
+            src[0] = dst[0]
+            dst[0] = held
         return 0
 
     def table(self, data):
@@ -242,22 +244,27 @@ cdef class Pipeline:
         """
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef Py_ssize_t n = len(data)
-        cdef Pieces out = Pieces(NULL, NULL, 0, 0, 0, 0)
-        cdef Pieces spare = Pieces(NULL, NULL, 0, 0, 0, 0)
-        cdef Entries e = Entries(NULL, 0, 0)
+        cdef Pieces out = Pieces(NULL, NULL, 0, 0)
+        cdef Pieces spare = Pieces(NULL, NULL, 0, 0)
+        cdef Bytes buffers[2]
         cdef Stack stack = Stack(NULL, 0, 0)
+        cdef int64_t[::1] ends
+        buffers[0] = Bytes(NULL, 0, 0)
+        buffers[1] = Bytes(NULL, 0, 0)
         try:
             with nogil:
-                self.run(&view[0], n, &out, &spare, &e, &stack)
+                self.run(&view[0], n, &out, &spare, buffers, &stack)
             offsets = np.empty(out.n_pieces + 1, dtype=np.int64)
-            memcpy(<void*><Py_ssize_t>offsets.ctypes.data, out.offsets, (out.n_pieces + 1) * sizeof(int64_t))
-            return (<uint8_t*>out.data)[:out.n_bytes] if out.n_bytes else b"", offsets
+            ends = offsets
+            memcpy(&ends[0], out.offsets, (out.n_pieces + 1) * sizeof(int64_t))
+            if out.data == &view[0]:
+                return data if type(data) is bytes else bytes(data), offsets
+            return (<const char*>out.data)[:out.offsets[out.n_pieces]], offsets
         finally:
-            free(out.data)
             free(out.offsets)
-            free(spare.data)
             free(spare.offsets)
-            free(e.items)
+            free(buffers[0].data)
+            free(buffers[1].data)
             free_stack(&stack)
 
     def split(self, data):
