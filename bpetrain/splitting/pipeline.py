@@ -44,8 +44,9 @@ classes: Oniguruma's ``\\w`` holds no ``No`` numbers (``¼``), the ``regex`` mod
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import regex
@@ -352,6 +353,16 @@ class PipelineSplitter:
         """The pieces of ``text`` as ``str`` (escaped bytes stay escaped)."""
         return [piece.decode("utf-8", "surrogateescape") for piece in self.split(text)]
 
+    def finditer(self, text: str) -> Iterator[PieceMatch]:
+        """The pieces of ``text`` read as ``regex`` matches are read (``group()``, ``start()``,
+        ``end()``, in characters), for the callers of :meth:`SplitPattern.finditer`."""
+        keeps_text = not any(kind == _pipeline.STEP_PREFIX or behavior == _pipeline.REMOVED
+                             for kind, _, behavior, _ in self.steps)
+        at = 0
+        for piece in self.pieces(text):
+            yield PieceMatch(piece, at if keeps_text else -1)
+            at += len(piece)
+
     def split_by_regex(self, data: bytes | str) -> list[bytes]:
         """:meth:`split` by the ``regex`` module, step by step in Python (the reference).
 
@@ -368,6 +379,33 @@ class PipelineSplitter:
             else:
                 pieces = [part for piece in pieces for part in _split_piece(piece, split, behavior, invert)]
         return [encode_utf8(piece) for piece in pieces]
+
+
+class PieceMatch(NamedTuple):
+    """A piece of :meth:`PipelineSplitter.finditer`."""
+
+    piece: str
+    at: int  # where it starts in the text, in characters (-1: the pipeline adds or removes text)
+
+    def group(self) -> str:
+        return self.piece
+
+    def start(self) -> int:
+        """Where the piece starts in the text.
+
+        Raises
+        ------
+        ValueError
+            If the pipeline adds text (``ByteLevel``'s prefix space) or removes some
+            (``Removed``): its pieces have no place in the text.
+        """
+        if self.at < 0:
+            raise ValueError("this pre-tokenizer adds text (ByteLevel's add_prefix_space) or removes some (a Split "
+                             "with behavior Removed): its pieces have no place in the text")
+        return self.at
+
+    def end(self) -> int:
+        return self.start() + len(self.piece)
 
 
 def _split_piece(piece: str, split: SplitPattern, behavior: int, invert: bool) -> list[str]:
