@@ -303,3 +303,27 @@ def test_normalizers(tmp_path, normalizer, message):
     else:
         with pytest.raises(ValueError, match=message):
             Tokenizer.from_file(path)
+
+
+@pytest.mark.parametrize("name", ["three-splits", "split-digits-bytelevel"])
+def test_every_encoding_method_takes_a_pipeline(name):
+    pre = pipeline_of(CONFIGS[name])
+    text = MULTILINGUAL * 3
+    enc = BpeTrainer(400, pat_str=pre, show_progress=False).train_from_iterator([text]).encoding()
+    expected = [i for piece in pre.splitter().split_by_regex(text) for i in enc._encode_single_piece(piece)]
+    assert enc.encode(text) == expected
+    assert enc._encode_only_native_bpe(text) == expected
+    assert enc.encode_ordinary_batch([text, text], num_threads=2) == [expected, expected]
+    assert enc.count(text) == len(expected)
+    assert enc.count_till_limit(text, len(expected)) == len(expected)
+    assert enc.count_till_limit(text, len(expected) - 1) is None
+    assert [i for part in enc.encode_stream([text[:50], text[50:]]) for i in part.tolist()] == expected
+    a = enc.appendable()
+    a.push(text)
+    assert a.count == len(expected)
+    if name == "three-splits":  # pieces that are the text's own: chunks at token limits
+        chunks = enc.split_into_chunks(text, 20)
+        assert "".join(chunks) == text and all(enc.count(chunk) <= 20 for chunk in chunks)
+    else:
+        with pytest.raises(ValueError, match="its pieces have no place in the text"):
+            enc.split_into_chunks(text, 20)

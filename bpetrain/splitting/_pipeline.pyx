@@ -266,9 +266,3 @@ cdef class Pipeline:
             free(buffers[0].data)
             free(buffers[1].data)
             free_stack(&stack)
-
-    def split(self, data):
-        """The pieces of UTF-8 ``data`` (bytes-like) as a list of ``bytes``."""
-        pieces, offsets = self.table(data)
-        bounds = offsets.tolist()
-        return [pieces[a:b] for a, b in zip(bounds, bounds[1:])]

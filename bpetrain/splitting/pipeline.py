@@ -340,14 +340,9 @@ class PipelineSplitter:
 
     def split(self, data: bytes | str) -> list[bytes]:
         """The pieces of ``data`` (UTF-8 bytes, or a ``str``) as ``bytes``."""
-        if isinstance(data, str):
-            data = encode_utf8(data)
-        if self._kernel is not None:
-            try:
-                return self._kernel.split(data)
-            except BacktrackLimitExceeded:
-                pass
-        return self.split_by_regex(data)
+        pieces, offsets = self.table(encode_utf8(data) if isinstance(data, str) else data)
+        bounds = offsets.tolist()
+        return [pieces[a:b] for a, b in zip(bounds, bounds[1:])]
 
     def pieces(self, text: str) -> list[str]:
         """The pieces of ``text`` as ``str`` (escaped bytes stay escaped)."""
