@@ -58,6 +58,7 @@ from bpetrain.formats import detect_format
 from bpetrain.formats.tiktoken import sidecar_path
 from bpetrain.counting.inputs import expand_inputs, read_blocks
 from bpetrain.splitting.names import PATTERNS
+from bpetrain.splitting.pipeline import pat_str_to_json
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.trainer import TrainingStats
 
@@ -306,7 +307,7 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "name": name,
         "n_vocab": tokenizer.n_vocab,
         "n_merges": n_merges,
-        "pat_str": tokenizer.pat_str,
+        "pat_str": pat_str_to_json(tokenizer.pat_str),  # a pipeline of pre-tokenizers as its JSON
         "pattern_name": next((key for key, value in PATTERNS.items() if value == tokenizer.pat_str), None),
         "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
         "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
@@ -551,7 +552,8 @@ def _summary_table(report: dict) -> str:
         if model["pat_str"] is None:
             return "none (raw mode)"
         name = f"{_e(model['pattern_name'])}: " if model["pattern_name"] else ""
-        return f'{name}<code class="pat">{_e(model["pat_str"])}</code>'
+        pat_str = model["pat_str"] if isinstance(model["pat_str"], str) else json.dumps(model["pat_str"])
+        return f'{name}<code class="pat">{_e(pat_str)}</code>'
 
     def specials(model: dict) -> str:
         return ", ".join(f'<code class="tok">{_e(t)}</code>&nbsp;{i}' for t, i in model["special_tokens"].items()) \

@@ -74,6 +74,12 @@ def _configs():
         pre_tokenizers.Digits(individual_digits=True),
         pre_tokenizers.ByteLevel(add_prefix_space=True, use_regex=True),
     ])
+    found["nested-sequence"] = pre_tokenizers.Sequence([
+        pre_tokenizers.Sequence([pre_tokenizers.Split(Regex(r"\s+"), "contiguous", invert=True),
+                                 pre_tokenizers.Digits(individual_digits=False)]),
+        pre_tokenizers.Split("-", "merged_with_previous"),
+        last_byte_level(),
+    ])
     found["line-anchors"] = pre_tokenizers.Sequence(
         [pre_tokenizers.Split(Regex(r"^ +|\p{L}+$|\p{L}+"), "isolated"), last_byte_level()])
     return found
@@ -327,3 +333,20 @@ def test_every_encoding_method_takes_a_pipeline(name):
     else:
         with pytest.raises(ValueError, match="its pieces have no place in the text"):
             enc.split_into_chunks(text, 20)
+
+
+def test_command_line_with_a_pipeline(tmp_path, capsys):
+    from bpetrain.cli import main
+
+    path = tmp_path / "tokenizer.json"
+    hf = hf_trained(CONFIGS["split-digits-bytelevel"], 400)
+    hf.save(str(path))
+    text = tmp_path / "t.txt"
+    text.write_bytes(MULTILINGUAL.encode("utf-8"))
+    assert main(["report", str(path), "--text", str(text), "--json", "-"]) == 0
+    model = json.loads(capsys.readouterr().out)["models"][0]
+    assert PreTokenizer.from_hf(model["pat_str"]["pre_tokenizer"]) == Tokenizer.from_file(path).pat_str
+    assert model["compression"]["n_tokens"] == len(hf.encode(MULTILINGUAL, add_special_tokens=False).ids)
+    assert main(["train", str(text), "--base", str(path), "--vocab-size", "420", "-o", str(tmp_path / "m.bpe"),
+                 "-q"]) == 0
+    assert Tokenizer.from_file(tmp_path / "m.bpe").pat_str == Tokenizer.from_file(path).pat_str

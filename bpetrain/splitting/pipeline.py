@@ -205,13 +205,7 @@ class PreTokenizer:
         """
         if not isinstance(pre_tokenizer, dict):
             raise ValueError(f"{where} is {pre_tokenizer!r}; bpetrain reads {_SUPPORTED}")  # noqa: TRY004 (a file)
-        if pre_tokenizer.get("type") == "Sequence":
-            items = pre_tokenizer.get("pretokenizers")
-            if not isinstance(items, list):
-                raise ValueError(f"{where}.pretokenizers must be a list")  # noqa: TRY004 (a malformed file)
-            steps = [_step_from_hf(item, f"{where}.pretokenizers[{k}]") for k, item in enumerate(items)]
-        else:
-            steps = [_step_from_hf(pre_tokenizer, where)]
+        steps = _steps_from_hf(pre_tokenizer, where)
         try:
             pre = cls(tuple(steps))
         except (TypeError, ValueError) as exc:
@@ -443,8 +437,19 @@ def _compile(source: str) -> SplitPattern:
         raise ValueError(f"Split pattern {source!r:.80}: {exc}") from None
 
 
+def _steps_from_hf(item, where: str) -> list:
+    """The steps of a pre-tokenizer of a ``tokenizer.json``; a ``Sequence`` (within a
+    ``Sequence`` too) gives the steps of its items in order."""
+    if isinstance(item, dict) and item.get("type") == "Sequence":
+        items = item.get("pretokenizers")
+        if not isinstance(items, list):
+            raise ValueError(f"{where}.pretokenizers must be a list")  # noqa: TRY004 (a malformed file)
+        return [step for k, part in enumerate(items) for step in _steps_from_hf(part, f"{where}.pretokenizers[{k}]")]
+    return [_step_from_hf(item, where)]
+
+
 def _step_from_hf(item, where: str):
-    """One pre-tokenizer of a ``tokenizer.json`` as a step (a Sequence within is refused)."""
+    """One pre-tokenizer of a ``tokenizer.json``, not a ``Sequence``, as a step."""
     kind = item.get("type") if isinstance(item, dict) else None
     try:
         if kind == "Split":
