@@ -10,7 +10,11 @@ does:
   look a whole piece up in the vocab first, as tiktoken does; exports check that every
   token encodes to itself, so it gives the same ids as the merges.
 - ``pre_tokenizer``: ``Sequence[Split(pattern, "Isolated"), ByteLevel(add_prefix_space=false,
-  use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone.
+  use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone; a
+  pipeline of pre-tokenizers (:class:`bpetrain.splitting.pipeline.PreTokenizer`) its own
+  steps, then that ``ByteLevel`` unless it ends with one. Reading takes any ``Split``,
+  ``Digits`` or ``ByteLevel``, or a ``Sequence`` of them ending in a ``ByteLevel``, and
+  normalizers that change no text (:func:`_check_normalizer`).
 - ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
 - ``added_tokens``: the special tokens (``special: true``, ``normalized: false``). When
   their ids do not follow the merges without a gap (cl100k_base's start at 100257),
@@ -21,7 +25,9 @@ does:
 ``allowed_special="all"``. The pattern is rewritten for the Oniguruma engine of
 ``tokenizers`` by :func:`hf_pattern`.
 Text the pattern does not match is dropped by bpetrain and tiktoken but kept as its own
-piece by ``Split``; the named patterns match every character.
+piece by an ``Isolated`` ``Split``: a pattern that can leave some (not
+:func:`~bpetrain.splitting.pipeline.matches_everywhere`, as the named patterns do) is
+written with behavior ``Removed`` and ``invert``, which drops it.
 """
 from __future__ import annotations
 

@@ -122,6 +122,7 @@ class Split:
         return "(?m)" + self.pattern if _has_line_anchor(self.pattern) else self.pattern
 
     def to_hf(self) -> dict:
+        """This step as a ``tokenizer.json`` pre-tokenizer object."""
         return {"type": "Split", "pattern": {"String" if self.literal else "Regex": self.pattern},
                 "behavior": self.behavior, "invert": self.invert}
 
@@ -134,6 +135,7 @@ class Digits:
     individual_digits: bool = False
 
     def to_hf(self) -> dict:
+        """This step as a ``tokenizer.json`` pre-tokenizer object."""
         return {"type": "Digits", "individual_digits": self.individual_digits}
 
 
@@ -148,6 +150,7 @@ class ByteLevel:
     trim_offsets: bool = True
 
     def to_hf(self) -> dict:
+        """This step as a ``tokenizer.json`` pre-tokenizer object."""
         return {"type": "ByteLevel", "add_prefix_space": self.add_prefix_space, "trim_offsets": self.trim_offsets,
                 "use_regex": self.use_regex}
 
@@ -377,6 +380,7 @@ class PieceMatch(NamedTuple):
     at: int  # where it starts in the text, in characters (-1: the pipeline adds or removes text)
 
     def group(self) -> str:
+        """The piece."""
         return self.piece
 
     def start(self) -> int:
@@ -394,6 +398,7 @@ class PieceMatch(NamedTuple):
         return self.at
 
     def end(self) -> int:
+        """Where the piece ends in the text (:meth:`start` says what is raised)."""
         return self.start() + len(self.piece)
 
 
@@ -431,6 +436,7 @@ def _split_piece(piece: str, split: SplitPattern, behavior: int, invert: bool) -
 
 
 def _compile(source: str) -> SplitPattern:
+    """The compiled ``Split`` pattern ``source``; a ValueError names it."""
     try:
         return split_pattern(source)
     except ValueError as exc:
@@ -469,6 +475,7 @@ def _step_from_hf(item, where: str):
 
 
 def _flag(item: dict, key: str, default: bool) -> bool:
+    """The boolean ``item[key]`` (``default`` when absent); a TypeError for another value."""
     value = item.get(key, default)
     if type(value) is not bool:
         raise TypeError(f"{key} must be true or false, got {value!r}")
