@@ -56,6 +56,7 @@ from bpetrain._util.atomic import atomic_write
 from bpetrain.encoding.core import Encoding
 from bpetrain.counting.inputs import expand_inputs, read_blocks
 from bpetrain.splitting.names import pattern_name
+from bpetrain.splitting.pipeline import pat_str_to_json
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.trainer import TrainingStats
 
@@ -298,8 +299,8 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "name": name,
         "n_vocab": tokenizer.n_vocab,
         "n_merges": n_merges,
-        "pat_str": tokenizer.pat_str,
-        "pattern_name": None if tokenizer.pat_str is None else pattern_name(tokenizer.pat_str),
+        "pat_str": pat_str_to_json(tokenizer.pat_str),  # a pipeline of pre-tokenizers as its JSON
+        "pattern_name": None if not isinstance(tokenizer.pat_str, str) else pattern_name(tokenizer.pat_str),
         "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
         "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
         "longest_tokens": [_token_entry(tokenizer, i) for i in longest],
@@ -560,7 +561,8 @@ def _summary_table(report: dict) -> str:
         if model["pat_str"] is None:
             return "none (raw mode)"
         name = f"{_shown(model['pattern_name'])}: " if model["pattern_name"] else ""
-        return f'{name}<code class="pat">{_shown(model["pat_str"], regex=True)}</code>'
+        pat_str = model["pat_str"] if isinstance(model["pat_str"], str) else json.dumps(model["pat_str"])
+        return f'{name}<code class="pat">{_shown(pat_str, regex=True)}</code>'
 
     def specials(model: dict) -> str:
         return ", ".join(f"{_token_html(readable_text(t))}&nbsp;{i}" for t, i in model["special_tokens"].items()) \

@@ -29,6 +29,7 @@ from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import file_kind, loads_json, max_file_bytes, open_unblocked, too_large
 from bpetrain.splitting.cuts import Cuts, check_documents
 from bpetrain.splitting.pattern import encode_utf8, split_pattern
+from bpetrain.splitting.pipeline import PipelineSplitter, pat_str_from_json, pat_str_to_json
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -106,7 +107,7 @@ class PieceTable:
         """
         header = {
             "format": COUNTS_FORMAT,
-            "pat_str": pat_str,
+            "pat_str": pat_str_to_json(pat_str),
             "special_tokens": list(special_tokens),
             "n_input_bytes": int(n_input_bytes),
             "n_documents": int(n_documents),
@@ -257,10 +258,10 @@ def _read_npy(f, n_bytes: int, dtype: np.dtype | None, where: str) -> np.ndarray
 
 
 def _check_header(header: dict, name: str) -> None:
-    """Refuse a counts file header whose fields have the wrong types or ranges."""
-    pat_str, specials = header.get("pat_str"), header.get("special_tokens")
-    if not (pat_str is None or isinstance(pat_str, str)):
-        raise ValueError(f"{name}: the counts file header's pat_str must be a string or null")
+    """Refuse a counts file header whose fields have the wrong types or ranges; read its
+    ``pat_str`` (a pipeline of pre-tokenizers is stored as JSON: :func:`pat_str_from_json`)."""
+    header["pat_str"] = pat_str_from_json(header.get("pat_str"), f"{name}: the counts file header's pat_str")
+    specials = header.get("special_tokens")
     if not (isinstance(specials, list) and all(isinstance(s, str) for s in specials)):
         raise ValueError(f"{name}: the counts file header's special_tokens must be a list of strings")
     for key in ("n_input_bytes", "n_documents"):
@@ -277,12 +278,14 @@ class PieceCounter:
 
     Parameters
     ----------
-    pat_str : str or None
+    pat_str : str, PreTokenizer or None
         The split pattern (a regex; see :func:`bpetrain.splitting.pattern.resolve_pattern` for
         names), or ``None`` for raw mode, where every document (between special tokens)
         is one piece. The compiled splitter runs it, or the ``regex`` module for syntax
         the splitter does not run (:class:`bpetrain.splitting.pattern.SplitPattern`), with the
-        same pieces.
+        same pieces. A pipeline of Hugging Face pre-tokenizers
+        (:class:`bpetrain.splitting.pipeline.PreTokenizer`) splits each document whole (no
+        cut points) in its kernel.
     special_tokens : iterable of str
         Strings cut out of every document before splitting; they split the text (like
         document ends) and are not counted.
@@ -387,11 +390,17 @@ class PieceCounter:
 
     def _count_with_regex(self, text: bytes) -> None:
         """A pattern the compiled splitter does not run: split with the regex module (the
-        GIL released while it matches), count in the compiled table."""
+        GIL released while it matches), count in the compiled table. A pipeline of
+        pre-tokenizers splits each part in its kernel, whose pieces are counted in one call."""
         decoded = text.decode("utf-8", "surrogateescape")
         parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
         if self.documents == "line":
             parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
+        if isinstance(self._split, PipelineSplitter):
+            for part in parts:
+                pieces, offsets = self._split.table(encode_utf8(part))
+                self._table.count(pieces, np.stack([offsets[:-1], offsets[1:], offsets[1:]], axis=1), None)
+            return
         counts = Counter(piece for part in parts for piece in self._split.pieces(part))
         for piece, count in counts.items():
             self._table.add(encode_utf8(piece), count)

@@ -81,10 +81,11 @@ def pattern_name(pat_str: str | None) -> str | None:
     return next((name for name, value in PATTERNS.items() if value == pat_str), None)
 
 
-def describe_pattern(pat_str: str | None) -> str:
+def describe_pattern(pat_str) -> str:
     """``pat_str`` as a message or repr shows it: its name in quotes, or the regex as a
     Python string literal, shortened to :data:`SHOWN_CHARS` characters before it is
-    escaped (so no escape is cut in two) with ``...`` and its length after it.
+    escaped (so no escape is cut in two) with ``...`` and its length after it; a
+    pipeline of pre-tokenizers as the names of its steps.
 
     >>> describe_pattern(GPT2_PATTERN)
     "'gpt2'"
@@ -93,6 +94,8 @@ def describe_pattern(pat_str: str | None) -> str:
     >>> describe_pattern("[a-z]+")
     "'[a-z]+'"
     """
+    if pat_str is not None and not isinstance(pat_str, str):  # a pipeline of pre-tokenizers, by its steps
+        return f"PreTokenizer({', '.join(type(step).__name__ for step in pat_str.steps)})"
     name = pattern_name(pat_str)
     if name is not None:
         return repr(name)
