@@ -21,12 +21,13 @@ DIRECTIVES = {
     "initializedcheck": DEBUG,
     "cdivision": True,
 }
-#: The compiled modules, lowest first: the split pattern's matchers, the counter, the
+#: The compiled modules, lowest first: the split pattern's matchers and pipeline, the counter, the
 #: encoder's buffers, tables, per-piece encoders and text loop, the incremental encoders,
 #: the merge kernel's pair table and max-heap, the merge kernel.
 KERNELS = [
     "bpetrain.splitting._blocks",
     "bpetrain.splitting._matcher",
+    "bpetrain.splitting._pipeline",
     "bpetrain.counting._counter",
     "bpetrain.encoding._buffers",
     "bpetrain.encoding._tables",

@@ -12,7 +12,7 @@ multiple of bpetrain's time in the same round: the machine drifts less within a 
 than across all of them.
 
 Patterns: ``--pattern NAME|REGEX`` (a name of ``splitting.SPLIT_PATTERNS``: gpt2, cl100k,
-o200k, cl100k-rustbpe, nanochat, llama3; ``all``; or a regex; repeat the option for
+o200k, minbpe, nanochat, llama3; ``all``; or a regex; repeat the option for
 several) encodes with the vocabulary's ranks and that ``pat_str``; the default is the
 vocabulary's own pattern. bpetrain (``bpetrain.Encoding``) and tiktoken
 (``tiktoken.Encoding``) take any pattern. The other peers split with a fixed pattern, so

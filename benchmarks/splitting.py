@@ -1,7 +1,7 @@
 """The split patterns the benchmarks compare, and the one place that calls bpetrain's splitter.
 
 :data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
-benchmarks offer (``--pattern NAME``). The functions below are the only code in
+benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`. The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
 within its matcher's syntax (``bpetrain.splitting._compiler``); for the exact strings of
 :data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) the compiled splitter hands over to
@@ -19,21 +19,13 @@ import regex
 from bpetrain import PATTERNS, PieceCounter
 from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._matcher import Program
-from bpetrain.splitting.names import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
 from bpetrain.splitting.pattern import split_pattern
 
-#: name -> ``pat_str``. The first three are tiktoken's (as :data:`bpetrain.PATTERNS`
-#: holds them); the others are the strings their projects pass to their regex engines.
+#: name -> ``pat_str``. The first three are tiktoken's; the others are the strings their
+#: projects pass to their regex engines (``minbpe``: cl100k as minbpe writes it, rustbpe's
+#: default pattern; ``nanochat``: that with at most two digits a piece; ``llama3``).
 SPLIT_PATTERNS: dict[str, str] = {
-    "gpt2": PATTERNS["gpt2"],
-    "cl100k": PATTERNS["cl100k"],
-    "o200k": PATTERNS["o200k"],
-    # cl100k as minbpe and rustbpe write it (rustbpe's default pattern)
-    "cl100k-rustbpe": MINBPE_PATTERN,
-    # nanochat's: the rustbpe string with at most two digits a piece
-    "nanochat": NANOCHAT_PATTERN,
-    # Llama 3's
-    "llama3": LLAMA3_PATTERN,
+    name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k", "minbpe", "nanochat", "llama3")
 }
 
 

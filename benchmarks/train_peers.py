@@ -35,7 +35,7 @@ raw-whole
     asks for more. Also reports bpetrain's peak RSS per input byte.
 
 Patterns (pattern and stream modes): ``--pattern NAME|REGEX``, a name of
-``splitting.SPLIT_PATTERNS`` (gpt2, cl100k, o200k, cl100k-rustbpe, nanochat, llama3),
+``splitting.SPLIT_PATTERNS`` (gpt2, cl100k, o200k, minbpe, nanochat, llama3),
 ``all``, or a regex (pattern mode only); repeat the option to train with several in one
 run. Every trainer gets the same ``pat_str`` (Hugging Face with ``\\p{N}{1,3}`` for
 cl100k's possessive ``\\p{N}{1,3}+``, which Oniguruma reads differently). With more than
@@ -124,7 +124,7 @@ def last_safe_cut(data, searched: int = 0) -> int:
 
     ``p`` follows an ASCII letter and precedes an ASCII byte ``c`` that is neither a letter
     nor ``'``. Splitting ``data[:p]`` and ``data[p:]`` on their own gives the pieces of
-    the whole, for gpt2, cl100k, o200k, cl100k-rustbpe, nanochat and llama3 alike:
+    the whole, for gpt2, cl100k, o200k, minbpe, nanochat and llama3 alike:
 
     - none of them has a lookbehind, ``\\b`` or ``^``, and every character starts a match
       (it is a letter, a number, a space or one of ``[^\\s\\p{L}\\p{N}]``), so the pieces

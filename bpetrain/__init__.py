@@ -86,4 +86,5 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOMES])
+    """The public names and the module's own dunder attributes, not the helpers this file imports."""
+    return sorted([*__all__, *(name for name in globals() if name.startswith("__"))])

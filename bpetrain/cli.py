@@ -90,6 +90,8 @@ def _train(args: argparse.Namespace) -> int:
     check_output(args.output)
     if args.report:  # bpetrain report: fail before reading any input
         _check_report_outputs(args.report, None)
+    if args.counts:
+        _options_of_counts(args)
     trainer = _trainer(args, args.vocab_size)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -118,9 +120,21 @@ def _train(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"output": args.output, "vocab_size": tokenizer.n_vocab, "seconds": s.seconds,
                      "n_input_bytes": s.n_input_bytes, "n_documents": s.n_documents, "n_pieces": s.n_pieces,
-                     "n_piece_bytes": s.n_piece_bytes, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
+                     "n_piece_bytes": s.n_piece_bytes, "n_start_tokens": s.n_start_tokens, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
                      "bytes_per_token": s.bytes_per_token})
     return 0
+
+
+def _options_of_counts(args: argparse.Namespace) -> None:
+    """Take the split pattern and the special tokens the first counts file was counted with
+    where --pat-str and --special-token are not given (the trainer checks every file)."""
+    from bpetrain.counting.counts import read_header
+
+    header = read_header(args.counts[0])
+    if args.pat_str is None:
+        args.pat_str = "none" if header.get("pat_str") is None else header["pat_str"]
+    if not args.special_token:
+        args.special_token = header.get("special_tokens", [])
 
 
 def _print_json(record: dict) -> None:
@@ -150,7 +164,7 @@ def _count(args: argparse.Namespace) -> int:
 def _add_splitting(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help=f"split pattern: {', '.join(PATTERNS)}, a regex, or none (default: cl100k, or "
-                             "the --base model's)")
+                             "the --base model's, or what the --counts files were counted with)")
     parser.add_argument("--special-token", action="append", default=[], metavar="T",
                         help="a special token (repeat the option for more)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
@@ -181,17 +195,22 @@ def _add_reading(parser: argparse.ArgumentParser, *, required: bool) -> None:
 
 
 EXPORT_NOTES = {
-    "gpt2": "note: vocab.json and merges.txt do not carry the split pattern; pass it when loading "
-            "(libraries that read these files assume GPT-2's)",
+    "gpt2": "note: vocab.json and merges.txt do not carry the split pattern: bpetrain keeps it in .bpetrain.json "
+            "beside them, but other libraries that read these files assume GPT-2's",
 }
 SAMPLE_TEXT = "Hello world! Tokenizers split text into pieces: 12345 can't\n\tdef f(x): return x ** 2"
 
 
+def _pattern_option(pat_str: str | None) -> dict:
+    """``{"pat_str": pat_str}``, or nothing when the option was not given."""
+    return {} if pat_str is None else {"pat_str": pat_str}
+
+
 def _load_model(args: argparse.Namespace) -> Tokenizer:
+    """MODEL as a tokenizer, resolved as everywhere (:meth:`bpetrain.Tokenizer.from_file`)."""
     from bpetrain.tokenizer import Tokenizer
 
-    options = {} if args.pat_str is None else {"pat_str": args.pat_str}
-    return Tokenizer.from_file(args.model, format=args.model_format, **options)
+    return Tokenizer.from_file(args.model, format=args.model_format, **_pattern_option(args.pat_str))
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -237,18 +256,25 @@ def _show_tokens(tokens: list[bytes], *, color: bool) -> str:
 
 
 def _encoding(args: argparse.Namespace):
-    """The ``Encoding`` of MODEL: a model file of any format, or an OpenAI encoding name."""
+    """The ``Encoding`` of MODEL, resolved as everywhere (:func:`bpetrain.registry.locate_model`):
+    an encoding name or a rank file straight from its ranks, other models from their merges."""
     from bpetrain import registry
+    from bpetrain.formats.tiktoken import load_tiktoken
 
-    if not os.path.exists(args.model) and args.model in registry.list_encoding_names():
-        return registry.get_encoding(args.model)
+    source = registry.locate_model(args.model, format=args.model_format, **_pattern_option(args.pat_str))
+    if source.encoding_name is not None:
+        return registry.get_encoding(source.encoding_name)
+    if source.format == "tiktoken":
+        return load_tiktoken(source.paths[0], **source.options)
     return _load_model(args).encoding()
 
 
 def _texts(path: str, block_bytes: int, bar):
     """The text of ``path`` (``-``: standard input) in parts of about ``block_bytes`` bytes,
     UTF-8 decoded; invalid bytes become U+FFFD, as ``bytes.decode(errors="replace")`` does."""
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
+    from bpetrain.counting.inputs import standard_input
+
+    stream = standard_input() if path == "-" else open(path, "rb")  # noqa: SIM115 (closed below)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         while block := stream.read(block_bytes):
@@ -263,6 +289,10 @@ def _texts(path: str, block_bytes: int, bar):
 def _encode(args: argparse.Namespace) -> int:
     from bpetrain.encoding.errors import DisallowedSpecialTokenError
 
+    if "-" in (args.files or ["-"]):
+        from bpetrain.counting.inputs import standard_input
+
+        standard_input()  # closed (<&-): say so before the model is read
     encoding = _encoding(args)
     special = {"allowed_special": "all" if "all" in args.allowed_special else set(args.allowed_special),
                "disallowed_special": () if args.ordinary else "all"}
@@ -319,13 +349,14 @@ def _ids_text(ids, separator: bytes) -> bytes:
 
 
 def _encode_lines(encoding, texts, special):
-    """Ids of each line (without its line break), batch by batch on threads."""
+    """Ids of each line without its line end (``\n`` or ``\r\n``; a lone ``\r`` is text, as
+    for ``documents="line"`` in training), batch by batch on threads."""
     carry = ""
     for text in texts:
         lines = (carry + text).split("\n")
         carry = lines.pop()
         for start in range(0, len(lines), LINE_BATCH):
-            batch = lines[start : start + LINE_BATCH]
+            batch = [line[:-1] if line.endswith("\r") else line for line in lines[start : start + LINE_BATCH]]
             ids, offsets = encoding.encode_batch_to_numpy(batch, **special)
             yield from (ids[a:b] for a, b in zip(offsets.tolist(), offsets[1:].tolist()))
     if carry:
@@ -334,12 +365,14 @@ def _encode_lines(encoding, texts, special):
 
 def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", metavar="MODEL",
-                        help="a bpetrain model file, or a tiktoken, hf, gpt2 or minbpe file (see --model-format)")
+                        help="a bpetrain model file, a tiktoken, hf (tokenizer.json) or minbpe file, a folder of hf "
+                             "or gpt2 files (see --model-format), or an OpenAI encoding name (cl100k_base, "
+                             "o200k_base, ...: files from $BPETRAIN_VOCABS or tiktoken's cache)")
     parser.add_argument("--model-format", choices=("bpetrain", *EXPORT_FORMATS), default=None,
                         help="the format of MODEL (default: from its name and content)")
     parser.add_argument("--pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern for files that do not carry one (a tiktoken file without "
-                             "sidecar, GPT-2 files)")
+                             "sidecar that is not one of OpenAI's, GPT-2 files without bpetrain's record)")
 
 
 #: ``tokenizer_config.json`` fields ``export --format hf`` sets in a folder (:func:`bpetrain.formats.hf.save`).
@@ -380,9 +413,8 @@ def _add_encode_command(commands) -> None:
     encode = commands.add_parser(
         "encode",
         help="encode text files with a model: token ids, a token count, or JSON",
-        description="Encode text files (or standard input) with a model file of any format, or an OpenAI "
-                    "encoding name (cl100k_base, o200k_base, ...: rank files from $BPETRAIN_VOCABS or "
-                    "tiktoken's cache). The text is read and encoded in blocks (cut where the split pattern "
+        description="Encode text files (or standard input) with a model (a file of any format, a folder, "
+                    "or an OpenAI encoding name: see MODEL). The text is read and encoded in blocks (cut where the split pattern "
                     "allows, so the ids are those of the whole file) on all cores. Invalid UTF-8 becomes "
                     "U+FFFD. Special token strings are an error unless --allowed-special or --ordinary.",
     )
@@ -427,12 +459,26 @@ def _report(args: argparse.Namespace) -> int:
     if args.output is None and args.json is None:
         raise ValueError("say where to write: -o REPORT.html, --json REPORT.json (--json - for standard output), "
                          "or both")
+    from bpetrain._util.progress import progress_bar
+    from bpetrain.tokenizer import Tokenizer
+
     _check_report_outputs(args.output, args.json)
-    tokenizer = report.load_model(args.model, format=args.model_format, pat_str=args.pat_str)
-    compare = None if args.compare is None else report.load_model(args.compare, pat_str=args.compare_pat_str)
-    texts = report.read_texts(args.text)
-    data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
-                               compare_name=None if compare is None else os.path.basename(args.compare))
+    with progress_bar(desc="report", unit="step", disable=args.quiet) as bar:
+
+        def step(done: str) -> None:
+            bar.set_postfix_str(done, refresh=False)
+            bar.update()
+
+        tokenizer = _load_model(args)
+        step(f"read {args.model}")
+        compare = None
+        if args.compare is not None:
+            compare = Tokenizer.from_file(args.compare, **_pattern_option(args.compare_pat_str))
+            step(f"read {args.compare}")
+        texts = report.read_texts(args.text)
+        data = report.build_report(tokenizer, name=os.path.basename(args.model), texts=texts, compare=compare,
+                                   compare_name=None if compare is None else os.path.basename(args.compare),
+                                   progress=step)
     if args.json is not None:
         report.write_json(data, args.json)
     if args.output is not None:
@@ -454,14 +500,13 @@ def _add_report_command(commands) -> None:
     parser.add_argument("--text", nargs="+", default=[], metavar="FILE",
                         help="plain text files, directories or globs to measure compression on")
     parser.add_argument("--compare", default=None, metavar="MODEL",
-                        help="a second model to show beside the first: a model file, or an OpenAI encoding name "
-                             "(cl100k_base, o200k_base: rank files from $BPETRAIN_VOCABS or tiktoken's cache); "
-                             "OpenAI's rank files are recognised, other rank files without sidecar need "
-                             "--compare-pat-str")
+                        help="a second model to show beside the first, given as MODEL is; OpenAI's rank files are "
+                             "recognised, other rank files without sidecar need --compare-pat-str")
     parser.add_argument("--compare-pat-str", default=None, metavar="NAME|REGEX|none",
                         help="split pattern of --compare if its file does not carry one")
     parser.add_argument("-o", "--output", default=None, metavar="REPORT.html", help="the HTML report to write")
     parser.add_argument("--json", default=None, metavar="PATH|-", help="write the report as JSON (- for stdout)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(run=_report)
 
 
@@ -477,7 +522,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_reading(train, required=False)
     train.add_argument("--counts", nargs="+", default=[], metavar="COUNTS",
                        help="train on counts files (.npz from 'bpetrain count') instead of FILEs, their counts "
-                            "added up")
+                            "added up, with the split pattern and special tokens they were counted with unless "
+                            "--pat-str or --special-token say otherwise")
     train.add_argument("--vocab-size", type=int, required=True, metavar="N",
                        help="256 byte tokens + merges + special tokens")
     _add_splitting(train)
@@ -487,10 +533,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="make no token longer than N bytes (default: no limit)")
     train.add_argument("--tie-break", choices=TIE_BREAKS, default=None,
                        help="among pairs of equal count: smallest ids (rustbpe) or smallest Hugging Face ids "
-                            "(hf: the merges Hugging Face tokenizers learns) (default: rustbpe)")
+                            "(hf: the merges Hugging Face tokenizers learns; its train(files) makes each line a "
+                            "document, so add --documents line for its merges on text files) (default: rustbpe)")
     train.add_argument("--base", default=None, metavar="MODEL",
-                       help="extend this model (bpetrain, tiktoken, tokenizer.json or GPT-2 files) "
-                            "up to --vocab-size; its pattern unless --pat-str is given")
+                       help="extend this model (a file of any format, a folder, or an OpenAI encoding name, as "
+                            "for 'bpetrain encode') up to --vocab-size; its pattern unless --pat-str is given")
     train.add_argument("--new-ids-from", type=int, default=None, metavar="ID",
                        help="with a --base that keeps its ids (tokenizer.json): the first id of the new tokens "
                             "(default: after the last id in use)")
@@ -519,15 +566,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; a bad file or option is one line on stderr and exit status 2,
-    Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
+    """Run the command line; a bad file or option, a closed standard input or output, or
+    running out of memory is one line on stderr and exit status 2 (no output file is
+    written), Ctrl-C one line and status 130 (128 + SIGINT, as shells report it)."""
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and getattr(args, "files", None) is not None and not any(e.startswith("-") and e != "-" for e in extra):
         args.files += extra  # FILEs after options (argparse takes positionals only in one run)
     elif extra:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if sys.stderr is None:  # closed (2>&-): the messages go nowhere, not to standard output (print's default)
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (for the life of the process)
     try:
+        _check_stdout(args)
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             if getattr(args, "scheduler", None):
@@ -546,8 +597,21 @@ def main(argv: list[str] | None = None) -> int:
         if type(exc).__name__ == "PatternTimeoutError" and getattr(args, "model", None):
             exc = f"{args.model}: {exc}"  # a hostile or broken pattern from the model file
         parser.exit(2, f"bpetrain {args.command}: error: {exc}\n")
+    except MemoryError:
+        parser.exit(2, f"bpetrain {args.command}: error: out of memory (the process may use no more: see "
+                       "ulimit -v, or the machine's memory); no output file was written. Give it more memory, or "
+                       "less input at a time (to train: bpetrain count in parts, then train --counts)\n")
     except KeyboardInterrupt:
         parser.exit(130, f"bpetrain {args.command}: interrupted\n")
+
+
+def _check_stdout(args: argparse.Namespace) -> None:
+    """Fail before any input is read if the command writes to standard output and it is closed (``>&-``)."""
+    writes = args.command in ("encode", "inspect") or (
+        args.command in ("train", "count") and args.json) or (args.command == "report" and args.json == "-")
+    if writes and sys.stdout is None:
+        raise ValueError("standard output is closed (>&-), and this command writes to it; redirect it to a file "
+                         "(> FILE) or to /dev/null")
 
 
 def _count_arg(text: str) -> int:

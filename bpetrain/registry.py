@@ -1,4 +1,5 @@
-"""OpenAI's encodings by name and by model, from files already on this machine.
+"""OpenAI's encodings by name and by model, from files already on this machine, and
+model references resolved (:func:`resolve_model`).
 
 tiktoken's module-level functions (``tiktoken/registry.py`` and ``tiktoken/model.py``):
 :func:`get_encoding`, :func:`list_encoding_names`, :func:`encoding_for_model` and
@@ -17,28 +18,42 @@ bpetrain downloads nothing. Each file is looked for, in this order, in
 
 A file found is checked against the SHA-256 tiktoken expects. ``p50k_edit`` is built from
 ``p50k_base``'s file and ``o200k_harmony`` from ``o200k_base``'s, as in tiktoken.
+
+Every command and function that takes a model (``bpetrain encode``, ``inspect``,
+``export``, ``report``, ``train --base``; :meth:`bpetrain.Tokenizer.from_file`,
+:meth:`~bpetrain.Tokenizer.load`, ``BpeTrainer``'s ``base=``) resolves it with
+:func:`locate_model`: a model file of any format, a folder, or an encoding name; a rank
+file that is one of OpenAI's (by its SHA-256) gets its encoding's pattern and special
+tokens.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from bpetrain import formats
+from bpetrain._util.read import sha256_file
 from bpetrain.encoding.core import Encoding
 from bpetrain.formats.gpt2 import load_files
-from bpetrain.formats.tiktoken import read_tiktoken
+from bpetrain.formats.tiktoken import read_tiktoken, sidecar_path
 from bpetrain.splitting.pattern import PATTERNS
-from bpetrain.tokenizer import Tokenizer
 
 __all__ = [
     "MODEL_PREFIX_TO_ENCODING",
     "MODEL_TO_ENCODING",
+    "ModelSource",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
+    "locate_model",
+    "openai_rank_file",
+    "resolve_model",
 ]
 
 #: The environment variable naming a directory of vocabulary files.
@@ -198,7 +213,7 @@ def get_encoding(encoding_name: str) -> Encoding:
             if len(paths) == 1:
                 ranks = read_tiktoken(paths[0])
             else:
-                ranks = Tokenizer.from_model(load_files(*paths)).mergeable_ranks
+                ranks = _ranks(load_files(*paths))
             _loaded[encoding_name] = RegisteredEncoding(
                 encoding_name,
                 pat_str=PATTERNS[spec.pattern],
@@ -256,10 +271,13 @@ def tiktoken_cache_dir() -> str | None:
 def find_file(file: VocabFile, encoding_name: str) -> str:
     """The path of ``file`` on this machine, checked against its SHA-256.
 
+    The file is hashed 1 MB at a time; one larger than the readers' cap
+    (:func:`bpetrain._util.read.max_file_bytes`, 1 GiB) is refused before it is read.
+
     Raises
     ------
     ValueError
-        If the file found has another SHA-256.
+        If the file found has another SHA-256, or is larger than the cap.
     FileNotFoundError
         If it is in none of the places; the message lists them and how to get the file.
     """
@@ -276,10 +294,9 @@ def find_file(file: VocabFile, encoding_name: str) -> str:
         looked.append("tiktoken's cache (off: TIKTOKEN_CACHE_DIR is empty)")
     for path in candidates:
         if not os.path.isfile(path):
-            looked.append(f"{path} (absent)")
+            looked.append(f"{path} ({'not a regular file' if os.path.exists(path) else 'absent'})")
             continue
-        with open(path, "rb") as f:
-            sha256 = hashlib.sha256(f.read()).hexdigest()
+        sha256 = sha256_file(path, f"OpenAI's {file.name}")
         if sha256 != file.sha256:
             raise ValueError(
                 f"{path} should be {file.url} but its SHA-256 is {sha256}, not {file.sha256} (tiktoken's); "
@@ -295,3 +312,119 @@ def find_file(file: VocabFile, encoding_name: str) -> str:
         f"here, pointing TIKTOKEN_CACHE_DIR at it):\n"
         f"  python -c \"import tiktoken; tiktoken.get_encoding('{encoding_name}')\""
     )
+
+
+def _ranks(model: formats.Model) -> dict[bytes, int]:
+    """Token bytes -> id for the bytes and merges of ``model`` (GPT-2's files)."""
+    tokens = [bytes([b]) for b in sorted(range(256), key=(model.byte_ids or range(256)).__getitem__)]
+    for a, b in model.merges:
+        tokens.append(tokens[a] + tokens[b])
+    return {token: rank for rank, token in enumerate(tokens)}
+
+
+# ------------------------------------------------------------- model references
+
+
+class ModelSource(NamedTuple):
+    """Where a model reference leads (:func:`locate_model`)."""
+
+    #: The model's file or folder; for the ``gpt2`` encoding, GPT-2's ``encoder.json`` and ``vocab.bpe``.
+    paths: tuple[str, ...]
+    #: ``"bpetrain"``, ``"tiktoken"``, ``"hf"``, ``"gpt2"`` or ``"minbpe"``.
+    format: str
+    #: What the format's reader is given (``pat_str``, ``special_tokens``).
+    options: dict
+    #: The encoding :func:`get_encoding` makes of it: a name given, with nothing overridden.
+    encoding_name: str | None
+
+
+def locate_model(ref, *, format: str | None = None, **options) -> ModelSource:
+    """Resolve a model reference: what to read, in which format, with which options.
+
+    Parameters
+    ----------
+    ref : str or os.PathLike
+        A model file of any format bpetrain reads (bpetrain, tiktoken, ``tokenizer.json``,
+        minbpe), a folder (Hugging Face's or GPT-2's files), or an encoding name of
+        :func:`list_encoding_names` that is not also a path (its files are found as
+        :func:`get_encoding` finds them).
+    format : str, optional
+        The file's format; default: :func:`bpetrain.formats.detect_format`.
+    **options
+        ``pat_str`` and ``special_tokens`` for a format that does not carry them (tiktoken
+        without sidecar, GPT-2 files); they override what the reference implies. A
+        tiktoken rank file without sidecar and without ``pat_str`` that is one of OpenAI's
+        (:func:`openai_rank_file`) gets its encoding's pattern and special tokens.
+
+    Returns
+    -------
+    ModelSource
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``ref`` is neither a path nor an encoding name, or an encoding's files are not
+        on this machine (:func:`find_file`).
+    ValueError
+        If the format cannot be told (:func:`bpetrain.formats.detect_format`), or an
+        encoding name is given another ``format`` than its files'.
+    TypeError
+        If ``ref`` is not a string or path.
+    """
+    if not isinstance(ref, (str, os.PathLike)):
+        raise TypeError(f"a model is a path or an encoding name, got {type(ref).__name__}")
+    name = os.fspath(ref)
+    if os.path.exists(name):
+        found_format = format or formats.detect_format(name)
+        if found_format == "tiktoken" and "pat_str" not in options and not os.path.exists(sidecar_path(name)):
+            encoding_name = openai_rank_file(name)
+            if encoding_name is not None:
+                options = {"pat_str": ENCODINGS[encoding_name].pattern,
+                           "special_tokens": ENCODINGS[encoding_name].special_tokens, **options}
+        return ModelSource((name,), found_format, options, None)
+    spec = ENCODINGS.get(name)
+    if spec is None:
+        raise FileNotFoundError(
+            f"{name}: no such file or folder, and not an encoding name ({', '.join(ENCODINGS)}); a model is a "
+            "bpetrain, tiktoken, tokenizer.json or minbpe file, a folder of Hugging Face or GPT-2 files, or one of "
+            "those names"
+        )
+    found_format = "tiktoken" if len(spec.files) == 1 else "gpt2"
+    if format not in (None, found_format):
+        raise ValueError(f"{name} is an encoding of {found_format} files, not {format}; leave the format out")
+    paths = tuple(find_file(file, name) for file in spec.files)
+    defaults = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
+    return ModelSource(paths, found_format, {**defaults, **options}, None if options else name)
+
+
+def resolve_model(ref, *, format: str | None = None, **options) -> formats.Model:
+    """Read the model a reference leads to (:func:`locate_model`, which takes the same
+    arguments); :meth:`bpetrain.Tokenizer.from_file` makes it a tokenizer.
+
+    Raises
+    ------
+    FileNotFoundError, TypeError
+        As :func:`locate_model`.
+    ValueError
+        As :func:`locate_model`, or the file is malformed (:func:`bpetrain.formats.load`).
+    """
+    source = locate_model(ref, format=format, **options)
+    if len(source.paths) == 2:
+        return load_files(*source.paths, **source.options)
+    return formats.load(source.paths[0], source.format, **source.options)
+
+
+def openai_rank_file(path) -> str | None:
+    """The encoding whose rank file ``path`` is, by its SHA-256 (the first of
+    :data:`ENCODINGS` with that one file: ``r50k_base``, ``p50k_base``, ``cl100k_base``,
+    ``o200k_base``), or None."""
+    status = os.stat(path)
+    if not stat.S_ISREG(status.st_mode) or status.st_size > _MAX_RANK_FILE_BYTES:
+        return None  # (a pipe's bytes, once hashed, would be gone for the reader)
+    sha256 = sha256_file(path, "a tiktoken rank file")
+    return next((name for name, spec in ENCODINGS.items() if len(spec.files) == 1 and spec.files[0].sha256 == sha256),
+                None)
+
+
+#: No OpenAI rank file is larger (o200k_base.tiktoken has 3.6 MB): larger files are not hashed.
+_MAX_RANK_FILE_BYTES = 16 << 20

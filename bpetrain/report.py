@@ -30,17 +30,17 @@ and a model entry::
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
                        n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
     training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
-                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_merges, n_tokens,
-                       bytes_per_token, and two curves sampled on a log scale:
+                       n_input_bytes, n_documents, n_pieces, n_piece_bytes, n_start_tokens, n_merges,
+                       n_tokens, bytes_per_token, and two curves sampled on a log scale:
                        curve: {source: "training", n_merges: [...], n_vocab: [...],
-                       bytes_per_token: [...]} on the training text after the first k merges;
+                       bytes_per_token: [...]} on the training text after the first k merges of
+                       the run (n_vocab counts a base's tokens too);
                        merge_counts: {k: [...], merge_count: [...]}: the count of the k-th merge
 """
 from __future__ import annotations
 
 import base64
 import datetime
-import hashlib
 import html
 import io
 import json
@@ -54,18 +54,17 @@ import numpy as np
 
 from bpetrain._util.atomic import atomic_write
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats import detect_format
-from bpetrain.formats.tiktoken import sidecar_path
 from bpetrain.counting.inputs import expand_inputs, read_blocks
-from bpetrain.splitting.names import PATTERNS
+from bpetrain.splitting.names import pattern_name
+from bpetrain.splitting.pipeline import pat_str_to_json
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.trainer import TrainingStats
 
 __all__ = [
     "Text",
     "build_report",
-    "load_model",
     "read_texts",
+    "readable_text",
     "readable_token",
     "require_matplotlib",
     "write_html",
@@ -126,40 +125,6 @@ def read_texts(paths: Sequence[str | os.PathLike]) -> list[Text]:
     return texts
 
 
-def load_model(path, *, format: str | None = None, pat_str: str | None = None) -> Tokenizer:
-    """Read a model as :meth:`Tokenizer.from_file` does, recognising OpenAI's rank files.
-
-    A tiktoken rank file without a sidecar does not carry its split pattern; when
-    ``pat_str`` is not given and the file is one of OpenAI's (same SHA-256 as in
-    :data:`bpetrain.registry.ENCODINGS`, e.g. ``cl100k_base.tiktoken``), its encoding's
-    pattern and special tokens are used. ``path`` may also be the name of such an
-    encoding (``cl100k_base``, ``o200k_base``), whose file :mod:`bpetrain.registry` finds.
-
-    Raises
-    ------
-    FileNotFoundError
-        If ``path`` does not exist (or, for a name, the registry does not find its file).
-    ValueError
-        As :meth:`Tokenizer.from_file`, e.g. a rank file that is not OpenAI's, without
-        sidecar and without ``pat_str``.
-    """
-    from bpetrain.registry import ENCODINGS, find_file
-
-    spec = ENCODINGS.get(os.fspath(path))
-    if spec is not None and len(spec.files) == 1 and not os.path.exists(path):
-        path = find_file(spec.files[0], os.fspath(path))
-    options = {} if pat_str is None else {"pat_str": pat_str}
-    if pat_str is None and (format or detect_format(path)) == "tiktoken" and not os.path.exists(sidecar_path(path)):
-        with open(path, "rb") as f:  # a rank file that does not say its pattern: is it OpenAI's?
-            digest = hashlib.sha256(f.read()).hexdigest()
-        for spec in ENCODINGS.values():
-            if len(spec.files) == 1 and spec.files[0].sha256 == digest:
-                options = {"pat_str": spec.pattern, "special_tokens": spec.special_tokens}
-                format = "tiktoken"
-                break
-    return Tokenizer.from_file(path, format=format, **options)
-
-
 def require_matplotlib() -> None:
     """Check that matplotlib can be imported (call before reading input).
 
@@ -181,12 +146,9 @@ def require_matplotlib() -> None:
 def readable_token(token: bytes) -> str:
     """Token bytes as readable text: UTF-8 where valid, escapes for the rest.
 
-    Bytes that are not valid UTF-8 become ``\\xNN``; control, format and space
-    characters other than the space itself (other C0 and C1 controls, zero-width and
-    no-break spaces, line separators, private use, unassigned) become ``\\n``, ``\\t``,
-    ``\\r``, ``\\xNN`` (ASCII, where the byte and the character agree) or ``\\uNNNN``
-    (``\\UNNNNNNNN`` above U+FFFF), so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
-    character; a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
+    Bytes that are not valid UTF-8 become ``\\xNN``; characters are shown as
+    :func:`readable_text` shows them, so ``\\xa0`` is the byte 0xA0 and ``\\u00a0`` the
+    character.
 
     Examples
     --------
@@ -195,13 +157,41 @@ def readable_token(token: bytes) -> str:
     >>> readable_token(b"\\xe2\\x80")  # a character cut in the middle
     '\\\\xe2\\\\x80'
     """
+    return readable_text(token.decode("utf-8", "surrogateescape"), invalid_bytes=True)
+
+
+def readable_text(text: str, *, invalid_bytes: bool = False, regex: bool = False) -> str:
+    """Text from a model or the user (a token, special token, model name, path, pattern)
+    as readable text that cannot reorder or hide what follows it.
+
+    Control, format and space characters other than the space itself (other C0 and C1
+    controls, NUL and ESC among them, bidirectional overrides such as U+202E, zero-width
+    and no-break spaces, line separators, private use, unassigned, lone surrogates) become
+    ``\\n``, ``\\t``, ``\\r``, ``\\xNN`` (ASCII), ``\\uNNNN`` or ``\\UNNNNNNNN`` (above
+    U+FFFF); a backslash is doubled, so the escapes are unambiguous. Spaces stay spaces.
+
+    Parameters
+    ----------
+    text : str
+    invalid_bytes : bool, default False
+        ``text`` was decoded with ``errors="surrogateescape"``: U+DC80..U+DCFF are the
+        invalid bytes 0x80..0xFF, shown as ``\\xNN`` (:func:`readable_token`).
+    regex : bool, default False
+        ``text`` is a regular expression: its backslashes are its own escapes and stay
+        single (an escape such as ``\\x1b`` matches what the raw character matches).
+
+    Examples
+    --------
+    >>> readable_text("\\u202egnp.exe")
+    '\\\\u202egnp.exe'
+    """
     out = []
-    for c in token.decode("utf-8", "surrogateescape"):
+    for c in text:
         code = ord(c)
-        if 0xDC80 <= code <= 0xDCFF:  # an invalid byte, from surrogateescape
+        if invalid_bytes and 0xDC80 <= code <= 0xDCFF:  # an invalid byte, from surrogateescape
             out.append(f"\\x{code - 0xDC00:02x}")
         elif c == "\\":
-            out.append("\\\\")
+            out.append("\\" if regex else "\\\\")
         elif c in "\n\t\r":
             out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[c])
         elif c != " " and unicodedata.category(c) in ("Cc", "Cf", "Zs", "Zl", "Zp", "Cs", "Co", "Cn"):
@@ -248,7 +238,7 @@ def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tu
     return compression, counts[256:256 + n_merges]
 
 
-def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int) -> dict:
+def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int, progress) -> dict:
     """Bytes per token on ``texts`` with the first ``k`` merges, for :func:`_curve_points` ``k``."""
     n_bytes = sum(t.n_bytes for t in texts)
     points = _curve_points(n_merges, n_points)
@@ -256,6 +246,7 @@ def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text],
     for k in points:
         encoder = encoding if k == n_merges else _truncated(encoding, k)
         values.append(n_bytes / sum(encoder.count_batch([t.text for t in texts])))
+        progress(f"{encoding.name}: the texts with {k:,} merges")
     return {"source": "texts", "n_merges": points, "n_vocab": [256 + k for k in points], "bytes_per_token": values}
 
 
@@ -272,24 +263,26 @@ def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
     }
 
 
-def _training(stats: TrainingStats, n_points: int) -> dict:
+def _training(stats: TrainingStats, n_points: int, n_first_vocab: int) -> dict:
     """The training statistics, with the compression curve on the training text from the merge counts.
 
-    After the first ``k`` merges the training text has
-    ``n_piece_bytes - merge_tokens_removed[:k].sum()`` tokens.
+    After the first ``k`` merges of the run the training text has
+    ``n_start_tokens - merge_tokens_removed[:k].sum()`` tokens and the vocabulary
+    ``n_first_vocab + k`` tokens (special tokens aside): 256, or 256 and a base's merges.
     """
     counts = np.asarray(stats.merge_counts, dtype=np.int64)
-    n_tokens = stats.n_piece_bytes - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
+    n_tokens = stats.n_start_tokens - np.concatenate([[0], np.cumsum(stats.merge_tokens_removed)])
     points = _curve_points(len(counts), max(n_points, 200))
     ranks = sorted({round(k) for k in np.geomspace(1, len(counts), 200)}) if len(counts) else []
     return {
         "seconds": stats.seconds, "n_input_bytes": stats.n_input_bytes, "n_documents": stats.n_documents,
-        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_merges": stats.n_merges,
+        "n_pieces": stats.n_pieces, "n_piece_bytes": stats.n_piece_bytes, "n_start_tokens": stats.n_start_tokens,
+        "n_merges": stats.n_merges,
         "n_tokens": stats.n_tokens, "bytes_per_token": stats.bytes_per_token,
         "curve": {
             "source": "training",
             "n_merges": points,
-            "n_vocab": [256 + k for k in points],
+            "n_vocab": [n_first_vocab + k for k in points],
             "bytes_per_token": [stats.n_piece_bytes / int(n_tokens[k]) for k in points],
         },
         "merge_counts": {"k": ranks, "merge_count": [int(counts[k - 1]) for k in ranks]},
@@ -297,7 +290,7 @@ def _training(stats: TrainingStats, n_points: int) -> dict:
 
 
 def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: TrainingStats | None,
-                 n_points: int, n_listed: int) -> dict:
+                 n_points: int, n_listed: int, progress) -> dict:
     n_merges = len(tokenizer.merges)
     vocab = tokenizer.vocab
     lengths = np.bincount([len(vocab[i]) for i in range(256 + n_merges)])
@@ -306,20 +299,23 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "name": name,
         "n_vocab": tokenizer.n_vocab,
         "n_merges": n_merges,
-        "pat_str": tokenizer.pat_str,
-        "pattern_name": next((key for key, value in PATTERNS.items() if value == tokenizer.pat_str), None),
+        "pat_str": pat_str_to_json(tokenizer.pat_str),  # a pipeline of pre-tokenizers as its JSON
+        "pattern_name": None if not isinstance(tokenizer.pat_str, str) else pattern_name(tokenizer.pat_str),
         "special_tokens": dict(sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])),
         "token_lengths": {"n_bytes": np.flatnonzero(lengths).tolist(), "n_tokens": lengths[lengths > 0].tolist()},
         "longest_tokens": [_token_entry(tokenizer, i) for i in longest],
         "compression": None,
         "compression_curve": None,
         "rarest_tokens": None,
-        "training": None if stats is None else _training(stats, n_points),
+        "training": None if stats is None else _training(stats, n_points, 256 + n_merges - stats.n_merges),
     }
+    progress(f"{name}: tokens")
     if texts:
         encoding = tokenizer.encoding(name)
+        progress(f"{name}: the encoder")
         entry["compression"], counts = _compression(encoding, n_merges, texts)
-        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points)
+        progress(f"{name}: the texts")
+        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points, progress)
         entry["rarest_tokens"] = _rarest(tokenizer, counts, n_listed)
     return entry
 
@@ -334,6 +330,7 @@ def build_report(
     compare_name: str = "compare",
     n_points: int = N_CURVE_POINTS,
     n_listed: int = N_LISTED,
+    progress=None,
 ) -> dict:
     """Measure ``tokenizer`` (and ``compare``) on ``texts``: the dictionary this module's docstring lists.
 
@@ -356,6 +353,9 @@ def build_report(
         encode of all texts).
     n_listed : int, default 20
         Longest, rarest and unused tokens listed.
+    progress : callable, optional
+        Called with a short description after each step (each encode of the texts, say),
+        for a progress bar.
 
     Returns
     -------
@@ -369,9 +369,10 @@ def build_report(
     """
     from bpetrain._util.version import __version__
 
-    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed)]
+    progress = progress or (lambda step: None)
+    models = [_model_entry(tokenizer, name, texts, stats, n_points, n_listed, progress)]
     if compare is not None:
-        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed))
+        models.append(_model_entry(compare, compare_name, texts, None, n_points, n_listed, progress))
     return {
         "bpetrain_version": __version__,
         "texts": [{"path": t.path, "n_bytes": t.n_bytes, "n_words": t.n_words} for t in texts],
@@ -396,7 +397,8 @@ def write_json(report: dict, path) -> None:
 def write_html(report: dict, path) -> None:
     """Write the report as one self-contained HTML file (figures as embedded PNG), atomically.
 
-    Every token, special token, pattern and path goes through :func:`html.escape`.
+    Every token, special token, model name, pattern and path is shown with its control
+    and invisible characters escaped (:func:`readable_text`), then HTML-escaped.
 
     Raises
     ------
@@ -426,7 +428,15 @@ img { max-width: 100%; } .note { color: #666; font-size: .9em; }
 
 
 def _e(value) -> str:
+    """HTML-escaped ``str(value)``: for numbers and text already made readable (tokens)."""
     return html.escape(str(value), quote=True)
+
+
+def _shown(text: str, *, regex: bool = False) -> str:
+    """A string from the model or the user (name, path, special token, pattern) for the
+    page: control and invisible characters escaped as tokens are (:func:`readable_text`),
+    then HTML-escaped."""
+    return _e(readable_text(text, regex=regex))
 
 
 def _num(value, digits: int = 3) -> str:
@@ -461,9 +471,9 @@ def _compression_figure(models: list[dict]) -> str | None:
     curves = []
     for color, model in zip(COLORS, models):
         if model["compression_curve"]:
-            curves.append((model["compression_curve"], f"{model['name']} on the texts", color, "-", "o"))
+            curves.append((model["compression_curve"], f"{readable_text(model['name'])} on the texts", color, "-", "o"))
         if model["training"]:
-            curves.append((model["training"]["curve"], f"{model['name']} on its training text", color, "--", None))
+            curves.append((model["training"]["curve"], f"{readable_text(model['name'])} on its training text", color, "--", None))
     if not curves:
         return None
     figure = Figure(figsize=(8, 4.2))
@@ -493,7 +503,7 @@ def _lengths_figure(models: list[dict]) -> str:
             share[min(n_bytes, MAX_PLOTTED_LENGTH) - 1] += n_tokens
         share *= 100 / share.sum()
         axes.bar(positions + (j - (len(models) - 1) / 2) * width, share, width, color=color,
-                 label=f"{model['name']} ({model['n_merges'] + 256:,} tokens)")
+                 label=f"{readable_text(model['name'])} ({model['n_merges'] + 256:,} tokens)")
     labels = [str(p) if p == 1 or p % 4 == 0 else "" for p in positions[:-1]]
     axes.set_xticks(positions, [*labels, f"{MAX_PLOTTED_LENGTH}+"])
     return _finished(figure, axes, f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)",
@@ -511,7 +521,7 @@ def _merge_count_figure(models: list[dict]) -> str | None:
     axes = figure.subplots()
     for color, model in trained:
         curve = model["training"]["merge_counts"]
-        axes.plot(curve["k"], curve["merge_count"], color=color, label=model["name"])
+        axes.plot(curve["k"], curve["merge_count"], color=color, label=readable_text(model["name"]))
     axes.set_xscale("log")
     axes.set_yscale("log")
     return _finished(figure, axes, "the k-th merge (log scale)", "count of the pair merged",
@@ -550,15 +560,16 @@ def _summary_table(report: dict) -> str:
     def pattern(model: dict) -> str:
         if model["pat_str"] is None:
             return "none (raw mode)"
-        name = f"{_e(model['pattern_name'])}: " if model["pattern_name"] else ""
-        return f'{name}<code class="pat">{_e(model["pat_str"])}</code>'
+        name = f"{_shown(model['pattern_name'])}: " if model["pattern_name"] else ""
+        pat_str = model["pat_str"] if isinstance(model["pat_str"], str) else json.dumps(model["pat_str"])
+        return f'{name}<code class="pat">{_shown(pat_str, regex=True)}</code>'
 
     def specials(model: dict) -> str:
-        return ", ".join(f'<code class="tok">{_e(t)}</code>&nbsp;{i}' for t, i in model["special_tokens"].items()) \
+        return ", ".join(f"{_token_html(readable_text(t))}&nbsp;{i}" for t, i in model["special_tokens"].items()) \
             or "none"
 
     rows = [
-        "<tr><th></th>" + "".join(f"<th>{_e(m['name'])}</th>" for m in models) + "</tr>",
+        "<tr><th></th>" + "".join(f"<th>{_shown(m['name'])}</th>" for m in models) + "</tr>",
         row("vocabulary size", [_num(m["n_vocab"]) for m in models]),
         row("merges", [_num(m["n_merges"]) for m in models]),
         row("special tokens", [specials(m) for m in models]),
@@ -579,20 +590,20 @@ def _texts_table(report: dict) -> str:
     if not models:
         return '<p class="note">No texts given (<code>--text FILE...</code>): no compression on texts.</p>'
     head = "<tr><th>text</th><th>bytes</th><th>words</th>" + "".join(
-        f"<th>{_e(m['name'])}: tokens</th><th>bytes/token</th>" for m in models) + "</tr>"
+        f"<th>{_shown(m['name'])}: tokens</th><th>bytes/token</th>" for m in models) + "</tr>"
     body = ""
     for i, text in enumerate(report["texts"]):
         cells = "".join(
             f'<td class="num">{_num(m["compression"]["per_text"][i]["n_tokens"])}</td>'
             f'<td class="num">{_num(m["compression"]["per_text"][i]["bytes_per_token"])}</td>' for m in models)
-        body += (f'<tr><td><code>{_e(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
+        body += (f'<tr><td><code>{_shown(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
                  f'<td class="num">{_num(text["n_words"])}</td>{cells}</tr>')
     return f"<table>{head}{body}</table>"
 
 
 def _side_by_side(models: list[dict], title, content) -> str:
     """One column per model: ``title(model)`` over ``content(model)``, skipping models without content."""
-    columns = [f"<div><h3>{_e(title(m))}</h3>{content(m)}</div>" for m in models if content(m)]
+    columns = [f"<div><h3>{_shown(title(m))}</h3>{content(m)}</div>" for m in models if content(m)]
     return f'<div class="side">{"".join(columns)}</div>' if columns else ""
 
 
@@ -609,7 +620,8 @@ def _rarest_html(model: dict) -> str:
 def _training_html(model: dict) -> str:
     t = model["training"]
     rows = [("seconds", t["seconds"]), ("input bytes", t["n_input_bytes"]), ("documents", t["n_documents"]),
-            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]), ("merges", t["n_merges"]),
+            ("unique pieces", t["n_pieces"]), ("piece bytes", t["n_piece_bytes"]),
+            ("tokens before the merges", t["n_start_tokens"]), ("merges", t["n_merges"]),
             ("tokens after training", t["n_tokens"]), ("bytes per token", t["bytes_per_token"])]
     return "<table>" + "".join(f'<tr><th>{k}</th><td class="num">{_num(v)}</td></tr>' for k, v in rows) + "</table>"
 
@@ -630,8 +642,8 @@ def _page(report: dict) -> str:
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>bpetrain report: {_e(names)}</title><style>{STYLE}</style></head><body>",
-        f"<h1>Tokenizer report: {_e(names)}</h1>",
+        f"<title>bpetrain report: {_shown(names)}</title><style>{STYLE}</style></head><body>",
+        f"<h1>Tokenizer report: {_shown(names)}</h1>",
         (f'<p class="note">bpetrain {_e(report["bpetrain_version"])}, '
          f'{_e(datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))}. '
          "Bytes are UTF-8 bytes; words are whitespace-separated; special token strings in the texts count as "

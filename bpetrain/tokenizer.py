@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Literal
 
 from bpetrain.encoding.added_tokens import AddedToken, split_added
 from bpetrain.encoding.core import Encoding
-from bpetrain.encoding.decoding import as_token_ids
+from bpetrain.encoding.decoding import as_token_ids, unknown_token
 from bpetrain.encoding.merge_rule import unreachable_tokens
 from bpetrain.encoding.pair_model import PairModel
 from bpetrain.encoding.special import allowed_special_tokens, special_regex
+from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import encode_utf8, resolve_pattern, split_pattern
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ class Tokenizer:
     def __repr__(self) -> str:
         return (
             f"Tokenizer(n_vocab={self.n_vocab}, merges={len(self.merges)}, "
-            f"pat_str={self.pat_str!r:.40}, special_tokens={len(self.special_tokens)})"
+            f"pat_str={describe_pattern(self.pat_str)}, special_tokens={len(self.special_tokens)})"
         )
 
     def __eq__(self, other: object) -> bool:
@@ -421,23 +422,28 @@ class Tokenizer:
 
         Raises
         ------
-        ValueError
-            If a token id is not in the vocabulary.
+        KeyError
+            If a token id is not in the vocabulary (as :meth:`bpetrain.Encoding.decode_bytes`
+            and tiktoken).
         TypeError
             If a token id is not an integer.
         OverflowError
-            If a token id does not fit in 64 bits.
+            If a token id is outside ``[0, 2**32)``.
         """
         vocab = self.vocab
         try:
             return b"".join(map(vocab.__getitem__, as_token_ids(tokens)))
         except KeyError as exc:
-            raise ValueError(
-                f"token id {exc.args[0]!r} is not in the vocabulary (ids 0..{self.n_vocab - 1})"
-            ) from None
+            raise unknown_token(exc.args[0], "this tokenizer", self.n_vocab - 1) from None
 
     def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
-        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``)."""
+        """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).
+
+        Raises
+        ------
+        KeyError, OverflowError, TypeError
+            As :meth:`decode_bytes`.
+        """
         return self.decode_bytes(tokens).decode("utf-8", errors)
 
     # ------------------------------------------------------------------ files
@@ -477,17 +483,14 @@ class Tokenizer:
 
     @classmethod
     def load(cls, path) -> Tokenizer:
-        """Read a model file written by :meth:`save`.
+        """Read a model file written by :meth:`save`, or any model :meth:`from_file` reads.
 
         Raises
         ------
-        ValueError
-            If the file is not a bpetrain model file, or is damaged (the message names
-            the file and line).
+        FileNotFoundError, ValueError
+            As :meth:`from_file`.
         """
-        from bpetrain.formats.model_file import read_model
-
-        return cls.from_model(read_model(path))
+        return cls.from_file(path)
 
     def save_tiktoken(self, path) -> None:
         """Write a tiktoken rank file and its sidecar ``path.json``: ``export(path, format="tiktoken")``."""
@@ -521,19 +524,26 @@ class Tokenizer:
 
     @classmethod
     def from_file(cls, path, *, format: str | None = None, **options) -> Tokenizer:
-        """Read a tokenizer from any format :meth:`export` writes, or a :meth:`save` model file.
+        """Read a tokenizer from a model reference: a :meth:`save` model file, any format
+        :meth:`export` writes (file or folder), or an OpenAI encoding name (``"cl100k_base"``).
 
-        ``format`` (``"bpetrain"``, ``"tiktoken"``, ``"hf"``, ``"gpt2"``, ``"minbpe"``)
-        defaults to what the path shows (:func:`bpetrain.formats.detect_format`);
-        ``options`` go to the format's reader (:func:`bpetrain.formats.load`), e.g.
-        ``pat_str="cl100k"`` for a rank file without a sidecar such as ``cl100k_base.tiktoken``.
+        Every command and function that takes a model resolves it this way
+        (:func:`bpetrain.registry.locate_model`). ``format`` (``"bpetrain"``,
+        ``"tiktoken"``, ``"hf"``, ``"gpt2"``, ``"minbpe"``) defaults to what the path
+        shows (:func:`bpetrain.formats.detect_format`); ``options`` go to the format's
+        reader (:func:`bpetrain.formats.load`), e.g. ``pat_str="cl100k"`` for a rank file
+        without a sidecar. OpenAI's rank files (``cl100k_base.tiktoken``, recognised by
+        their SHA-256) get their encoding's pattern and special tokens without options.
 
         Raises
         ------
+        FileNotFoundError
+            If ``path`` is neither a file or folder nor an encoding name (or the
+            encoding's files are not on this machine).
         ValueError
             If the file is malformed (naming the file and line) or does not describe a
             byte-level BPE bpetrain can hold.
         """
-        from bpetrain import formats
+        from bpetrain.registry import resolve_model
 
-        return cls.from_model(formats.load(path, format, **options))
+        return cls.from_model(resolve_model(path, format=format, **options))

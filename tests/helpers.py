@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
-from bpetrain.splitting.names import LLAMA3_PATTERN, MINBPE_PATTERN, NANOCHAT_PATTERN
 
 SHARED = pathlib.Path(__file__).resolve().parents[2] / "shared"
 VOCABS = pathlib.Path(os.environ.get("BPETRAIN_VOCABS", SHARED / "vocabs"))
@@ -97,11 +96,11 @@ SPLIT_PATTERNS = {
     "cl100k": PATTERNS["cl100k"],
     "o200k": PATTERNS["o200k"],
     # cl100k as minbpe and rustbpe write it (it splits text as cl100k, but at the text's end)
-    "cl100k-minbpe": MINBPE_PATTERN,
+    "minbpe": PATTERNS["minbpe"],
     # nanochat's (karpathy/nanochat): numbers of at most two digits
-    "nanochat": NANOCHAT_PATTERN,
+    "nanochat": PATTERNS["nanochat"],
     # Llama 3's
-    "llama3": LLAMA3_PATTERN,
+    "llama3": PATTERNS["llama3"],
 }
 
 

@@ -102,7 +102,7 @@ def test_inspect_shows_the_model_plainly_when_not_a_tty(model, capsys):
 def test_export_errors_exit_2(model, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         main(["export", str(tmp_path / "ranks.tiktoken"), "--format", "hf", "-o", str(tmp_path / "t.json")])
-    assert exit_info.value.code == 2 and "No such file" in capsys.readouterr().err
+    assert exit_info.value.code == 2 and "ranks.tiktoken: no such file or folder" in capsys.readouterr().err
     (tmp_path / "ranks.tiktoken").write_bytes(b"YQ== 0\n")
     with pytest.raises(SystemExit) as exit_info:
         main(["export", str(tmp_path / "ranks.tiktoken"), "--format", "hf", "-o", str(tmp_path / "t.json")])

@@ -353,3 +353,56 @@ def test_random_blocks_count_like_the_whole(text, pattern, documents, block_byte
 @given(**BLOCK_CASES)
 def test_random_blocks_count_like_the_whole_many(text, pattern, documents, block_bytes, num_threads):
     check_blocks(text, pattern, documents, block_bytes, num_threads)
+
+
+# ------------------------------------------------------------ files that change after planning
+
+
+def _changed_file(tmp_path, change: str) -> tuple:
+    """A file listed with one size that then grows (the piece across the old end:
+    ``wor|ld``) or shrinks; returns its listed sources and its content at counting time."""
+    from bpetrain.counting.cluster import group_sources
+
+    text = stdlib_text(60_000)
+    old_end = text.index(b"return", 30_000) + 3  # inside a word: one piece crosses it
+    path = tmp_path / "growing.txt"
+    path.write_bytes(text[:old_end] if change == "grow" else text)
+    sources = expand_inputs([path])
+    tasks = group_sources(sources, pat_str="cl100k", task_bytes=7_000)
+    final = text if change == "grow" else text[:old_end]
+    path.write_bytes(final)
+    return sources, tasks, final
+
+
+def _counts_of(data: bytes, **options) -> dict:
+    counter = PieceCounter(PATTERNS["cl100k"], **options)
+    counter.count_text(data, len(data), final=True)
+    return as_counter(counter.table())
+
+
+@pytest.mark.parametrize("change", ["grow", "shrink"])
+def test_local_counting_counts_a_changed_file_as_it_is_and_warns(tmp_path, change):
+    """The file's bytes when it is read, all of them, and an InputChangedWarning naming it."""
+    from bpetrain.counting.inputs import InputChangedWarning
+
+    sources, _, final = _changed_file(tmp_path, change)
+    with pytest.warns(InputChangedWarning, match=r"growing\.txt \(\d[\d,]* bytes when the inputs were listed, "):
+        counter = count_sources(sources, pat_str=PATTERNS["cl100k"], num_threads=2, show_progress=False)
+    assert as_counter(counter.table()) == _counts_of(final)
+    assert counter.n_input_bytes == len(final)
+
+
+@pytest.mark.parametrize("change", ["grow", "shrink"])
+def test_count_tasks_count_a_changed_file_as_local_counting_does(tmp_path, change):
+    """The cluster's ranges: the last one used to stop at the planned size, so a grown file
+    was cut there without a word (and the piece across the old end counted cut)."""
+    import functools
+
+    from bpetrain.counting import cluster
+
+    _, tasks, final = _changed_file(tmp_path, change)
+    assert len(tasks) > 3 and tasks[-1].start is not None  # ranges, the case that cut
+    counters = [cluster.count_task(task, pat_str="cl100k") for task in tasks]
+    counter = functools.reduce(cluster.merge_counts, counters)
+    assert as_counter(counter.table()) == _counts_of(final)
+    assert counter.n_input_bytes == len(final)

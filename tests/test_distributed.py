@@ -181,6 +181,21 @@ def test_ranges_count_like_one_stream(tmp_path):
                 assert (got.n_input_bytes, got.n_documents) == (want.n_input_bytes, want.n_documents)
 
 
+def test_a_file_that_grew_after_planning_is_counted_whole_with_a_warning(client, tmp_path):
+    """The last range used to stop at the planned size: 4.8 MB counted of 6.3 MB, silently."""
+    from bpetrain.counting.inputs import InputChangedWarning
+
+    text = stdlib_text(100_000)
+    path = tmp_path / "growing.txt"
+    path.write_bytes(text[:61_111])
+    tasks = dist.plan_count_tasks(path, pat_str="cl100k", task_bytes=TASK_BYTES)
+    path.write_bytes(text)
+    with pytest.warns(InputChangedWarning, match=r"growing\.txt \(61,111 bytes when the inputs were listed, 100,"):
+        got = dist.count_on_dask(client, tasks, pat_str=resolve_pattern("cl100k"), show_progress=False)
+    want = count_sources(expand_inputs([path]), pat_str=resolve_pattern("cl100k"), show_progress=False)
+    assert _as_dict(got) == _as_dict(want) and got.n_input_bytes == len(text)
+
+
 def _as_dict(counter: PieceCounter) -> dict:
     table = counter.table()
     return {table.piece(i): int(table.counts[i]) for i in range(table.n_pieces)}

@@ -349,7 +349,12 @@ def edit_json(path, change):
         (lambda d: d["model"]["vocab"].__setitem__("ab", 257), "tokens 'ab' and 'abc' share id 257"),
         (lambda d: d["model"]["merges"].__setitem__(0, ["a", "\u4e00"]), "merges\\[0\\]: token '一' holds '一', which is not"),
         (lambda d: d["model"].__setitem__("type", "WordPiece"), "model.type must be 'BPE'"),
-        (lambda d: d["pre_tokenizer"]["pretokenizers"][-1].__setitem__("use_regex", True), "pre_tokenizer must be"),
+        (lambda d: d["pre_tokenizer"]["pretokenizers"].insert(0, {"type": "Whitespace"}),
+         "pre_tokenizer.pretokenizers\\[0\\] is a 'Whitespace' pre-tokenizer; bpetrain reads Split, Digits"),
+        (lambda d: d["pre_tokenizer"]["pretokenizers"].insert(0, {"type": "ByteLevel", "add_prefix_space": False,
+                                                                  "trim_offsets": True, "use_regex": True}),
+         "step 0 is a ByteLevel but not the last step"),
+        (lambda d: d["pre_tokenizer"]["pretokenizers"].pop(), "last step must be a ByteLevel"),
         (lambda d: d.__setitem__("normalizer", {"type": "NFC"}), "normalizer is \\{'type': 'NFC'\\}"),
     ],
 )

@@ -22,7 +22,7 @@ from bpetrain.splitting._matcher import Program
 from bpetrain.splitting.pattern import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
-BLOCKS_ONLY = ("cl100k-minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
              for how in ("engine", "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None) if how]
 

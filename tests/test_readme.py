@@ -93,7 +93,7 @@ def test_blocks_run(path, files, tmp_path, monkeypatch):
     env = {**os.environ, "BPETRAIN_VOCABS": str(VOCABS), "PATH": os.pathsep.join([os.path.dirname(sys.executable),
                                                                                   os.environ.get("PATH", "")])}
     monkeypatch.setenv("BPETRAIN_VOCABS", str(VOCABS))
-    namespace: dict = {"__name__": "readme"}
+    namespace: dict = {"__name__": "__main__"}  # as a script the blocks are pasted into
     ran = skipped = needs_vocabs = 0
     for line, lang, marker, code in blocks(path):
         if lang == "text":
@@ -213,3 +213,19 @@ def test_relative_links_lead_somewhere(path):
         elif anchor and (dest.is_dir() or anchor not in anchors(dest)):
             broken.append(target)
     assert broken == [], f"{name(path)}: links that lead nowhere"
+
+
+def test_blocks_that_start_processes_run_as_scripts(files, tmp_path):
+    """A block that starts worker processes works pasted into a script: the processes import
+    the script (spawn), so what starts them must sit under ``if __name__ == "__main__":``."""
+    pytest.importorskip("distributed", reason="the cluster example needs bpetrain[dask]")
+    folder = tmp_path / "run"
+    shutil.copytree(files, folder)
+    scripts = [(path, line, code) for path in DOCUMENTS for line, lang, marker, code in blocks(path)
+               if lang == "python" and not marker and "LocalCluster(" in code]
+    assert scripts, "the cluster example is gone"
+    for path, line, code in scripts:
+        (folder / "script.py").write_text(code, encoding="utf-8")
+        run = subprocess.run([sys.executable, "script.py"], cwd=folder, capture_output=True, text=True, check=False,
+                             timeout=600)
+        assert run.returncode == 0, f"{name(path)}:{line} as a script: exit {run.returncode}\n{run.stderr[-2000:]}"

@@ -199,3 +199,27 @@ def test_harmony_special_tokens_decode_as_tiktoken(trained):
     text = "<|reserved_200018|>x<|endofprompt|><|call|>"
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all") == [200018, ord("x"), 200018, 200012]
     assert (ours.n_vocab, ours.max_token_value) == (theirs.n_vocab, theirs.max_token_value) == (201088, 201087)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="runs in a forked child with a memory limit (POSIX)")
+@pytest.mark.parametrize("n_bytes, message", [
+    (3 << 30, r"cl100k_base\.tiktoken: larger than 1073741824 bytes, too large for OpenAI's cl100k_base\.tiktoken"),
+    (300 << 20, r"cl100k_base\.tiktoken should be .* but its SHA-256 is"),
+])
+def test_a_candidate_file_is_hashed_in_bounded_memory(fresh, monkeypatch, n_bytes, message):
+    """get_encoding read a whole candidate file to hash it (a 3 GiB file: 3.1 GiB RSS before
+    the checksum error). Now: hashed 1 MB at a time, and past the readers' cap refused
+    before it is read; the child may grow by 128 MiB only."""
+    from test_fuzz_readers import run_isolated
+    from test_special_files import limit_memory
+
+    with open(fresh / "cl100k_base.tiktoken", "wb") as f:
+        f.truncate(n_bytes)  # sparse: takes no disk
+    monkeypatch.setenv("BPETRAIN_VOCABS", str(fresh))
+
+    def run():
+        limit_memory(128 << 20)
+        with pytest.raises(ValueError, match=message):
+            bpetrain.get_encoding("cl100k_base")
+
+    run_isolated(run, 120)

@@ -14,7 +14,7 @@ from helpers import VOCABS, require, stdlib_text
 from bpetrain import BpeTrainer, Tokenizer
 from bpetrain.cli import main
 from bpetrain.registry import ENCODINGS, EncodingSpec, VocabFile
-from bpetrain.report import build_report, load_model, read_texts, readable_token
+from bpetrain.report import build_report, read_texts, readable_token
 
 #: Text with tokens that need escaping: HTML characters, control bytes, a special token string.
 TRICKY = "<b>&amp;</b> \x01\x02\x01\x02 \"q\" 'a' <|endoftext|> \\\\ tab\tend\r\n"
@@ -120,7 +120,7 @@ def test_html_is_self_contained_with_figures_and_escaped_tokens(files, tmp_path)
     assert len(re.findall(r'<img alt="" src="data:image/png;base64,', page)) == 2  # compression, lengths
     assert not re.search(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]", page), "raw control bytes in the page"
     assert "&lt;|endoftext|&gt;" in page and "<|endoftext|>" not in page
-    report = build_report(load_model(files["model"]), texts=read_texts(files["texts"]))
+    report = build_report(Tokenizer.load(files["model"]), texts=read_texts(files["texts"]))
     model = report["models"][0]
     shown = model["longest_tokens"] + model["rarest_tokens"]["tokens"] + model["rarest_tokens"]["unused"]
     for token in shown:
@@ -183,26 +183,6 @@ def test_report_needs_an_output(files, capsys):
     assert "-o REPORT.html" in capsys.readouterr().err
 
 
-def test_rank_file_recognised_by_its_hash(files, monkeypatch):
-    """A rank file without sidecar whose SHA-256 is a registered encoding's gets that pattern and specials."""
-    path = files["compare"]
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    spec = EncodingSpec("gpt2", (VocabFile("https://example.org/other.tiktoken", digest),), {"<|x|>": 330})
-    with pytest.raises(ValueError, match="pat_str"):
-        load_model(path)
-    monkeypatch.setitem(ENCODINGS, "test", spec)
-    tokenizer = load_model(path)
-    assert tokenizer.special_tokens == {"<|x|>": 330} and tokenizer.merges == files["other"].merges
-
-
-def test_cl100k_is_recognised(monkeypatch):
-    path = require(VOCABS / "cl100k_base.tiktoken", "OpenAI's cl100k_base rank file (set BPETRAIN_VOCABS)")
-    tokenizer = load_model(path)
-    assert tokenizer.n_vocab == 100277 and tokenizer.special_tokens["<|endofprompt|>"] == 100276
-    monkeypatch.setenv("BPETRAIN_VOCABS", str(VOCABS))
-    assert load_model("cl100k_base") == tokenizer  # by name, from the registry's folder
-
-
 @pytest.mark.parametrize(
     "token, shown",
     [
@@ -220,3 +200,22 @@ def test_cl100k_is_recognised(monkeypatch):
 )
 def test_readable_token(token, shown):
     assert readable_token(token) == shown
+
+
+def test_html_escapes_control_characters_of_every_string(tmp_path):
+    """Special tokens and model names went into the page raw (NUL, ESC, U+202E: "\u202egnp.exe"
+    renders as "exe.png") though merge tokens were escaped; now every string from the
+    model or the user is escaped the same way (readable_text)."""
+    pytest.importorskip("matplotlib", reason="the HTML report needs matplotlib (the report extra)")
+    from bpetrain.report import readable_text, write_html
+
+    hostile = ["\x00nul", "\x1b[31mred", "\u202egnp.exe", "a\\x00b"]
+    tokenizer = Tokenizer([(97, 98)], pat_str="\\p{L}+|\x1b", special_tokens={s: 257 + i for i, s in enumerate(hostile)})
+    report = build_report(tokenizer, name="m\u202e\x1b.bpe", compare=tokenizer, compare_name="\u2066other\x7f")
+    write_html(report, tmp_path / "r.html")
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]", page)
+    for shown in ["\\x00nul", "\\x1b[31mred", "\\u202egnp.exe", "a\\\\x00b", "m\\u202e\\x1b.bpe", "\\u2066other\\x7f",
+                  "\\p{L}+|\\x1b"]:  # the pattern's own backslashes stay single: it is a regex
+        assert html.escape(shown) in page, shown
+    assert readable_text("\u202e\\") == "\\u202e\\\\" and readable_text("\\d\x1b", regex=True) == "\\d\\x1b"

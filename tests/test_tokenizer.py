@@ -74,8 +74,19 @@ def test_vocabulary_with_duplicate_bytes_falls_back_with_a_warning():
 def test_decode_invalid_utf8_and_bad_ids(tok):
     assert tok.decode([0xFF, ord("a")]) == "\ufffda"
     assert tok.decode_bytes([0xFF]) == b"\xff"
-    with pytest.raises(ValueError, match="token id 758 is not in the vocabulary"):
+    with pytest.raises(KeyError, match="token id 758 is not in the vocabulary"):
         tok.decode([1, 758])
+
+
+@pytest.mark.parametrize("bad, error", [(758, KeyError), (10**6, KeyError), (-1, OverflowError),
+                                        (2**32, OverflowError), (1.0, TypeError)])
+def test_tokenizer_and_encoding_refuse_bad_ids_alike(tok, bad, error):
+    # Encoding follows tiktoken (KeyError for an id that is no token); Tokenizer.decode agrees
+    for decoder in (tok, tok.encoding()):
+        with pytest.raises(error):
+            decoder.decode([1, bad])
+        with pytest.raises(error):
+            decoder.decode_bytes([bad])
 
 
 def test_special_tokens_follow_tiktoken_rules(tok):
@@ -122,7 +133,9 @@ def test_malformed_model_files(tok, tmp_path, mutate, message):
     tok.save(path)
     lines = path.read_text(encoding="utf-8").split("\n")
     path.write_text("\n".join(mutate(lines)), encoding="utf-8")
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(ValueError, match=message):  # the bpetrain reader's own message
+        Tokenizer.from_file(path, format="bpetrain")
+    with pytest.raises(ValueError, match="model.bpe:"):  # load reads any model: detected, and still named
         Tokenizer.load(path)
 
 

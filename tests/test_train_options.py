@@ -2,6 +2,8 @@
 tie_break="hf" (Hugging Face's tie order), base= (extending a vocabulary), unknown options."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from helpers import (
     CORPORA,
@@ -374,3 +376,29 @@ def test_cli_train_options(tmp_path):
     full = Tokenizer.load(tmp_path / "full.model")
     assert Tokenizer.load(extended).merges == full.merges and Tokenizer.load(extended).pat_str == PATTERNS["gpt2"]
     assert max(len(t) for t in full.vocab.values()) <= 6
+
+
+def test_hf_tie_break_matches_tokenizers_files_with_documents_line(tmp_path):
+    """Hugging Face's ``train(files)`` makes each line a document: ``tie_break="hf"`` learns its
+    merges from files with ``documents="line"`` (as the option's documentation says), and
+    not with whole files as documents."""
+    tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is a test dependency: pip install '.[test]'")
+    from tokenizers import Regex, models, pre_tokenizers, trainers
+
+    from bpetrain.formats._vocab import str_to_token
+
+    path = tmp_path / "code.txt"
+    path.write_text(stdlib_text(200_000).decode("utf-8", "replace"), encoding="utf-8")
+    hf = tokenizers.Tokenizer(models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(hf_pattern(PATTERNS["gpt2"])), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+    hf.train([str(path)], trainer=trainers.BpeTrainer(vocab_size=256 + 300, show_progress=False,
+                                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    expected = [tuple(str_to_token(part, "hf") for part in (m.split(" ") if isinstance(m, str) else m))
+                for m in json.loads(hf.to_str())["model"]["merges"]]
+    by_line = trainer(256 + 300, pat_str="gpt2", tie_break="hf").train([path], documents="line")
+    by_file = trainer(256 + 300, pat_str="gpt2", tie_break="hf").train([path])
+    assert tokenizer_bytes(by_line) == expected
+    assert tokenizer_bytes(by_file) != expected

@@ -23,7 +23,7 @@ def trainer(vocab_size=300, **kwargs):
         ({"pat_str": "cl200k"}, ValueError, "unknown pattern name 'cl200k'"),
         ({"pat_str": "(unclosed"}, ValueError, "nor a valid regular expression"),
         ({"pat_str": "a*"}, ValueError, "matches the empty string"),
-        ({"pat_str": 5}, TypeError, "pat_str must be a str or None"),
+        ({"pat_str": 5}, TypeError, "pat_str must be a str, a PreTokenizer or None"),
         ({"special_tokens": "<|endoftext|>"}, TypeError, "not one string"),
         ({"special_tokens": ["<s>", "<s>"]}, ValueError, "repeated"),
         ({"special_tokens": [""]}, ValueError, "non-empty"),

@@ -7,13 +7,26 @@ than :data:`MAX_JSON_DEPTH` is a ``ValueError`` naming the file, never a
 """
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import os
 import re
+import stat
 
 import numpy as np
 
-__all__ = ["MAX_JSON_DEPTH", "loads_json", "max_file_bytes", "read_bytes", "read_lines"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "file_kind",
+    "loads_json",
+    "max_file_bytes",
+    "open_unblocked",
+    "read_bytes",
+    "read_lines",
+    "sha256_file",
+    "too_large",
+]
 
 #: Default cap on the bytes of one model, vocabulary or counts file (1 GiB); the environment
 #: variable ``BPETRAIN_MAX_FILE_BYTES`` raises (or lowers) it.
@@ -41,8 +54,97 @@ def max_file_bytes() -> int:
     return int(value)
 
 
+def file_kind(mode: int) -> str:
+    """What a file with ``st_mode`` ``mode`` is, for messages: ``"a regular file"``,
+    ``"a named pipe"``, ``"a socket"``, ``"a character device"``, ``"a block device"``,
+    ``"a folder"`` or ``"a symbolic link"``."""
+    kinds = {stat.S_IFREG: "a regular file", stat.S_IFIFO: "a named pipe", stat.S_IFSOCK: "a socket",
+             stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device", stat.S_IFDIR: "a folder",
+             stat.S_IFLNK: "a symbolic link"}
+    return kinds.get(stat.S_IFMT(mode), "not a regular file")
+
+
+def open_unblocked(path):
+    """Open ``path`` for reading in binary without blocking in ``open``.
+
+    ``open`` of a named pipe waits until something opens it for writing, forever if
+    nothing does; opened with ``O_NONBLOCK`` it returns at once, and a pipe that nobody
+    writes to then reads as empty (the flag is cleared after opening, so reads of a pipe
+    that is written to wait for the data as usual).
+
+    Returns
+    -------
+    file : io.BufferedReader
+        The open file (the caller closes it).
+    status : os.stat_result
+        ``os.fstat`` of the open file: what was opened, whatever the path names now.
+
+    Raises
+    ------
+    IsADirectoryError
+        If ``path`` is a folder.
+    OSError
+        If it cannot be opened: missing, no permission, a socket (``ENXIO``), a
+        symbolic link loop (``ELOOP``); the message names the path.
+    """
+    name = os.fspath(path)
+    nonblocking = getattr(os, "O_NONBLOCK", 0)  # (Windows has no named pipes in the file system)
+    flags = os.O_RDONLY | nonblocking | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(name, flags)
+    try:
+        status = os.fstat(fd)
+        if stat.S_ISDIR(status.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)
+        if nonblocking:
+            os.set_blocking(fd, True)
+        f = open(fd, "rb")  # noqa: SIM115 (the caller closes it)
+    except BaseException:
+        os.close(fd)
+        raise
+    f.raw.name = name  # for messages (open(fd) names it by the number)
+    return f, status
+
+
+def too_large(name: str, limit: int, what: str) -> ValueError:
+    """The error for a file ``name`` of more than ``limit`` bytes that should be ``what``."""
+    return ValueError(
+        f"{name}: larger than {limit} bytes, too large for {what} "
+        "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
+    )
+
+
+def _bounded_blocks(path, what: str, block_bytes: int | None = None):
+    """The bytes of ``path`` in blocks of ``block_bytes`` (None: a regular file in one
+    block, anything else in 1 MB blocks), at most :func:`max_file_bytes` of them (see
+    :func:`read_bytes`)."""
+    limit = max_file_bytes()
+    name = os.fspath(path)
+    f, status = open_unblocked(path)
+    with f:
+        if stat.S_ISREG(status.st_mode) and status.st_size > limit:
+            raise too_large(name, limit, what)  # refused before a byte is read
+        # A regular file comes whole in the first read (its size, plus one byte to see the
+        # end); a device or pipe in 1 MB reads. read(n) allocates n bytes first: never ask
+        # for the whole cap.
+        ask, n_bytes = block_bytes or status.st_size + 1, 0
+        while n_bytes <= limit:
+            chunk = f.read(min(max(ask, 1), limit + 1 - n_bytes))
+            if not chunk:
+                return
+            n_bytes += len(chunk)
+            if n_bytes > limit:
+                break
+            yield chunk
+            ask = block_bytes or 1 << 20
+    raise too_large(name, limit, what)
+
+
 def read_bytes(path, what: str) -> bytes:
     """The whole content of ``path``, reading at most :func:`max_file_bytes` bytes.
+
+    A regular file larger than the cap is refused before it is read; a named pipe or
+    device is read up to the cap (a pipe nobody writes to reads as empty: it is opened
+    with :func:`open_unblocked`, so this never waits for a writer).
 
     Parameters
     ----------
@@ -58,24 +160,22 @@ def read_bytes(path, what: str) -> bytes:
         If the file holds more than the cap (or never ends, as ``/dev/zero``): the
         message names the file and the environment variable that raises the cap.
     """
-    limit = max_file_bytes()
-    chunks, n_bytes = [], 0
-    with open(path, "rb") as f:
-        # A regular file comes whole in the first read (its size, plus one byte to see the
-        # end); a device or pipe in 1 MB reads. read(n) allocates n bytes first: never ask
-        # for the whole cap.
-        ask = os.fstat(f.fileno()).st_size + 1
-        while n_bytes <= limit:
-            chunk = f.read(min(max(ask, 1), limit + 1 - n_bytes))
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-            n_bytes += len(chunk)
-            ask = 1 << 20
-    raise ValueError(
-        f"{os.fspath(path)}: larger than {limit} bytes, too large for {what} "
-        "(set BPETRAIN_MAX_FILE_BYTES to a higher number of bytes to read it anyway)"
-    )
+    return b"".join(_bounded_blocks(path, what))
+
+
+def sha256_file(path, what: str) -> str:
+    """The SHA-256 of ``path`` (hex), read in blocks of at most 1 MB, under the cap of
+    :func:`read_bytes` (a regular file over it is refused before it is read).
+
+    Raises
+    ------
+    OSError, ValueError
+        As :func:`read_bytes`.
+    """
+    digest = hashlib.sha256()
+    for block in _bounded_blocks(path, what, 1 << 20):
+        digest.update(block)
+    return digest.hexdigest()
 
 
 def read_lines(path, what: str) -> list[str]:

@@ -7,7 +7,10 @@ run where the data is:
 1. :func:`plan_count_tasks` groups the inputs into tasks of about ``task_bytes``: whole
    small files, and byte ranges of big uncompressed plain-text files. A range's ends are
    nominal; the task moves each end back to the last *boundary* before it (see below), so
-   the ranges of neighbouring tasks meet and no piece is cut.
+   the ranges of neighbouring tasks meet and no piece is cut. The last range ends at the
+   end of the file as it is when it is read, so a file that grew or shrank after planning
+   is counted as it is then, as local counting counts it (with an
+   :class:`~bpetrain.counting.inputs.InputChangedWarning` on the driver).
 2. :func:`count_task` counts one task on any machine that can read the inputs (local
    paths or fsspec URLs) and returns a :class:`PieceCounter`, which pickles as its table.
 3. :func:`merge_counts` makes one counter of two (leaving both as they are, so an engine
@@ -40,8 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bpetrain._util.progress import progress_bar
-from bpetrain.counting.parallel import count_sources
-from bpetrain.counting.inputs import Source, expand_inputs, read_range
+from bpetrain.counting.parallel import count_unchecked
+from bpetrain.counting.inputs import BLOCK_BYTES, Source, expand_inputs, read_range, warn_changed
 from bpetrain.counting.counts import PieceCounter, PieceTable
 from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.pattern import resolve_pattern, split_pattern
@@ -144,6 +147,10 @@ def group_sources(
         raise ValueError(f"task_bytes must be an int >= 1, got {task_bytes!r}")
     if any(s.path == "-" for s in sources):
         raise ValueError("standard input ('-') cannot be counted on a cluster; save it to a file first")
+    streams = [s.path for s in sources if s.size is None]
+    if streams:
+        raise ValueError(f"{streams[0]} is a pipe or device: a stream cannot be counted on a cluster; "
+                         "save it to a file first")
     pat_str = resolve_pattern(pat_str)
     cuttable = documents == "line" or (pat_str is not None and split_pattern(pat_str).program is not None)
     tasks: list[CountTask] = []
@@ -191,7 +198,10 @@ def count_task(
     Returns
     -------
     PieceCounter
-        ``n_input_bytes`` and ``n_documents`` count this task's part only.
+        ``n_input_bytes`` and ``n_documents`` count this task's part only. The last range
+        of a file, and whole files, are counted to the end of the file as it is when read
+        (a file that grew since planning is counted whole; the driver's
+        :func:`bpetrain.counting.inputs.warn_changed` reports the change).
 
     Raises
     ------
@@ -200,17 +210,20 @@ def count_task(
     """
     pat_str = resolve_pattern(pat_str)
     if task.start is None:
-        return count_sources(
-            task.sources, pat_str=pat_str, special_tokens=special_tokens, documents=documents,
-            text_field=text_field, num_threads=num_threads, show_progress=False,
+        return count_unchecked(
+            list(task.sources), pat_str=pat_str, special_tokens=special_tokens, documents=documents,
+            text_field=text_field, num_threads=num_threads, show_progress=False, block_bytes=BLOCK_BYTES,
         )
     counter = PieceCounter(pat_str, special_tokens, documents=documents)
     source = task.sources[0]
     start = 0 if task.start == 0 else _boundary(source, task.start, counter)
-    stop = source.size if task.stop >= source.size else _boundary(source, task.stop, counter, floor=task.start)
-    if stop is None or stop <= start:
-        return counter  # the boundaries of this range are before it: a neighbour counts its bytes
-    tail = b"".join(read_range(source, stop, stop + 8 + counter.lookahead))  # what the splitter may look at
+    if task.stop >= source.size:  # the last range: to the end of the file as it is now, as count_sources reads
+        stop, tail = None, b""
+    else:
+        stop = _boundary(source, task.stop, counter, floor=task.start)
+        if stop is None or stop <= start:
+            return counter  # the boundaries of this range are before it: a neighbour counts its bytes
+        tail = b"".join(read_range(source, stop, stop + 8 + counter.lookahead))  # what the splitter may look at
     blocks = read_range(source, start, stop)
     for data, cut, final, continued in counter.cuts.cut_blocks(blocks, continued=start > 0, tail=tail):
         counter.count_text(data, cut, final=final, continued=continued)
@@ -332,6 +345,13 @@ def count_on_dask(
     PieceCounter
         All pieces; ``seconds`` is the wall time on the driver.
 
+    Warns
+    -----
+    InputChangedWarning
+        If a local file's size changed since it was planned: each range is counted from
+        the file as it is when read, the last range to the file's end then, as
+        :func:`bpetrain.counting.parallel.count_sources` counts.
+
     Raises
     ------
     FileNotFoundError, ValueError
@@ -387,6 +407,7 @@ def count_on_dask(
         client.cancel(counts + merges)  # the first error ends the run: the rest would be thrown away
         raise
     counter.seconds = time.perf_counter() - started
+    warn_changed(list({s.path: s for task in tasks for s in task.sources}.values()), stacklevel=4)
     return counter
 
 

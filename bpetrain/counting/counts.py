@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import zipfile
 import zlib
 from collections import Counter
@@ -25,9 +26,10 @@ import regex
 from bpetrain.counting import _counter
 from bpetrain.counting.inputs import join_documents
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.read import loads_json, max_file_bytes
+from bpetrain._util.read import file_kind, loads_json, max_file_bytes, open_unblocked, too_large
 from bpetrain.splitting.cuts import Cuts, check_documents
 from bpetrain.splitting.pattern import encode_utf8, split_pattern
+from bpetrain.splitting.pipeline import PipelineSplitter, pat_str_from_json, pat_str_to_json
 
 __all__ = ["PieceCounter", "PieceTable"]
 
@@ -105,7 +107,7 @@ class PieceTable:
         """
         header = {
             "format": COUNTS_FORMAT,
-            "pat_str": pat_str,
+            "pat_str": pat_str_to_json(pat_str),
             "special_tokens": list(special_tokens),
             "n_input_bytes": int(n_input_bytes),
             "n_documents": int(n_documents),
@@ -117,7 +119,9 @@ class PieceTable:
     def load(cls, path) -> tuple[PieceTable, dict]:
         """Read a counts file written by :meth:`save`: the table and the header.
 
-        The file is checked before anything is built: the zip members and their sizes
+        The file is checked before anything is built: that it is a regular file (a zip
+        archive is read from offsets: a pipe or device is refused before it is read) no
+        larger than :func:`bpetrain._util.read.max_file_bytes`, the zip members and their sizes
         (the arrays together at most :func:`bpetrain._util.read.max_file_bytes`, so a small
         compressed file cannot make a huge allocation), each ``.npy`` header (dtype,
         one dimension, data size against the member's size), the JSON header (depth
@@ -136,16 +140,44 @@ class PieceTable:
             arrays = _read_npz(path, name)
         except (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError) as exc:
             raise ValueError(f"{name}: not a bpetrain counts file (.npz from 'bpetrain count'), or damaged: {exc}") from None
-        header = loads_json(str(arrays.pop("header")), name)
-        if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
-            found = header.get("format") if isinstance(header, dict) else header
-            raise ValueError(f"{name}: counts file format {found!r:.60} is not {COUNTS_FORMAT!r}")
+        header = _parse_header(arrays.pop("header"), name)
         data, offsets, counts = arrays["data"], arrays["offsets"], arrays["counts"]
         if (offsets.shape != (counts.shape[0] + 1,) or offsets[0] != 0 or offsets[-1] != data.shape[0]
                 or np.any(np.diff(offsets) < 0) or np.any(counts < 0)):
             raise ValueError(f"{name}: the counts file's arrays are inconsistent (damaged file?)")
         _check_header(header, name)
         return cls(data, offsets, counts), header
+
+
+def read_header(path) -> dict:
+    """The header of a counts file (what :meth:`PieceTable.save` records: the split pattern,
+    the special tokens, the input's size) without reading its arrays.
+
+    Raises
+    ------
+    ValueError
+        If the file is not a bpetrain counts file or its header is damaged.
+    OSError
+        If the file cannot be read.
+    """
+    name = os.fspath(path)
+    try:
+        with open(path, "rb") as raw, zipfile.ZipFile(raw) as z, z.open("header.npy") as f:
+            text = _read_npy(f, z.getinfo("header.npy").file_size, None, f"{name}[header]")
+    except (zipfile.BadZipFile, KeyError, EOFError, zlib.error, NotImplementedError) as exc:
+        raise ValueError(f"{name}: not a bpetrain counts file (.npz from 'bpetrain count'), or damaged: {exc}") from None
+    header = _parse_header(text, name)
+    _check_header(header, name)
+    return header
+
+
+def _parse_header(text, name: str) -> dict:
+    """The JSON header of a counts file, of this format (its fields: :func:`_check_header`)."""
+    header = loads_json(str(text), name)
+    if not isinstance(header, dict) or header.get("format") != COUNTS_FORMAT:
+        found = header.get("format") if isinstance(header, dict) else header
+        raise ValueError(f"{name}: counts file format {found!r:.60} is not {COUNTS_FORMAT!r}")
+    return header
 
 
 #: The members of a counts file and their dtypes (the header is a 0-d unicode array).
@@ -158,13 +190,22 @@ def _read_npz(path, name: str) -> dict[str, np.ndarray]:
     Raises
     ------
     ValueError
-        If a member is missing or extra, the declared sizes pass the cap, or a member's
-        dtype, shape or size is not what a counts file holds.
+        If the file is not a regular file (a pipe or device: refused before it is read)
+        or larger than the cap, a member is missing or extra, the declared sizes pass the
+        cap, or a member's dtype, shape or size is not what a counts file holds.
     zipfile.BadZipFile, EOFError, zlib.error
         If the zip structure or compressed data is damaged (the caller names the file).
     """
     limit = max_file_bytes()
-    with open(path, "rb") as raw:  # OSErrors past this point come from a damaged zip structure
+    raw, status = open_unblocked(path)
+    with raw:  # OSErrors past this point come from a damaged zip structure
+        if not stat.S_ISREG(status.st_mode):
+            raise ValueError(
+                f"{name} is {file_kind(status.st_mode)}, not a regular file: a counts file is read from offsets "
+                "(a zip archive); copy it to a file first"
+            )
+        if status.st_size > limit:
+            raise too_large(name, limit, "a counts file")
         try:
             return _read_zip(raw, name, limit)
         except OSError as exc:
@@ -217,10 +258,10 @@ def _read_npy(f, n_bytes: int, dtype: np.dtype | None, where: str) -> np.ndarray
 
 
 def _check_header(header: dict, name: str) -> None:
-    """Refuse a counts file header whose fields have the wrong types or ranges."""
-    pat_str, specials = header.get("pat_str"), header.get("special_tokens")
-    if not (pat_str is None or isinstance(pat_str, str)):
-        raise ValueError(f"{name}: the counts file header's pat_str must be a string or null")
+    """Refuse a counts file header whose fields have the wrong types or ranges; read its
+    ``pat_str`` (a pipeline of pre-tokenizers is stored as JSON: :func:`pat_str_from_json`)."""
+    header["pat_str"] = pat_str_from_json(header.get("pat_str"), f"{name}: the counts file header's pat_str")
+    specials = header.get("special_tokens")
     if not (isinstance(specials, list) and all(isinstance(s, str) for s in specials)):
         raise ValueError(f"{name}: the counts file header's special_tokens must be a list of strings")
     for key in ("n_input_bytes", "n_documents"):
@@ -237,12 +278,14 @@ class PieceCounter:
 
     Parameters
     ----------
-    pat_str : str or None
+    pat_str : str, PreTokenizer or None
         The split pattern (a regex; see :func:`bpetrain.splitting.pattern.resolve_pattern` for
         names), or ``None`` for raw mode, where every document (between special tokens)
         is one piece. The compiled splitter runs it, or the ``regex`` module for syntax
         the splitter does not run (:class:`bpetrain.splitting.pattern.SplitPattern`), with the
-        same pieces.
+        same pieces. A pipeline of Hugging Face pre-tokenizers
+        (:class:`bpetrain.splitting.pipeline.PreTokenizer`) splits each document whole (no
+        cut points) in its kernel.
     special_tokens : iterable of str
         Strings cut out of every document before splitting; they split the text (like
         document ends) and are not counted.
@@ -347,11 +390,17 @@ class PieceCounter:
 
     def _count_with_regex(self, text: bytes) -> None:
         """A pattern the compiled splitter does not run: split with the regex module (the
-        GIL released while it matches), count in the compiled table."""
+        GIL released while it matches), count in the compiled table. A pipeline of
+        pre-tokenizers splits each part in its kernel, whose pieces are counted in one call."""
         decoded = text.decode("utf-8", "surrogateescape")
         parts = [decoded] if self._special_text is None else self._special_text.split(decoded)
         if self.documents == "line":
             parts = [line for part in parts for line in regex.split("(?<=\n)", part) if line]
+        if isinstance(self._split, PipelineSplitter):
+            for part in parts:
+                pieces, offsets = self._split.table(encode_utf8(part))
+                self._table.count(pieces, np.stack([offsets[:-1], offsets[1:], offsets[1:]], axis=1), None)
+            return
         counts = Counter(piece for part in parts for piece in self._split.pieces(part))
         for piece, count in counts.items():
             self._table.add(encode_utf8(piece), count)

@@ -10,16 +10,23 @@ A name with a protocol (``s3://bucket/dir``, ``gs://...``, ``hf://datasets/...``
 ``file://...``, ``memory://...``) is read with :mod:`fsspec`, as Dask reads remote
 files; the backends for cloud stores (``s3fs``, ``gcsfs``, ``huggingface_hub``) are
 installed by the user who needs them.
+
+Only regular files are read below a directory or through a glob: a named pipe, socket,
+device or broken symbolic link there is left out with a warning naming it, and nothing
+is opened that could wait (a pipe is never opened there). A named pipe or device named
+itself (``<(zcat corpus.gz)``, ``/dev/stdin``) is read as a stream, as ``-`` is.
 """
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import glob
 import gzip
 import io
 import lzma
 import os
+import stat
 import sys
 import warnings
 import zlib
@@ -29,10 +36,12 @@ from dataclasses import dataclass
 import numpy as np
 import orjson
 
+from bpetrain._util.read import file_kind, open_unblocked
 from bpetrain.splitting.pattern import encode_utf8
 
 __all__ = [
     "INPUT_FORMATS",
+    "InputChangedWarning",
     "SkippedInputWarning",
     "Source",
     "expand_inputs",
@@ -40,6 +49,8 @@ __all__ = [
     "read_blocks",
     "read_range",
     "read_records",
+    "standard_input",
+    "warn_changed",
 ]
 
 #: Input formats; ``auto`` picks one from the file name.
@@ -62,7 +73,8 @@ class Source:
     compression : str or None
         ``gzip``, ``xz``, ``zstd`` or None.
     size : int or None
-        Bytes on disk (None for standard input), for progress bars.
+        Bytes on disk when the inputs were listed, for progress bars and count tasks;
+        None for a stream: standard input, or a named pipe or device.
     """
 
     path: str
@@ -80,6 +92,10 @@ def expand_inputs(
     and ``git`` judge it; ``.npz`` counts files, ``.so`` libraries, images) are left out with a
     :class:`SkippedInputWarning` naming them, unless their name says a compression or
     Parquet, or ``input_format`` is given; name such a file directly to read it as text.
+    In a directory or a glob's matches, what is not a regular file (a named pipe, socket,
+    device, a symbolic link that is broken or loops) is left out with a
+    :class:`SkippedInputWarning` naming it, before anything is opened. A named pipe or
+    device named itself is a stream (read to its end, like ``-``; size None).
 
     Parameters
     ----------
@@ -92,12 +108,14 @@ def expand_inputs(
     Raises
     ------
     FileNotFoundError
-        If a path does not exist or a glob matches nothing (all are checked before any
-        file is read).
+        If a path does not exist (a symbolic link that is broken or loops included) or a
+        glob matches nothing (all are checked before any file is read).
     PermissionError
-        If a folder or file below a directory cannot be read (and not ``skip_unreadable``).
+        If a file named cannot be read, or a folder or file below a directory (and not
+        ``skip_unreadable``).
     ValueError
-        If ``input_format`` is unknown, or ``-`` is given twice or as Parquet.
+        If ``input_format`` is unknown, ``-`` is given twice or as Parquet, or standard
+        input is closed, or a path names a socket.
     """
     if input_format not in INPUT_FORMATS:
         raise ValueError(f"input_format must be one of {', '.join(INPUT_FORMATS)}, got {input_format!r}")
@@ -110,6 +128,7 @@ def expand_inputs(
         if name == "-":
             if "-" in paths:
                 raise ValueError("standard input ('-') can be read only once")
+            standard_input()  # closed (<&-): say so now, not after the other inputs
             paths.append(name)
         elif is_url(name):
             found = _expand_url(name)
@@ -119,18 +138,77 @@ def expand_inputs(
         elif os.path.isdir(name):
             paths.extend(_walk(name, skip_unreadable=skip_unreadable, sniff=input_format == "auto"))
         elif os.path.exists(name):
+            _check_named(name)
             paths.append(name)
         elif glob.has_magic(name):
-            matches = sorted(p for p in glob.glob(name, recursive=True) if os.path.isfile(p))
+            matches = sorted(p for p in glob.glob(name, recursive=True) if not os.path.isdir(p))
+            matches = _regular_files(matches, f"matching {name}")
             if not matches:
                 missing.append(f"{name} (no file matches this pattern)")
             paths.extend(matches)
         else:
-            missing.append(name)
+            missing.append(name + _broken_link(name))
     if missing:
         more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
         raise FileNotFoundError(f"no such file: {missing[0]}{more}")
     return [_source(p, input_format) for p in paths]
+
+
+def standard_input():
+    """``sys.stdin``'s binary stream.
+
+    Raises
+    ------
+    ValueError
+        If standard input is closed (``<&-``: ``sys.stdin`` is None).
+    """
+    if sys.stdin is None:
+        raise ValueError("standard input ('-') is closed: give FILEs, or redirect input (< FILE or a pipe)")
+    return sys.stdin.buffer
+
+
+def _check_named(name: str) -> None:
+    """Refuse a path named as an input that cannot be read: a socket, or no permission."""
+    mode = os.stat(name).st_mode
+    if stat.S_ISSOCK(mode):
+        raise ValueError(f"{name} is a socket: inputs are files, pipes or devices (save what it sends to a file)")
+    if not os.access(name, os.R_OK):
+        raise PermissionError(errno.EACCES, f"cannot read the input {name} (no permission): fix its permissions", name)
+
+
+def _broken_link(name: str) -> str:
+    """`` (a symbolic link ...)`` if ``name`` is a broken or looping symbolic link, else ``""``."""
+    if not os.path.islink(name):
+        return ""
+    try:
+        os.stat(name)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return " (a symbolic link loop)"
+    return f" (a symbolic link to {os.readlink(name)}, which does not exist)"
+
+
+def _regular_files(paths: list[str], where: str) -> list[str]:
+    """The regular files among ``paths`` (symbolic links followed); the rest are left out
+    with a :class:`SkippedInputWarning` naming each and what it is. Nothing is opened."""
+    found, other = [], []
+    for path in paths:
+        try:
+            mode = os.stat(path).st_mode
+        except OSError:
+            other.append(f"{path}{_broken_link(path) or ' (gone)'}")
+            continue
+        if stat.S_ISREG(mode):
+            found.append(path)
+        elif not stat.S_ISDIR(mode):
+            other.append(f"{path} ({file_kind(mode)})")
+    if other:
+        warnings.warn(
+            f"left out {len(other)} input(s) {where} that are not regular files: {', '.join(other)} "
+            "(name a pipe or device itself to read it as a stream)",
+            SkippedInputWarning, stacklevel=4,
+        )
+    return found
 
 
 def is_url(name: str) -> bool:
@@ -154,22 +232,41 @@ def _expand_url(url: str) -> list[str]:
     return sorted(fs.unstrip_protocol(p) for p in found)
 
 
-def _open_raw(path: str):
-    """The file's bytes as a binary stream (local path or fsspec URL; caller closes it)."""
-    if is_url(path):
+def _open_raw(source: Source):
+    """The source's bytes as a binary stream (local path or fsspec URL; caller closes it).
+
+    A stream (a pipe or device named as an input) is opened as ``cat`` opens it, waiting
+    for a pipe's writer; a file listed as a regular file is opened without waiting and
+    must still be one.
+
+    Raises
+    ------
+    ValueError
+        If a file listed as a regular file is now a pipe or device.
+    """
+    if is_url(source.path):
         import fsspec
 
-        return fsspec.open(path, "rb").open()
-    return open(path, "rb")
+        return fsspec.open(source.path, "rb").open()
+    if source.size is None:
+        return open(source.path, "rb")
+    f, status = open_unblocked(source.path)
+    if not stat.S_ISREG(status.st_mode):
+        f.close()
+        raise ValueError(f"{source.path} was a regular file when the inputs were listed, and is now "
+                         f"{file_kind(status.st_mode)}")
+    return f
 
 
-def _size(path: str) -> int:
+def _size(path: str) -> int | None:
+    """Bytes in the file at ``path`` (None for a pipe or device)."""
     if is_url(path):
         import fsspec
 
         fs, inner = fsspec.core.url_to_fs(path)
         return fs.size(inner)
-    return os.path.getsize(path)
+    status = os.stat(path)
+    return status.st_size if stat.S_ISREG(status.st_mode) else None
 
 
 class SkippedInputWarning(UserWarning):
@@ -188,21 +285,20 @@ def _walk(root: str, *, skip_unreadable: bool, sniff: bool) -> list[str]:
             )
         skipped.append(exc.filename)
 
+    candidates = []
     for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files):
-            path = os.path.join(folder, name)
-            if name.startswith("."):
+        candidates.extend(os.path.join(folder, name) for name in sorted(files) if not name.startswith("."))
+    for path in _regular_files(candidates, f"below {root}"):
+        try:
+            if _looks_binary(path) and sniff:
+                binary.append(path)
                 continue
-            try:
-                if _looks_binary(path) and sniff:
-                    binary.append(path)
-                    continue
-            except OSError as exc:
-                exc.filename = exc.filename or path
-                unreadable(exc)
-                continue
-            found.append(path)
+        except OSError as exc:
+            exc.filename = exc.filename or path
+            unreadable(exc)
+            continue
+        found.append(path)
     if skipped:
         warnings.warn(
             f"left out {len(skipped)} unreadable file(s) or folder(s) below {root}: {', '.join(skipped)}",
@@ -220,15 +316,17 @@ def _walk(root: str, *, skip_unreadable: bool, sniff: bool) -> list[str]:
 def _looks_binary(path: str) -> bool:
     """Whether a file to be read as plain text has a NUL byte in its first 8 KB (``grep``'s
     test); compressed, JSON Lines and Parquet files are not (their readers check them).
-    Opening it also checks it can be read.
+    Opening it also checks it can be read; it is opened without waiting
+    (:func:`bpetrain._util.read.open_unblocked`), in case it was replaced by a pipe.
 
     Raises
     ------
     OSError
         If the file cannot be opened or read.
     """
-    with open(path, "rb") as f:
-        head = f.read(8192)
+    f, status = open_unblocked(path)
+    with f:
+        head = f.read(8192) if stat.S_ISREG(status.st_mode) else b""
     return b"\0" in head and not path.lower().endswith((*COMPRESSIONS, *JSONL_SUFFIXES, ".parquet"))
 
 
@@ -251,7 +349,44 @@ def _source(path: str, input_format: str) -> Source:
         return Source(path, fmt, None, None)
     if fmt == "parquet" and compression:
         raise ValueError(f"{path}: Parquet files carry their own compression; decompress the file first")
-    return Source(path, fmt, compression, _size(path))
+    size = _size(path)
+    if size is None and fmt == "parquet":
+        raise ValueError(f"{path}: Parquet is read from offsets, which a pipe or device does not have; "
+                         "save it to a file first")
+    return Source(path, fmt, compression, size)
+
+
+class InputChangedWarning(UserWarning):
+    """A local file's size changed between listing the inputs and the end of counting:
+    the counts hold the file as it was read."""
+
+
+def warn_changed(sources: Iterable[Source], *, stacklevel: int = 2) -> None:
+    """Warn (:class:`InputChangedWarning`) naming each local file whose size now differs
+    from its size when the inputs were listed (``Source.size``).
+
+    Counting reads every file to its end as it is when read, whether it grew or shrank
+    since it was listed; a file being written while it is counted may be counted up to
+    any point of the writing, which this warning reports. fsspec URLs are not checked
+    (it would cost a request per file).
+    """
+    changed = []
+    for source in sources:
+        if source.size is None or is_url(source.path):
+            continue
+        try:
+            now = _size(source.path)
+        except OSError:
+            now = None
+        if now != source.size:
+            shown = "gone" if now is None else f"{now:,} bytes"
+            changed.append(f"{source.path} ({source.size:,} bytes when the inputs were listed, {shown} after counting)")
+    if changed:
+        warnings.warn(
+            f"{len(changed)} input(s) changed while they were counted: {', '.join(changed)}; the counts hold each "
+            "file as it was read, to its end at that moment (count files that nothing writes to for exact counts)",
+            InputChangedWarning, stacklevel=stacklevel + 1,
+        )
 
 
 class _Counted(io.RawIOBase):
@@ -279,7 +414,7 @@ class _Counted(io.RawIOBase):
 
 def _open(source: Source, progress):
     """The source's decompressed bytes as a binary stream (caller closes it)."""
-    raw = sys.stdin.buffer if source.path == "-" else _open_raw(source.path)
+    raw = standard_input() if source.path == "-" else _open_raw(source)
     counted = io.BufferedReader(_Counted(raw, progress, owns_raw=source.path != "-"), buffer_size=1 << 20)
     if source.compression == "gzip":
         return gzip.GzipFile(fileobj=counted, mode="rb")
@@ -325,9 +460,10 @@ def read_blocks(source: Source, progress=lambda n: None, block_bytes: int = BLOC
             yield block
 
 
-def read_range(source: Source, start: int, stop: int, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
-    """Bytes ``start:stop`` of an uncompressed source (fewer at the end of the file),
-    ``block_bytes`` at a time, from one open file.
+def read_range(source: Source, start: int, stop: int | None, block_bytes: int = BLOCK_BYTES) -> Iterator[bytes]:
+    """Bytes ``start:stop`` of an uncompressed file (fewer at the end of the file; ``stop``
+    None: to the end of the file as it is when read), ``block_bytes`` at a time, from one
+    open file.
 
     Raises
     ------
@@ -336,10 +472,10 @@ def read_range(source: Source, start: int, stop: int, block_bytes: int = BLOCK_B
     """
     if source.compression is not None:
         raise ValueError(f"{source.path}: a {source.compression} file is read whole, not from an offset")
-    with _open_raw(source.path) as f:
+    with _open_raw(source) as f:
         f.seek(start)
-        while start < stop:
-            block = f.read(min(block_bytes, stop - start))
+        while stop is None or start < stop:
+            block = f.read(block_bytes if stop is None else min(block_bytes, stop - start))
             if not block:
                 return
             start += len(block)
@@ -432,7 +568,7 @@ def _parquet_batches(source: Source, column: str, progress) -> Iterator[tuple[by
         import pyarrow.parquet as pq
     except ImportError:
         raise ValueError(f"{source.path}: reading Parquet needs pyarrow: pip install 'bpetrain[parquet]'") from None
-    with _open_raw(source.path) if is_url(source.path) else contextlib.nullcontext(source.path) as file:
+    with _open_raw(source) if is_url(source.path) else contextlib.nullcontext(source.path) as file:
         yield from _parquet_file_batches(source, file, column, pa, pq)
     progress(source.size or 0)
 

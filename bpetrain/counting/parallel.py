@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from bpetrain._util.progress import progress_bar
 from bpetrain._util.threads import check_num_threads, usable_cores
-from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records
+from bpetrain.counting.inputs import BLOCK_BYTES, Source, read_blocks, read_records, warn_changed
 from bpetrain.counting.counts import PieceCounter
 
 __all__ = ["count_sources"]
@@ -64,12 +64,31 @@ def count_sources(
     PieceCounter
         All pieces, with ``n_input_bytes`` (text bytes, decompressed) and ``n_documents``.
 
+    Warns
+    -----
+    InputChangedWarning
+        If a file's size changed since it was listed (each file is counted to its end as
+        it is when read; :func:`bpetrain.counting.inputs.warn_changed`).
+
     Raises
     ------
     ValueError
         If a source is corrupt, a record malformed, ``documents`` unknown or ``num_threads`` < 1.
     """
     sources = list(sources)
+    counter = count_unchecked(sources, pat_str=pat_str, special_tokens=special_tokens, documents=documents,
+                              text_field=text_field, num_threads=num_threads, show_progress=show_progress,
+                              block_bytes=block_bytes)
+    warn_changed(sources, stacklevel=3)  # the caller of BpeTrainer.count
+    return counter
+
+
+def count_unchecked(
+    sources: list[Source], *, pat_str, special_tokens, documents, text_field, num_threads, show_progress,
+    block_bytes,
+) -> PieceCounter:
+    """:func:`count_sources` without the check that the files did not change (a count task
+    of :mod:`bpetrain.counting.cluster`: the driver checks)."""
     num_threads = check_num_threads(usable_cores() if num_threads is None else num_threads)
     special_tokens = list(special_tokens)
     counters = [PieceCounter(pat_str, special_tokens, documents=documents) for _ in range(num_threads)]

@@ -554,7 +554,8 @@ cdef class BytePairEncoder:
             self.caches.give_back(cache)
             free_buffers(&out, &scratch)
 
-    def encode_table(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None):
+    def encode_table(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
+                     bint cached=False, bint as_list=False):
         """Encode each piece of a piece table on its own (no split); the ids in one array.
 
         Parameters
@@ -563,12 +564,17 @@ cdef class BytePairEncoder:
             The pieces' bytes, concatenated (any bytes, not only UTF-8).
         offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
             Piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``; nondecreasing, 0 to n_bytes.
+        cached : bool, default False
+            Use a piece cache (:attr:`cache_size`), for the pieces of a text, which repeat;
+            without, for a table of unique pieces (a counts file's).
+        as_list : bool, default False
+            Return a list of int.
 
         Returns
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
             The ids of piece 0, then of piece 1, ...; their token bytes, concatenated,
-            are ``data``.
+            are ``data``. A list with ``as_list``.
 
         Raises
         ------
@@ -584,12 +590,15 @@ cdef class BytePairEncoder:
         for i in range(n_pieces):
             if offsets[i + 1] < offsets[i]:
                 raise ValueError(f"offsets must be nondecreasing (piece {i})")
-        try:  # no piece cache: every piece is unique
+        cache = self.caches.take(&scratch) if cached else None  # this call's alone until given back
+        try:
             with nogil:
                 for i in range(n_pieces):
                     encode_piece(&self.tables, start + offsets[i], offsets[i + 1] - offsets[i], &out, &scratch)
-            return ids_of(self, &out, False)
+            return ids_of(self, &out, as_list)
         finally:
+            if cached:
+                self.caches.give_back(cache)
             free_buffers(&out, &scratch)
 
     def encode_text(self, const uint8_t[::1] data not None, Program pattern not None, bint as_list=False,

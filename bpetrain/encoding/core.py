@@ -58,6 +58,7 @@ from bpetrain.encoding.special import (
 from bpetrain.encoding.token_counting import TokenCounting
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
+from bpetrain.splitting.pipeline import PipelineSplitter
 
 __all__ = ["Encoding"]
 
@@ -80,10 +81,13 @@ class Encoding(TokenCounting, Decoding):
     ----------
     name : str
         A name for the encoding (shown by ``repr``).
-    pat_str : str or None
+    pat_str : str, PreTokenizer or None
         The split pattern: a regex for the ``regex`` module, a name from
-        :data:`bpetrain.PATTERNS`, or ``None`` for no pre-tokenization (each text between
-        special tokens is one piece, as bpetrain trains with ``pat_str=None``).
+        :data:`bpetrain.PATTERNS`, a pipeline of Hugging Face pre-tokenizers
+        (:class:`bpetrain.splitting.pipeline.PreTokenizer`: each text between special
+        tokens is split as ``tokenizers`` splits it), or ``None`` for no pre-tokenization
+        (each text between special tokens is one piece, as bpetrain trains with
+        ``pat_str=None``).
     mergeable_ranks : mapping of bytes to int
         Token bytes -> rank (= token id). Every single byte must have a rank.
     special_tokens : mapping of str to int, optional
@@ -344,7 +348,16 @@ class Encoding(TokenCounting, Decoding):
                 return self._encode_range(data, 0, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
+        if isinstance(self._split, PipelineSplitter):
+            return self._encode_pipeline(data, as_list)
         return self._encode_split_by_regex(text, as_list)
+
+    def _encode_pipeline(self, data: bytes, as_list: bool) -> np.ndarray | list[int]:
+        """Token ids of ``data`` split by a pipeline of pre-tokenizers: its kernel gives every
+        piece in one buffer (:meth:`~bpetrain.splitting.pipeline.PipelineSplitter.table`),
+        which the encoder encodes piece by piece in one call."""
+        pieces, offsets = self._split.table(data)
+        return self._bpe.encode_table(pieces, offsets, True, as_list)
 
     def encode_ordinary_batch(self, text: Sequence[str], *, num_threads: int = DEFAULT_THREADS) -> list[list[int]]:
         """:meth:`encode_ordinary` of every text, on up to ``num_threads`` threads (the

@@ -158,15 +158,22 @@ class Decoding:
         return [self.decode_bytes(tokens) for tokens in batch]
 
     def _unknown_token(self, token) -> Exception:
-        """The error for a token id the decoder does not hold, of tiktoken's type."""
-        if not isinstance(token, (int, np.integer)):
-            return TypeError(f"token ids are integers, got {token!r} ({type(token).__name__})")
-        if not 0 <= token < 2**32:
-            return OverflowError(f"token id {token} is out of range: ids are 32-bit unsigned integers")
-        return KeyError(
-            f"token id {token} is not in the vocabulary of encoding {self.name!r} "
-            f"(the largest id is {self.max_token_value}; not every id below it need be a token)"
-        )
+        """The error for a token id the decoder does not hold (:func:`unknown_token`)."""
+        return unknown_token(token, f"encoding {self.name!r}", self.max_token_value)
+
+
+def unknown_token(token, owner: str, max_token_value: int) -> Exception:
+    """The error for a token id that ``owner`` (``"encoding 'x'"``, for the message) does
+    not hold, of tiktoken's type: ``TypeError`` for a non-integer, ``OverflowError``
+    outside ``[0, 2**32)``, ``KeyError`` otherwise."""
+    if not isinstance(token, (int, np.integer)):
+        return TypeError(f"token ids are integers, got {token!r} ({type(token).__name__})")
+    if not 0 <= token < 2**32:
+        return OverflowError(f"token id {token} is out of range: ids are 32-bit unsigned integers")
+    return KeyError(
+        f"token id {token} is not in the vocabulary of {owner} "
+        f"(the largest id is {max_token_value}; not every id below it need be a token)"
+    )
 
 
 def as_token_ids(tokens) -> Iterable[int]:

@@ -23,10 +23,13 @@ tokenizer, whose :meth:`~bpetrain.Tokenizer.from_file` and
 """
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from typing import TYPE_CHECKING
 
+from bpetrain._util.read import file_kind, open_unblocked
 from bpetrain.formats._vocab import Model
 from bpetrain.formats.model_file import MAGIC, read_model
 from bpetrain.formats import gpt2, hf, minbpe, tiktoken
@@ -96,12 +99,30 @@ def detect_format(path) -> str:
     Raises
     ------
     ValueError
-        If the file looks like none of the formats (naming it and its first line).
+        If the file looks like none of the formats (naming it and its first line), or is
+        not a regular file (a pipe or device: name its format).
+    IsADirectoryError
+        If ``path`` is a folder that holds neither ``tokenizer.json`` nor ``vocab.json``.
+    OSError
+        If it cannot be opened (it is opened without waiting for a pipe's writer).
     """
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
-        return "hf" if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)) else "gpt2"
-    with open(name, "rb") as f:
+        if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)):
+            return "hf"
+        if os.path.exists(os.path.join(name, gpt2.VOCAB_NAME)):
+            return "gpt2"
+        raise IsADirectoryError(
+            errno.EISDIR, f"a folder, holding neither {hf.TOKENIZER_NAME} (Hugging Face) nor {gpt2.VOCAB_NAME} and "
+            f"{gpt2.MERGES_NAME} (GPT-2); a model is a file, one of those folders, or an encoding name", name)
+    f, status = open_unblocked(name)
+    with f:
+        if not stat.S_ISREG(status.st_mode):  # its first bytes, once read, are gone
+            raise ValueError(
+                f"{name} is {file_kind(status.st_mode)}: bpetrain tells a model's format from its first bytes "
+                "and then reads it again, which only a regular file allows; name the format with --model-format "
+                "(format= in Python)"
+            )
         head = f.read(64)
     if head.startswith(MAGIC[:-2].encode()):
         return "bpetrain"

@@ -10,7 +10,9 @@ names Hugging Face's ``GPT2Tokenizer`` loads:
   priority order (merge ``k`` makes id ``256 + k``), ending with a newline.
 
 The files carry neither the split pattern nor raw mode: they mean GPT-2's pattern to
-the libraries that read them, so :func:`load` assumes it unless told otherwise.
+the libraries that read them. bpetrain's export records the pattern in the folder's
+``.bpetrain.json`` (see :func:`save`), which :func:`load` reads back; without that record
+:func:`load` assumes GPT-2's pattern unless told otherwise.
 """
 from __future__ import annotations
 
@@ -45,8 +47,10 @@ def save(tokenizer: Tokenizer, directory) -> None:
     """Write ``directory/vocab.json`` and ``directory/merges.txt`` (the directory is made
     if needed) as one artifact.
 
-    A third file, ``directory/.bpetrain.json``, records both files' lengths and SHA-256
-    (and which vocab entries are the special tokens), and the three are replaced together (:func:`bpetrain._util.atomic.replace_together`), so
+    A third file, ``directory/.bpetrain.json``, records both files' lengths and SHA-256,
+    which vocab entries are the special tokens and the split pattern (``"pat_str"``: a
+    string, or null for raw mode), and the three are replaced together
+    (:func:`bpetrain._util.atomic.replace_together`), so
     an interrupted export leaves the old pair or the new one, and :func:`load` refuses a
     ``vocab.json`` from one export beside a ``merges.txt`` from another. Libraries that
     read the two files ignore it.
@@ -80,24 +84,34 @@ def save(tokenizer: Tokenizer, directory) -> None:
         "format": "gpt2",
         "files": {name: file_record(data) for name, data in files.items()},
         "special_tokens": tokenizer.special_tokens,
+        "pat_str": tokenizer.pat_str,
     }
     write_folder(directory, files, manifest, MANIFEST_NAME)
 
 
-def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mapping[str, int] | None = None) -> Model:
+class _Recorded(str):
+    """The type of :data:`RECORDED`: ``is RECORDED`` tells that no ``pat_str`` was given."""
+
+
+#: ``pat_str`` not given to :func:`load`: the folder's record says it, else GPT-2's.
+RECORDED = _Recorded("recorded")
+
+
+def load(path, *, pat_str: str | None = RECORDED, special_tokens: Mapping[str, int] | None = None) -> Model:
     """Read ``vocab.json`` and ``merges.txt`` from a directory (or beside ``path``, the
     vocab file).
 
     When the directory holds the ``.bpetrain.json`` that :func:`save` writes, the two
-    files must be the ones it records, and its special tokens are the default.
+    files must be the ones it records, and its special tokens and pattern are the defaults.
 
     Parameters
     ----------
     path : str or os.PathLike
         The directory holding both files, or the ``vocab.json`` file.
     pat_str : str or None
-        The split pattern (a name from :data:`bpetrain.PATTERNS` works): the files do not
-        say, and GPT-2's is the one they mean. ``None`` or ``"none"``: raw mode.
+        The split pattern (a name from :data:`bpetrain.PATTERNS` works). Default: the one
+        ``.bpetrain.json`` records, else GPT-2's (the files do not say, and GPT-2's is the
+        one they mean). ``None`` or ``"none"``: raw mode.
     special_tokens : mapping of str to int, optional
         The special tokens, which must be exactly the vocab entries after the merges.
         Default: those entries, provided none of them looks like a merge result (see
@@ -120,6 +134,12 @@ def load(path, *, pat_str: str | None = PATTERNS["gpt2"], special_tokens: Mappin
         records = manifest["files"]
         if special_tokens is None:
             special_tokens = manifest["special_tokens"]
+        if pat_str is RECORDED and "pat_str" in manifest:
+            pat_str = manifest["pat_str"]
+            if pat_str is not None and not isinstance(pat_str, str):
+                raise ValueError(f"{manifest_path}: pat_str must be a string or null")
+    if pat_str is RECORDED:
+        pat_str = PATTERNS["gpt2"]
     what = "a GPT-2 vocab.json", "a GPT-2 merges.txt"
     return parse(
         (vocab_path, read_recorded(vocab_path, records.get(VOCAB_NAME), manifest_path, what[0])),

@@ -13,7 +13,11 @@ library, serialized as ``tokenizers.Tokenizer.to_str`` does:
   look a whole piece up in the vocab first, as tiktoken does; exports check that every
   token encodes to itself, so it gives the same ids as the merges.
 - ``pre_tokenizer``: ``Sequence[Split(pattern, "Isolated"), ByteLevel(add_prefix_space=false,
-  use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone.
+  use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone; a
+  pipeline of pre-tokenizers (:class:`bpetrain.splitting.pipeline.PreTokenizer`) its own
+  steps, then that ``ByteLevel`` unless it ends with one. Reading takes any ``Split``,
+  ``Digits`` or ``ByteLevel``, or a ``Sequence`` of them ending in a ``ByteLevel``, and
+  normalizers that change no text (:func:`_check_normalizer`).
 - ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
 - ``added_tokens``: the special tokens (``special: true``, ``normalized: false``, or
   their flags as read). When their ids are not the ones ``tokenizers`` would give them
@@ -24,7 +28,9 @@ library, serialized as ``tokenizers.Tokenizer.to_str`` does:
 ``allowed_special="all"``. The pattern is rewritten for the Oniguruma engine of
 ``tokenizers`` by :func:`hf_pattern`.
 Text the pattern does not match is dropped by bpetrain and tiktoken but kept as its own
-piece by ``Split``; the named patterns match every character.
+piece by an ``Isolated`` ``Split``: a pattern that can leave some (not
+:func:`~bpetrain.splitting.pipeline.matches_everywhere`, as the named patterns do) is
+written with behavior ``Removed`` and ``invert``, which drops it.
 """
 from __future__ import annotations
 
@@ -40,6 +46,7 @@ from bpetrain.encoding.added_tokens import AddedToken
 from bpetrain.encoding.merge_rule import unreachable_tokens
 from bpetrain.encoding.pair_model import PairModel
 from bpetrain.splitting.pattern import PATTERNS
+from bpetrain.splitting.pipeline import ByteLevel, PreTokenizer, matches_everywhere
 from bpetrain.formats._vocab import (
     MANIFEST_NAME,
     Model,
@@ -168,11 +175,7 @@ def save(tokenizer: Tokenizer, path, **config) -> None:
     model_vocab = {token_to_str(token): i for i, token in ordinary.items()}
     for token in _in_model_vocab(tokenizer.added_tokens, len(model_vocab), set(origin.get("in_model_vocab", ()))):
         model_vocab[token.content] = token.id
-    steps = [_BYTE_LEVEL]
-    if tokenizer.pat_str is not None:
-        split = {"type": "Split", "pattern": {"Regex": hf_pattern(tokenizer.pat_str)}, "behavior": "Isolated",
-                 "invert": False}
-        steps = [split, _BYTE_LEVEL]
+    steps = _pre_tokenizer_steps(tokenizer.pat_str)
     document = _document(tokenizer, origin, model_vocab, steps)
     data = (json.dumps(document, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     path = os.fspath(path)
@@ -330,7 +333,8 @@ def load(path) -> Model:
     model = document.get("model") if isinstance(document, dict) else None
     if not isinstance(model, dict) or model.get("type") != "BPE":
         raise ValueError(f"{name}: model.type must be 'BPE' (bpetrain reads byte-level BPE tokenizers)")
-    _check_model_options(name, document, model)
+    _check_normalizer(name, document.get("normalizer"))
+    _check_model_options(name, model)
     pat_str = _read_pre_tokenizer(name, document.get("pre_tokenizer"))
     vocab, merges = model.get("vocab"), model.get("merges")
     if not isinstance(vocab, dict) or not isinstance(merges, list):
@@ -386,11 +390,9 @@ def _read_document(path) -> tuple[str, dict, dict]:
     return name, document, extras
 
 
-def _check_model_options(name: str, document: dict, model: dict) -> None:
-    """Refuse what changes the bytes a piece is made of (see :func:`load`), naming the field."""
-    normalizer = document.get("normalizer")
-    if normalizer is not None and normalizer != {"type": "Sequence", "normalizers": []}:
-        raise ValueError(f"{name}: normalizer is {normalizer!r}; bpetrain reads byte-level BPE without one")
+def _check_model_options(name: str, model: dict) -> None:
+    """Refuse what changes the bytes a piece is made of (see :func:`load`), naming the field
+    (the normalizer: :func:`_check_normalizer`)."""
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):
             raise ValueError(
@@ -518,27 +520,69 @@ def _from_all_splits(name, vocab, pairs, pat_str, special_tokens, ignore_merges)
     return Model(merges, pat_str, special_tokens, byte_ids, name)
 
 
-def _read_pre_tokenizer(name: str, pre_tokenizer) -> str | None:
-    steps = pre_tokenizer.get("pretokenizers") if isinstance(pre_tokenizer, dict) else None
-    if isinstance(pre_tokenizer, dict) and pre_tokenizer.get("type") == "ByteLevel":
-        steps = [pre_tokenizer]
-    if not isinstance(steps, list) or not 1 <= len(steps) <= 2 or not isinstance(steps[-1], dict):
-        steps = []
-    last = steps[-1] if steps else {}
-    if not (last.get("type") == "ByteLevel" and last.get("add_prefix_space") is False
-            and last.get("use_regex") is False):
+def _check_normalizer(name: str, normalizer, where: str = "normalizer") -> None:
+    """Refuse a ``normalizer`` that can change text: bpetrain reads ``null``, a ``Sequence``
+    of none, and those that leave every text as it is (``Strip`` of neither side,
+    ``Prepend`` of ``""``, a ``Sequence`` of such).
+
+    Raises
+    ------
+    ValueError
+        Naming the field, for any other (``NFC``, ``Lowercase``, ``Replace``, ...).
+    """
+    if normalizer is None:
+        return
+    kind = normalizer.get("type") if isinstance(normalizer, dict) else None
+    if kind == "Sequence" and isinstance(normalizer.get("normalizers"), list):
+        for k, item in enumerate(normalizer["normalizers"]):
+            _check_normalizer(name, item, f"{where}.normalizers[{k}]")
+        return
+    if (kind == "Strip" and normalizer.get("strip_left") is False and normalizer.get("strip_right") is False) or (
+            kind == "Prepend" and normalizer.get("prepend") == ""):
+        return
+    raise ValueError(
+        f"{name}: {where} is {normalizer!r:.120}, which can change the text before it is split; bpetrain reads "
+        "tokenizers without a normalizer (null, an empty Sequence, or ones that change nothing)"
+    )
+
+
+def _read_pre_tokenizer(name: str, pre_tokenizer):
+    """The ``pat_str`` of a ``pre_tokenizer``: a pattern, ``None`` (raw mode), or the
+    :class:`~bpetrain.splitting.pipeline.PreTokenizer` of a pipeline that is not one
+    pattern; a pattern :func:`hf_pattern` made from a named one reads as that name's.
+
+    Raises
+    ------
+    ValueError
+        If a step is not one bpetrain reads, or the last step is not a ``ByteLevel``
+        (the vocabulary is then not byte-level), naming the field.
+    """
+    try:
+        pre = PreTokenizer.from_hf(pre_tokenizer)
+    except ValueError as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    if not (pre.steps and isinstance(pre.steps[-1], ByteLevel)):
         raise ValueError(
-            f"{name}: pre_tokenizer must be Sequence[Split(pattern, 'Isolated'), ByteLevel(add_prefix_space=false, "
-            "use_regex=false)] or that ByteLevel alone (raw mode); other layouts are not read"
+            f"{name}: the pre_tokenizer's last step must be a ByteLevel (the byte-level alphabet of the vocabulary); "
+            "bpetrain reads byte-level BPE"
         )
-    if len(steps) == 1:
-        return None
-    split = steps[0]
-    pattern = split.get("pattern") if isinstance(split, dict) else None
-    if not (split.get("type") == "Split" and split.get("behavior") == "Isolated" and split.get("invert") is False
-            and isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
-        raise ValueError(f"{name}: the first pre-tokenizer must be Split with a Regex, behavior 'Isolated', invert false")
-    for pat_str in PATTERNS.values():
-        if hf_pattern(pat_str) == pattern["Regex"]:
-            return pat_str
-    return pattern["Regex"]
+    return pre.as_pat_str(aliases={hf_pattern(pat_str): pat_str for pat_str in PATTERNS.values()})
+
+
+def _pre_tokenizer_steps(pat_str) -> list[dict]:
+    """The ``pretokenizers`` of the ``Sequence`` that splits as ``pat_str`` does, a
+    ``ByteLevel`` (no prefix space, no regex) last.
+
+    A pattern that matches at every character is an ``Isolated`` split; another drops
+    the text between its matches, as tiktoken does, which ``Split`` does with behavior
+    ``Removed`` and ``invert`` (the gaps become the matches it removes).
+    """
+    if pat_str is None:
+        return [_BYTE_LEVEL]
+    if isinstance(pat_str, PreTokenizer):
+        steps = [step.to_hf() for step in pat_str.steps]
+        return steps if isinstance(pat_str.steps[-1], ByteLevel) else [*steps, _BYTE_LEVEL]
+    isolated = matches_everywhere(pat_str)
+    split = {"type": "Split", "pattern": {"Regex": hf_pattern(pat_str)}, "behavior": "Isolated" if isolated else "Removed",
+             "invert": not isolated}
+    return [split, _BYTE_LEVEL]

@@ -51,6 +51,9 @@ def save(tokenizer: Tokenizer, file_prefix) -> None:
             "minbpe's ids 0..255 are the bytes in byte order; this vocabulary orders them differently "
             "(it was imported, e.g. from cl100k_base or GPT-2): export it as tiktoken, hf or gpt2 instead"
         )
+    if not (tokenizer.pat_str is None or isinstance(tokenizer.pat_str, str)):
+        raise ValueError("minbpe splits by one regex and this tokenizer splits by a pipeline of pre-tokenizers; "
+                         "export it as hf (or as a bpetrain model file) instead")
     pattern = tokenizer.pat_str or ""
     if pattern != pattern.strip() or "\n" in pattern or "\r" in pattern:
         raise ValueError("minbpe keeps the pattern on one stripped line; this pattern has a line break or "

@@ -11,7 +11,9 @@ Model file, version 1 (UTF-8 text; the first line is the version, as in minbpe):
     ...
 
 One merge per line, ``left right`` as decimal token ids, in rank order (line ``i``
-of the merges makes id ``256 + i``).
+of the merges makes id ``256 + i``). A pipeline of Hugging Face pre-tokenizers
+(:class:`bpetrain.splitting.pipeline.PreTokenizer`) is written where the pattern goes, as
+``pat_str: {"pre_tokenizer": <the tokenizer.json pre_tokenizer object>}``.
 
 Version 2 adds one line after ``special_tokens``, ``byte_ids: [33, 34, ...]`` (the id
 of each one-byte token, a permutation of 0..255; see :class:`bpetrain.Tokenizer`). It
@@ -38,6 +40,7 @@ from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import loads_json, read_lines
 from bpetrain.encoding.added_tokens import AddedToken
 from bpetrain.formats._vocab import Model
+from bpetrain.splitting.pipeline import pat_str_from_json, pat_str_to_json
 
 __all__ = ["read_model", "write_model"]
 
@@ -56,7 +59,7 @@ def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None, tokens=
     v3 = tokens is not None or ignore_merges or added_tokens is not None or origin is not None
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(f"{MAGIC_V3 if v3 else MAGIC if byte_ids is None else MAGIC_V2}\n")
-        f.write(f"pat_str: {json.dumps(pat_str)}\n")
+        f.write(f"pat_str: {json.dumps(pat_str_to_json(pat_str), ensure_ascii=False)}\n")
         f.write(f"special_tokens: {json.dumps(special_tokens, ensure_ascii=False)}\n")
         if v3:
             f.write(f"byte_ids: {json.dumps(None if byte_ids is None else list(byte_ids))}\n")
@@ -99,9 +102,7 @@ def read_model(path) -> Model:
             raise ValueError(f"{name}:{lineno}: expected '{key}: ...', got {line[:40]!r}")
         return loads_json(line[len(key) + 2 :], f"{name}:{lineno}: {key}")
 
-    pat_str = field(2, "pat_str")
-    if pat_str is not None and not isinstance(pat_str, str):
-        raise ValueError(f"{name}:2: pat_str must be a string or null")
+    pat_str = pat_str_from_json(field(2, "pat_str"), f"{name}:2: pat_str")
     special_tokens = field(3, "special_tokens")
     if not isinstance(special_tokens, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) for v in special_tokens.values()

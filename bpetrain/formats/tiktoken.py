@@ -10,7 +10,8 @@ Files
 ``PATH.json``
     bpetrain's sidecar: ``{"pat_str": <str or null>, "special_tokens": {str: id},
     "rank_file": {"n_bytes": int, "sha256": hex}}``. ``pat_str`` null is raw mode (no
-    pre-tokenization). ``rank_file`` records the rank file the sidecar was written with:
+    pre-tokenization); ``{"pre_tokenizer": ...}`` a pipeline of Hugging Face pre-tokenizers
+    (:class:`bpetrain.splitting.pipeline.PreTokenizer`, as in the model file). ``rank_file`` records the rank file the sidecar was written with:
     the two are replaced as one artifact (:func:`bpetrain._util.atomic.replace_together`) and
     a rank file that does not match is refused, so a sidecar's pattern and special
     tokens are never applied to another export's ranks. Sidecars without ``rank_file``
@@ -34,6 +35,7 @@ from bpetrain._util.read import read_bytes
 from bpetrain.encoding.core import Encoding
 from bpetrain.encoding.merge_rule import split_with_ranks
 from bpetrain.splitting.pattern import resolve_pattern
+from bpetrain.splitting.pipeline import PreTokenizer, pat_str_from_json, pat_str_to_json
 from bpetrain.formats._vocab import Model, read_json
 
 if TYPE_CHECKING:
@@ -233,7 +235,7 @@ def save(tokenizer: Tokenizer, path) -> None:
     tokenizer.check_exportable("tiktoken")
     ranks = _rank_file_bytes(tokenizer.vocab[i] for i in range(256 + len(tokenizer.merges)))
     sidecar = {
-        "pat_str": tokenizer.pat_str,
+        "pat_str": pat_str_to_json(tokenizer.pat_str),
         "special_tokens": tokenizer.special_tokens,
         "rank_file": file_record(ranks),
     }
@@ -349,8 +351,7 @@ def _read_sidecar(path: str) -> dict:
         "pat_str", "special_tokens", "rank_file"
     }:
         raise ValueError(f"{path}: expected a JSON object with the keys pat_str, special_tokens (and rank_file)")
-    if sidecar["pat_str"] is not None and not isinstance(sidecar["pat_str"], str):
-        raise ValueError(f"{path}: pat_str must be a string or null")
+    sidecar["pat_str"] = pat_str_from_json(sidecar["pat_str"], f"{path}: pat_str")
     specials = sidecar["special_tokens"]
     if not isinstance(specials, dict) or not all(type(v) is int and 0 <= v <= MAX_RANK for v in specials.values()):
         raise ValueError(f"{path}: special_tokens must be an object of token -> integer id in [0, 2**32)")
@@ -373,6 +374,11 @@ def tiktoken_encoding(tokenizer: Tokenizer, name: str = "bpetrain"):
     import tiktoken
 
     tokenizer.check_exportable("tiktoken")
+    if isinstance(tokenizer.pat_str, PreTokenizer):
+        raise ValueError(
+            "tiktoken splits by one regex and this tokenizer splits by a pipeline of pre-tokenizers; use it as a "
+            "bpetrain Encoding (tokenizer.encoding()) or export it in the Hugging Face format"
+        )
     return tiktoken.Encoding(
         name,
         pat_str=RAW_MODE_PAT_STR if tokenizer.pat_str is None else tokenizer.pat_str,

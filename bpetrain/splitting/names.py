@@ -1,13 +1,14 @@
 """The named split patterns: OpenAI's, as tiktoken publishes them in
-``tiktoken_ext/openai_public.py``.
+``tiktoken_ext/openai_public.py``, and the strings minbpe, nanochat and Llama 3 use.
 
 Plain strings in a module of their own, so the command line can list the names without
 loading the compiled matcher (:mod:`bpetrain.splitting.pattern` compiles and runs them).
+:func:`pattern_name` and :func:`describe_pattern` name a pattern for messages and reprs.
 """
 from __future__ import annotations
 
 __all__ = ["CL100K_PATTERN", "GPT2_PATTERN", "LLAMA3_PATTERN", "MINBPE_PATTERN", "NANOCHAT_PATTERN", "O200K_PATTERN",
-           "PATTERNS"]
+           "PATTERNS", "describe_pattern", "pattern_name"]
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -52,10 +53,52 @@ LLAMA3_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
-#: Named split patterns: name -> ``pat_str``.
+#: Named split patterns: name -> ``pat_str`` (``gpt4`` is another name for ``cl100k``).
+#: Every argument that takes a pattern takes these names.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,
     "cl100k": CL100K_PATTERN,
     "gpt4": CL100K_PATTERN,
     "o200k": O200K_PATTERN,
+    "minbpe": MINBPE_PATTERN,
+    "nanochat": NANOCHAT_PATTERN,
+    "llama3": LLAMA3_PATTERN,
 }
+
+#: How long a pattern that has no name may be in :func:`describe_pattern` before it is shortened.
+SHOWN_CHARS = 40
+
+
+def pattern_name(pat_str: str | None) -> str | None:
+    """The first name of :data:`PATTERNS` whose string is ``pat_str`` (``"none"`` for raw
+    mode), or None if it has none.
+
+    >>> pattern_name(CL100K_PATTERN)
+    'cl100k'
+    """
+    if pat_str is None:
+        return "none"
+    return next((name for name, value in PATTERNS.items() if value == pat_str), None)
+
+
+def describe_pattern(pat_str) -> str:
+    """``pat_str`` as a message or repr shows it: its name in quotes, or the regex as a
+    Python string literal, shortened to :data:`SHOWN_CHARS` characters before it is
+    escaped (so no escape is cut in two) with ``...`` and its length after it; a
+    pipeline of pre-tokenizers as the names of its steps.
+
+    >>> describe_pattern(GPT2_PATTERN)
+    "'gpt2'"
+    >>> describe_pattern(None)
+    "'none'"
+    >>> describe_pattern("[a-z]+")
+    "'[a-z]+'"
+    """
+    if pat_str is not None and not isinstance(pat_str, str):  # a pipeline of pre-tokenizers, by its steps
+        return f"PreTokenizer({', '.join(type(step).__name__ for step in pat_str.steps)})"
+    name = pattern_name(pat_str)
+    if name is not None:
+        return repr(name)
+    if len(pat_str) <= SHOWN_CHARS:
+        return repr(pat_str)
+    return f"{pat_str[:SHOWN_CHARS]!r}... ({len(pat_str)} characters)"

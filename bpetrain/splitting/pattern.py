@@ -7,7 +7,8 @@ is where a pattern is named, checked and compiled:
 
 - :data:`PATTERNS` names the patterns of OpenAI's tokenizers, as tiktoken publishes them
   in ``tiktoken_ext/openai_public.py``: ``gpt2`` (r50k/p50k), ``cl100k`` (alias
-  ``gpt4``) and ``o200k``. :func:`resolve_pattern` turns a name into its string; every
+  ``gpt4``) and ``o200k``; and the strings of ``minbpe`` (rustbpe's default too),
+  ``nanochat`` and ``llama3``. :func:`resolve_pattern` turns a name into its string; every
   constructor that takes a ``pat_str`` resolves names the same way.
 - :class:`SplitPattern` compiles a ``pat_str`` once into a program for the compiled
   matcher (:mod:`bpetrain.splitting._compiler`, :mod:`bpetrain.splitting._matcher`), which the
@@ -43,6 +44,7 @@ from bpetrain.splitting.names import (
     NANOCHAT_PATTERN,
     O200K_PATTERN,
     PATTERNS,
+    describe_pattern,
 )
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
@@ -58,33 +60,39 @@ _BLOCKS = {
 }
 
 
-def resolve_pattern(pat_str: str | None) -> str | None:
-    """Return the ``pat_str`` for a pattern name, a regex, or ``None``.
+def resolve_pattern(pat_str):
+    """Return the ``pat_str`` for a pattern name, a regex, a pipeline, or ``None``.
 
     Parameters
     ----------
-    pat_str : str or None
-        A name from :data:`PATTERNS` (``"gpt2"``, ``"cl100k"``, ``"gpt4"``, ``"o200k"``),
-        ``"none"`` or ``None`` for no pre-tokenization (raw mode), or any regular
-        expression the ``regex`` module accepts.
+    pat_str : str, PreTokenizer or None
+        A name from :data:`PATTERNS` (``"gpt2"``, ``"cl100k"``, ``"gpt4"``, ``"o200k"``,
+        ``"minbpe"``, ``"nanochat"``, ``"llama3"``),
+        ``"none"`` or ``None`` for no pre-tokenization (raw mode), any regular
+        expression the ``regex`` module accepts, or a pipeline of Hugging Face
+        pre-tokenizers (:class:`bpetrain.splitting.pipeline.PreTokenizer`).
 
     Returns
     -------
-    str or None
-        The regex source, or ``None`` for raw mode.
+    str, PreTokenizer or None
+        The regex source; a pipeline that is one pattern as that pattern
+        (:meth:`~bpetrain.splitting.pipeline.PreTokenizer.as_pat_str`), another as itself;
+        or ``None`` for raw mode.
 
     Raises
     ------
     TypeError
-        If ``pat_str`` is not a string or ``None``.
+        If ``pat_str`` is not a string, a pipeline or ``None``.
     ValueError
         If ``pat_str`` looks like a name (lower-case letters, digits, ``_``) but is not
         one, does not compile, or matches the empty string.
     """
     if pat_str is None or pat_str == "none":
         return None
+    if _is_pipeline(pat_str):
+        return pat_str.as_pat_str()
     if not isinstance(pat_str, str):
-        raise TypeError(f"pat_str must be a str or None, got {type(pat_str).__name__}")
+        raise TypeError(f"pat_str must be a str, a PreTokenizer or None, got {type(pat_str).__name__}")
     if pat_str in PATTERNS:
         return PATTERNS[pat_str]
     if regex.fullmatch(r"[a-z][a-z0-9_]*", pat_str):
@@ -116,7 +124,7 @@ def pattern_timeout(n_chars: int) -> float:
 def timed_out(pat_str: str, n_chars: int) -> PatternTimeoutError:
     """The error for ``pat_str`` running past :func:`pattern_timeout` on ``n_chars`` characters."""
     return PatternTimeoutError(
-        f"the split pattern {pat_str!r:.80} ran past its time limit of {pattern_timeout(n_chars):.0f} s on "
+        f"the split pattern {describe_pattern(pat_str)} ran past its time limit of {pattern_timeout(n_chars):.0f} s on "
         f"{n_chars} characters (catastrophic backtracking): it cannot split text; use another pattern"
     )
 
@@ -179,7 +187,7 @@ class SplitPattern:
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
-        return f"<SplitPattern {self.pat_str!r:.60} ({how})>"
+        return f"<SplitPattern {describe_pattern(self.pat_str)} ({how})>"
 
     def split(self, data: bytes | str) -> list[bytes]:
         """The pieces of ``data`` (UTF-8 bytes, or a ``str``) as ``bytes``.
@@ -226,9 +234,20 @@ class SplitPattern:
 
 
 @functools.lru_cache(maxsize=64)
-def split_pattern(pat_str: str) -> SplitPattern:
-    """The :class:`SplitPattern` of ``pat_str``, compiled once per process."""
+def split_pattern(pat_str):
+    """The :class:`SplitPattern` of ``pat_str``, compiled once per process; for a pipeline
+    (:class:`bpetrain.splitting.pipeline.PreTokenizer`), its
+    :class:`~bpetrain.splitting.pipeline.PipelineSplitter`, which splits as a
+    ``SplitPattern`` does (``split``, ``pieces``; ``program`` None)."""
+    if _is_pipeline(pat_str):
+        return pat_str.splitter()
     return SplitPattern(pat_str)
+
+
+def _is_pipeline(pat_str) -> bool:
+    """Whether ``pat_str`` is a :class:`bpetrain.splitting.pipeline.PreTokenizer` (which
+    imports this module, so it is known by its methods here)."""
+    return not isinstance(pat_str, str) and hasattr(pat_str, "as_pat_str") and hasattr(pat_str, "splitter")
 
 
 def encode_utf8(text: str) -> bytes:

@@ -21,6 +21,7 @@ from bpetrain.formats.tiktoken import model_of_ranks
 from bpetrain.counting.inputs import expand_inputs
 from bpetrain.counting.counts import PieceCounter, PieceTable
 from bpetrain.splitting.cuts import check_documents
+from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training.extend import Extension, keeps_ids
@@ -65,8 +66,11 @@ class TrainingStats:
         Unique pieces after pre-tokenization.
     n_piece_bytes : int
         Bytes in all pieces (with repetition): the text that was trained on.
+    n_start_tokens : int
+        Tokens the training text has before the run's first merge: ``n_piece_bytes``, or
+        when extending a base, the tokens of the pieces encoded with the base.
     n_merges : int
-        Merges learned.
+        Merges learned (in this run: a base's merges are not counted).
     n_tokens : int
         Tokens the training text has after all merges.
     merge_counts : numpy.ndarray of int64, shape (n_merges,)
@@ -77,10 +81,10 @@ class TrainingStats:
     merge_tokens_removed : numpy.ndarray of int64, shape (n_merges,)
         How many tokens merge ``i`` removed from the training text: the occurrences it
         joined, left to right (``aaa`` joins once). ``merge_tokens_removed[i] <=
-        merge_counts[i]``, and ``n_piece_bytes - merge_tokens_removed[:k].sum()`` is the
+        merge_counts[i]``, and ``n_start_tokens - merge_tokens_removed[:k].sum()`` is the
         number of tokens of the training text after the first ``k`` merges, so
         ``n_piece_bytes / that`` is the compression curve (:mod:`bpetrain.report`);
-        the whole sum is ``n_piece_bytes - n_tokens``.
+        the whole sum is ``n_start_tokens - n_tokens``.
 
     Examples
     --------
@@ -95,6 +99,7 @@ class TrainingStats:
     n_documents: int
     n_pieces: int
     n_piece_bytes: int
+    n_start_tokens: int
     n_merges: int
     n_tokens: int
     merge_counts: np.ndarray
@@ -120,7 +125,8 @@ class BpeTrainer:
         Target vocabulary size, >= 256 + len(special_tokens).
     pat_str : str or None, default "cl100k" (the base's pattern when extending one)
         Split pattern (tiktoken's name for it, as in :class:`~bpetrain.Encoding` and
-        :class:`~bpetrain.Tokenizer`): a name (``gpt2``, ``cl100k``/``gpt4``, ``o200k``),
+        :class:`~bpetrain.Tokenizer`): a name of :data:`bpetrain.PATTERNS` (``gpt2``,
+        ``cl100k``/``gpt4``, ``o200k``, ``minbpe``, ``nanochat``, ``llama3``),
         any regex for the ``regex`` module, or ``None``/``"none"`` for raw mode (each
         document, or each file, is one piece; nothing is pre-tokenized). Any regex within
         the compiled matcher's syntax (:mod:`bpetrain.splitting._compiler`) splits at
@@ -149,6 +155,8 @@ class BpeTrainer:
         only tiktoken's rule reads; :mod:`bpetrain.training.extend`): the first id of the
         new tokens, which must be free with the ids after it. ``None``: the id after the
         last one in use.
+        Hugging Face's ``Tokenizer.train(files)`` makes each line a document: train on
+        the same files with ``documents="line"`` (``--documents line``) to get its merges.
 
     Raises
     ------
@@ -226,7 +234,7 @@ class BpeTrainer:
 
     def __repr__(self) -> str:
         return (
-            f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={self.pat_str!r:.40}, "
+            f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={describe_pattern(self.pat_str)}, "
             f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
             f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
         )
@@ -288,7 +296,7 @@ class BpeTrainer:
             new merges get the ids after the base's; the base's special tokens are not
             kept), or, for a base that keeps its ids (a ``tokenizer.json``), as
             :mod:`bpetrain.training.extend` says (every id kept, its special tokens too).
-            A path is read with :meth:`Tokenizer.from_file`.
+            A path or an encoding name is read with :meth:`Tokenizer.from_file`.
 
         Returns
         -------
@@ -337,6 +345,12 @@ class BpeTrainer:
         """
         check_documents(documents)
         sources = expand_inputs(files, input_format)
+        counts_files = [source.path for source in sources if source.path.endswith(".npz")]
+        if counts_files:
+            raise ValueError(
+                f"{counts_files[0]} is a counts file ('bpetrain count' writes them), not text: train on counts files "
+                f"with train_from_counts (bpetrain train --counts {counts_files[0]} ...)"
+            )
         records = [source for source in sources if source.format != "text"]
         if documents == "line" and records:
             kind = {"jsonl": "JSON Lines", "parquet": "Parquet"}[records[0].format]
@@ -426,11 +440,12 @@ class BpeTrainer:
     def _add_counts_file(self, counter: PieceCounter, path: str | os.PathLike) -> None:
         """Add the pieces and totals of a counts file to ``counter``, whose options it must have."""
         table, header = PieceTable.load(path)
-        for key, mine in (("pat_str", counter.pat_str), ("special_tokens", self.special_tokens)):
+        for key, mine, shown in (("pat_str", counter.pat_str, describe_pattern),
+                                 ("special_tokens", self.special_tokens, repr)):
             if header.get(key) != mine:
                 raise ValueError(
-                    f"{os.fspath(path)} was counted with {key}={header.get(key)!r}, but this trainer has "
-                    f"{key}={mine!r}; train with the options the counts file was counted with, or count again"
+                    f"{os.fspath(path)} was counted with {key}={shown(header.get(key))}, but this trainer has "
+                    f"{key}={shown(mine)}; train with the options the counts file was counted with, or count again"
                 )
         counter.add_table(table)
         counter.n_input_bytes += header.get("n_input_bytes", 0)
@@ -516,7 +531,7 @@ class BpeTrainer:
         n_piece_bytes = _check_table(table, n_input_bytes)
         n_wanted, extension = self._n_merges_wanted(base)
         # 2. the kernel, with every piece as its bytes (in the tie-break's numbering) or the base's tokens
-        merger, byte_ids = self._merger(table, base, n_wanted, extension)
+        merger, byte_ids, n_start_tokens = self._merger(table, base, n_wanted, extension)
         n_pieces = table.n_pieces
         del table
         # 3. the merges
@@ -533,8 +548,9 @@ class BpeTrainer:
             n_documents=n_documents,
             n_pieces=n_pieces,
             n_piece_bytes=n_piece_bytes,
+            n_start_tokens=n_start_tokens,
             n_merges=len(merges),  # learned in this run
-            n_tokens=n_piece_bytes - merger.n_tokens_removed,
+            n_tokens=n_start_tokens - merger.n_tokens_removed,
             merge_counts=merger.merge_counts,
             merge_tokens_removed=merger.merge_tokens_removed,
         )
@@ -566,8 +582,9 @@ class BpeTrainer:
 
     def _merger(
         self, table: PieceTable, base: Tokenizer | None, n_wanted: int, extension: Extension | None = None
-    ) -> tuple[PairMerger, np.ndarray | None]:
-        """The merge kernel on ``table``, and the id of each byte (None: the byte itself).
+    ) -> tuple[PairMerger, np.ndarray | None, int]:
+        """The merge kernel on ``table``, the id of each byte (None: the byte itself), and
+        the tokens of the text before the first merge (weighted by the pieces' counts).
 
         From the bytes, each byte is its own id, or (``tie_break="hf"``) Hugging Face's;
         from a base, each piece starts as its encoding with the base (:func:`base_tokens`,
@@ -579,10 +596,12 @@ class BpeTrainer:
         if base is None:
             byte_ids = HF_BYTE_IDS if self.tie_break == "hf" else None
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
-            return PairMerger(data, table.offsets, table.counts, *options), byte_ids
+            return PairMerger(data, table.offsets, table.counts, *options), byte_ids, table.n_bytes
         lengths, initial = base_tokens(base, table) if extension is None else extension.initial(table)
         merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
-        return merger, None if extension is not None else np.array(base.byte_ids)
+        tokens_per_piece = np.add.reduceat((initial >= 0).astype(np.int64), table.offsets[:-1])
+        n_start_tokens = int(tokens_per_piece @ table.counts)
+        return merger, None if extension is not None else np.array(base.byte_ids), n_start_tokens
 
     def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
         """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
@@ -622,8 +641,8 @@ class BpeTrainer:
             pass
         elif isinstance(base, Encoding):
             base = Tokenizer.from_model(model_of_ranks(base._mergeable_ranks, base._pat_str, {}, base.name))
-        elif isinstance(base, (str, os.PathLike)):
-            if formats.detect_format(base) == "tiktoken" and self.pat_str_given:
+        elif isinstance(base, (str, os.PathLike)):  # any model reference (Tokenizer.from_file)
+            if self.pat_str_given and os.path.exists(base) and formats.detect_format(base) == "tiktoken":
                 base = Tokenizer.from_file(base, format="tiktoken", pat_str=self.pat_str, special_tokens={})
             else:
                 base = Tokenizer.from_file(base)
@@ -645,7 +664,8 @@ class BpeTrainer:
             return self.pat_str if base is None else base.pat_str
         if base.pat_str != self.pat_str:
             warnings.warn(
-                f"training on pat_str={self.pat_str!r:.60} while the base was trained on {base.pat_str!r:.60}: the "
+                f"training on pat_str={describe_pattern(self.pat_str)} while the base was trained on "
+                f"{describe_pattern(base.pat_str)}: the "
                 "new merges learn from pieces the base never split that way; leave pat_str out to use the base's",
                 BasePatternWarning,
                 stacklevel=stacklevel + 1,
