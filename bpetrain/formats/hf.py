@@ -46,7 +46,7 @@ from bpetrain.encoding.added_tokens import AddedToken
 from bpetrain.encoding.merge_rule import unreachable_tokens
 from bpetrain.encoding.pair_model import PairModel
 from bpetrain.splitting.pattern import PATTERNS
-from bpetrain.splitting.pipeline import ByteLevel, PreTokenizer, matches_everywhere
+from bpetrain.splitting.pipeline import ByteLevel, PreTokenizer, matches_everywhere, pat_str_to_json
 from bpetrain.formats._vocab import (
     MANIFEST_NAME,
     Model,
@@ -235,7 +235,7 @@ def _document(tokenizer: Tokenizer, origin: dict, model_vocab: dict, steps: list
         "merges": [f"{a} {b}" for a, b in merges] if origin.get("merges_as_strings") else [list(m) for m in merges],
     }
     pre_tokenizer = {"type": "Sequence", "pretokenizers": steps}
-    if "pre_tokenizer" in base and origin.get("pat_str") == tokenizer.pat_str:
+    if "pre_tokenizer" in base and origin.get("pat_str") == pat_str_to_json(tokenizer.pat_str):
         pre_tokenizer = base["pre_tokenizer"]
     sections = {
         "version": "1.0",
@@ -449,7 +449,7 @@ def _origin(document: dict, vocab: dict, added, pat_str, merges: list, extras: d
     rest["model"] = {key: value for key, value in document["model"].items() if key not in ("vocab", "merges")}
     return {
         "tokenizer.json": rest,
-        "pat_str": pat_str,
+        "pat_str": pat_str_to_json(pat_str),  # as JSON: the model file keeps the origin
         "merges_as_strings": bool(merges) and isinstance(merges[0], str),
         "in_model_vocab": sorted(t.id for t in added if vocab.get(t.content) == t.id),
         "files": extras,
