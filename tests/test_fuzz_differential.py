@@ -90,9 +90,6 @@ def pairs(trained) -> dict[str, tuple[Encoding, object, st.SearchStrategy[str]]]
 
 
 NAMES = ["trained cl100k", "trained raw", "trained o200k", "cl100k_base"]
-CI = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-SLOW = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow,
-                                                                       HealthCheck.data_too_large])
 
 
 @pytest.fixture(scope="module")
@@ -163,20 +160,20 @@ def check_example(enc: Encoding, other, characters: st.SearchStrategy[str], data
     assert chunks == longest_chunks(enc, fixup(text), limit)
 
 
-@pytest.mark.parametrize("name", NAMES)
-@CI
-@given(data=st.data())
-def test_differential(compared, name, data):
-    if name not in compared:
-        pytest.skip(f"{VOCABS / 'cl100k_base.tiktoken'} is absent: OpenAI's ranks for the comparison with tiktoken")
-    check_example(*compared[name], data)
+def differential(max_examples: int):
+    """The differential test of every encoding in NAMES, ``max_examples`` texts each."""
+
+    @pytest.mark.parametrize("name", NAMES)
+    @settings(max_examples=max_examples, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(data=st.data())
+    def test(compared, name, data):
+        if name not in compared:
+            pytest.skip(f"{VOCABS / 'cl100k_base.tiktoken'} is absent: OpenAI's ranks for the comparison with tiktoken")
+        check_example(*compared[name], data)
+
+    return test
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
-@SLOW
-@given(data=st.data())
-def test_differential_thousands(compared, name, data):
-    if name not in compared:
-        pytest.skip(f"{VOCABS / 'cl100k_base.tiktoken'} is absent: OpenAI's ranks for the comparison with tiktoken")
-    check_example(*compared[name], data)
+test_differential = differential(150)
+test_differential_thousands = pytest.mark.slow(differential(1500))
