@@ -862,9 +862,11 @@ cdef class IntervalCounter:
         with at most ``limit`` tokens in ``data[start:end]`` (split and encoded as a text of
         its own), or ``start`` if there is none (the character at ``start`` alone needs more).
 
-        The prefixes from ``start`` are counted one character longer at a time (rust-gems
-        ``bpe``: the count of every prefix is known after one pass) until no longer one can
-        have ``limit`` tokens or fewer. Without a split pattern that is when ``max_token_len``
+        With a split pattern, the prefixes that end at safe cuts of the whole text have more
+        tokens the longer they are, so the last of them with ``limit`` tokens or fewer is found
+        by bisection first. From there, the prefixes are counted one character longer at a
+        time (rust-gems ``bpe``: the count of every prefix is known after one pass) until no
+        longer one can have ``limit`` tokens or fewer. Without a split pattern that is when ``max_token_len``
         consecutive byte offsets all have more (the last token of a prefix starts at one of
         them, after a prefix that has more: :mod:`bpetrain.encoding._incremental`'s
         corollary IIa). With one, when the pieces before a safe cut of the whole text already
@@ -885,8 +887,22 @@ cdef class IntervalCounter:
             raise ValueError("this counter counts each slice from scratch: no tables to search prefixes with")
         if not 0 <= start <= n or (start < n and text[start] & 0xC0 == 0x80):
             raise ValueError(f"byte {start} is not a character boundary of the text's {n} bytes")
+        cdef int64_t lo, hi, mid
+        if limit > n:
+            limit = n + 1  # no text has more tokens than bytes
         take(self.lock)
         try:
+            if self.raw is None:  # skip to the last safe cut before which the slice has at most limit tokens
+                lo = self._first_at_or_after(self.safe, self.n_safe, start + 1)
+                hi = self._first_at_or_after(self.safe, self.n_safe, start + limit * max_len + 1)
+                while lo < hi:  # the tokens before safe cuts only grow
+                    mid = (lo + hi) >> 1
+                    if self._count_split(start, self.safe[mid], NULL) > limit:
+                        hi = mid
+                    else:
+                        lo = mid + 1
+                if lo > 0 and self.safe[lo - 1] > start:
+                    end = best = self.safe[lo - 1]
             while end < n:
                 if self.raw is not None:
                     end += 1
