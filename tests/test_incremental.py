@@ -136,10 +136,11 @@ def test_with_openai_ranks(name):
 
 
 def run_child(code: str) -> str:
-    """Run ``code`` in a child Python that imports this bpetrain and the tests' helpers; its output."""
-    path = os.pathsep.join([str(pathlib.Path(bpetrain.__file__).parents[1]), str(pathlib.Path(__file__).parent)])
+    """Run ``code`` in a child Python that imports this bpetrain (from the folder that holds it,
+    which ``-c`` puts first on the path) and the tests' helpers; its output."""
+    home = pathlib.Path(bpetrain.__file__).parents[1]
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PYTHONPATH": path})
+                          cwd=home, env={**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parent)})
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
     return done.stdout
 
