@@ -751,7 +751,7 @@ def test_chunk_limits():
 
 
 def cross_vocabulary() -> dict[bytes, int]:
-    """Bytes, then b" \xe5" (a token that crosses into a character), b"\x91\xbd" and b"\xe5\x91\xbd"
+    r"""Bytes, then b" \xe5" (a token that crosses into a character), b"\x91\xbd" and b"\xe5\x91\xbd"
     ("命"): " 命" encodes to b" \xe5", b"\x91\xbd", and "命" alone to one token."""
     ranks = {bytes([i]): i for i in range(256)}
     ranks.update({b" \xe5": 256, b"\x91\xbd": 257, b"\xe5\x91\xbd": 258})

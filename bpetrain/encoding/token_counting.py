@@ -166,8 +166,8 @@ class TokenCounting:
         crate's split at a token limit: the count of every prefix is known after one pass,
         :meth:`interval_counter`; the search and where it stops are described in
         ``IntervalCounter._head_end``). A cut may fall inside a token of the whole text's
-        encoding: ``" 命"`` in ``cl100k_base`` is three tokens, ``b" \xe5"``, ``b"\x91"``,
-        ``b"\xbd"``, and with ``max_tokens=1`` its chunks are ``" "`` and ``"命"``. With a
+        encoding: ``" 命"`` in ``cl100k_base`` is three tokens, ``b" \\xe5"``, ``b"\\x91"``,
+        ``b"\\xbd"``, and with ``max_tokens=1`` its chunks are ``" "`` and ``"命"``. With a
         split pattern the compiled matcher does not take, or a vocabulary that does not merge
         in rank order, the prefixes tried are those that end within the first
         ``max_tokens + 1`` tokens of the rest's encoding, the longest first.
