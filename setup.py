@@ -86,5 +86,8 @@ setup(
             for name in KERNELS
         ],
         compiler_directives=DIRECTIVES,
+        # Cython regenerates a C file only when its sources are newer, whatever the directives:
+        # the debug build's C files live apart, so each build finds C made with its own.
+        build_dir="build/debug-c" if DEBUG else None,
     ),
 )

@@ -76,3 +76,18 @@ def test_disallowed_special_and_bad_block(ranks):
     with pytest.raises(ValueError, match="block_chars must be at least 1"):
         list(ours.encode_stream(["abc"], block_chars=0))
     assert np.concatenate(list(ours.encode_stream([]))).tolist() == []
+
+
+@pytest.mark.parametrize("name", list(PATTERNS))
+def test_surrogate_pair_split_across_parts(ranks, name):
+    """A pair given as two code units is one character in the joined text, wherever the parts are cut."""
+    ours, theirs = encodings(ranks, name)
+    text = "ab \ud83d\ude00 c\ud83d\ude00\ud83d x\ude00 \ud83d"
+    expected = ours.encode(text)
+    assert expected == theirs.encode(text)  # tiktoken's fix-up joins the pair
+    for cut in range(len(text) + 1):
+        for block in (1, 2, 3, len(text)):
+            got = list(ours.encode_stream([text[:cut], text[cut:]], block_chars=block))
+            assert np.concatenate([np.zeros(0, np.uint32), *got]).tolist() == expected, (cut, block)
+    one_by_one = list(ours.encode_stream(list(text), block_chars=1))
+    assert np.concatenate(one_by_one).tolist() == expected

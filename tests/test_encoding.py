@@ -750,6 +750,41 @@ def test_chunk_limits():
         enc.count_till_limit("abc", -1)
 
 
+def cross_vocabulary() -> dict[bytes, int]:
+    r"""Bytes, then b" \xe5" (a token that crosses into a character), b"\x91\xbd" and b"\xe5\x91\xbd"
+    ("命"): " 命" encodes to b" \xe5", b"\x91\xbd", and "命" alone to one token."""
+    ranks = {bytes([i]): i for i in range(256)}
+    ranks.update({b" \xe5": 256, b"\x91\xbd": 257, b"\xe5\x91\xbd": 258})
+    return ranks
+
+
+@pytest.mark.parametrize("pat_str", ["cl100k", None, r"(?<=a)b|\s?\w+|\s+|[^\w\s]+"])
+def test_chunks_cut_inside_a_token_that_crosses_a_character(pat_str):
+    """No token of the whole text's encoding ends between " " and "命", yet " " is a head of one token."""
+    enc = Encoding("cross", pat_str=pat_str, mergeable_ranks=cross_vocabulary())
+    assert [enc.decode_single_token_bytes(t) for t in enc.encode_ordinary(" 命")] == [b" \xe5", b"\x91\xbd"]
+    assert enc.split_into_chunks(" 命", 1) == [" ", "命"]
+    assert enc.split_at_token_limit(" 命 命", 1) == (" ", "命 命")
+    assert enc.split_into_chunks(" 命" * 3, 2) == [" 命"] * 3
+
+
+def test_chunks_of_cl100k_are_the_longest_heads():
+    enc = openai_encodings("cl100k_base")[0]
+    assert len(enc.encode_ordinary(" 命")) == 3 and enc.count("命") == 1
+    assert enc.split_into_chunks(" 命", 1) == [" ", "命"]
+    assert enc.split_into_chunks(" 命", 2) == [" ", "命"]
+    text = " 命" * 40 + " and then some words"
+    for max_tokens in (1, 2, 3, 5, 8):
+        chunks = enc.split_into_chunks(text, max_tokens)
+        assert "".join(chunks) == text
+        start = 0
+        for chunk in chunks:
+            assert enc.count(chunk) <= max_tokens
+            end = start + len(chunk)
+            assert all(enc.count(text[start:e]) > max_tokens for e in range(end + 1, min(end + 12, len(text)) + 1))
+            start = end
+
+
 # ---------------------------------------------------------------- bad vocabularies
 
 

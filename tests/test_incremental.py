@@ -1,11 +1,17 @@
 """Appendable counting and interval counting against ``Encoding.count`` of the same text."""
 from __future__ import annotations
 
+import os
+import pathlib
 import random
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from helpers import MULTILINGUAL, SPLIT_PATTERNS, VOCABS, stdlib_text
 
+import bpetrain
 from bpetrain import AppendableEncoder, BpeTrainer, Encoding, IntervalCounter
 from bpetrain.formats.tiktoken import read_tiktoken
 
@@ -127,3 +133,118 @@ def test_with_openai_ranks(name):
             start = rng.randrange(len(text))
             end = start + rng.choice([1, 10, 100, 1000, 10000])
             assert counter.count(start, end) == enc.count(text[start:end]), (pat, start, end)
+
+
+def run_child(code: str) -> str:
+    """Run ``code`` in a child Python that imports this bpetrain (from the folder that holds it,
+    which ``-c`` puts first on the path) and the tests' helpers; its output."""
+    home = pathlib.Path(bpetrain.__file__).parents[1]
+    done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=600,
+                          cwd=home, env={**os.environ, "PYTHONPATH": str(pathlib.Path(__file__).parent)})
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    return done.stdout
+
+
+SURROGATE_TEXTS = ["\ud83d\ude00" * 2, "a\ud83d\ude00b \ud83d \ude00\ud83d\ud83d\ude00é 命\ude00",
+                   "\udbff\udfff x" * 40 + "\ud800", "é" * 70 + "\ud83d\ude00" * 70 + " abc" * 20]
+
+
+@pytest.mark.parametrize("which", range(4))
+def test_interval_counter_indexes_the_str_given(trained, which):
+    """Indices are those of the str given, surrogate pairs as two code units: a slice that cuts
+    a pair holds a lone half (U+FFFD), as enc.count of the slice says; out-of-range indices
+    are clamped as slicing clamps them, and none is read past the counter's tables."""
+    enc = encodings(trained)[which]
+    for text in SURROGATE_TEXTS:
+        counter = enc.interval_counter(text)
+        n = len(text)
+        edges = [None, *range(-n - 3, n + 4)] if n < 40 else [None, -n - 1, -1, 0, 1, 63, 64, 65, 130, n, n + 5]
+        for start in edges:
+            for end in edges:
+                assert counter.count(start, end) == enc.count(text[start:end]), (enc.name, text[:8], start, end)
+    counter = enc.interval_counter("\ud83d\ude00" * 2)
+    assert counter.count(-(10**30), 10**30) == enc.count("\ud83d\ude00" * 2)
+    with pytest.raises(TypeError):
+        counter.count(0.5, 2)
+
+
+@pytest.mark.parametrize("which", range(4))
+def test_appendable_joins_a_surrogate_pair_pushed_apart(trained, which):
+    enc = encodings(trained)[which]
+    parts = ["x\ud83d", "\ude00y", "\ud83d", "", "\ud83d", "\ude00", "\ud83d\ude00\ud83d", "\ud83d", "\ude00 z\ud83d"]
+    app = enc.appendable()
+    pushed = ""
+    for part in parts:
+        pushed += part
+        assert app.push(part) == app.count == enc.count(pushed), (enc.name, pushed)
+
+
+def test_appendable_shared_by_threads():
+    """Four threads pushing into one encoder: no crash, and the count of everything pushed
+    (the pushes are all the same text, so their order does not change it). In a child
+    process, so that a crash fails this test only."""
+    assert run_child("""
+        import threading
+        from bpetrain import Encoding
+        ranks = {bytes([i]): i for i in range(256)}
+        ranks.update({b"ab": 256, b"abab": 257, b" a": 258, b"\\xc3\\xa9": 259})
+        for pat in ("cl100k", None):
+            enc = Encoding("t", pat_str=pat, mergeable_ranks=ranks)
+            app = enc.appendable()
+            part = "abab é ab" * 30
+            def run():
+                for _ in range(1500):
+                    app.push(part)
+                    app.count
+            threads = [threading.Thread(target=run) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert app.count == enc.count(part * 6000), (pat, app.count)
+            counter = enc.interval_counter(part * 50)
+            def slices():
+                for i in range(3000):
+                    assert counter.count(i % 97, 5 * i % 9000) == enc.count((part * 50)[i % 97 : 5 * i % 9000])
+            threads = [threading.Thread(target=slices) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        print("ok")
+    """) == "ok\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads the resident set size from /proc")
+def test_interval_counter_memory_per_character():
+    """The counter of 4 M characters of prose, with cl100k's pattern, keeps about 4 bytes a
+    character and peaks at not much more (it kept 23 and peaked near 60 when it held its pieces
+    as Python tuples and an 8-byte offset for every character). In a child process, the resident
+    set size read every millisecond while the counter is built (the kernel lets go of the GIL)."""
+    found = run_child("""
+        import resource, threading
+        from helpers import MULTILINGUAL, stdlib_text
+        from bpetrain import Encoding
+        def rss():
+            with open("/proc/self/statm") as f:
+                return int(f.read().split()[1]) * resource.getpagesize()
+        ranks = {bytes([i]): i for i in range(256)}
+        ranks.update({b" t": 256, b"he": 257, b" the": 258})
+        enc = Encoding("t", pat_str="cl100k", mergeable_ranks=ranks)
+        text = (stdlib_text(1_000_000).decode("utf-8") + MULTILINGUAL) * 4
+        enc.interval_counter("warm up")
+        before, peak, done = rss(), [0], threading.Event()
+        def sample():
+            while not done.wait(0.001):
+                peak[0] = max(peak[0], rss())
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        counter = enc.interval_counter(text)
+        done.set()
+        sampler.join()
+        kept = rss() - before
+        print(len(text), kept, max(peak[0], rss()) - before)
+    """)
+    n_chars, kept, peak = map(int, found.split())
+    assert kept < 8 * n_chars, kept / n_chars
+    assert peak < 12 * n_chars, peak / n_chars

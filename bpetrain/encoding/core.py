@@ -77,6 +77,12 @@ class Encoding(TokenCounting, Decoding):
     :meth:`split_at_token_limit`, :meth:`split_into_chunks`) and incremental counting
     (:meth:`appendable`, :meth:`interval_counter`).
 
+    Thread safety: an ``Encoding`` may be shared by threads (its tables are read-only once
+    built and each call takes a piece cache of its own), and so may the
+    :class:`~bpetrain.AppendableEncoder` and :class:`~bpetrain.IntervalCounter` it makes
+    (each holds a lock). The iterator of :meth:`encode_stream` is a generator: a thread
+    that calls ``next`` on it while another does gets ``ValueError: generator already executing``.
+
     Parameters
     ----------
     name : str
@@ -551,6 +557,11 @@ class Encoding(TokenCounting, Decoding):
         ValueError
             As :meth:`encode`, for a disallowed special token (ids of the text before it
             may have been yielded already).
+
+        Notes
+        -----
+        A surrogate pair whose halves arrive in different parts is one character, as in
+        the text joined. The iterator is a generator, for one thread at a time.
         """
         if self._pattern is None:  # no safe cuts: the text whole
             yield self.encode_to_numpy("".join(chunks), allowed_special=allowed_special,

@@ -61,14 +61,19 @@ def _utf8(text: str) -> bytes:
 
 
 def _gathered(chunks: Iterable[str], size: int) -> Iterator[str]:
-    """``chunks`` joined into parts of at least ``size`` characters (the last may be shorter)."""
+    """``chunks`` joined into parts of at least ``size`` characters (the last may be shorter).
+
+    A part that would end with the high half of a surrogate pair keeps it for the next part,
+    which may hold the low half: the pair is then one character, as in the text joined."""
     waiting: list[str] = []
     n = 0
     for chunk in chunks:
         waiting.append(chunk)
         n += len(chunk)
         if n >= size:
-            yield "".join(waiting)
-            waiting, n = [], 0
+            part = "".join(waiting)
+            waiting, n = ([part[-1]], 1) if "\ud800" <= part[-1] <= "\udbff" else ([], 0)
+            if len(part) > n:
+                yield part[: len(part) - n]
     if waiting:
         yield "".join(waiting)
