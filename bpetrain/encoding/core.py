@@ -575,7 +575,8 @@ class Encoding(TokenCounting, Decoding):
         """Token ids of ``text_or_bytes`` (a ``str`` as UTF-8) as one piece: no split,
         no special tokens (tiktoken's private method of that name).
 
-        The whole piece is looked up in the ranks first, as tiktoken does.
+        The whole piece is looked up in the ranks first, as tiktoken does (so ``b""``
+        gives ``[rank]`` of an empty token, if the ranks hold one, else ``[]``).
 
         Raises
         ------
@@ -584,7 +585,10 @@ class Encoding(TokenCounting, Decoding):
         UnicodeEncodeError
             If a ``str`` holds a lone surrogate (as in tiktoken).
         """
-        return self._bpe.encode_bytes(as_bytes(text_or_bytes, "text_or_bytes"), True)
+        data = as_bytes(text_or_bytes, "text_or_bytes")
+        if not data and b"" in self.mergeable_ranks:
+            return [self.mergeable_ranks[b""]]
+        return self._bpe.encode_bytes(data, True)
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         """:meth:`encode_ordinary` with the pieces found by the ``regex`` module instead of

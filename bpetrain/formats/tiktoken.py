@@ -53,6 +53,11 @@ __all__ = [
 #: Ranks are token ids, which bpetrain and tiktoken hold in 32 bits.
 MAX_RANK = 2**32 - 1
 
+#: How a rank file spells the empty token: the padding alone, base64 of no bytes for
+#: tiktoken (``base64.b64decode``), as the last line of Whisper's ``multilingual.tiktoken``
+#: (``= 50256``).
+EMPTY_TOKEN = b"="
+
 #: The pattern a raw-mode tokenizer is given in ``tiktoken.Encoding``: each text
 #: between special tokens is one piece, as in bpetrain's raw mode.
 RAW_MODE_PAT_STR = r"[\s\S]+"
@@ -127,7 +132,9 @@ def write_tiktoken(path, tokens) -> None:
 
 
 def _rank_file_bytes(tokens) -> bytes:
-    return b"".join(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
+    """The rank file's lines; an empty token is written ``=`` (as Whisper's files hold it: an
+    empty field would leave the line one word, which tiktoken cannot read)."""
+    return b"".join((base64.b64encode(token) or EMPTY_TOKEN) + b" %d\n" % rank for rank, token in enumerate(tokens))
 
 
 def read_tiktoken(path) -> dict[bytes, int]:
@@ -136,6 +143,9 @@ def read_tiktoken(path) -> dict[bytes, int]:
     The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
     token. Unlike tiktoken this reader checks the file: the ranks must be distinct
     integers in ``[0, 2**32)`` and no token may appear twice (empty lines are skipped).
+    A token written ``=`` is the empty token, as tiktoken reads it (Whisper's
+    ``multilingual.tiktoken`` ends with ``= 50256``); :class:`~bpetrain.Encoding` never
+    gives it and decodes it to ``b""``.
     The file is read whole, up to :func:`bpetrain._util.read.max_file_bytes`.
 
     Raises
@@ -160,7 +170,7 @@ def parse_tiktoken(data: bytes, name: str) -> dict[bytes, int]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise ValueError(f"{name}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
         try:
-            token = base64.b64decode(parts[0], validate=True)
+            token = b"" if parts[0] == EMPTY_TOKEN else base64.b64decode(parts[0], validate=True)
         except binascii.Error:
             raise ValueError(f"{name}:{lineno}: the token {parts[0][:40]!r} is not valid base64") from None
         if len(parts[1]) > 10 or int(parts[1]) > MAX_RANK:
@@ -244,10 +254,17 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
     ValueError
         If the rank file or the sidecar is malformed (the message names the file and
         line), the two do not belong together, the ranks are not dense, or a token no
-        merge can make; or if there is no sidecar and no ``pat_str``.
+        merge can make (the empty token among them); or if there is no sidecar and no
+        ``pat_str``.
     """
     name = os.fspath(path)
     ranks, sidecar = _read_pair(path, pat_str)
+    if b"" in ranks:
+        raise ValueError(
+            f"{name}: rank {ranks[b'']} is the empty token (as in Whisper's files), which no merge makes: "
+            "a Tokenizer is its merges; load the file as an Encoding instead (bpetrain.load_tiktoken), "
+            "which accepts it as tiktoken does"
+        )
     try:
         merges, byte_ids = merges_from_ranks(ranks)
     except ValueError as exc:
