@@ -11,6 +11,7 @@ from bpetrain.encoding.decoding import as_token_ids
 from bpetrain.encoding.merge_rule import encode_with_merges, unreachable_tokens
 from bpetrain.encoding.special import allowed_special_tokens, special_regex
 from bpetrain.splitting.pattern import encode_utf8, resolve_pattern, split_pattern
+from bpetrain.splitting.unicode import check_unicode_version
 
 if TYPE_CHECKING:
     from bpetrain.formats import Model
@@ -40,6 +41,12 @@ class Tokenizer:
         Default: ``b`` itself (how bpetrain and minbpe train). Imported vocabularies
         such as cl100k_base and GPT-2 order the bytes differently (``b"!"`` is id 0);
         this keeps their ids (minbpe's ``GPT4Tokenizer`` calls it ``byte_shuffle``).
+    unicode_version : {"regex", "tiktoken"} or bpetrain.splitting.unicode.UnicodeTable, default "regex"
+        Whose character classes (``\\p{L}``, ``\\s``, ...) the pattern splits with: the
+        installed ``regex`` module's (what training uses), tiktoken's engine's (a tiktoken
+        rank file's default), or a table's (a saved model's: :meth:`save` records the
+        classes, so a model splits the same way after the ``regex`` module updates).
+        Equality (``==``) compares the vocabularies, not this.
 
     Raises
     ------
@@ -56,7 +63,9 @@ class Tokenizer:
         pat_str: str | None,
         special_tokens: Mapping[str, int] | None = None,
         byte_ids: Sequence[int] | None = None,
+        unicode_version="regex",
     ):
+        self.unicode_version = check_unicode_version(unicode_version)
         if byte_ids is not None and sorted(byte_ids) != list(range(256)):
             raise ValueError("byte_ids must be a permutation of 0..255 (byte_ids[b] is the id of the byte b)")
         #: ``bytes(byte_ids)``, or None for the identity: ``piece.translate(self._byte_table)`` gives byte ids.
@@ -248,7 +257,7 @@ class Tokenizer:
         token of ``allowed`` as its id: :meth:`encode` where the compiled encoder cannot
         hold the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
         parts = special_regex(frozenset(allowed)).split(text) if allowed else [text]
-        split = None if self.pat_str is None else split_pattern(self.pat_str).split
+        split = None if self.pat_str is None else split_pattern(self.pat_str, self.unicode_version).split
         ids: list[int] = []
         for i, part in enumerate(parts):
             if i % 2:
@@ -288,7 +297,7 @@ class Tokenizer:
         """
         self.check_exportable("tiktoken")
         return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self.mergeable_ranks,
-                        special_tokens=self.special_tokens)
+                        special_tokens=self.special_tokens, unicode_version=self.unicode_version)
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
         """Concatenate the bytes of ``tokens``.
@@ -327,12 +336,13 @@ class Tokenizer:
         """
         try:
             return cls(model.merges, pat_str=model.pat_str, special_tokens=model.special_tokens,
-                       byte_ids=model.byte_ids)
+                       byte_ids=model.byte_ids, unicode_version=model.unicode_version or "regex")
         except ValueError as exc:
             raise ValueError(f"{model.source}: {exc}") from None
 
     def save(self, path) -> None:
-        """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically."""
+        """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically,
+        with :attr:`unicode_version` (the installed ``regex`` module's classes as a table)."""
         from bpetrain.formats.model_file import write_model
 
         write_model(
@@ -341,6 +351,7 @@ class Tokenizer:
             pat_str=self.pat_str,
             special_tokens=self.special_tokens,
             byte_ids=None if self._byte_table is None else self.byte_ids,
+            unicode_version=self.unicode_version,
         )
 
     @classmethod

@@ -24,6 +24,10 @@ class Model(NamedTuple):
     byte_ids: list[int] | None
     #: The file, for error messages.
     source: str
+    #: Whose character classes the pattern splits with (``"tiktoken"``, ``"regex"`` or a
+    #: :class:`bpetrain.splitting.unicode.UnicodeTable`; None: the format does not say,
+    #: and the tokenizer takes the installed ``regex`` module's).
+    unicode_version: object = None
 
 
 def token_to_str(token: bytes) -> str:

@@ -17,6 +17,15 @@ Version 2 adds one line after ``special_tokens``, ``byte_ids: [33, 34, ...]`` (t
 of each one-byte token, a permutation of 0..255; see :class:`bpetrain.Tokenizer`). It
 is written only for models whose bytes are not ids 0..255 in byte order (imported
 cl100k_base, GPT-2); every other model stays a version 1 file.
+
+Version 3 (what :meth:`bpetrain.Tokenizer.save` writes) has the lines ``pat_str``,
+``special_tokens``, ``byte_ids`` (the list, or ``null`` for byte order) and ``unicode``,
+then ``merges``. ``unicode`` says whose character classes the pattern splits with
+(:mod:`bpetrain.splitting.unicode`): ``"tiktoken"``, or the classes themselves as
+``{"source": "regex 2026.11.19", "classes": {"Lu": "41-5a c0-d6 ...", ...}}`` (about
+40 KB), recorded when the model is saved, so that the model splits the same way after
+the ``regex`` module moves to another Unicode version. Version 1 and 2 files say
+nothing: they split with the installed ``regex`` module's classes.
 """
 from __future__ import annotations
 
@@ -26,31 +35,42 @@ import os
 from bpetrain._util.atomic import atomic_write
 from bpetrain._util.read import loads_json, read_lines
 from bpetrain.formats._vocab import Model
+from bpetrain.splitting.unicode import UnicodeTable, regex_table
 
 __all__ = ["read_model", "write_model"]
 
 MAGIC = "bpetrain model v1"
 MAGIC_V2 = "bpetrain model v2"
+MAGIC_V3 = "bpetrain model v3"
 
 
-def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None) -> None:
+def write_model(path, *, merges, pat_str, special_tokens, byte_ids=None, unicode_version=None) -> None:
     """Write a model file atomically (see the module docstring for the format).
 
-    ``byte_ids`` (None or a permutation of 0..255) makes it a version 2 file.
+    ``unicode_version`` (``"tiktoken"``, ``"regex"``: the installed ``regex`` module's
+    classes, recorded as a table, or a :class:`~bpetrain.splitting.unicode.UnicodeTable`)
+    makes it a version 3 file; without it, ``byte_ids`` (None or a permutation of
+    0..255) makes it a version 2 file.
     """
+    if unicode_version == "regex":
+        unicode_version = regex_table()
     with atomic_write(path, "w", encoding="utf-8", newline="\n") as f:
-        f.write(f"{MAGIC if byte_ids is None else MAGIC_V2}\n")
+        f.write(f"{MAGIC_V3 if unicode_version is not None else MAGIC if byte_ids is None else MAGIC_V2}\n")
         f.write(f"pat_str: {json.dumps(pat_str)}\n")
         f.write(f"special_tokens: {json.dumps(special_tokens, ensure_ascii=False)}\n")
-        if byte_ids is not None:
+        if unicode_version is not None:
+            f.write(f"byte_ids: {json.dumps(None if byte_ids is None else list(byte_ids))}\n")
+            unicode = unicode_version.to_json() if isinstance(unicode_version, UnicodeTable) else unicode_version
+            f.write(f"unicode: {json.dumps(unicode)}\n")
+        elif byte_ids is not None:
             f.write(f"byte_ids: {json.dumps(list(byte_ids))}\n")
         f.write(f"merges: {len(merges)}\n")
         f.writelines(f"{a} {b}\n" for a, b in merges)
 
 
 def read_model(path) -> Model:
-    """Read a model file: its ``merges``, ``pat_str``, ``special_tokens`` and ``byte_ids``
-    (None in a v1 file).
+    """Read a model file: its ``merges``, ``pat_str``, ``special_tokens``, ``byte_ids``
+    (None in a v1 file) and ``unicode_version`` (None before v3).
 
     Raises
     ------
@@ -64,9 +84,9 @@ def read_model(path) -> Model:
     lines = read_lines(path, "a bpetrain model file")
     if not lines[0].startswith("bpetrain model "):
         raise ValueError(f"{name}:1: not a bpetrain model file (expected {MAGIC!r}, got {lines[0][:40]!r})")
-    if lines[0] not in (MAGIC, MAGIC_V2):
+    if lines[0] not in (MAGIC, MAGIC_V2, MAGIC_V3):
         raise ValueError(
-            f"{name}:1: model file version {lines[0][15:]!r} is not supported (this release reads v1 and v2)"
+            f"{name}:1: model file version {lines[0][15:]!r} is not supported (this release reads v1 to v3)"
         )
 
     def field(lineno: int, key: str):
@@ -83,17 +103,24 @@ def read_model(path) -> Model:
         isinstance(v, int) and not isinstance(v, bool) for v in special_tokens.values()
     ):
         raise ValueError(f"{name}:3: special_tokens must be an object of token -> integer id")
-    byte_ids = None
+    byte_ids = unicode_version = None
     n_header = 4
-    if lines[0] == MAGIC_V2:
+    if lines[0] in (MAGIC_V2, MAGIC_V3):
         byte_ids = field(4, "byte_ids")
         if not (
             isinstance(byte_ids, list)
             and all(type(b) is int for b in byte_ids)
             and sorted(byte_ids) == list(range(256))
-        ):
+        ) and not (byte_ids is None and lines[0] == MAGIC_V3):
             raise ValueError(f"{name}:4: byte_ids must be a permutation of the integers 0..255")
         n_header = 5
+    if lines[0] == MAGIC_V3:
+        unicode_version = field(5, "unicode")
+        if isinstance(unicode_version, dict):
+            unicode_version = UnicodeTable.from_json(unicode_version, f"{name}:5: unicode")
+        elif unicode_version != "tiktoken":
+            raise ValueError(f"{name}:5: unicode must be \"tiktoken\" or a table {{\"source\": ..., \"classes\": ...}}")
+        n_header = 6
     n_merges = field(n_header, "merges")
     if not isinstance(n_merges, int) or n_merges < 0:
         raise ValueError(f"{name}:{n_header}: merges must be a count >= 0")
@@ -112,4 +139,4 @@ def read_model(path) -> Model:
                 f"{name}:{i + n_header + 1}: expected two token ids 'left right', got {line[:40]!r}"
             )
         merges.append((int(parts[0]), int(parts[1])))
-    return Model(merges, pat_str, special_tokens, byte_ids, name)
+    return Model(merges, pat_str, special_tokens, byte_ids, name, unicode_version)

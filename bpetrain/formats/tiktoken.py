@@ -275,6 +275,7 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
         special_tokens if special_tokens is not None else (sidecar or {}).get("special_tokens", {}),
         byte_ids,
         name,
+        "tiktoken",
     )
 
 
