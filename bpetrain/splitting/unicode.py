@@ -40,7 +40,7 @@ from collections.abc import Mapping
 import numpy as np
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, members
+from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members
 
 __all__ = [
     "ESCAPES",
@@ -254,15 +254,31 @@ def check_unicode_version(unicode_version):
 
 def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> bytes:
     """:func:`bpetrain.splitting._charsets.members` of ``source`` under the table ``unicode``
-    (None: the installed ``regex`` module's classes); see the module docstring."""
-    if unicode is None:
+    (None: the installed ``regex`` module's classes; see the module docstring), kept on disk.
+
+    Warns
+    -----
+    UnicodeVersionWarning
+        If ``source`` holds a property the table lacks (read with the ``regex`` module's).
+    """
+    tokens = [] if unicode is None else [m.group() for m in _TOKEN.finditer(source) if m.group()[1] in _PROPERTY]
+    if not tokens:
         return members(source, flags)
-    rewritten = _rewrite(source, unicode)
-    if rewritten == source:
-        return members(source, flags)
+    for token in tokens:
+        if not _CATEGORY.fullmatch(token) and _lacks(token, unicode):
+            warnings.warn(f"the class {token} is not in the Unicode table of {unicode.source}: it is read with "
+                          f"the installed regex module's Unicode (regex {regex.__version__})",
+                          UnicodeVersionWarning, stacklevel=2)
     if "i" in flags:  # case folding may join a character to one the tables class apart: every code point
-        return members(rewritten, flags)  # (seconds for a set of many ranges; kept on disk)
-    # Elsewhere each property holds the same characters in both, and so does the set.
+        return members(_rewrite(source, unicode), flags)  # (seconds for a set of many ranges; kept on disk)
+    return cached(f"{unicode.digest}\0{flags}\0{source}",
+                  lambda: _patched(source, _rewrite(source, unicode), flags, unicode))
+
+
+def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> bytes:
+    """The members of ``rewritten``: the regex module's of ``source`` but where the table and
+    the regex module class a code point apart (elsewhere each property, so the set, holds
+    the same characters in both), there ``rewritten``'s."""
     member = _live(source, flags).copy()
     differ = _differences(unicode)
     text = differ.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -286,6 +302,18 @@ def _differences(unicode: UnicodeTable) -> np.ndarray:
 
 # A property escape, a class escape, a POSIX class, or any other escape (kept as written).
 _TOKEN = regex.compile(r"\\[pP](?:\{[^}]*\}|.)|\\[dDsSwW]|\[:\^?\w+:\]|\\.", regex.DOTALL)
+_PROPERTY = "pPdDsSwW:"  # the second character of the tokens that name classes
+# Tokens every table holds (a general category, a group of them, or a class escape).
+_CATEGORY = regex.compile(r"\\[dDsSwW]|\\[pP](?:[LMNPSZC]|\{\^?(?:[LMNPSZC]|L&|LC|"
+                          + "|".join(GENERAL_CATEGORIES) + r")\})")
+
+
+@functools.lru_cache(maxsize=256)
+def _lacks(token: str, unicode: UnicodeTable) -> bool:
+    """Whether the table cannot give the class ``token`` (not a union of general categories
+    or a class escape as the ``regex`` module reads it)."""
+    member = _under(token if token[0] == "\\" else f"[{token}]", unicode)
+    return member is None or not member.any()
 
 
 @functools.lru_cache(maxsize=256)
@@ -295,14 +323,9 @@ def _rewrite(source: str, unicode: UnicodeTable) -> str:
     parts, pos = [], 0
     for m in _TOKEN.finditer(source):
         token = m.group()
-        if token[1] not in "pPdDsSwW:":
-            continue
+        if token[1] not in _PROPERTY or _lacks(token, unicode):
+            continue  # kept as written: the regex module reads it
         member = _under(token if token[0] == "\\" else f"[{token}]", unicode)
-        if member is None or not member.any():
-            warnings.warn(f"the class {token} is not in the Unicode table of {unicode.source}: it is read with "
-                          f"the installed regex module's Unicode (regex {regex.__version__})",
-                          UnicodeVersionWarning, stacklevel=2)
-            continue
         ranges = "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in _runs(member))
         parts += [source[pos : m.start()], ranges if in_class else f"[{ranges}]"]
         pos = m.end()
@@ -316,7 +339,7 @@ def classes_that_differ(pat_str: str, unicode: UnicodeTable) -> list[str]:
     found = []
     for m in _TOKEN.finditer(pat_str):
         token = m.group()
-        if token[1] in "pPdDsSwW:" and token not in found:
+        if token[1] in _PROPERTY and token not in found:
             live = token if token[0] == "\\" else f"[{token}]"
             member = _under(live, unicode)
             if member is None or not np.array_equal(member, _live(live)):
