@@ -196,3 +196,24 @@ def test_what_the_tables_cannot_give_is_said():
         SplitPattern(r"(?<=a)\p{L}+|.", unicode_version="regex")
     with pytest.warns(UnicodeVersionWarning, match=r"\\p\{Han\} is not in the Unicode table of tiktoken"):
         SplitPattern(r"\p{Han}+x|\p{L}+", unicode_version="tiktoken")
+
+
+@pytest.mark.parametrize("pat_str", ["cl100k", r"\w+|\W"])
+def test_streams_and_counters_cut_where_the_chosen_classes_allow(pat_str):
+    tiktoken = tiktoken_module()
+    rng = random.Random(7)
+    pool = [*differing()[::40], *map(ord, "aZ 1_.\n")]
+    text = "".join(chr(rng.choice(pool)) for _ in range(6000))
+    theirs = tiktoken.Encoding("pairs", pat_str=PATTERNS.get(pat_str, pat_str), mergeable_ranks=pair_ranks(),
+                               special_tokens={})
+    ours = Encoding("pairs", pat_str=pat_str, mergeable_ranks=pair_ranks())
+    expected = theirs.encode_ordinary(text)
+    assert ours.encode_ordinary(text) == expected
+    parts = [text[i : i + 37] for i in range(0, len(text), 37)]
+    assert [int(i) for block in ours.encode_stream(parts, block_chars=64) for i in block] == expected
+    counter = ours.interval_counter(text)
+    assert counter.count(0, len(text)) == len(expected) == ours.count(text)
+    appendable = ours.appendable()
+    for part in parts:
+        appendable.push(part)
+    assert appendable.count == len(expected)
