@@ -6,8 +6,8 @@ newer Unicode. To split as tiktoken does, bpetrain ships tiktoken's classes, mea
 here from tiktoken itself, offline: tiktoken drops the text its pattern does not match,
 so encoding every code point with the pattern ``\\p{Lu}`` and a rank per byte gives back
 exactly the characters tiktoken's engine puts in ``\\p{Lu}``. This is done for every
-general category (they partition the code points, which is checked) and for ``\\s``,
-``\\w`` and ``\\d``; :mod:`bpetrain.splitting._charsets` builds every other property that is
+general category (they partition the code points, which is checked) and for ``\\s`` and
+``\\w`` (``\\d`` is checked to be ``\\p{Nd}``, as bpetrain reads it); :mod:`bpetrain.splitting._charsets` builds every other property that is
 a union of general categories (``\\p{L}``, ``\\p{N}``, ``\\P{L}``, ...) from them.
 
 Run it with tiktoken installed, from the repository's root, when tiktoken updates its
@@ -41,7 +41,7 @@ def probe_tiktoken() -> tuple[str, dict[str, np.ndarray]]:
     Raises
     ------
     RuntimeError
-        If the general categories do not partition the code points.
+        If the general categories do not partition the code points, or ``\\d`` is not ``\\p{Nd}``.
     """
     import tiktoken
 
@@ -49,7 +49,7 @@ def probe_tiktoken() -> tuple[str, dict[str, np.ndarray]]:
     text = every.tobytes().decode("utf-32-le")
     byte_ranks = {bytes([b]): b for b in range(256)}
     found = {}
-    for name in [*GENERAL_CATEGORIES, *ESCAPES]:
+    for name in [*GENERAL_CATEGORIES, *ESCAPES, r"\d"]:
         member = np.zeros(N_CODE_POINTS, dtype=bool)
         if name == "Cs":
             member[SURROGATES.start : SURROGATES.stop] = True
@@ -63,6 +63,8 @@ def probe_tiktoken() -> tuple[str, dict[str, np.ndarray]]:
     if not (coverage == 1).all():
         raise RuntimeError(f"tiktoken's general categories do not partition the code points "
                            f"(first bad: U+{int(np.flatnonzero(coverage != 1)[0]):04X})")
+    if not np.array_equal(found.pop(r"\d"), found["Nd"]):
+        raise RuntimeError(r"tiktoken's \d is not its \p{Nd}: add \d to bpetrain.splitting.unicode.ESCAPES")
     return tiktoken.__version__, found
 
 

@@ -18,8 +18,8 @@ a :class:`UnicodeTable`
     training time (:func:`regex_table`), so the model splits the same way after the
     ``regex`` module updates.
 
-A table holds the general category of every code point and the members of ``\\s``,
-``\\w`` and ``\\d``. A set the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`)
+A table holds the general category of every code point and the members of ``\\s`` and
+``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines). A set the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`)
 is rewritten with the table's ranges in place of each property (:func:`class_members`): a
 property the installed ``regex`` module reads as a union of general categories
 (``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``, ``\\d``, ...) becomes that union of the
@@ -61,7 +61,7 @@ __all__ = [
 GENERAL_CATEGORIES = tuple(
     "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn".split()
 )
-ESCAPES = (r"\s", r"\w", r"\d")
+ESCAPES = (r"\s", r"\w")
 #: The names ``unicode_version`` takes (besides a :class:`UnicodeTable`).
 UNICODE_VERSIONS = ("regex", "tiktoken")
 
@@ -291,7 +291,7 @@ def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> 
 
 @functools.lru_cache(maxsize=8)
 def _differences(unicode: UnicodeTable) -> np.ndarray:
-    """int64: the code points whose general category or ``\\s``/``\\w``/``\\d`` membership the
+    """int64: the code points whose general category or ``\\s``/``\\w`` membership the
     table and the installed ``regex`` module disagree on, ascending."""
     live = regex_table()
     differ = unicode.general_category != live.general_category
