@@ -14,6 +14,7 @@ from bpetrain.encoding.pair_model import PairModel
 from bpetrain.encoding.special import allowed_special_tokens, special_regex
 from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import encode_utf8, resolve_pattern, split_pattern
+from bpetrain.splitting.unicode import check_unicode_version
 
 if TYPE_CHECKING:
     from bpetrain.formats import Model
@@ -65,6 +66,12 @@ class Tokenizer:
         What the file the tokenizer came from holds beyond the model, kept for exports
         (for a ``tokenizer.json``: its other sections and the ``tokenizer_config.json``
         fields; see :mod:`bpetrain.formats.hf`). Not compared by ``==``.
+    unicode_version : {"regex", "tiktoken"} or bpetrain.splitting.unicode.UnicodeTable, default "regex"
+        Whose character classes (``\\p{L}``, ``\\s``, ...) the pattern splits with: the
+        installed ``regex`` module's (what training uses), tiktoken's engine's (a tiktoken
+        rank file's default), or a table's (a saved model's: :meth:`save` records the
+        classes, so a model splits the same way after the ``regex`` module updates).
+        Equality (``==``) compares the vocabularies, not this.
 
     Raises
     ------
@@ -85,7 +92,9 @@ class Tokenizer:
         ignore_merges: bool = False,
         added_tokens: Sequence[AddedToken] | None = None,
         origin: Mapping | None = None,
+        unicode_version="regex",
     ):
+        self.unicode_version = check_unicode_version(unicode_version)
         if tokens is not None and byte_ids is not None:
             raise ValueError("pass byte_ids or tokens, not both: with tokens, the one-byte tokens are the bytes")
         if tokens is None and ignore_merges:
@@ -365,7 +374,7 @@ class Tokenizer:
         """The ids of ``text`` by the merges (Hugging Face's rule, trained ids ranking as their
         merges), in plain Python: :meth:`encode_ordinary` where the compiled encoder cannot hold
         the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
-        split = None if self.pat_str is None else split_pattern(self.pat_str).split
+        split = None if self.pat_str is None else split_pattern(self.pat_str, self.unicode_version).split
         encode_piece = self._model.encode_piece
         ids: list[int] = []
         for piece in [encode_utf8(text)] if split is None else split(text):
@@ -412,10 +421,11 @@ class Tokenizer:
             ranks, rank_ids = self._model.compiled_ranks()
             if rank_ids is not None:
                 raise ValueError("the merge order is not the id order, so tiktoken's ranks cannot be the ids")
-            return Encoding(name, pat_str=self.pat_str, mergeable_ranks=ranks, special_tokens=self.special_tokens)
+            return Encoding(name, pat_str=self.pat_str, mergeable_ranks=ranks, special_tokens=self.special_tokens,
+                            unicode_version=self.unicode_version)
         self.check_exportable("tiktoken")
         return Encoding(name, pat_str=self.pat_str, mergeable_ranks=self.mergeable_ranks,
-                        special_tokens=self.special_tokens)
+                        special_tokens=self.special_tokens, unicode_version=self.unicode_version)
 
     def decode_bytes(self, tokens: Iterable[int]) -> bytes:
         """Concatenate the bytes of ``tokens``.
@@ -460,12 +470,14 @@ class Tokenizer:
         try:
             return cls(model.merges, pat_str=model.pat_str, special_tokens=model.special_tokens,
                        byte_ids=model.byte_ids, tokens=model.tokens, ignore_merges=model.ignore_merges,
-                       added_tokens=model.added_tokens, origin=model.origin)
+                       added_tokens=model.added_tokens, origin=model.origin,
+                       unicode_version=model.unicode_version or "regex")
         except ValueError as exc:
             raise ValueError(f"{model.source}: {exc}") from None
 
     def save(self, path) -> None:
-        """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically."""
+        """Write the model file (format in :mod:`bpetrain.formats.model_file`), atomically,
+        with :attr:`unicode_version` (the installed ``regex`` module's classes as a table)."""
         from bpetrain.formats.model_file import write_model
 
         plain = all(t == AddedToken(t.content, t.id) for t in self.added_tokens)
@@ -479,6 +491,7 @@ class Tokenizer:
             ignore_merges=self.ignore_merges,
             added_tokens=None if plain else self.added_tokens,
             origin=self.origin,
+            unicode_version=self.unicode_version,
         )
 
     @classmethod

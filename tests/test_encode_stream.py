@@ -33,7 +33,9 @@ def ranks():
 
 def encodings(ranks, name, specials=SPECIALS):
     pat = resolve_pattern(PATTERNS[name])
-    ours = Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials)
+    # the regex module splits a lookbehind with its own classes: the option says so (no warning)
+    unicode_version = "regex" if name == "regex module" else "tiktoken"
+    ours = Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials, unicode_version=unicode_version)
     theirs = tiktoken.Encoding(name, pat_str=r"[\s\S]+" if pat is None else pat, mergeable_ranks=ranks,
                                special_tokens=specials)
     return ours, theirs

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from bpetrain import PATTERNS, BpeTrainer, Tokenizer, VocabSizeNotReachedWarning
 from bpetrain._reference import merges_from_ranks as reference_merges_from_ranks
 from bpetrain.formats.hf import hf_pattern
+from bpetrain.formats.model_file import write_model
 from bpetrain.formats.tiktoken import merges_from_ranks, read_tiktoken
 
 SPECIALS = ["<|endoftext|>", "<|fim_middle|>"]
@@ -224,10 +225,11 @@ def test_merges_from_ranks_agrees_with_the_reference_on_cl100k(cl100k):
 
 
 def test_imported_byte_order_survives_every_format(cl100k, tmp_path, sample):
-    """cl100k's bytes are not ids 0..255 in byte order: the model file (v2), tiktoken, hf
-    and gpt2 keep the order; minbpe cannot and says so."""
+    """cl100k's bytes are not ids 0..255 in byte order: the model file (v3, and v2 before it),
+    tiktoken, hf and gpt2 keep the order; minbpe cannot and says so."""
     cl100k.save(tmp_path / "cl100k.bpe")
-    assert (tmp_path / "cl100k.bpe").read_text(encoding="utf-8").startswith("bpetrain model v2\n")
+    lines = (tmp_path / "cl100k.bpe").read_text(encoding="utf-8").split("\n")
+    assert lines[0] == "bpetrain model v3" and lines[3] == f"byte_ids: {cl100k.byte_ids}"
     assert Tokenizer.load(tmp_path / "cl100k.bpe") == cl100k
     text = sample[:5_000] + "<|endoftext|>"
     for format in ("tiktoken", "hf"):
@@ -528,13 +530,16 @@ def test_model_file_v2_byte_ids_are_checked(tmp_path):
     tok = tiny(byte_ids=byte_ids)
     assert tok.vocab[0] == b"\xff" and tok.vocab[257] == b"`ab"
     assert tok.encode("`ab<s>", allowed_special="all") == [257, 258]
-    tok.save(tmp_path / "m.bpe")
-    lines = (tmp_path / "m.bpe").read_text(encoding="utf-8").split("\n")
-    assert lines[0] == "bpetrain model v2" and Tokenizer.load(tmp_path / "m.bpe") == tok
-    lines[3] = "byte_ids: [0, 0]"
-    (tmp_path / "m.bpe").write_text("\n".join(lines), encoding="utf-8")
-    with pytest.raises(ValueError, match="m.bpe:4: byte_ids must be a permutation"):
-        Tokenizer.load(tmp_path / "m.bpe")
+    write_model(tmp_path / "m.bpe", merges=tok.merges, pat_str=None, special_tokens=tok.special_tokens,
+                byte_ids=byte_ids)  # v2, as bpetrain wrote before v3
+    tok.save(tmp_path / "m3.bpe")
+    for name, version in (("m.bpe", "v2"), ("m3.bpe", "v3")):
+        lines = (tmp_path / name).read_text(encoding="utf-8").split("\n")
+        assert lines[0] == f"bpetrain model {version}" and Tokenizer.load(tmp_path / name) == tok
+        lines[3] = "byte_ids: [0, 0]"
+        (tmp_path / name).write_text("\n".join(lines), encoding="utf-8")
+        with pytest.raises(ValueError, match=f"{name}:4: byte_ids must be a permutation"):
+            Tokenizer.load(tmp_path / name)
     with pytest.raises(ValueError, match="byte_ids must be a permutation of 0..255"):
         tiny(byte_ids=[0] * 256)
 

@@ -35,7 +35,7 @@ def encodings(ranks) -> list[Encoding]:
     return [
         Encoding("cl100k", pat_str="cl100k", mergeable_ranks=ranks),
         Encoding("llama3", pat_str=SPLIT_PATTERNS["llama3"], mergeable_ranks=ranks),
-        Encoding("lookbehind", pat_str=r"(?<=a)b|\w+|\s+|[^\w\s]+", mergeable_ranks=ranks),
+        Encoding("lookbehind", pat_str=r"(?<=a)b|\w+|\s+|[^\w\s]+", mergeable_ranks=ranks, unicode_version="regex"),
         Encoding("raw", pat_str=None, mergeable_ranks=ranks),
     ]
 

@@ -244,7 +244,7 @@ def test_batch_without_a_compiled_pattern(trained):
     _, none, _, text = trained
     docs = [text[i : i + 500] for i in range(0, 20_000, 500)]
     for pat_str in (None, r"\b\w+\b|\s+|."):
-        enc = Encoding("other", pat_str=pat_str, mergeable_ranks=none.mergeable_ranks)
+        enc = Encoding("other", pat_str=pat_str, mergeable_ranks=none.mergeable_ranks, unicode_version="regex")
         expected = [enc.encode_ordinary(d) for d in docs]
         for num_threads in (1, 2):
             assert enc.encode_ordinary_batch(docs, num_threads=num_threads) == expected

@@ -123,9 +123,12 @@ def test_raw_mode_model_round_trip(tmp_path):
         (lambda lines: ["gpt2 model v1", *lines[1:]], "not a bpetrain model file"),
         (lambda lines: ["bpetrain model v9", *lines[1:]], "version 'v9' is not supported"),
         (lambda lines: [lines[0], "pat_str: [oops", *lines[2:]], ":2: pat_str:1: not valid JSON"),
-        (lambda lines: lines[:4] + ["1 2 3"] + lines[5:], ":5: expected two token ids"),
+        (lambda lines: lines[:6] + ["1 2 3"] + lines[7:], ":7: expected two token ids"),
         (lambda lines: lines[:-5] + [""], "announces 500 merges but the file holds 496"),
-        (lambda lines: lines[:6] + ["9999 1"] + lines[7:], "merge 2 \\(9999, 1\\) names an id"),
+        (lambda lines: lines[:8] + ["9999 1"] + lines[9:], "merge 2 \\(9999, 1\\) names an id"),
+        (lambda lines: lines[:4] + ['unicode: "unicode 16"'] + lines[5:], ':5: unicode must be "tiktoken" or a table'),
+        (lambda lines: lines[:4] + ['unicode: {"source": "x", "classes": {}}'] + lines[5:],
+         ":5: unicode: a Unicode table needs the classes"),
     ],
 )
 def test_malformed_model_files(tok, tmp_path, mutate, message):

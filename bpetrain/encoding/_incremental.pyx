@@ -127,8 +127,9 @@ cdef class TokenAutomaton:
                         nd[nxt].depth = <int32_t>((k << 8) | data[k - 1])
                         par[nxt] = node
                     node = nxt
-            for i in range(n - 1):  # counting sort by depth
-                first[(nd[i].depth >> 8) + 1] += 1
+            for i in range(n - 1):  # counting sort by depth (ranks without bytes have none: no node)
+                if nd[i].depth > 0:
+                    first[(nd[i].depth >> 8) + 1] += 1
             for k in range(1, t.max_token_len + 2):
                 first[k] += first[k - 1]
             for i in range(n - 1):

@@ -45,10 +45,15 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
         The arrays that own the tables' memory, to keep alive as long as ``t`` is read;
         the first is the int32 length of each rank's token, shape (n_ranks,) (0: none).
 
+    An empty token (Whisper's ``multilingual.tiktoken`` gives ``b""`` a rank, and
+    tiktoken accepts it) keeps its rank in ``n_ranks`` but enters no table: a piece is
+    never empty and no pair of tokens joins into it, so encoding never gives it, as in
+    tiktoken; its length, 0, is the length of a rank without a token.
+
     Raises
     ------
     ValueError
-        If a token is empty, a rank is out of range or repeated, or a byte has no rank.
+        If a rank is out of range or repeated, or a byte has no rank.
     """
     cdef Py_ssize_t n_tokens = len(mergeable_ranks)
     if n_tokens == 0:
@@ -59,14 +64,14 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
     if ranks.min() < 0 or ranks.max() > ID_MASK - 1:
         raise ValueError(f"ranks must be in [0, {ID_MASK - 1}] (the encoder packs three ranks in 64 bits), "
                          f"got {ranks.min()}..{ranks.max()}")
-    if lengths.min() == 0:
-        raise ValueError("mergeable_ranks holds the empty byte string; tokens must be non-empty")
     t.n_ranks = ranks.max() + 1
-    token_len = np.zeros(t.n_ranks, dtype=np.int32)
-    token_len[ranks] = lengths
-    if np.count_nonzero(token_len) != n_tokens:
+    given = np.zeros(t.n_ranks, dtype=bool)
+    given[ranks] = True
+    if np.count_nonzero(given) != n_tokens:
         values, counts = np.unique(ranks, return_counts=True)
         raise ValueError(f"rank {values[counts > 1][0]} is given to more than one token")
+    token_len = np.zeros(t.n_ranks, dtype=np.int32)
+    token_len[ranks] = lengths
     token_start = np.zeros(t.n_ranks + 1, dtype=np.int64)
     np.cumsum(token_len, out=token_start[1:])
     order = np.argsort(ranks, kind="stable")
@@ -78,7 +83,7 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
     cdef list arrays = [token_len, token_start, token_bytes]
     fill_whole(t, n_tokens, arrays)
     fill_bytes(t, arrays)
-    fill_pairs(t, int(np.sum(lengths - 1)), arrays)
+    fill_pairs(t, int(np.sum(np.maximum(lengths - 1, 0))), arrays)
     fill_trie(t, int(np.sum(np.maximum(lengths - 2, 0))), arrays)
     fill_splits(t, arrays)
     return arrays

@@ -59,6 +59,7 @@ from bpetrain.encoding.token_counting import TokenCounting
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
 from bpetrain.splitting.pipeline import PipelineSplitter
+from bpetrain.splitting.unicode import check_unicode_version
 
 __all__ = ["Encoding"]
 
@@ -108,6 +109,11 @@ class Encoding(TokenCounting, Decoding):
     cache_size : int, optional
         Entries of the piece cache (:attr:`cache_size`; default ``DEFAULT_CACHE_SIZE``,
         16384 entries, 512 KiB; 0: none).
+    unicode_version : {"tiktoken", "regex"} or bpetrain.splitting.unicode.UnicodeTable, default "tiktoken"
+        Whose character classes (``\\p{L}``, ``\\s``, ...) split the text: tiktoken's
+        engine's, as tiktoken splits (the ids are tiktoken's on every code point), the
+        installed ``regex`` module's (what bpetrain trains with), or a table's
+        (:mod:`bpetrain.splitting.unicode`; a trained model records one). Not tiktoken's.
 
     Raises
     ------
@@ -119,8 +125,9 @@ class Encoding(TokenCounting, Decoding):
     ValueError
         If a byte has no rank, a rank repeats or is out of ``[0, 2**21 - 2]`` (the
         encoder packs two ids and a rank into 64 bits), a special token is not a
-        non-empty string, the pattern does not compile, or ``explicit_n_vocab`` does not
-        match (tiktoken checks it with ``assert``, which ``python -O`` skips).
+        non-empty string, the pattern does not compile, ``explicit_n_vocab`` does not
+        match (tiktoken checks it with ``assert``, which ``python -O`` skips), or
+        ``unicode_version`` is unknown.
     """
 
     def __init__(
@@ -132,10 +139,12 @@ class Encoding(TokenCounting, Decoding):
         special_tokens: Mapping[str, int] | None = None,
         explicit_n_vocab: int | None = None,
         cache_size: int = DEFAULT_CACHE_SIZE,
+        unicode_version="tiktoken",
     ):
         self.name = name
         self.pat_str = resolve_pattern(pat_str)
-        self._split = None if self.pat_str is None else split_pattern(self.pat_str)
+        self.unicode_version = check_unicode_version(unicode_version)
+        self._split = None if self.pat_str is None else split_pattern(self.pat_str, unicode_version)
         self._pattern = None if self._split is None else self._split.program  # None: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
         wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
@@ -171,6 +180,7 @@ class Encoding(TokenCounting, Decoding):
             "mergeable_ranks": self.mergeable_ranks,
             "special_tokens": self.special_tokens,
             "cache_size": self.cache_size,
+            "unicode_version": self.unicode_version,
         }
 
     def __setstate__(self, state: dict) -> None:
@@ -599,7 +609,8 @@ class Encoding(TokenCounting, Decoding):
         """Token ids of ``text_or_bytes`` (a ``str`` as UTF-8) as one piece: no split,
         no special tokens (tiktoken's private method of that name).
 
-        The whole piece is looked up in the ranks first, as tiktoken does.
+        The whole piece is looked up in the ranks first, as tiktoken does (so ``b""``
+        gives ``[rank]`` of an empty token, if the ranks hold one, else ``[]``).
 
         Raises
         ------
@@ -608,7 +619,10 @@ class Encoding(TokenCounting, Decoding):
         UnicodeEncodeError
             If a ``str`` holds a lone surrogate (as in tiktoken).
         """
-        return self._bpe.encode_bytes(as_bytes(text_or_bytes, "text_or_bytes"), True)
+        data = as_bytes(text_or_bytes, "text_or_bytes")
+        if not data and b"" in self.mergeable_ranks:
+            return [self.mergeable_ranks[b""]]
+        return self._bpe.encode_bytes(data, True)
 
     def _encode_only_native_bpe(self, text: str) -> list[int]:
         """:meth:`encode_ordinary` with the pieces found by the ``regex`` module instead of

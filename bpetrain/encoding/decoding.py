@@ -95,7 +95,9 @@ class Decoding:
         """Decode ``tokens`` to text, with the index in the text where each token starts.
 
         A token that starts inside a character (its first byte is a UTF-8 continuation
-        byte) starts at that character's index, as in tiktoken.
+        byte) starts at that character's index, as in tiktoken. An empty token (a rank
+        whose bytes are ``b""``) starts where the next byte's character does, or at
+        ``len(text)`` at the end (tiktoken raises IndexError on it).
 
         Returns
         -------
@@ -121,7 +123,8 @@ class Decoding:
         text = data.decode("utf-8")
         # The character a byte belongs to is the number of character starts (bytes that
         # are not 10xxxxxx) up to and including it, minus one.
-        starts = np.cumsum((np.frombuffer(data, dtype=np.uint8) & 0xC0) != 0x80)
+        # A start after the last byte gives an empty token at the end its offset, len(text).
+        starts = np.cumsum((np.frombuffer(data + b"\0", dtype=np.uint8) & 0xC0) != 0x80)
         firsts = np.cumsum([0, *map(len, token_bytes[:-1])]) if token_bytes else np.zeros(0, dtype=np.int64)
         return text, (starts[firsts] - 1).tolist()
 

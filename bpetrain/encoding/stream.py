@@ -28,7 +28,7 @@ def encode_stream(enc, chunks: Iterable[str], strings: Strings, block_chars: int
     block_chars = STREAM_BLOCK if block_chars is None else block_chars
     if block_chars < 1:
         raise ValueError(f"block_chars must be at least 1, got {block_chars}")
-    cuts = Cuts(enc.pat_str, strings.allowed | strings.disallowed)
+    cuts = Cuts(enc.pat_str, strings.allowed | strings.disallowed, unicode_version=enc.unicode_version)
     blocks = map(_utf8, _gathered(chunks, block_chars))
     context = ""  # the character before a block that does not start a string (for ^ and \A)
     for data, stop, _, continued in cuts.cut_blocks(blocks):

@@ -33,6 +33,10 @@ class Model(NamedTuple):
     added_tokens: tuple[AddedToken, ...] | None = None
     #: What the file holds beyond the model, for exports (:attr:`bpetrain.Tokenizer.origin`).
     origin: dict | None = None
+    #: Whose character classes the pattern splits with (``"tiktoken"``, ``"regex"`` or a
+    #: :class:`bpetrain.splitting.unicode.UnicodeTable`; None: the format does not say,
+    #: and the tokenizer takes the installed ``regex`` module's).
+    unicode_version: object = None
 
 
 def token_to_str(token: bytes) -> str:

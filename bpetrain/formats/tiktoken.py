@@ -56,6 +56,11 @@ __all__ = [
 #: Ranks are token ids, which bpetrain and tiktoken hold in 32 bits.
 MAX_RANK = 2**32 - 1
 
+#: How a rank file spells the empty token: the padding alone, base64 of no bytes for
+#: tiktoken (``base64.b64decode``), as the last line of Whisper's ``multilingual.tiktoken``
+#: (``= 50256``).
+EMPTY_TOKEN = b"="
+
 #: The pattern a raw-mode tokenizer is given in ``tiktoken.Encoding``: each text
 #: between special tokens is one piece, as in bpetrain's raw mode.
 RAW_MODE_PAT_STR = r"[\s\S]+"
@@ -133,7 +138,8 @@ def model_of_ranks(mergeable_ranks: Mapping[bytes, int], pat_str, special_tokens
     every split of every token into two tokens, in the order of the ranks they make and
     then of the ranks of the parts (as ``transformers``' ``TikTokenConverter`` lists them),
     and ``ignore_merges`` (:mod:`bpetrain.encoding.pair_model` says when that rule is
-    tiktoken's, and so compiled).
+    tiktoken's, and so compiled). Either splits with tiktoken's character classes
+    (``unicode_version="tiktoken"``).
 
     Raises
     ------
@@ -143,7 +149,7 @@ def model_of_ranks(mergeable_ranks: Mapping[bytes, int], pat_str, special_tokens
     """
     try:
         merges, byte_ids = merges_from_ranks(mergeable_ranks)
-        return Model(merges, pat_str, special_tokens, byte_ids, name)
+        return Model(merges, pat_str, special_tokens, byte_ids, name, unicode_version="tiktoken")
     except ValueError as exc:
         if sum(len(token) == 1 for token in mergeable_ranks) < 256:
             raise
@@ -157,7 +163,8 @@ def model_of_ranks(mergeable_ranks: Mapping[bytes, int], pat_str, special_tokens
         found = [(mergeable_ranks[token[:k]], mergeable_ranks[token[k:]]) for k in range(1, len(token))
                  if token[:k] in mergeable_ranks and token[k:] in mergeable_ranks]
         splits.extend(sorted(found))
-    return Model(splits, pat_str, special_tokens, None, name, tokens=tokens, ignore_merges=True)
+    return Model(splits, pat_str, special_tokens, None, name, unicode_version="tiktoken", tokens=tokens,
+                 ignore_merges=True)
 
 
 def write_tiktoken(path, tokens) -> None:
@@ -167,7 +174,9 @@ def write_tiktoken(path, tokens) -> None:
 
 
 def _rank_file_bytes(tokens) -> bytes:
-    return b"".join(base64.b64encode(token) + b" %d\n" % rank for rank, token in enumerate(tokens))
+    """The rank file's lines; an empty token is written ``=`` (as Whisper's files hold it: an
+    empty field would leave the line one word, which tiktoken cannot read)."""
+    return b"".join((base64.b64encode(token) or EMPTY_TOKEN) + b" %d\n" % rank for rank, token in enumerate(tokens))
 
 
 def read_tiktoken(path) -> dict[bytes, int]:
@@ -176,6 +185,9 @@ def read_tiktoken(path) -> dict[bytes, int]:
     The format is tiktoken's ``load_tiktoken_bpe``: one ``base64(token) rank`` line per
     token. Unlike tiktoken this reader checks the file: the ranks must be distinct
     integers in ``[0, 2**32)`` and no token may appear twice (empty lines are skipped).
+    A token written ``=`` is the empty token, as tiktoken reads it (Whisper's
+    ``multilingual.tiktoken`` ends with ``= 50256``); :class:`~bpetrain.Encoding` never
+    gives it and decodes it to ``b""``.
     The file is read whole, up to :func:`bpetrain._util.read.max_file_bytes`.
 
     Raises
@@ -200,7 +212,7 @@ def parse_tiktoken(data: bytes, name: str) -> dict[bytes, int]:
         if len(parts) != 2 or not parts[1].isdigit():
             raise ValueError(f"{name}:{lineno}: expected 'base64-token rank', got {line[:60]!r}")
         try:
-            token = base64.b64decode(parts[0], validate=True)
+            token = b"" if parts[0] == EMPTY_TOKEN else base64.b64decode(parts[0], validate=True)
         except binascii.Error:
             raise ValueError(f"{name}:{lineno}: the token {parts[0][:40]!r} is not valid base64") from None
         if len(parts[1]) > 10 or int(parts[1]) > MAX_RANK:
@@ -283,12 +295,18 @@ def load(path, *, pat_str: str | None = None, special_tokens: Mapping[str, int] 
     ------
     ValueError
         If the rank file or the sidecar is malformed (the message names the file and
-        line), the two do not belong together, or the ranks are neither dense with the
-        bytes at 0..255 nor hold all 256 bytes (:func:`model_of_ranks`); or if there is
-        no sidecar and no ``pat_str``.
+        line), the two do not belong together, the ranks are neither dense with the
+        bytes at 0..255 nor hold all 256 bytes (:func:`model_of_ranks`), or the empty
+        token is among them; or if there is no sidecar and no ``pat_str``.
     """
     name = os.fspath(path)
     ranks, sidecar = _read_pair(path, pat_str)
+    if b"" in ranks:
+        raise ValueError(
+            f"{name}: rank {ranks[b'']} is the empty token (as in Whisper's files), which no merge makes: "
+            "a Tokenizer is its merges; load the file as an Encoding instead (bpetrain.load_tiktoken), "
+            "which accepts it as tiktoken does"
+        )
     try:
         return model_of_ranks(
             ranks,

@@ -9,11 +9,12 @@ cdef enum:
     PATTERN_O200K = 3
 
 # End (exclusive) of the piece that ``pattern`` matches at ``start`` in the UTF-8 bytes
-# ``text[0:end]``; ``end`` is the end of the text (for ``$`` and the lookaheads).
+# ``text[0:end]``, with the character classes of the table slot ``u`` (``ensure_tables``);
+# ``end`` is the end of the text (for ``$`` and the lookaheads).
 # Returns a position > start whenever start < end. Bytes that are not valid UTF-8 count
 # as one character each, classed as the regex module classes the lone surrogate that
 # ``errors="surrogateescape"`` decodes them to (not a letter, number or space).
-cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
+cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil
 
 # Pieces in ASCII text 64 bytes at a time (_ascii_blocks.h), by the rules BLOCKS_*: where
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the

@@ -18,8 +18,10 @@ Character classes come from the ``regex`` module itself, when the first matcher 
 made (:func:`ensure_tables`; :mod:`bpetrain.splitting._charsets` keeps the answers on disk): its ``\\p{L}``,
 ``\\p{N}``, ``\\s``, the o200k case classes and the case-insensitive letters of the
 contractions are evaluated over every code point, so the tables follow whatever Unicode
-version the installed ``regex`` implements (Python's ``unicodedata`` may be older).
-The tables are a two-stage lookup (code point >> 8 -> block of 256 flags).
+version the installed ``regex`` implements (Python's ``unicodedata`` may be older), or
+the Unicode table a pattern is compiled with (:mod:`bpetrain.splitting.unicode`; each
+gets a slot of its own, passed to :c:func:`piece_end` as ``u``). The tables are a
+two-stage lookup (code point >> 8 -> block of 256 flags).
 
 The three patterns' ASCII text is also split 64 bytes at a time (``_ascii_blocks.h``: the
 piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
@@ -34,7 +36,7 @@ import threading
 
 import numpy as np
 
-from bpetrain.splitting._charsets import members
+from bpetrain.splitting.unicode import class_members
 
 cdef enum:
     F_L = 1     # \p{L}
@@ -83,8 +85,12 @@ cdef uint8_t _ascii_flags[128]
 cdef bint _ascii_letters = False
 # Whether the ASCII letters, digits and whitespace are those _ascii_blocks.h assumes.
 cdef bint _ascii_standard = False
-cdef const uint16_t* _stage1 = NULL
-cdef const uint8_t* _stage2 = NULL
+# The non-ASCII flags, one two-stage table per Unicode table (slot 0: the regex module's
+# own classes; ensure_tables gives the others theirs).
+cdef enum:
+    N_SLOTS = 4
+cdef const uint16_t* _stage1[N_SLOTS]
+cdef const uint8_t* _stage2[N_SLOTS]
 # The ASCII letter (lower case) a code point matches case-insensitively, for the letters
 # of the contractions ('s 't 're 've 'm 'll 'd); 0 for every other code point.
 cdef uint8_t _fold_ascii[128]
@@ -93,10 +99,9 @@ cdef uint8_t _fold_extra_to[16]
 cdef int _n_fold_extra = 0
 
 
-def _build_tables():
-    """Evaluate the patterns' character classes with the regex module over all code points
-    (:func:`bpetrain.splitting._charsets.members`, which keeps each answer on disk)."""
-    global _stage1, _stage2, _n_fold_extra, _tables
+def _class_flags(unicode):
+    """The flags of every code point (uint8, shape (0x110000,)) with the classes of the
+    Unicode table ``unicode`` (None: the regex module's; :mod:`bpetrain.splitting.unicode`)."""
     flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
     for flag, cls in (
         (F_L, r"\p{L}"),
@@ -105,16 +110,30 @@ def _build_tables():
         (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
         (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
     ):
-        flat[_member_flags(cls, "")] |= flag
+        flat[_member_flags(cls, "", unicode)] |= flag
+    return flat
+
+
+def _install(int slot, flat):
+    """Make ``flat`` (flags per code point) the two-stage table of ``slot``."""
     blocks = {}  # each distinct block of 256 flags once, numbered in order of appearance
     stage1 = np.array([blocks.setdefault(row.tobytes(), len(blocks)) for row in flat.reshape(-1, 256)],
                       dtype=np.uint16)
     stage2 = np.frombuffer(b"".join(blocks), dtype=np.uint8).copy()
-    _tables = (stage1, stage2)  # keeps the buffers alive
+    _tables[slot] = (stage1, stage2)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
-    _stage1 = &s1[0]
-    _stage2 = &s2[0]
+    _stage1[slot] = &s1[0]
+    _stage2[slot] = &s2[0]
+
+
+def _build_tables():
+    """Evaluate the patterns' character classes with the regex module over all code points
+    (:func:`bpetrain.splitting._charsets.members`, which keeps each answer on disk): slot 0,
+    the ASCII flags and the case variants of the contraction letters."""
+    global _n_fold_extra
+    flat = _class_flags(None)
+    _install(0, flat)
     cdef int i
     for i in range(128):
         _ascii_flags[i] = flat[i]
@@ -130,7 +149,7 @@ def _build_tables():
                            and np.array_equal((flat[:128] & F_WS) != 0, ((codes >= 9) & (codes <= 13)) | (codes == 32)))
     _n_fold_extra = 0
     for letter in "sdmtlver":
-        for cp in np.flatnonzero(_member_flags(letter, "i")):
+        for cp in np.flatnonzero(_member_flags(letter, "i", None)):
             if cp < 128:
                 _fold_ascii[cp] = ord(letter)
             else:
@@ -141,22 +160,41 @@ def _build_tables():
                 _n_fold_extra += 1
 
 
-def _member_flags(source, flags):
+def _member_flags(source, flags, unicode):
     """A bool per code point: does the one-character regex ``source`` match it."""
-    packed = np.frombuffer(members(source, flags), dtype=np.uint8)
+    packed = np.frombuffer(class_members(source, flags, unicode), dtype=np.uint8)
     return np.unpackbits(packed)[:N_CODE_POINTS].view(bool)
 
 
-_tables = None
+_tables = {}  # slot -> its (stage1, stage2)
+_slots = {}  # Unicode table (None: the regex module's) -> its slot, or -1
 _tables_lock = threading.Lock()
 
 
-def ensure_tables():
-    """Build the character tables on first use (a quarter of a second: not at import),
-    once, whichever thread comes first."""
+def ensure_tables(unicode=None):
+    """Build the character tables of the Unicode table ``unicode`` (None: the regex
+    module's) on first use (a quarter of a second: not at import), once, whichever thread
+    comes first; the regex module's come first, with the ASCII flags.
+
+    Returns
+    -------
+    int
+        The slot to give :c:func:`piece_end`, or -1 if the hand-written matchers cannot
+        use the table (its ASCII classes are not the regex module's, or the slots are
+        taken): the compiled program splits instead.
+    """
     with _tables_lock:
-        if _tables is None:
+        if 0 not in _tables:
             _build_tables()
+            _slots[None] = 0
+        if unicode not in _slots:
+            flat = _class_flags(unicode)
+            if len(_tables) == N_SLOTS or any(_ascii_flags[i] != flat[i] for i in range(128)):
+                _slots[unicode] = -1
+            else:
+                _slots[unicode] = len(_tables)
+                _install(len(_tables), flat)
+        return _slots[unicode]
 
 #: Python names of the compiled patterns' ids (see ``_blocks.pxd``).
 GPT2 = PATTERN_GPT2
@@ -206,15 +244,15 @@ cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, u
     return 4
 
 
-cdef inline uint8_t _flags_of(uint32_t cp) noexcept nogil:
+cdef inline uint8_t _flags_of(int u, uint32_t cp) noexcept nogil:
     if cp < 128:
         return _ascii_flags[cp]
     if cp >= N_CODE_POINTS:
         return 0
-    return _stage2[(<Py_ssize_t>_stage1[cp >> 8] << 8) | (cp & 0xFF)]
+    return _stage2[u][(<Py_ssize_t>_stage1[u][cp >> 8] << 8) | (cp & 0xFF)]
 
 
-cdef inline Py_ssize_t _char(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+cdef inline Py_ssize_t _char(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
                              uint32_t* cp, uint8_t* flags) noexcept nogil:
     """Decode the character at ``i < end``: code point, flags, length in bytes."""
     cdef uint8_t b = s[i]
@@ -224,11 +262,11 @@ cdef inline Py_ssize_t _char(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
         flags[0] = _ascii_flags[b]
         return 1
     n = _decode(s, i, end, cp)
-    flags[0] = _flags_of(cp[0])
+    flags[0] = _flags_of(u, cp[0])
     return n
 
 
-cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
+cdef inline Py_ssize_t _run(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
                             bint inside=True) noexcept nogil:
     """End of the run from ``i`` of characters with a flag in ``mask`` (``inside``) or
     with none of them (not ``inside``)."""
@@ -241,45 +279,45 @@ cdef inline Py_ssize_t _run(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint
                 return i
             i += 1
         else:
-            n = _char(s, i, end, &cp, &f)
+            n = _char(u, s, i, end, &cp, &f)
             if ((f & mask) != 0) != inside:
                 return i
             i += n
     return i
 
 
-cdef inline Py_ssize_t _run_ascii(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
+cdef inline Py_ssize_t _run_ascii(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint8_t mask,
                                   uint8_t fold, uint8_t lo, uint8_t hi) noexcept nogil:
-    """``_run(s, i, end, mask)`` for a mask whose ASCII members are the bytes b with
+    """``_run(u, s, i, end, mask)`` for a mask whose ASCII members are the bytes b with
     ``lo <= (b | fold) <= hi``: ASCII text eight bytes at a time, the rest by ``_run``."""
     if _ascii_letters:
         i = ascii_run(s, i, end, fold, lo, hi)
         if i >= end or s[i] < 0x80:
             return i
-    return _run(s, i, end, mask)
+    return _run(u, s, i, end, mask)
 
 
-cdef inline Py_ssize_t _letters(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _letters(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """End of the run of ``\\p{L}`` from ``i``."""
-    return _run_ascii(s, i, end, F_L, 0x20, 97, 122)
+    return _run_ascii(u, s, i, end, F_L, 0x20, 97, 122)
 
 
-cdef inline Py_ssize_t _run_other(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _run_other(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """End of the run of ``[^\\s\\p{L}\\p{N}]`` from ``i``."""
-    return _run(s, i, end, F_L | F_N | F_WS, False)
+    return _run(u, s, i, end, F_L | F_N | F_WS, False)
 
 
-cdef inline Py_ssize_t _run_digits3(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _run_digits3(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     """``\\p{N}{1,3}`` at ``i``, which is known to hold a number."""
     cdef uint32_t cp
     cdef uint8_t f
     cdef int k
     cdef Py_ssize_t n
-    i += _char(s, i, end, &cp, &f)
+    i += _char(u, s, i, end, &cp, &f)
     for k in range(2):
         if i >= end:
             break
-        n = _char(s, i, end, &cp, &f)
+        n = _char(u, s, i, end, &cp, &f)
         if not (f & F_N):
             break
         i += n
@@ -294,7 +332,7 @@ cdef inline Py_ssize_t _run_bytes(const uint8_t* s, Py_ssize_t i, Py_ssize_t end
     return i
 
 
-cdef inline uint8_t _fold(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* n) noexcept nogil:
+cdef inline uint8_t _fold(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Py_ssize_t* n) noexcept nogil:
     """The contraction letter the character at ``i`` matches case-insensitively (0: none)."""
     cdef uint32_t cp
     cdef uint8_t f
@@ -302,7 +340,7 @@ cdef inline uint8_t _fold(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Py_ssi
     if i >= end:
         n[0] = 0
         return 0
-    n[0] = _char(s, i, end, &cp, &f)
+    n[0] = _char(u, s, i, end, &cp, &f)
     if cp < 128:
         return _fold_ascii[cp]
     for k in range(_n_fold_extra):
@@ -311,7 +349,7 @@ cdef inline uint8_t _fold(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, Py_ssi
     return 0
 
 
-cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+cdef inline Py_ssize_t _contraction(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
                                     bint ignore_case) noexcept nogil:
     """End of ``'s|'t|'re|'ve|'m|'ll|'d`` at ``i`` (``s[i]`` is ``'``), or -1.
 
@@ -321,7 +359,7 @@ cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
     cdef Py_ssize_t n1, n2
     cdef uint8_t c1, c2
     if ignore_case:
-        c1 = _fold(s, i + 1, end, &n1)
+        c1 = _fold(u, s, i + 1, end, &n1)
     else:
         n1 = 1
         c1 = s[i + 1] if i + 1 < end and s[i + 1] < 0x80 else 0
@@ -329,7 +367,7 @@ cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
         return i + 1 + n1
     if c1 == b'l' or c1 == b'v' or c1 == b'r':
         if ignore_case:
-            c2 = _fold(s, i + 1 + n1, end, &n2)
+            c2 = _fold(u, s, i + 1 + n1, end, &n2)
         else:
             n2 = 1
             c2 = s[i + 2] if i + 2 < end and s[i + 2] < 0x80 else 0
@@ -338,7 +376,7 @@ cdef inline Py_ssize_t _contraction(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
     return -1
 
 
-cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+cdef inline Py_ssize_t _whitespace(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
                                    Py_ssize_t* last, Py_ssize_t* after_newline) noexcept nogil:
     """The whitespace run at ``i``: its end, the start of its last character, and the
     end of its last ``\\r``/``\\n`` (-1 if it has none)."""
@@ -348,7 +386,7 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t en
     last[0] = i
     after_newline[0] = -1
     while i < end:
-        n = _char(s, i, end, &cp, &f)
+        n = _char(u, s, i, end, &cp, &f)
         if not (f & F_WS):
             break
         last[0] = i
@@ -358,7 +396,7 @@ cdef inline Py_ssize_t _whitespace(const uint8_t* s, Py_ssize_t i, Py_ssize_t en
     return i
 
 
-cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t c0,
+cdef inline Py_ssize_t _punctuation(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t c0,
                                     uint8_t f0, Py_ssize_t n0, uint8_t also) noexcept nogil:
     """`` ?[^\\s\\p{L}\\p{N}]+`` at ``i`` (character ``c0``, flags ``f0``, ``n0`` bytes),
     then a run of ``\\r``, ``\\n`` and ``also``: cl100k's ``[\\r\\n]*`` (``also`` = ``\\n``)
@@ -367,39 +405,39 @@ cdef inline Py_ssize_t _punctuation(const uint8_t* s, Py_ssize_t i, Py_ssize_t e
     cdef uint8_t f1
     cdef Py_ssize_t n1
     if c0 == 32 and i + 1 < end:
-        n1 = _char(s, i + 1, end, &c1, &f1)
+        n1 = _char(u, s, i + 1, end, &c1, &f1)
         if not (f1 & (F_L | F_N | F_WS)):
-            return _run_bytes(s, _run_other(s, i + 1 + n1, end), end, 13, 10, also)
+            return _run_bytes(s, _run_other(u, s, i + 1 + n1, end), end, 13, 10, also)
     if not (f0 & F_WS):
-        return _run_bytes(s, _run_other(s, i + n0, end), end, 13, 10, also)
+        return _run_bytes(s, _run_other(u, s, i + n0, end), end, 13, 10, also)
     return -1
 
 
-cdef Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef Py_ssize_t _gpt2(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     # '(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s
     cdef uint32_t c0, c1
     cdef uint8_t f0, f1
     cdef Py_ssize_t n0, n1, j, last, nl
-    n0 = _char(s, i, end, &c0, &f0)
+    n0 = _char(u, s, i, end, &c0, &f0)
     if c0 == 39:
-        j = _contraction(s, i, end, False)
+        j = _contraction(u, s, i, end, False)
         if j >= 0:
             return j
     if c0 == 32 and i + 1 < end:
-        n1 = _char(s, i + 1, end, &c1, &f1)
+        n1 = _char(u, s, i + 1, end, &c1, &f1)
         if f1 & F_L:
-            return _letters(s, i + 1 + n1, end)
+            return _letters(u, s, i + 1 + n1, end)
         if f1 & F_N:
-            return _run(s, i + 1 + n1, end, F_N)
+            return _run(u, s, i + 1 + n1, end, F_N)
         if not (f1 & F_WS):
-            return _run_other(s, i + 1 + n1, end)
+            return _run_other(u, s, i + 1 + n1, end)
     if f0 & F_L:
-        return _letters(s, i + n0, end)
+        return _letters(u, s, i + n0, end)
     if f0 & F_N:
-        return _run(s, i + n0, end, F_N)
+        return _run(u, s, i + n0, end, F_N)
     if not (f0 & F_WS):
-        return _run_other(s, i + n0, end)
-    j = _whitespace(s, i, end, &last, &nl)
+        return _run_other(u, s, i + n0, end)
+    j = _whitespace(u, s, i, end, &last, &nl)
     if j == end:
         return end          # \s++$
     if last > i:
@@ -407,29 +445,29 @@ cdef Py_ssize_t _gpt2(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept n
     return j                # \s
 
 
-cdef Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef Py_ssize_t _cl100k(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     # '(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+
     # |\s++$|\s*[\r\n]|\s+(?!\S)|\s
     cdef uint32_t c0, c1
     cdef uint8_t f0, f1
     cdef Py_ssize_t n0, n1, j, last, nl
-    n0 = _char(s, i, end, &c0, &f0)
+    n0 = _char(u, s, i, end, &c0, &f0)
     if c0 == 39:
-        j = _contraction(s, i, end, True)
+        j = _contraction(u, s, i, end, True)
         if j >= 0:
             return j
     if f0 & F_L:
-        return _letters(s, i + n0, end)
+        return _letters(u, s, i + n0, end)
     if not (f0 & F_N) and c0 != 10 and c0 != 13 and i + n0 < end:
-        n1 = _char(s, i + n0, end, &c1, &f1)
+        n1 = _char(u, s, i + n0, end, &c1, &f1)
         if f1 & F_L:
-            return _letters(s, i + n0 + n1, end)
+            return _letters(u, s, i + n0 + n1, end)
     if f0 & F_N:
-        return _run_digits3(s, i, end)
-    j = _punctuation(s, i, end, c0, f0, n0, 10)
+        return _run_digits3(u, s, i, end)
+    j = _punctuation(u, s, i, end, c0, f0, n0, 10)
     if j >= 0:
         return j
-    j = _whitespace(s, i, end, &last, &nl)
+    j = _whitespace(u, s, i, end, &last, &nl)
     if j == end:
         return end          # \s++$
     if nl >= 0:
@@ -439,7 +477,7 @@ cdef Py_ssize_t _cl100k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept
     return j                # \s
 
 
-cdef inline Py_ssize_t _o200k_lower(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _o200k_lower(int u, const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
     """``[U]*[W]+(?i:'s|...)?`` at ``p`` with the regex module's backtracking, or -1.
 
     U = [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}], W = [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}].
@@ -448,80 +486,80 @@ cdef inline Py_ssize_t _o200k_lower(const uint8_t* s, Py_ssize_t p, Py_ssize_t e
     cdef uint8_t f
     cdef Py_ssize_t n, both_end = -1
     while p < end:  # U* greedily, remembering the end of its last character that is also W
-        n = _char(s, p, end, &cp, &f)
+        n = _char(u, s, p, end, &cp, &f)
         if not (f & F_U):
             break
         p += n
         if f & F_W:
             both_end = p
     if p < end:
-        n = _char(s, p, end, &cp, &f)
+        n = _char(u, s, p, end, &cp, &f)
         if f & F_W:
-            return _o200k_suffix(s, _run_ascii(s, p + n, end, F_W, 0, 97, 122), end)
+            return _o200k_suffix(u, s, _run_ascii(u, s, p + n, end, F_W, 0, 97, 122), end)
     if both_end < 0:
         return -1
     # U* gives back characters until W+ can start: at the last character that is also W.
-    return _o200k_suffix(s, both_end, end)
+    return _o200k_suffix(u, s, both_end, end)
 
 
-cdef inline Py_ssize_t _o200k_upper(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _o200k_upper(int u, const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
     """``[U]+[W]*(?i:'s|...)?`` at ``p``, or -1."""
     cdef uint32_t cp
     cdef uint8_t f
     cdef Py_ssize_t n
     if p >= end:
         return -1
-    n = _char(s, p, end, &cp, &f)
+    n = _char(u, s, p, end, &cp, &f)
     if not (f & F_U):
         return -1
-    return _o200k_suffix(s, _run_ascii(s, _run_ascii(s, p + n, end, F_U, 0, 65, 90), end, F_W, 0, 97, 122), end)
+    return _o200k_suffix(u, s, _run_ascii(u, s, _run_ascii(u, s, p + n, end, F_U, 0, 65, 90), end, F_W, 0, 97, 122), end)
 
 
-cdef inline Py_ssize_t _o200k_suffix(const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _o200k_suffix(int u, const uint8_t* s, Py_ssize_t p, Py_ssize_t end) noexcept nogil:
     cdef Py_ssize_t j
     if p < end and s[p] == 39:
-        j = _contraction(s, p, end, True)
+        j = _contraction(u, s, p, end, True)
         if j >= 0:
             return j
     return p
 
 
-cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef Py_ssize_t _o200k(int u, const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
     # [^\r\n\p{L}\p{N}]?[U]*[W]+C?|[^\r\n\p{L}\p{N}]?[U]+[W]*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*
     # |\s*[\r\n]+|\s+(?!\S)|\s+        (C = (?i:'s|'t|'re|'ve|'m|'ll|'d))
     cdef uint32_t c0, c1
     cdef uint8_t f0, f1
     cdef Py_ssize_t n0, j, last, nl
     cdef bint prefix
-    n0 = _char(s, i, end, &c0, &f0)
+    n0 = _char(u, s, i, end, &c0, &f0)
     # the case alternatives need a cased character (U or W) where they start: after the
     # optional prefix, or at i; skip the attempts that cannot match
     prefix = not (f0 & (F_L | F_N)) and c0 != 10 and c0 != 13 and i + n0 < end
     if prefix:
-        _char(s, i + n0, end, &c1, &f1)
+        _char(u, s, i + n0, end, &c1, &f1)
         prefix = (f1 & (F_U | F_W)) != 0
     if prefix:
-        j = _o200k_lower(s, i + n0, end)
+        j = _o200k_lower(u, s, i + n0, end)
         if j >= 0:
             return j
     if f0 & (F_U | F_W):
-        j = _o200k_lower(s, i, end)
+        j = _o200k_lower(u, s, i, end)
         if j >= 0:
             return j
     if prefix:
-        j = _o200k_upper(s, i + n0, end)
+        j = _o200k_upper(u, s, i + n0, end)
         if j >= 0:
             return j
     if f0 & (F_U | F_W):
-        j = _o200k_upper(s, i, end)
+        j = _o200k_upper(u, s, i, end)
         if j >= 0:
             return j
     if f0 & F_N:
-        return _run_digits3(s, i, end)
-    j = _punctuation(s, i, end, c0, f0, n0, 47)
+        return _run_digits3(u, s, i, end)
+    j = _punctuation(u, s, i, end, c0, f0, n0, 47)
     if j >= 0:
         return j
-    j = _whitespace(s, i, end, &last, &nl)
+    j = _whitespace(u, s, i, end, &last, &nl)
     if nl >= 0:
         return nl           # \s*[\r\n]+
     if j == end:
@@ -531,12 +569,12 @@ cdef Py_ssize_t _o200k(const uint8_t* s, Py_ssize_t i, Py_ssize_t end) noexcept 
     return j                # \s+ (one character)
 
 
-cdef Py_ssize_t piece_end(int pattern, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
     if pattern == PATTERN_CL100K:
-        return _cl100k(text, start, end)
+        return _cl100k(u, text, start, end)
     if pattern == PATTERN_O200K:
-        return _o200k(text, start, end)
-    return _gpt2(text, start, end)
+        return _o200k(u, text, start, end)
+    return _gpt2(u, text, start, end)
 
 
 cdef bint ascii_classes_standard() noexcept nogil:
@@ -588,8 +626,7 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
         raise ValueError(f"pattern must be 'gpt2', 'cl100k' or 'o200k', got {pattern!r}")
     if not 0 <= first <= data.shape[0]:
         raise ValueError(f"first must be in [0, {data.shape[0]}], got {first}")
-    if _tables is None:
-        ensure_tables()
+    ensure_tables()
     if not _ascii_standard:
         raise RuntimeError("the regex module's ASCII classes are not the standard ones")
     cdef Py_ssize_t n = data.shape[0], cur = first, end, k = 0
@@ -603,7 +640,7 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
         while cur < n:
             end = blocks_next(&it, text, first, cur, n)
             if end < 0:
-                end = piece_end(which, text, cur, n)
+                end = piece_end(which, 0, text, cur, n)
                 blocks_reset(&it)
             out[k] = end
             k += 1

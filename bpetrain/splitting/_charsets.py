@@ -4,7 +4,8 @@ The compiled matchers (:mod:`bpetrain.splitting._compiler` for any pattern,
 :mod:`bpetrain.splitting._blocks` for the named ones) decide which characters a class such as
 ``\\p{L}`` or ``(?i:s)`` matches by asking the installed ``regex`` module over all
 1,114,112 code points, so membership and the Unicode version are the ``regex``
-module's. That takes 20-60 ms a set (a quarter of a second for the named patterns'
+module's (:mod:`bpetrain.splitting.unicode` derives the sets of another Unicode version from
+them). That takes 20-60 ms a set (a quarter of a second for the named patterns'
 tables), so each answer is kept in a small file (the packed bits, zlib-compressed,
 ~1-5 KB) under the cache folder: ``$BPETRAIN_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/bpetrain``, else ``~/.cache/bpetrain``. The file name is a hash of the
@@ -25,7 +26,7 @@ import regex
 
 from bpetrain._util.atomic import atomic_write
 
-__all__ = ["N_CODE_POINTS", "cache_dir", "members"]
+__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -56,14 +57,20 @@ def members(source: str, flags: str) -> bytes:
     bytes, length 139,264
         ``numpy.packbits`` of a bool per code point U+0000..U+10FFFF (big-endian bit order).
     """
-    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{flags}\0{source}".encode()).hexdigest()[:32]
+    return cached(f"{flags}\0{source}", lambda: compute_members(source, flags))
+
+
+def cached(key: str, compute) -> bytes:
+    """The packed set ``compute()`` gives (bytes, length 139,264), kept on disk under ``key``
+    and the ``regex`` version (the module docstring says where and how)."""
+    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{key}".encode()).hexdigest()[:32]
     path = os.path.join(cache_dir(), f"charset-{key}.bits")
     with contextlib.suppress(OSError, zlib.error):
         with open(path, "rb") as f:
             packed = zlib.decompress(f.read(1 << 20))
         if len(packed) == _PACKED_BYTES:
             return packed
-    packed = compute_members(source, flags)
+    packed = compute()
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with atomic_write(path, "wb") as f:

@@ -8,8 +8,8 @@ alternative that matches wins, as in the ``regex`` module (Perl semantics, not t
 leftmost-longest of a DFA). Every single-character atom (a literal, ``.``, an escape such
 as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, evaluated by the
 installed ``regex`` module itself over every code point under the flags in force, so
-membership, case-insensitivity and the Unicode version are exactly the ``regex``
-module's. Up to 64 distinct sets get one bit each; the matcher looks a character's bits
+membership and case-insensitivity are exactly the ``regex`` module's, and so are the
+classes' Unicode version unless another is asked for (:mod:`bpetrain.splitting.unicode`). Up to 64 distinct sets get one bit each; the matcher looks a character's bits
 up in a two-stage table (code point >> 8 -> block of 256 signatures).
 
 Supported syntax: literals and escapes; ``.``; classes; ``\\d \\D \\s \\S \\w \\W`` and
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, members
+from bpetrain.splitting._charsets import N_CODE_POINTS
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -64,6 +64,7 @@ from bpetrain.splitting._matcher import (
     OP_STAR,
     POSSESSIVE,
 )
+from bpetrain.splitting.unicode import UnicodeTable, class_members
 
 __all__ = ["Unsupported", "compile_program"]
 
@@ -512,8 +513,10 @@ def _two_stage(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 # ------------------------------------------------------------------ entry point
 
-def compile_program(pat_str: str) -> dict[str, np.ndarray]:
-    """Parse and compile ``pat_str`` (already accepted by ``regex.compile``).
+def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[str, np.ndarray]:
+    """Parse and compile ``pat_str`` (already accepted by ``regex.compile``), its classes
+    under the Unicode table ``unicode`` (None: the installed ``regex`` module's;
+    :func:`bpetrain.splitting.unicode.resolve_unicode`).
 
     Returns
     -------
@@ -543,14 +546,15 @@ def compile_program(pat_str: str) -> dict[str, np.ndarray]:
         raise Unsupported("the pattern can match the empty string")
     _fill_eol(root, parser)
     sources = sorted(parser.sets, key=parser.sets.__getitem__)
-    memberships = [members(source, flags) for source, flags in sources]
+    memberships = [class_members(source, flags, unicode) for source, flags in sources]
     for (source, flags), packed in zip(sources, memberships):
-        if "i" in flags and _PROPERTY.search(source) and packed != members(source, flags.replace("i", "")):
+        if "i" in flags and _PROPERTY.search(source) and packed != class_members(source, flags.replace("i", ""),
+                                                                                 unicode):
             # The regex module matches such a set one way alone and another way beside other
             # alternatives ((?i:\p{Lt})+ matches "a", (?i:\p{Lt})+|x does not; (?i:\p{Lu})+
             # matches 4303 code points, (?i:\p{Lu})+|xxx 3801): leave it to the regex module.
             raise Unsupported(f"the case-insensitive property {source!r}")
-    _check_case_mix(root, sources, memberships)
+    _check_case_mix(root, sources, memberships, unicode)
     distinct: dict[bytes, int] = {}
     bits = [distinct.setdefault(m, len(distinct)) for m in memberships]
     if len(distinct) > MAX_SETS:
@@ -801,7 +805,8 @@ def _start_sets(node: Node) -> dict[int, bool]:
     return {}  # anchors and lookaheads: zero width
 
 
-def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: list[bytes]) -> None:
+def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: list[bytes],
+                    unicode: UnicodeTable | None) -> None:
     """Refuse what the regex module reads by the company a set keeps at the start of a match.
 
     When a case-insensitive set can test the first character of a match, the regex module
@@ -816,7 +821,7 @@ def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: lis
 
     def insensitive(k: int) -> bytes:
         source, flags = sources[k]
-        return members(source, "".join(sorted(set(flags) | {"i"})))
+        return class_members(source, "".join(sorted(set(flags) | {"i"})), unicode)
 
     if not any("i" in sources[k][1] and not (factored and memberships[k] == insensitive(k))
                for k, factored in starts.items()):

@@ -96,6 +96,7 @@ cdef struct Tables:
     const uint64_t* sig_cand      # signature -> the alternatives it can start
     const uint64_t* follow        # set -> the sets one attempt can read right after it
     int native                    # a hand-written matcher of _blocks for this pattern (0: none)
+    int unicode                   # the slot of _blocks' character tables it reads (ensure_tables)
     int blocks                    # the rules _ascii_blocks.h reads its ASCII text by (BLOCKS_*; 0: none)
 
 
@@ -126,7 +127,7 @@ cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* t
     # (_blocks) is one call a piece; ``program_piece_end`` runs the program of any other
     # (``t.native`` 0) and answers an empty range.
     if t.native and start < end:
-        return native_piece_end(t.native, text, start, end)
+        return native_piece_end(t.native, t.unicode, text, start, end)
     return program_piece_end(t, stack, text, start, end, bos)
 
 # Reads the pieces of one text in order (``next_piece_end``): ASCII text 64 bytes at a time

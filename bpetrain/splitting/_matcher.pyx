@@ -591,9 +591,13 @@ cdef class Program:
         pattern's ASCII text 64 bytes at a time, where they give exactly the program's
         pieces (``_blocks.BLOCKS_*_RULES``, ``bpetrain.splitting.pattern`` decides); 0: none.
         The program finds the other pieces.
+    unicode : bpetrain.splitting.unicode.UnicodeTable or None
+        The Unicode table the program's classes were compiled with (None: the ``regex``
+        module's), which a hand-written matcher must use too; if it cannot
+        (``_blocks.ensure_tables`` gives -1), the program splits alone.
     """
 
-    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0):
+    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None):
         code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
         owned = {name: np.ascontiguousarray(arrays[name]) for name in
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
@@ -623,8 +627,11 @@ cdef class Program:
         self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
         if blocks not in (0, _blocks.BLOCKS_CL100K_OPEN_RULES, _blocks.BLOCKS_NANOCHAT_RULES):
             raise ValueError(f"blocks must be 0 or one of _blocks.BLOCKS_*_RULES, got {blocks}")
+        self.tables.unicode = 0
         if native or blocks:
-            _blocks.ensure_tables()
+            self.tables.unicode = _blocks.ensure_tables(unicode)
+            if self.tables.unicode < 0:
+                self.tables.unicode = native = blocks = 0
         self.tables.native = native
         self.tables.blocks = blocks_of(native) if native else blocks
 

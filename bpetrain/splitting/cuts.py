@@ -41,6 +41,9 @@ class Cuts:
     documents : {"file", "line"}, default "file"
         ``"line"``: every line (up to and including ``\\n``) is a document of its own, and
         the cut points are the line ends.
+    unicode_version : default "regex"
+        Whose character classes the pattern reads (:mod:`bpetrain.splitting.unicode`): an
+        encoding's, so that no piece of its pattern crosses a cut.
 
     Attributes
     ----------
@@ -54,11 +57,12 @@ class Cuts:
         length - 1.
     """
 
-    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, documents: str = "file"):
+    def __init__(self, pat_str: str | None, special_tokens: Iterable[str] = (), *, documents: str = "file",
+                 unicode_version="regex"):
         check_documents(documents)
         self.documents = documents
         lines = documents == "line"
-        self._program = None if pat_str is None else split_pattern(pat_str).program
+        self._program = None if pat_str is None else split_pattern(pat_str, unicode_version).program
         self.special_tokens = sorted((t for t in special_tokens if not (lines and "\n" in t)), key=len, reverse=True)
         self.special = None
         if self.special_tokens:

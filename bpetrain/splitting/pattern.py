@@ -30,12 +30,14 @@ string), is split 64 bytes at a time (``_ascii_blocks.h``): 3.3-4.1x the program
 from __future__ import annotations
 
 import functools
+import warnings
 
 import regex
 
 from bpetrain.splitting import _blocks
 from bpetrain.splitting._compiler import Unsupported, compile_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
+from bpetrain.splitting.unicode import UnicodeVersionWarning, classes_that_differ, resolve_unicode
 from bpetrain.splitting.names import (
     CL100K_PATTERN,
     GPT2_PATTERN,
@@ -136,10 +138,19 @@ class SplitPattern:
     ----------
     pat_str : str
         The regex (not a name: see :func:`resolve_pattern`).
+    unicode_version : {"regex", "tiktoken"} or bpetrain.splitting.unicode.UnicodeTable, default "regex"
+        Whose character classes ``\\p{L}``, ``\\s``, ... hold: the installed ``regex``
+        module's, tiktoken's engine's, or a table's (:mod:`bpetrain.splitting.unicode`). The
+        compiled matcher follows it; the ``regex`` module (the fallback, :meth:`pieces`)
+        cannot, and a :class:`~bpetrain.splitting.unicode.UnicodeVersionWarning` says so
+        when it splits a pattern whose classes were asked of another version.
 
     Attributes
     ----------
     pat_str : str
+    unicode_version : str or UnicodeTable
+    unicode : UnicodeTable or None
+        The table the compiled matcher's classes come from (None: the ``regex`` module's).
     regex : regex.Pattern
         The pattern compiled by the ``regex`` module (the reference, and the splitter
         when the compiled matcher cannot run the pattern).
@@ -152,10 +163,10 @@ class SplitPattern:
     ------
     ValueError
         If the regex does not compile (the ``regex`` module refuses it, or fails on it)
-        or can match the empty string.
+        or can match the empty string, or ``unicode_version`` is unknown.
     """
 
-    def __init__(self, pat_str: str):
+    def __init__(self, pat_str: str, *, unicode_version="regex"):
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
         try:
@@ -178,12 +189,22 @@ class SplitPattern:
         if self.regex.fullmatch(""):
             raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
         self.pat_str = pat_str
+        self.unicode_version = unicode_version
+        self.unicode = resolve_unicode(unicode_version)
         try:
-            self.program = Program(pat_str, compile_program(pat_str), _NATIVE.get(pat_str, 0), _BLOCKS.get(pat_str, 0))
+            self.program = Program(pat_str, compile_program(pat_str, self.unicode), _NATIVE.get(pat_str, 0),
+                                   _BLOCKS.get(pat_str, 0), self.unicode)
             self.fallback_reason = None
         except Unsupported as exc:
             self.program = None
             self.fallback_reason = str(exc)
+            differ = [] if self.unicode is None else classes_that_differ(pat_str, self.unicode)
+            if differ:
+                warnings.warn(
+                    f"the regex module splits the pattern {pat_str!r:.60} ({exc}), with its own Unicode classes "
+                    f"(regex {regex.__version__}): {', '.join(differ)} hold other characters than in "
+                    f"{self.unicode.source}, so text with them may split differently", UnicodeVersionWarning,
+                    stacklevel=3)
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
@@ -234,14 +255,15 @@ class SplitPattern:
 
 
 @functools.lru_cache(maxsize=64)
-def split_pattern(pat_str):
-    """The :class:`SplitPattern` of ``pat_str``, compiled once per process; for a pipeline
-    (:class:`bpetrain.splitting.pipeline.PreTokenizer`), its
+def split_pattern(pat_str, unicode_version="regex"):
+    """The :class:`SplitPattern` of ``pat_str`` and ``unicode_version``, compiled once per
+    process; for a pipeline (:class:`bpetrain.splitting.pipeline.PreTokenizer`), its
     :class:`~bpetrain.splitting.pipeline.PipelineSplitter`, which splits as a
-    ``SplitPattern`` does (``split``, ``pieces``; ``program`` None)."""
+    ``SplitPattern`` does (``split``, ``pieces``; ``program`` None) with the classes of the
+    ``regex`` module, whatever ``unicode_version`` says (Hugging Face's Oniguruma has its own)."""
     if _is_pipeline(pat_str):
         return pat_str.splitter()
-    return SplitPattern(pat_str)
+    return SplitPattern(pat_str, unicode_version=unicode_version)
 
 
 def _is_pipeline(pat_str) -> bool:

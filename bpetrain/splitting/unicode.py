@@ -1,0 +1,368 @@
+"""The Unicode version of a split pattern's character classes (the ``unicode_version`` option).
+
+Which characters ``\\p{L}``, ``\\p{N}``, ``\\s`` or ``\\w`` hold depends on the Unicode
+version of the regex engine: tiktoken's (the Rust ``regex`` crate, compiled into tiktoken)
+and the Python ``regex`` module bpetrain's splitter asks (:mod:`bpetrain.splitting._charsets`)
+do not agree on the characters added in recent versions (tiktoken 0.14 and regex
+2026.11.19 on 17,810 code points, docs/split-patterns.md), so the same ranks and pattern
+would split such text differently. ``unicode_version`` chooses the classes:
+
+``"regex"``
+    the installed ``regex`` module's (what bpetrain trains with);
+``"tiktoken"``
+    tiktoken's engine's, shipped in :mod:`bpetrain.splitting._unicode_tiktoken` (measured from
+    tiktoken by ``tools/unicode_tables.py``); the default for tiktoken files and
+    OpenAI's encodings;
+a :class:`UnicodeTable`
+    classes recorded elsewhere: a model file records the ``regex`` module's classes at
+    training time (:func:`regex_table`), so the model splits the same way after the
+    ``regex`` module updates.
+
+A table holds the general category of every code point and the members of ``\\s`` and
+``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines). A set the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`)
+is rewritten with the table's ranges in place of each property (:func:`class_members`): a
+property the installed ``regex`` module reads as a union of general categories
+(``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``, ``\\d``, ...) becomes that union of the
+table's, ``\\s \\S \\w \\W`` the table's own; literals, ranges and case-insensitivity stay
+the ``regex`` module's. A property that is neither (a script such as ``\\p{Han}``, a binary
+property) keeps the installed ``regex`` module's classes, with a
+:class:`UnicodeVersionWarning`; so does a pattern the ``regex`` module splits (syntax the
+compiled matcher does not run): the ``regex`` module has one Unicode version.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import warnings
+from collections.abc import Mapping
+
+import numpy as np
+import regex
+
+from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members
+
+__all__ = [
+    "ESCAPES",
+    "GENERAL_CATEGORIES",
+    "UNICODE_VERSIONS",
+    "UnicodeTable",
+    "UnicodeVersionWarning",
+    "check_unicode_version",
+    "class_members",
+    "classes_that_differ",
+    "ranges_text",
+    "regex_table",
+    "resolve_unicode",
+    "tiktoken_table",
+]
+
+#: The general categories (Unicode's leaf values), and the class escapes a table holds.
+GENERAL_CATEGORIES = tuple(
+    "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn".split()
+)
+ESCAPES = (r"\s", r"\w")
+#: The names ``unicode_version`` takes (besides a :class:`UnicodeTable`).
+UNICODE_VERSIONS = ("regex", "tiktoken")
+
+
+class UnicodeVersionWarning(UserWarning):
+    """A class or pattern is read with the installed ``regex`` module's Unicode, not the one asked for."""
+
+
+class UnicodeTable:
+    """The character classes of one regex engine's Unicode version.
+
+    Parameters
+    ----------
+    source : str
+        Where the classes come from (``"tiktoken 0.14.0"``, ``"regex 2026.11.19"``).
+    classes : mapping of str to str
+        For each of :data:`GENERAL_CATEGORIES` and :data:`ESCAPES`, its code points as hex
+        ranges (``"41-5a 61-7a aa"``, :func:`ranges_text`).
+
+    Attributes
+    ----------
+    source : str
+    digest : str
+        SHA-256 of the classes (hex): two tables with one digest class alike.
+
+    Raises
+    ------
+    ValueError
+        If a class is missing or unknown, a range is malformed, or the general categories
+        do not give every code point exactly one.
+    """
+
+    def __init__(self, source: str, classes: Mapping[str, str]):
+        if not isinstance(source, str) or not isinstance(classes, Mapping):
+            raise TypeError("a UnicodeTable takes a source (str) and classes (a mapping of str to str)")
+        expected = {*GENERAL_CATEGORIES, *ESCAPES}
+        if set(classes) != expected:
+            raise ValueError(f"a Unicode table needs the classes {sorted(expected)}; "
+                             f"missing {sorted(expected - set(classes))}, unknown {sorted(set(classes) - expected)}")
+        self._init(source, {name: _parse_ranges(text, name) for name, text in classes.items()})
+
+    def _init(self, source: str, member: Mapping[str, np.ndarray]) -> None:
+        coverage = sum(member[name].astype(np.int8) for name in GENERAL_CATEGORIES)
+        if not (coverage == 1).all():
+            raise ValueError(f"{source}: the general categories must give each code point exactly one "
+                             f"(U+{int(np.flatnonzero(coverage != 1)[0]):04X} has {coverage[coverage != 1][0]})")
+        self.source = source
+        self._packed = {name: np.packbits(member[name]) for name in (*GENERAL_CATEGORIES, *ESCAPES)}
+        self.digest = hashlib.sha256(b"".join(bits.tobytes() for bits in self._packed.values())).hexdigest()
+
+    @classmethod
+    def from_members(cls, source: str, member: Mapping[str, np.ndarray]) -> UnicodeTable:
+        """The table of the classes ``member`` (name -> bool per code point)."""
+        table = cls.__new__(cls)
+        table._init(source, member)
+        return table
+
+    def __repr__(self) -> str:
+        return f"<UnicodeTable {self.source!r}>"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, UnicodeTable) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    def __reduce__(self):
+        return UnicodeTable, (self.source, self.classes)
+
+    def member(self, name: str) -> np.ndarray:
+        """bool, shape (0x110000,): the code points of the class ``name``."""
+        return np.unpackbits(self._packed[name])[:N_CODE_POINTS].view(bool)
+
+    @functools.cached_property
+    def classes(self) -> dict[str, str]:
+        """Each class's code points as hex ranges (the constructor's ``classes``)."""
+        return {name: ranges_text(self.member(name)) for name in self._packed}
+
+    @functools.cached_property
+    def general_category(self) -> np.ndarray:
+        """uint8, shape (0x110000,): each code point's index in :data:`GENERAL_CATEGORIES`."""
+        category = np.zeros(N_CODE_POINTS, dtype=np.uint8)
+        for k, name in enumerate(GENERAL_CATEGORIES):
+            category[self.member(name)] = k
+        return category
+
+    def to_json(self) -> dict:
+        """``{"source": ..., "classes": {...}}`` (what :meth:`from_json` reads)."""
+        return {"source": self.source, "classes": self.classes}
+
+    @classmethod
+    def from_json(cls, data, where: str = "the Unicode table") -> UnicodeTable:
+        """The table of :meth:`to_json`'s object.
+
+        Raises
+        ------
+        ValueError
+            If ``data`` is not such an object (``where`` names it in the message).
+        """
+        if not (isinstance(data, dict) and set(data) == {"source", "classes"} and isinstance(data["source"], str)
+                and isinstance(data["classes"], dict) and all(isinstance(v, str) for v in data["classes"].values())):
+            raise ValueError(f"{where}: expected {{\"source\": str, \"classes\": {{name: ranges}}}}")
+        try:
+            return cls(data["source"], data["classes"])
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+
+def _parse_ranges(text: str, name: str) -> np.ndarray:
+    member = np.zeros(N_CODE_POINTS, dtype=bool)
+    for word in text.split():
+        first, _, last = word.partition("-")
+        try:
+            a, b = int(first, 16), int(last or first, 16)
+        except ValueError:
+            raise ValueError(f"class {name}: {word!r} is not a hex code point or range") from None
+        if not 0 <= a <= b < N_CODE_POINTS:
+            raise ValueError(f"class {name}: {word!r} is not a range of code points")
+        member[a : b + 1] = True
+    return member
+
+
+def ranges_text(member: np.ndarray) -> str:
+    """The code points of ``member`` (bool, shape (0x110000,)) as hex ranges: ``"41-5a 61-7a aa"``."""
+    return " ".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in _runs(member))
+
+
+@functools.cache
+def tiktoken_table() -> UnicodeTable:
+    """tiktoken's engine's classes, as shipped (:mod:`bpetrain.splitting._unicode_tiktoken`)."""
+    from bpetrain.splitting import _unicode_tiktoken
+
+    return UnicodeTable(_unicode_tiktoken.SOURCE, {k: "".join(v) for k, v in _unicode_tiktoken.CLASSES.items()})
+
+
+def _live(source: str, flags: str = "") -> np.ndarray:
+    """bool per code point: the installed ``regex`` module's members of ``source``."""
+    return np.unpackbits(np.frombuffer(members(source, flags), dtype=np.uint8))[:N_CODE_POINTS].view(bool)
+
+
+@functools.cache
+def regex_table() -> UnicodeTable:
+    """The installed ``regex`` module's classes, as a table (what a trained model records)."""
+    member = {name: _live(rf"\p{{{name}}}") for name in GENERAL_CATEGORIES}
+    member.update((name, _live(name)) for name in ESCAPES)
+    return UnicodeTable.from_members(f"regex {regex.__version__}", member)
+
+
+def resolve_unicode(unicode_version) -> UnicodeTable | None:
+    """The table ``unicode_version`` names, or None for the installed ``regex`` module's classes.
+
+    A table whose classes are the installed ``regex`` module's gives None too (the
+    ``regex`` module then answers every property, scripts included).
+
+    Raises
+    ------
+    TypeError
+        If ``unicode_version`` is neither a str nor a :class:`UnicodeTable`.
+    ValueError
+        If it is an unknown name.
+    """
+    check_unicode_version(unicode_version)
+    if unicode_version == "regex":
+        return None
+    table = tiktoken_table() if unicode_version == "tiktoken" else unicode_version
+    return None if table == regex_table() else table
+
+
+def check_unicode_version(unicode_version):
+    """``unicode_version``, checked: one of :data:`UNICODE_VERSIONS` or a :class:`UnicodeTable`.
+
+    Raises
+    ------
+    TypeError
+        If it is neither a str nor a :class:`UnicodeTable`.
+    ValueError
+        If it is an unknown name.
+    """
+    if isinstance(unicode_version, UnicodeTable):
+        return unicode_version
+    if not isinstance(unicode_version, str):
+        raise TypeError(f"unicode_version must be one of {UNICODE_VERSIONS} or a UnicodeTable, "
+                        f"got {type(unicode_version).__name__}")
+    if unicode_version not in UNICODE_VERSIONS:
+        raise ValueError(f"unknown unicode_version {unicode_version!r}: use 'tiktoken' (tiktoken's engine, for "
+                         "tiktoken files and OpenAI's encodings) or 'regex' (the installed regex module, what "
+                         "bpetrain trains with)")
+    return unicode_version
+
+
+def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> bytes:
+    """:func:`bpetrain.splitting._charsets.members` of ``source`` under the table ``unicode``
+    (None: the installed ``regex`` module's classes; see the module docstring), kept on disk.
+
+    Warns
+    -----
+    UnicodeVersionWarning
+        If ``source`` holds a property the table lacks (read with the ``regex`` module's).
+    """
+    tokens = [] if unicode is None else [m.group() for m in _TOKEN.finditer(source) if m.group()[1] in _PROPERTY]
+    if not tokens:
+        return members(source, flags)
+    for token in tokens:
+        if not _CATEGORY.fullmatch(token) and _lacks(token, unicode):
+            warnings.warn(f"the class {token} is not in the Unicode table of {unicode.source}: it is read with "
+                          f"the installed regex module's Unicode (regex {regex.__version__})",
+                          UnicodeVersionWarning, stacklevel=2)
+    if "i" in flags:  # case folding may join a character to one the tables class apart: every code point
+        return members(_rewrite(source, unicode), flags)  # (seconds for a set of many ranges; kept on disk)
+    return cached(f"{unicode.digest}\0{flags}\0{source}",
+                  lambda: _patched(source, _rewrite(source, unicode), flags, unicode))
+
+
+def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> bytes:
+    """The members of ``rewritten``: the regex module's of ``source`` but where the table and
+    the regex module class a code point apart (elsewhere each property, so the set, holds
+    the same characters in both), there ``rewritten``'s."""
+    member = _live(source, flags).copy()
+    differ = _differences(unicode)
+    text = differ.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    found = np.zeros(len(differ), dtype=bool)
+    for m in regex.finditer(f"(?{flags}:{rewritten})" if flags else rewritten, text):
+        found[m.start()] = True
+    member[differ] = found
+    return np.packbits(member).tobytes()
+
+
+@functools.lru_cache(maxsize=8)
+def _differences(unicode: UnicodeTable) -> np.ndarray:
+    """int64: the code points whose general category or ``\\s``/``\\w`` membership the
+    table and the installed ``regex`` module disagree on, ascending."""
+    live = regex_table()
+    differ = unicode.general_category != live.general_category
+    for name in ESCAPES:
+        differ |= unicode.member(name) != live.member(name)
+    return np.flatnonzero(differ)
+
+
+# A property escape, a class escape, a POSIX class, or any other escape (kept as written).
+_TOKEN = regex.compile(r"\\[pP](?:\{[^}]*\}|.)|\\[dDsSwW]|\[:\^?\w+:\]|\\.", regex.DOTALL)
+_PROPERTY = "pPdDsSwW:"  # the second character of the tokens that name classes
+# Tokens every table holds (a general category, a group of them, or a class escape).
+_CATEGORY = regex.compile(r"\\[dDsSwW]|\\[pP](?:[LMNPSZC]|\{\^?(?:[LMNPSZC]|L&|LC|"
+                          + "|".join(GENERAL_CATEGORIES) + r")\})")
+
+
+@functools.lru_cache(maxsize=256)
+def _lacks(token: str, unicode: UnicodeTable) -> bool:
+    """Whether the table cannot give the class ``token`` (not a union of general categories
+    or a class escape as the ``regex`` module reads it)."""
+    member = _under(token if token[0] == "\\" else f"[{token}]", unicode)
+    return member is None or not member.any()
+
+
+@functools.lru_cache(maxsize=256)
+def _rewrite(source: str, unicode: UnicodeTable) -> str:
+    """``source`` (one character set) with each property replaced by the table's ranges."""
+    in_class = source.startswith("[")
+    parts, pos = [], 0
+    for m in _TOKEN.finditer(source):
+        token = m.group()
+        if token[1] not in _PROPERTY or _lacks(token, unicode):
+            continue  # kept as written: the regex module reads it
+        member = _under(token if token[0] == "\\" else f"[{token}]", unicode)
+        ranges = "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in _runs(member))
+        parts += [source[pos : m.start()], ranges if in_class else f"[{ranges}]"]
+        pos = m.end()
+    return "".join(parts) + source[pos:]
+
+
+def classes_that_differ(pat_str: str, unicode: UnicodeTable) -> list[str]:
+    """The property and class escapes of ``pat_str`` (anywhere in it) whose members under
+    ``unicode`` are not the installed ``regex`` module's, or that the table lacks: what
+    splitting ``pat_str`` with the ``regex`` module would read differently."""
+    found = []
+    for m in _TOKEN.finditer(pat_str):
+        token = m.group()
+        if token[1] in _PROPERTY and token not in found:
+            live = token if token[0] == "\\" else f"[{token}]"
+            member = _under(live, unicode)
+            if member is None or not np.array_equal(member, _live(live)):
+                found.append(token)
+    return found
+
+
+def _under(token: str, unicode: UnicodeTable) -> np.ndarray | None:
+    """The members of the property ``token`` under ``unicode``, or None if the table lacks it."""
+    live = _live(token)
+    live_category = regex_table().general_category
+    inside = np.bincount(live_category[live], minlength=len(GENERAL_CATEGORIES))
+    total = np.bincount(live_category, minlength=len(GENERAL_CATEGORIES))
+    if np.all((inside == 0) | (inside == total)):  # a union of general categories
+        return np.isin(unicode.general_category, np.flatnonzero(inside))
+    for name in ESCAPES:
+        for negated in (False, True):
+            if np.array_equal(live, regex_table().member(name) ^ negated):
+                return unicode.member(name) ^ negated
+    return None
+
+
+def _runs(member: np.ndarray):
+    """(first, last) of each run of True in ``member``."""
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], member.astype(np.int8), [0]])))
+    return zip(edges[::2].tolist(), (edges[1::2] - 1).tolist())
