@@ -266,7 +266,33 @@ def _encoding(args: argparse.Namespace):
         return registry.get_encoding(source.encoding_name)
     if source.format == "tiktoken":
         return load_tiktoken(source.paths[0], **source.options)
-    return _load_model(args).encoding()
+    tokenizer = _load_model(args)
+    return tokenizer.encoding() if tokenizer.tokens is None else _ImportedEncoder(tokenizer)
+
+
+class _ImportedEncoder:
+    """The calls ``encode`` makes, by :meth:`bpetrain.Tokenizer.encode` of a tokenizer that
+    keeps an imported vocabulary's ids (Hugging Face's rule, its added tokens' flags),
+    which has no :class:`~bpetrain.Encoding` of its own: a file is encoded whole."""
+
+    def __init__(self, tokenizer: Tokenizer):
+        self.tokenizer = tokenizer
+
+    def encode_to_numpy(self, text: str, **special) -> np.ndarray:
+        import numpy as np
+
+        return np.array(self.tokenizer.encode(text, **special), dtype=np.uint32)
+
+    def encode_stream(self, texts, **special):
+        yield self.encode_to_numpy("".join(texts), **special)
+
+    def encode_batch_to_numpy(self, batch, **special) -> tuple[np.ndarray, np.ndarray]:
+        import numpy as np
+
+        ids = [self.encode_to_numpy(text, **special) for text in batch]
+        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+        np.cumsum([len(x) for x in ids], out=offsets[1:])
+        return (np.concatenate(ids) if ids else np.zeros(0, dtype=np.uint32)), offsets
 
 
 def _texts(path: str, block_bytes: int, bar):

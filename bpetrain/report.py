@@ -21,12 +21,15 @@ The report's keys (``bpetrain report --json``)::
 
 and a model entry::
 
-    name, n_vocab, n_merges, pat_str, pattern_name, special_tokens ({str: id})
+    name, n_vocab, n_merges, pat_str, pattern_name, special_tokens ({str: id}); n_merges
+                       counts the tokens of two bytes or more where a vocabulary keeps an
+                       imported vocabulary's ids (Tokenizer.tokens)
     token_lengths      {n_bytes: [1, 2, ...], n_tokens: [...]}: byte and merge tokens by length
     longest_tokens     [{id, token, n_bytes}]: token is the escaped text (:func:`readable_token`)
     compression        null, or {n_bytes, n_words, n_tokens, bytes_per_token, tokens_per_word,
                        per_text: [{path, n_tokens, bytes_per_token}]}: on the texts
     compression_curve  null, or {source: "texts", n_merges: [...], n_vocab: [...], bytes_per_token: [...]}
+                       (null for an imported vocabulary's ids, whose merges need not follow them)
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
                        n_unused, unused: [{id, token, n_bytes}]}: merge tokens, by count on the texts
     training           null, or the training statistics (:class:`bpetrain.TrainingStats`): seconds,
@@ -218,10 +221,10 @@ def _truncated(encoding: Encoding, n_merges: int) -> Encoding:
     return Encoding(f"{encoding.name}[:{n_merges}]", pat_str=encoding.pat_str, mergeable_ranks=ranks)
 
 
-def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tuple[dict, np.ndarray]:
-    """Compression on ``texts`` and the merge tokens' counts (one encode of all texts)."""
-    ids, offsets = encoding.encode_batch_to_numpy([t.text for t in texts], disallowed_special=())
-    counts = np.bincount(ids, minlength=encoding.n_vocab).astype(np.int64)
+def _compression(ids: np.ndarray, offsets: np.ndarray, texts: Sequence[Text]) -> tuple[dict, np.ndarray]:
+    """Compression on ``texts`` from their ids (one array, ``offsets`` between texts), and
+    each id's count."""
+    counts = np.bincount(ids.astype(np.int64), minlength=1)
     n_bytes = sum(t.n_bytes for t in texts)
     n_words = sum(t.n_words for t in texts)
     n_tokens = len(ids)
@@ -235,7 +238,17 @@ def _compression(encoding: Encoding, n_merges: int, texts: Sequence[Text]) -> tu
         "bytes_per_token": n_bytes / n_tokens, "tokens_per_word": n_tokens / n_words if n_words else None,
         "per_text": per_text,
     }
-    return compression, counts[256:256 + n_merges]
+    return compression, counts
+
+
+def _encoded(tokenizer: Tokenizer, encoding: Encoding | None, texts: Sequence[Text]) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of ``texts`` in one array and the offsets between texts: by the compiled
+    ``encoding``, or (None: an imported vocabulary's ids) by :meth:`Tokenizer.encode`."""
+    if encoding is not None:
+        return encoding.encode_batch_to_numpy([t.text for t in texts], disallowed_special=())
+    ids = [tokenizer.encode(t.text, disallowed_special=()) for t in texts]
+    offsets = np.concatenate([[0], np.cumsum([len(x) for x in ids])]).astype(np.int64)
+    return np.array([i for x in ids for i in x], dtype=np.int64), offsets
 
 
 def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int, progress) -> dict:
@@ -250,16 +263,16 @@ def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text],
     return {"source": "texts", "n_merges": points, "n_vocab": [256 + k for k in points], "bytes_per_token": values}
 
 
-def _rarest(tokenizer: Tokenizer, counts: np.ndarray, n_listed: int) -> dict:
-    """The merge tokens least used on the texts (``counts[i]``: uses of id ``256 + i``)."""
-    order = np.lexsort((np.arange(len(counts)), counts))  # by count, then id
+def _rarest(tokenizer: Tokenizer, counts: np.ndarray, merge_ids: np.ndarray, n_listed: int) -> dict:
+    """The merge tokens least used on the texts (``counts[k]``: uses of id ``merge_ids[k]``)."""
+    order = np.lexsort((merge_ids, counts))  # by count, then id
     used = order[counts[order] > 0][:n_listed]
     unused = np.flatnonzero(counts == 0)
     return {
         "source": "texts",
-        "tokens": [_token_entry(tokenizer, 256 + int(i), count=int(counts[i])) for i in used],
+        "tokens": [_token_entry(tokenizer, int(merge_ids[i]), count=int(counts[i])) for i in used],
         "n_unused": len(unused),
-        "unused": [_token_entry(tokenizer, 256 + int(i)) for i in unused[:n_listed]],
+        "unused": [_token_entry(tokenizer, int(merge_ids[i])) for i in unused[:n_listed]],
     }
 
 
@@ -291,10 +304,17 @@ def _training(stats: TrainingStats, n_points: int, n_first_vocab: int) -> dict:
 
 def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: TrainingStats | None,
                  n_points: int, n_listed: int, progress) -> dict:
-    n_merges = len(tokenizer.merges)
     vocab = tokenizer.vocab
-    lengths = np.bincount([len(vocab[i]) for i in range(256 + n_merges)])
-    longest = sorted(range(256, 256 + n_merges), key=lambda i: (-len(vocab[i]), i))[:n_listed]
+    if tokenizer.tokens is None:
+        n_merges = len(tokenizer.merges)
+        token_ids = list(range(256 + n_merges))
+        merge_ids = np.arange(256, 256 + n_merges)
+    else:  # an imported vocabulary keeps its ids: its tokens of two bytes or more are the merge tokens
+        token_ids = sorted(tokenizer.tokens)
+        merge_ids = np.array([i for i in token_ids if len(vocab[i]) > 1], dtype=np.int64)
+        n_merges = len(merge_ids)
+    lengths = np.bincount([len(vocab[i]) for i in token_ids])
+    longest = sorted(merge_ids.tolist(), key=lambda i: (-len(vocab[i]), i))[:n_listed]
     entry = {
         "name": name,
         "n_vocab": tokenizer.n_vocab,
@@ -307,16 +327,20 @@ def _model_entry(tokenizer: Tokenizer, name: str, texts: Sequence[Text], stats: 
         "compression": None,
         "compression_curve": None,
         "rarest_tokens": None,
-        "training": None if stats is None else _training(stats, n_points, 256 + n_merges - stats.n_merges),
+        "training": None if stats is None else _training(stats, n_points, len(token_ids) - stats.n_merges),
     }
     progress(f"{name}: tokens")
     if texts:
-        encoding = tokenizer.encoding(name)
+        encoding = tokenizer.encoding(name) if tokenizer.tokens is None else None
         progress(f"{name}: the encoder")
-        entry["compression"], counts = _compression(encoding, n_merges, texts)
+        entry["compression"], counts = _compression(*_encoded(tokenizer, encoding, texts), texts)
         progress(f"{name}: the texts")
-        entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points, progress)
-        entry["rarest_tokens"] = _rarest(tokenizer, counts, n_listed)
+        if encoding is not None:  # an imported vocabulary's merges need not come in the order of its ids
+            entry["compression_curve"] = _compression_curve(encoding, n_merges, texts, n_points, progress)
+        merge_counts = np.zeros(len(merge_ids), dtype=np.int64)
+        seen = merge_ids < len(counts)
+        merge_counts[seen] = counts[merge_ids[seen]]
+        entry["rarest_tokens"] = _rarest(tokenizer, merge_counts, merge_ids, n_listed)
     return entry
 
 
@@ -503,7 +527,7 @@ def _lengths_figure(models: list[dict]) -> str:
             share[min(n_bytes, MAX_PLOTTED_LENGTH) - 1] += n_tokens
         share *= 100 / share.sum()
         axes.bar(positions + (j - (len(models) - 1) / 2) * width, share, width, color=color,
-                 label=f"{readable_text(model['name'])} ({model['n_merges'] + 256:,} tokens)")
+                 label=f"{readable_text(model['name'])} ({model['n_vocab']:,} tokens)")
     labels = [str(p) if p == 1 or p % 4 == 0 else "" for p in positions[:-1]]
     axes.set_xticks(positions, [*labels, f"{MAX_PLOTTED_LENGTH}+"])
     return _finished(figure, axes, f"token length in bytes (the last bar: {MAX_PLOTTED_LENGTH} or more)",

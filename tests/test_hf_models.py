@@ -497,3 +497,27 @@ def test_inspect_shows_an_imported_vocabulary(tmp_path, capsys):
     shown = capsys.readouterr().out
     n_bytes = sum(b >= 0 for b in Tokenizer.from_file(path).byte_ids)
     assert f"vocab size: 1,200 ({n_bytes} bytes, " in shown and "longest tokens" in shown
+
+
+@pytest.mark.parametrize("kind", ["BpeTrainer", "BpeTrainer, bytes seen"])
+def test_encode_and_report_commands_give_an_imported_vocabularys_ids(kind, tmp_path, capsys):
+    """``encode`` and ``report`` on a file that keeps its ids (special tokens at 0..2; with
+    bytes missing, no compiled encoder at all) count and list tokens by the file's ids."""
+    from bpetrain.cli import main
+
+    path = hf_trained(kind, tmp_path)
+    text_path = tmp_path / "sample.txt"
+    text = "".join(SAMPLES) * 3
+    text_path.write_text(text, encoding="utf-8")
+    expected = hf_ids(tokenizers.Tokenizer.from_file(str(path)), text)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Tokenizer.encode falls back", RuntimeWarning)
+        assert main(["encode", str(path), str(text_path), "--allowed-special", "all", "-q"]) == 0
+        assert [int(i) for i in capsys.readouterr().out.split()] == expected
+        assert main(["report", str(path), "--text", str(text_path), "--json", str(tmp_path / "r.json"), "-q"]) == 0
+        ordinary = Tokenizer.from_file(path).encode(text, disallowed_special=())  # the report's rule: specials as text
+    model = json.loads((tmp_path / "r.json").read_text())["models"][0]
+    assert model["compression"]["n_tokens"] == len(ordinary)
+    used = {entry["id"]: entry["count"] for entry in model["rarest_tokens"]["tokens"]}
+    assert used and all(ordinary.count(token_id) == count for token_id, count in used.items())
+    assert all(entry["id"] >= 3 for entry in model["longest_tokens"])  # ids 0..2 are the special tokens
