@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 
@@ -349,7 +350,14 @@ class Tokenizer:
     def _plain_added(self) -> bool:
         """Whether the compiled encoder cuts the special tokens out as Hugging Face does: no
         flag changes a match and all are found in one pass (:mod:`bpetrain.encoding.added_tokens`)."""
+        if self._normalizer is not None and any(t.normalized for t in self.added_tokens):
+            return False  # those are found in the normalized text
         return all(t.plain for t in self.added_tokens) and len({t.normalized for t in self.added_tokens}) <= 1
+
+    @property
+    def _normalizer(self):
+        """The normalizer of the pipeline :attr:`pat_str` (None: none)."""
+        return getattr(self.pat_str, "normalizer", None)
 
     def _encode_allowed(self, text: str, allowed: Collection[str]) -> list[int]:
         """The ids of ``text``, each special token of ``allowed`` as its id, the text between
@@ -360,21 +368,41 @@ class Tokenizer:
             parts = special_regex(frozenset(allowed)).split(text)
             parts = [self.special_tokens[p] if i % 2 else p for i, p in enumerate(parts)]
         else:
-            parts = [p if isinstance(p, str) else p.id
-                     for p in split_added(text, (t for t in self.added_tokens if t.content in allowed))]
+            tokens = (t for t in self.added_tokens if t.content in allowed)
+            parts = [p if isinstance(p, str) else p.id for p in split_added(text, tokens, self._normalizer)]
+        # split_added gives text the normalizer normalized, which is not normalized twice
+        # (NFD, Lowercase, NFKC makes 'ℌ' 'H', and then 'h')
+        encode = self.encode_ordinary if self._plain_added or self._normalizer is None else self._encode_normalized
         ids: list[int] = []
         for part in parts:
             if isinstance(part, int):
                 ids.append(part)
             elif part:
-                ids.extend(self.encode_ordinary(part))
+                ids.extend(encode(part))
         return ids
 
-    def _encode_with_merges(self, text: str) -> list[int]:
+    def _encode_normalized(self, text: str) -> list[int]:
+        """:meth:`encode_ordinary` of ``text`` that the pipeline's normalizer has normalized:
+        split by the pipeline without its normalizer."""
+        compiled, rank_ids = self._compiled
+        if compiled is None:
+            return self._encode_with_merges(text, normalized=True)
+        ids = self._unnormalized.encode_ordinary(text)
+        return ids if rank_ids is None else [rank_ids.get(i, i) for i in ids]
+
+    @cached_property
+    def _unnormalized(self) -> Encoding:
+        """The compiled encoder, splitting by the pipeline without its normalizer."""
+        compiled = self._compiled[0]
+        return Encoding("bpetrain", pat_str=replace(self.pat_str, normalizer=None),
+                        mergeable_ranks=compiled.mergeable_ranks, special_tokens=compiled.special_tokens)
+
+    def _encode_with_merges(self, text: str, normalized: bool = False) -> list[int]:
         """The ids of ``text`` by the merges (Hugging Face's rule, trained ids ranking as their
         merges), in plain Python: :meth:`encode_ordinary` where the compiled encoder cannot hold
         the vocabulary. Text is UTF-8 with ``errors="surrogateescape"``, as training reads it."""
-        split = None if self.pat_str is None else split_pattern(self.pat_str, self.unicode_version).split
+        pat_str = replace(self.pat_str, normalizer=None) if normalized else self.pat_str  # see _encode_normalized
+        split = None if pat_str is None else split_pattern(pat_str, self.unicode_version).split
         encode_piece = self._model.encode_piece
         ids: list[int] = []
         for piece in [encode_utf8(text)] if split is None else split(text):

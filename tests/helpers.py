@@ -45,6 +45,11 @@ MULTILINGUAL = (
     "can't won't I'm you're they've we'll HE'S 12345 3.14159 1,000,000\r\n\ttabs\n\n\n"
 )
 
+#: Qwen2's split pattern (Qwen/Qwen2-7B tokenizer.json): Llama 3's with single digits.
+QWEN2_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
 
 def require(path: pathlib.Path, why: str) -> pathlib.Path:
     if not path.exists():

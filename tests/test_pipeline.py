@@ -25,17 +25,13 @@ from bpetrain.splitting.pipeline import (
     Split,
     matches_everywhere,
 )
-from helpers import ASSIGNED, MULTILINGUAL, stdlib_text
+from helpers import ASSIGNED, MULTILINGUAL, QWEN2_PATTERN, stdlib_text
 from pattern_strategies import documents
 
 tokenizers = pytest.importorskip("tokenizers", reason="tokenizers (a test dependency) is not installed")
 pre_tokenizers = tokenizers.pre_tokenizers
 Regex = tokenizers.Regex
 
-#: Qwen2's split pattern (Qwen/Qwen2-7B tokenizer.json): Llama 3's with single digits.
-QWEN2_PATTERN = (
-    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
-)
 BEHAVIORS = ["isolated", "removed", "merged_with_previous", "merged_with_next", "contiguous"]
 
 
@@ -293,8 +289,15 @@ def test_a_pattern_with_gaps_exports_as_removed_inverted(tmp_path):
         ({"type": "Sequence", "normalizers": []}, None),
         ({"type": "Sequence", "normalizers": [{"type": "Strip", "strip_left": False, "strip_right": False},
                                               {"type": "Prepend", "prepend": ""}]}, None),
-        ({"type": "NFC"}, "normalizer is \\{'type': 'NFC'\\}, which can change the text"),
-        ({"type": "Sequence", "normalizers": [{"type": "Lowercase"}]}, "normalizer.normalizers\\[0\\] is"),
+        ({"type": "Replace", "pattern": {"String": "a"}, "content": "b"},
+         "normalizer is \\{'type': 'Replace'.*which changes the text .*bpetrain reads NFC, NFD, NFKC, NFKD, Lowercase"),
+        ({"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Strip", "strip_left": True,
+                                                                "strip_right": False}]},
+         "normalizer.normalizers\\[1\\] is \\{'type': 'Strip'"),
+        ({"type": "Prepend", "prepend": "\u2581"}, "normalizer is \\{'type': 'Prepend'"),
+        ({"type": "BertNormalizer", "clean_text": True, "handle_chinese_chars": True, "strip_accents": None,
+          "lowercase": True}, "normalizer is \\{'type': 'BertNormalizer'"),
+        ({"type": "Precompiled", "precompiled_charsmap": "AA=="}, "normalizer is \\{'type': 'Precompiled'"),
     ],
 )
 def test_normalizers(tmp_path, normalizer, message):

@@ -7,9 +7,9 @@ the same:
 
 1. the tokens with ``normalized`` false are found in the text, leftmost first and the
    longest of those that start at one place (Aho-Corasick, ``LeftmostLongest``);
-2. then the tokens with ``normalized`` true, the same way, in the text between the
-   tokens of step 1 (after the normalizer, which for the byte-level files bpetrain
-   reads changes nothing);
+2. each text between the tokens of step 1 is normalized (the ``normalizer``, if any:
+   :class:`~bpetrain.splitting.normalizers.Normalizer`), and the tokens with
+   ``normalized`` true, each as its content normalized, are found in it the same way;
 3. a match of a ``single_word`` token is skipped when a word character (``\\w``) touches
    it on either side; an ``lstrip`` token also takes the white space (``\\s``) before it
    (not taken by an earlier match), an ``rstrip`` token the white space after it.
@@ -21,7 +21,7 @@ ids equal ``tokenizers.Tokenizer.encode(text, add_special_tokens=False).ids`` wi
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import regex
@@ -84,14 +84,24 @@ def _matches(text: str, tokens: Sequence[AddedToken]) -> list[tuple[AddedToken |
     return parts
 
 
-def split_added(text: str, tokens: Iterable[AddedToken]) -> list[str | AddedToken]:
+def split_added(text: str, tokens: Iterable[AddedToken],
+                normalize: Callable[[str], str] | None = None) -> list[str | AddedToken]:
     """Cut ``tokens`` out of ``text`` as ``tokenizers`` does (see the module docstring).
+
+    Parameters
+    ----------
+    text : str
+    tokens : iterable of AddedToken
+    normalize : callable, optional
+        The normalizer (str -> str), applied to the text between the tokens with
+        ``normalized`` false and to the content of those with ``normalized`` true.
 
     Returns
     -------
     list of str or AddedToken
-        The text between the tokens (non-empty strings) and the tokens, in order; the
-        white space an ``lstrip``/``rstrip`` token takes is part of no string.
+        The text between the tokens (non-empty strings; normalized with ``normalize``)
+        and the tokens, in order; the white space an ``lstrip``/``rstrip`` token takes is
+        part of no string.
 
     >>> [getattr(p, "id", p) for p in split_added("a <s>b", [AddedToken("<s>", 0, lstrip=True)])]
     ['a', 0, 'b']
@@ -99,14 +109,16 @@ def split_added(text: str, tokens: Iterable[AddedToken]) -> list[str | AddedToke
     tokens = list(tokens)
     first = [t for t in tokens if not t.normalized]
     second = [t for t in tokens if t.normalized]
+    # each token of step 2 as its normalized content -> the token
+    by_normalized = {t._replace(content=normalize(t.content) if normalize else t.content): t for t in second}
     out: list[str | AddedToken] = []
     for token, part in _matches(text, first):
         if token is not None:
             out.append(token)
             continue
-        for token2, part2 in _matches(part, second):
+        for token2, part2 in _matches(normalize(part) if normalize else part, list(by_normalized)):
             if token2 is not None:
-                out.append(token2)
+                out.append(by_normalized[token2])
             elif part2:
                 out.append(part2)
     return out

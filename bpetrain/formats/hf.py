@@ -16,8 +16,11 @@ library, serialized as ``tokenizers.Tokenizer.to_str`` does:
   use_regex=false)]``; raw mode (``pat_str`` None) has the ``ByteLevel`` step alone; a
   pipeline of pre-tokenizers (:class:`bpetrain.splitting.pipeline.PreTokenizer`) its own
   steps, then that ``ByteLevel`` unless it ends with one. Reading takes any ``Split``,
-  ``Digits`` or ``ByteLevel``, or a ``Sequence`` of them ending in a ``ByteLevel``, and
-  normalizers that change no text (:func:`_check_normalizer`).
+  ``Digits`` or ``ByteLevel``, or a ``Sequence`` of them ending in a ``ByteLevel``.
+- ``normalizer``: null, or the normalizer of a pipeline
+  (:class:`bpetrain.splitting.normalizers.Normalizer`: ``NFC``, ``NFD``, ``NFKC``,
+  ``NFKD``, ``Lowercase``, a ``Sequence`` of them); reading takes those and the ones that
+  change no text, and refuses the others naming the field.
 - ``decoder``: ``ByteLevel``; ``post_processor``: ``ByteLevel(trim_offsets=false)``.
 - ``added_tokens``: the special tokens (``special: true``, ``normalized: false``, or
   their flags as read). When their ids are not the ones ``tokenizers`` would give them
@@ -235,16 +238,17 @@ def _document(tokenizer: Tokenizer, origin: dict, model_vocab: dict, steps: list
         "merges": [f"{a} {b}" for a, b in merges] if origin.get("merges_as_strings") else [list(m) for m in merges],
     }
     pre_tokenizer = {"type": "Sequence", "pretokenizers": steps}
-    if "pre_tokenizer" in base and origin.get("pat_str") == pat_str_to_json(tokenizer.pat_str):
-        pre_tokenizer = base["pre_tokenizer"]
+    pat_str = tokenizer.pat_str
+    normalizer = pat_str.normalizer.to_hf() if isinstance(pat_str, PreTokenizer) and pat_str.normalizer else None
+    if "pre_tokenizer" in base and origin.get("pat_str") == pat_str_to_json(pat_str):
+        pre_tokenizer, normalizer = base["pre_tokenizer"], base.get("normalizer")
     sections = {
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "normalizer": None,
         "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False, "use_regex": True},
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        **{key: value for key, value in base.items() if key not in ("model", "pre_tokenizer")},
+        **{key: value for key, value in base.items() if key not in ("model", "pre_tokenizer", "normalizer")},
     }
     return {
         "version": sections.pop("version"),
@@ -255,7 +259,7 @@ def _document(tokenizer: Tokenizer, origin: dict, model_vocab: dict, steps: list
              "normalized": t.normalized, "special": t.special}
             for t in sorted(tokenizer.added_tokens, key=lambda t: t.id)
         ],
-        "normalizer": sections.pop("normalizer"),
+        "normalizer": normalizer,
         "pre_tokenizer": pre_tokenizer,
         **sections,
         "model": model,
@@ -324,7 +328,8 @@ def load(path) -> Model:
     ValueError
         If the file is not valid JSON or has a duplicate key (naming the line), or holds
         what bpetrain cannot represent exactly (naming the field and what is supported):
-        another model type, a normalizer that changes text, ``byte_fallback``, dropout,
+        another model type, a normalizer other than the Unicode forms and ``Lowercase``
+        (:meth:`~bpetrain.splitting.normalizers.Normalizer.from_hf`), ``byte_fallback``, dropout,
         a non-empty prefix or suffix, an ``unk_token`` with bytes that have no token,
         tokens outside the byte-level alphabet, two tokens on one id, or merges whose
         parts or result are not in the vocab.
@@ -333,9 +338,8 @@ def load(path) -> Model:
     model = document.get("model") if isinstance(document, dict) else None
     if not isinstance(model, dict) or model.get("type") != "BPE":
         raise ValueError(f"{name}: model.type must be 'BPE' (bpetrain reads byte-level BPE tokenizers)")
-    _check_normalizer(name, document.get("normalizer"))
     _check_model_options(name, model)
-    pat_str = _read_pre_tokenizer(name, document.get("pre_tokenizer"))
+    pat_str = _read_pre_tokenizer(name, document.get("pre_tokenizer"), document.get("normalizer"))
     vocab, merges = model.get("vocab"), model.get("merges")
     if not isinstance(vocab, dict) or not isinstance(merges, list):
         raise ValueError(f"{name}: model.vocab must be an object and model.merges a list")  # noqa: TRY004 (a malformed file)
@@ -392,7 +396,7 @@ def _read_document(path) -> tuple[str, dict, dict]:
 
 def _check_model_options(name: str, model: dict) -> None:
     """Refuse what changes the bytes a piece is made of (see :func:`load`), naming the field
-    (the normalizer: :func:`_check_normalizer`)."""
+    (the normalizer: :meth:`~bpetrain.splitting.normalizers.Normalizer.from_hf`)."""
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key) not in (None, ""):
             raise ValueError(
@@ -520,45 +524,20 @@ def _from_all_splits(name, vocab, pairs, pat_str, special_tokens, ignore_merges)
     return Model(merges, pat_str, special_tokens, byte_ids, name)
 
 
-def _check_normalizer(name: str, normalizer, where: str = "normalizer") -> None:
-    """Refuse a ``normalizer`` that can change text: bpetrain reads ``null``, a ``Sequence``
-    of none, and those that leave every text as it is (``Strip`` of neither side,
-    ``Prepend`` of ``""``, a ``Sequence`` of such).
+def _read_pre_tokenizer(name: str, pre_tokenizer, normalizer):
+    """The ``pat_str`` of a ``pre_tokenizer`` and ``normalizer``: a pattern, ``None`` (raw
+    mode), or the :class:`~bpetrain.splitting.pipeline.PreTokenizer` of a pipeline that is
+    not one pattern (one with a normalizer never is); a pattern :func:`hf_pattern` made
+    from a named one reads as that name's.
 
     Raises
     ------
     ValueError
-        Naming the field, for any other (``NFC``, ``Lowercase``, ``Replace``, ...).
-    """
-    if normalizer is None:
-        return
-    kind = normalizer.get("type") if isinstance(normalizer, dict) else None
-    if kind == "Sequence" and isinstance(normalizer.get("normalizers"), list):
-        for k, item in enumerate(normalizer["normalizers"]):
-            _check_normalizer(name, item, f"{where}.normalizers[{k}]")
-        return
-    if (kind == "Strip" and normalizer.get("strip_left") is False and normalizer.get("strip_right") is False) or (
-            kind == "Prepend" and normalizer.get("prepend") == ""):
-        return
-    raise ValueError(
-        f"{name}: {where} is {normalizer!r:.120}, which can change the text before it is split; bpetrain reads "
-        "tokenizers without a normalizer (null, an empty Sequence, or ones that change nothing)"
-    )
-
-
-def _read_pre_tokenizer(name: str, pre_tokenizer):
-    """The ``pat_str`` of a ``pre_tokenizer``: a pattern, ``None`` (raw mode), or the
-    :class:`~bpetrain.splitting.pipeline.PreTokenizer` of a pipeline that is not one
-    pattern; a pattern :func:`hf_pattern` made from a named one reads as that name's.
-
-    Raises
-    ------
-    ValueError
-        If a step is not one bpetrain reads, or the last step is not a ``ByteLevel``
-        (the vocabulary is then not byte-level), naming the field.
+        If a step or the normalizer is not one bpetrain reads, or the last step is not a
+        ``ByteLevel`` (the vocabulary is then not byte-level), naming the field.
     """
     try:
-        pre = PreTokenizer.from_hf(pre_tokenizer)
+        pre = PreTokenizer.from_hf(pre_tokenizer, normalizer=normalizer)
     except ValueError as exc:
         raise ValueError(f"{name}: {exc}") from None
     if not (pre.steps and isinstance(pre.steps[-1], ByteLevel)):

@@ -85,7 +85,7 @@ def describe_pattern(pat_str) -> str:
     """``pat_str`` as a message or repr shows it: its name in quotes, or the regex as a
     Python string literal, shortened to :data:`SHOWN_CHARS` characters before it is
     escaped (so no escape is cut in two) with ``...`` and its length after it; a
-    pipeline of pre-tokenizers as the names of its steps.
+    pipeline of pre-tokenizers as the names of its normalizers and steps.
 
     >>> describe_pattern(GPT2_PATTERN)
     "'gpt2'"
@@ -95,7 +95,8 @@ def describe_pattern(pat_str) -> str:
     "'[a-z]+'"
     """
     if pat_str is not None and not isinstance(pat_str, str):  # a pipeline of pre-tokenizers, by its steps
-        return f"PreTokenizer({', '.join(type(step).__name__ for step in pat_str.steps)})"
+        normalizer = f"{'+'.join(pat_str.normalizer.forms)}; " if getattr(pat_str, "normalizer", None) else ""
+        return f"PreTokenizer({normalizer}{', '.join(type(step).__name__ for step in pat_str.steps)})"
     name = pattern_name(pat_str)
     if name is not None:
         return repr(name)

@@ -5,7 +5,9 @@ A ``tokenizer.json``'s ``pre_tokenizer`` is a ``Split``, a ``Digits``, a ``ByteL
 (``tokenizers/src/pre_tokenizers/sequence.rs``). :class:`PreTokenizer` holds such a
 pipeline (:class:`Split`, :class:`Digits` and :class:`ByteLevel` steps), reads and writes
 Hugging Face's JSON (:meth:`PreTokenizer.from_hf`, :meth:`PreTokenizer.to_hf`), and goes
-wherever a ``pat_str`` goes (``Encoding``, ``Tokenizer``, ``BpeTrainer``, ``PieceCounter``):
+wherever a ``pat_str`` goes (``Encoding``, ``Tokenizer``, ``BpeTrainer``, ``PieceCounter``), with the file's
+``normalizer`` (:class:`~bpetrain.splitting.normalizers.Normalizer`, applied to each text
+before it is split):
 :func:`bpetrain.splitting.pattern.resolve_pattern` turns one that is a single pattern
 (:meth:`PreTokenizer.as_pat_str`) into that string, and
 :func:`~bpetrain.splitting.pattern.split_pattern` gives the others a
@@ -55,6 +57,7 @@ from bpetrain.splitting import _pipeline
 from bpetrain.splitting._compiler import Unsupported, _Parser
 from bpetrain.splitting._charsets import members
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
+from bpetrain.splitting.normalizers import Normalizer
 from bpetrain.splitting.pattern import SplitPattern, encode_utf8, split_pattern
 
 __all__ = ["BEHAVIORS", "BYTE_LEVEL_PATTERN", "ByteLevel", "Digits", "PipelineSplitter", "PreTokenizer", "Split"]
@@ -169,11 +172,14 @@ class PreTokenizer:
     ----------
     steps : tuple of Split, Digits or ByteLevel
         At most one :class:`ByteLevel`, and only last.
+    normalizer : Normalizer or None, default None
+        Applied to each text (between special tokens) before the steps split it, as
+        ``tokenizers`` applies a ``tokenizer.json``'s ``normalizer``.
 
     Raises
     ------
     TypeError
-        If a step is of another type.
+        If a step is of another type, or ``normalizer`` is not a ``Normalizer``.
     ValueError
         If a ``ByteLevel`` is not the last step.
 
@@ -185,9 +191,12 @@ class PreTokenizer:
     """
 
     steps: tuple
+    normalizer: Normalizer | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "steps", tuple(self.steps))
+        if self.normalizer is not None and not isinstance(self.normalizer, Normalizer):
+            raise TypeError(f"normalizer is a {type(self.normalizer).__name__}; pass a Normalizer or None")
         for k, step in enumerate(self.steps):
             if not isinstance(step, _STEP_TYPES):
                 raise TypeError(f"step {k} is a {type(step).__name__}; the steps are Split, Digits and ByteLevel")
@@ -198,19 +207,22 @@ class PreTokenizer:
                 )
 
     @classmethod
-    def from_hf(cls, pre_tokenizer: dict, where: str = "pre_tokenizer") -> PreTokenizer:
-        """The pipeline of a ``tokenizer.json``'s ``pre_tokenizer`` object.
+    def from_hf(cls, pre_tokenizer: dict, where: str = "pre_tokenizer", normalizer=None,
+                normalizer_where: str = "normalizer") -> PreTokenizer:
+        """The pipeline of a ``tokenizer.json``'s ``pre_tokenizer`` object, and its ``normalizer`` object.
 
         Raises
         ------
         ValueError
-            If it is not one :data:`_SUPPORTED` reads, naming the field (``where``).
+            If it is not one :data:`_SUPPORTED` reads, or the normalizer is not one
+            :meth:`Normalizer.from_hf` reads, naming the field (``where``, ``normalizer_where``).
         """
         if not isinstance(pre_tokenizer, dict):
             raise ValueError(f"{where} is {pre_tokenizer!r}; bpetrain reads {_SUPPORTED}")  # noqa: TRY004 (a file)
         steps = _steps_from_hf(pre_tokenizer, where)
+        normalizer = Normalizer.from_hf(normalizer, normalizer_where)
         try:
-            pre = cls(tuple(steps))
+            pre = cls(tuple(steps), normalizer)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc}") from None
         try:
@@ -228,7 +240,8 @@ class PreTokenizer:
     def as_pat_str(self, aliases: Mapping[str, str] | None = None) -> str | None | PreTokenizer:
         """The ``pat_str`` that splits as this pipeline does, if there is one, else the pipeline.
 
-        ``None`` (raw mode) for no split at all; the pattern of a single ``Isolated`` split
+        ``self`` when it has a normalizer (no pattern normalizes); ``None`` (raw mode) for
+        no split at all; the pattern of a single ``Isolated`` split
         (a ``Split``, or ``ByteLevel(use_regex=true)`` without the prefix space) when that
         pattern matches at every character (:func:`matches_everywhere`), so no text falls
         between its matches; the pattern of a single ``Split`` with behavior ``Removed`` and
@@ -236,6 +249,8 @@ class PreTokenizer:
         ``self``. ``aliases`` maps a ``Split`` pattern as written
         (Oniguruma) to the ``pat_str`` it stands for, taken as is.
         """
+        if self.normalizer is not None:
+            return self
         splits = [step for step in self.steps if not (isinstance(step, ByteLevel) and not step.add_prefix_space
                                                        and not step.use_regex)]
         if not splits:
@@ -316,21 +331,24 @@ class PipelineSplitter:
         return f"<PipelineSplitter {len(self.pre_tokenizer.steps)} steps ({how})>"
 
     def table(self, data: bytes) -> tuple[bytes, np.ndarray]:
-        """The pieces of UTF-8 ``data`` as one buffer and offsets.
+        """The pieces of UTF-8 ``data``, normalized by the pipeline's normalizer, as one buffer and offsets.
 
         Returns
         -------
         pieces : bytes
-            The pieces one after another (the text, less removed parts, plus prefix spaces).
+            The pieces one after another (the text normalized, less removed parts, plus prefix spaces).
         offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
             Piece ``i`` is ``pieces[offsets[i]:offsets[i + 1]]``.
         """
+        normalizer = self.pre_tokenizer.normalizer
+        if normalizer is not None:
+            data = normalizer.normalize_utf8(data)
         if self._kernel is not None:
             try:
                 return self._kernel.table(data)
             except BacktrackLimitExceeded:
                 pass  # catastrophic backtracking: the regex module's guards may cope
-        found = self.split_by_regex(data)
+        found = self._split_by_regex(data.decode("utf-8", "surrogateescape"))
         offsets = np.zeros(len(found) + 1, dtype=np.int64)
         np.cumsum([len(piece) for piece in found], out=offsets[1:])
         return b"".join(found), offsets
@@ -348,8 +366,8 @@ class PipelineSplitter:
     def finditer(self, text: str) -> Iterator[PieceMatch]:
         """The pieces of ``text`` read as ``regex`` matches are read (``group()``, ``start()``,
         ``end()``, in characters), for the callers of :meth:`SplitPattern.finditer`."""
-        keeps_text = not any(kind == _pipeline.STEP_PREFIX or behavior == _pipeline.REMOVED
-                             for kind, _, behavior, _ in self.steps)
+        keeps_text = self.pre_tokenizer.normalizer is None and not any(
+            kind == _pipeline.STEP_PREFIX or behavior == _pipeline.REMOVED for kind, _, behavior, _ in self.steps)
         at = 0
         for piece in self.pieces(text):
             yield PieceMatch(piece, at if keeps_text else -1)
@@ -364,6 +382,11 @@ class PipelineSplitter:
             If a step's pattern runs past its time limit (catastrophic backtracking).
         """
         text = data if isinstance(data, str) else data.decode("utf-8", "surrogateescape")
+        normalizer = self.pre_tokenizer.normalizer
+        return self._split_by_regex(text if normalizer is None else normalizer(text))
+
+    def _split_by_regex(self, text: str) -> list[bytes]:
+        """:meth:`split_by_regex` of ``text`` already normalized."""
         pieces = [text] if text else []
         for kind, split, behavior, invert in self.steps:
             if kind == _pipeline.STEP_PREFIX:
@@ -389,12 +412,13 @@ class PieceMatch(NamedTuple):
         Raises
         ------
         ValueError
-            If the pipeline adds text (``ByteLevel``'s prefix space) or removes some
-            (``Removed``): its pieces have no place in the text.
+            If the pipeline adds text (``ByteLevel``'s prefix space), removes some
+            (``Removed``) or normalizes it: its pieces have no place in the text.
         """
         if self.at < 0:
-            raise ValueError("this pre-tokenizer adds text (ByteLevel's add_prefix_space) or removes some (a Split "
-                             "with behavior Removed): its pieces have no place in the text")
+            raise ValueError("this pre-tokenizer adds text (ByteLevel's add_prefix_space), removes some (a Split "
+                             "with behavior Removed) or normalizes it (a normalizer): its pieces have no place in the "
+                             "text")
         return self.at
 
     def end(self) -> int:
@@ -545,8 +569,11 @@ def matches_everywhere(pat_str: str) -> bool:
 
 def pat_str_to_json(pat_str: str | PreTokenizer | None) -> str | dict | None:
     """``pat_str`` as the JSON value of a model file's or sidecar's ``pat_str`` field: the
-    string, null, or for a pipeline ``{"pre_tokenizer": <Hugging Face's JSON>}``."""
+    string, null, or for a pipeline ``{"pre_tokenizer": <Hugging Face's JSON>}`` (and
+    ``"normalizer": <Hugging Face's JSON>`` when it has one)."""
     if isinstance(pat_str, PreTokenizer):
+        if pat_str.normalizer is not None:
+            return {"pre_tokenizer": pat_str.to_hf(), "normalizer": pat_str.normalizer.to_hf()}
         return {"pre_tokenizer": pat_str.to_hf()}
     return pat_str
 
@@ -557,11 +584,12 @@ def pat_str_from_json(value, where: str) -> str | PreTokenizer | None:
     Raises
     ------
     ValueError
-        If ``value`` is not a string, null or ``{"pre_tokenizer": ...}`` of a pipeline
-        bpetrain reads, naming ``where``.
+        If ``value`` is not a string, null or ``{"pre_tokenizer": ...}`` (with an optional
+        ``"normalizer"``) of a pipeline bpetrain reads, naming ``where``.
     """
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, dict) and set(value) == {"pre_tokenizer"}:
-        return PreTokenizer.from_hf(value["pre_tokenizer"], f"{where}.pre_tokenizer")
+    if isinstance(value, dict) and "pre_tokenizer" in value and set(value) <= {"pre_tokenizer", "normalizer"}:
+        return PreTokenizer.from_hf(value["pre_tokenizer"], f"{where}.pre_tokenizer", value.get("normalizer"),
+                                    f"{where}.normalizer")
     raise ValueError(f"{where} must be a string, null or {{\"pre_tokenizer\": ...}}, got {value!r:.80}")
