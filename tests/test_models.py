@@ -176,3 +176,27 @@ def test_gpt2_folder_without_the_pattern_record_means_gpt2(tmp_path, text):
     record.write_text(json.dumps(manifest), encoding="utf-8")
     assert Tokenizer.from_file(tmp_path / "m").pat_str == Tokenizer([], pat_str="gpt2").pat_str
     assert Tokenizer.from_file(tmp_path / "m", pat_str="nanochat").pat_str == tokenizer.pat_str
+
+
+@pytest.mark.parametrize("format, path", [("tiktoken", "m.tiktoken"), ("hf", "m.json"), ("gpt2", "m"),
+                                          ("bpetrain", "m.bpe")])
+def test_a_pipeline_with_a_normalizer_travels_with_every_export_that_holds_it(tmp_path, text, format, path):
+    """A pipeline of pre-tokenizers and its normalizer survive a round trip (minbpe, one
+    regex a file, refuses them: test_pipeline)."""
+    from bpetrain.splitting.pipeline import PreTokenizer
+
+    pre = PreTokenizer.from_hf(
+        {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": r"\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]},
+        "pre_tokenizer", {"type": "NFKC"}, "normalizer")
+    tokenizer = BpeTrainer(256 + 100, pat_str=pre, show_progress=False).train_from_iterator([text[:20000]])
+    target = tmp_path / path
+    if format == "bpetrain":
+        tokenizer.save(target)
+    else:
+        tokenizer.export(target, format=format)
+    back = Tokenizer.from_file(target)
+    assert back.pat_str == tokenizer.pat_str
+    sample = MULTILINGUAL + " ﬁ ① 2024"
+    assert back.encode_ordinary(sample) == tokenizer.encode_ordinary(sample)

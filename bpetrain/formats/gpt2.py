@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from bpetrain._util.atomic import file_record, read_recorded, write_folder
 from bpetrain._util.read import decode_utf8, loads_json, read_bytes
 from bpetrain.splitting.pattern import PATTERNS, resolve_pattern
+from bpetrain.splitting.pipeline import pat_str_from_json, pat_str_to_json
 from bpetrain.formats._vocab import (
     MANIFEST_NAME,
     Model,
@@ -84,7 +85,7 @@ def save(tokenizer: Tokenizer, directory) -> None:
         "format": "gpt2",
         "files": {name: file_record(data) for name, data in files.items()},
         "special_tokens": tokenizer.special_tokens,
-        "pat_str": tokenizer.pat_str,
+        "pat_str": pat_str_to_json(tokenizer.pat_str),  # a pipeline as its tokenizer.json objects
     }
     write_folder(directory, files, manifest, MANIFEST_NAME)
 
@@ -135,9 +136,7 @@ def load(path, *, pat_str: str | None = RECORDED, special_tokens: Mapping[str, i
         if special_tokens is None:
             special_tokens = manifest["special_tokens"]
         if pat_str is RECORDED and "pat_str" in manifest:
-            pat_str = manifest["pat_str"]
-            if pat_str is not None and not isinstance(pat_str, str):
-                raise ValueError(f"{manifest_path}: pat_str must be a string or null")
+            pat_str = pat_str_from_json(manifest["pat_str"], f"{manifest_path}: pat_str")
     if pat_str is RECORDED:
         pat_str = PATTERNS["gpt2"]
     what = "a GPT-2 vocab.json", "a GPT-2 merges.txt"
