@@ -267,14 +267,21 @@ def test_export_refuses_duplicate_and_unreachable_tokens(tmp_path):
 
 
 def test_hf_special_ids_with_gaps(tmp_path):
-    """tokenizers renumbers added tokens unless the model vocab holds them (safe for printable ASCII only)."""
+    """tokenizers renumbers added tokens unless the model vocab holds them: safe for printable
+    ASCII and for tokens with a character outside the byte-level alphabet, which no piece spells."""
     gap = Tokenizer([(97, 98)], pat_str=None, special_tokens={"<|a|>": 260, "<|b|>": 258})
     gap.export(tmp_path / "tokenizer.json", format="hf")
     assert Tokenizer.from_file(tmp_path / "tokenizer.json") == gap
     tokenizers = pytest.importorskip("tokenizers", reason="tokenizers is a test dependency: pip install '.[test]'")
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     assert hf.encode("ab<|a|>b<|b|>").ids == gap.encode("ab<|a|>b<|b|>", allowed_special="all") == [256, 260, 98, 258]
-    with pytest.raises(ValueError, match="printable ASCII; '<é>' \\(id 300\\) is not"):
+    wide = Tokenizer([(97, 98)], pat_str=None, special_tokens={"<｜end▁of▁text｜>": 260, "<|命|>": 258})
+    wide.export(tmp_path / "wide.json", format="hf")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "wide.json"))
+    text = "ab<｜end▁of▁text｜>b<|命|>命ab"
+    assert hf.encode(text).ids == wide.encode(text, allowed_special="all")
+    assert hf.encode(text).ids[1:4] == [260, 98, 258]
+    with pytest.raises(ValueError, match="'<é>' \\(id 300\\) is spelled by the bytes b'<\\\\xe9>'"):
         Tokenizer([], pat_str=None, special_tokens={"<é>": 300}).export(tmp_path / "t.json", format="hf")
     assert not (tmp_path / "t.json").exists()
 

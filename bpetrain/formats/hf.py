@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from bpetrain._util.atomic import atomic_write, file_record, read_recorded, write_folder
+from bpetrain._util.byte_alphabet import CHAR_TO_BYTE
 from bpetrain._util.read import loads_json
 from bpetrain.encoding.added_tokens import AddedToken
 from bpetrain.encoding.merge_rule import unreachable_tokens
@@ -162,7 +163,8 @@ def save(tokenizer: Tokenizer, path, **config) -> None:
     ------
     ValueError
         If two merges spell the same bytes or a token does not encode to itself (trained
-        layout), an added token that ``tokenizers`` would renumber is not printable ASCII,
+        layout), an added token that ``tokenizers`` would renumber is spelled by other bytes in
+        GPT-2's byte-level alphabet (:func:`_safe_in_model_vocab`),
         ``config`` names an unknown field or a role that is not a special token, or
         ``config`` is given for a single file.
     OSError
@@ -208,14 +210,22 @@ def _in_model_vocab(added, n_ordinary: int, kept: set[int]) -> list[AddedToken]:
             next_id += 1
         if moved is None:
             break
-        if not regex.fullmatch(r"[!-~]+", moved.content):
-            # a piece of text can equal a printable-ASCII token in byte-level form only if it is that token
+        if not _safe_in_model_vocab(moved.content):
             raise ValueError(
                 f"the special token ids leave gaps after the merges, so tokenizer.json must list them in the "
-                f"model vocab, which is safe only for printable ASCII; {moved.content!r} (id {moved.id}) is not"
+                f"model vocab, which is safe only for a token no piece of text spells in GPT-2's byte-level "
+                f"alphabet but itself; {moved.content!r} (id {moved.id}) is spelled by the bytes "
+                f"{bytes(CHAR_TO_BYTE[c] for c in moved.content)!r}"
             )
         listed.add(moved.id)
     return [t for t in added if t.id in listed]
+
+
+def _safe_in_model_vocab(content: str) -> bool:
+    """Whether ``content`` can be a ``model.vocab`` entry without a piece of other text
+    becoming it: its byte-level form is the text itself (printable ASCII), or a character of
+    it is outside GPT-2's byte-level alphabet, so no piece's byte-level string equals it."""
+    return regex.fullmatch(r"[!-~]+", content) is not None or any(c not in CHAR_TO_BYTE for c in content)
 
 
 def _document(tokenizer: Tokenizer, origin: dict, model_vocab: dict, steps: list) -> dict:
