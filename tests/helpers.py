@@ -4,11 +4,14 @@ from __future__ import annotations
 import os
 import pathlib
 import random
+import subprocess
+import sys
 import sysconfig
 
 import pytest
 from hypothesis import strategies as st
 
+import bpetrain
 from bpetrain import PATTERNS
 from bpetrain._reference import merges_from_ranks
 
@@ -115,3 +118,12 @@ SPLIT_PATTERNS = {
 #: since, they differ (U+18D80, Unicode 16, is a letter to regex only, so "\U00018d80:A"
 #: splits as ["\U00018d80", ":A"] here and ["\U00018d80:", "A"] in tiktoken).
 ASSIGNED = st.characters(exclude_categories=("Cn", "Cs"))
+
+
+def run_bpetrain(args: list[str], **options) -> subprocess.CompletedProcess:
+    """``python -m bpetrain ARGS`` in a child process that imports the bpetrain under test: from
+    the folder that holds it (in CI the installed package, not the unbuilt checkout the tests
+    start in). ``options`` go to :func:`subprocess.run` (text output captured by default)."""
+    home = pathlib.Path(bpetrain.__file__).parents[1]
+    return subprocess.run([sys.executable, "-m", "bpetrain", *args], cwd=home,
+                          **{"capture_output": True, "text": True, **options})

@@ -4,11 +4,10 @@ from __future__ import annotations
 import ast
 import json
 import re
-import subprocess
 import sys
 
 import pytest
-from helpers import MULTILINGUAL, stdlib_text
+from helpers import MULTILINGUAL, run_bpetrain, stdlib_text
 
 import bpetrain
 from bpetrain import PATTERNS, BpeTrainer, Encoding, Tokenizer
@@ -150,14 +149,12 @@ def test_progress_goes_to_logs_as_lines(corpus, tmp_path):
     """Where standard error is not a terminal, bars write whole lines, no carriage returns;
     ``report`` shows its progress too."""
     root, _ = corpus
-    command = [sys.executable, "-m", "bpetrain"]
-    trained = subprocess.run([*command, "train", str(root / "corpus.txt"), "--vocab-size", "400", "-o",
-                              str(tmp_path / "m.bpe")], capture_output=True, text=True, check=True)
+    trained = run_bpetrain(["train", str(root / "corpus.txt"), "--vocab-size", "400", "-o", str(tmp_path / "m.bpe")],
+                           check=True)
     assert "\r" not in trained.stderr
     assert re.search(r"^merging: 100%.*144/144", trained.stderr, re.M), trained.stderr
-    reported = subprocess.run([*command, "report", str(tmp_path / "m.bpe"), "--text", str(root / "corpus.txt"),
-                               "--json", str(tmp_path / "r.json")], capture_output=True, text=True, check=True)
+    reported = run_bpetrain(["report", str(tmp_path / "m.bpe"), "--text", str(root / "corpus.txt"),
+                             "--json", str(tmp_path / "r.json")], check=True)
     assert "\r" not in reported.stderr and re.search(r"^report: \d+step", reported.stderr, re.M), reported.stderr
-    quiet = subprocess.run([*command, "report", str(tmp_path / "m.bpe"), "--json", str(tmp_path / "r.json"), "-q"],
-                           capture_output=True, text=True, check=True)
+    quiet = run_bpetrain(["report", str(tmp_path / "m.bpe"), "--json", str(tmp_path / "r.json"), "-q"], check=True)
     assert quiet.stderr == ""

@@ -18,7 +18,7 @@ import threading
 import warnings
 
 import pytest
-from helpers import stdlib_text
+from helpers import run_bpetrain, stdlib_text
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz_readers import FUZZ_EXAMPLES, _flip, run_isolated
@@ -133,17 +133,12 @@ def test_a_glob_leaves_out_what_is_not_a_regular_file(tmp_path):
 
 
 def test_cli_trains_on_a_folder_holding_a_named_pipe(tmp_path):
-    import subprocess
-    import sys
-
     data = tmp_path / "data"
     data.mkdir()
     (data / "a.txt").write_bytes(TEXT)
     os.mkfifo(data / "pipe.txt")
-    result = subprocess.run(
-        [sys.executable, "-m", "bpetrain", "train", str(data), "--vocab-size", "300", "-o", str(tmp_path / "m.bpe"),
-         "-q"], capture_output=True, text=True, timeout=SECONDS, check=False,
-    )
+    result = run_bpetrain(["train", str(data), "--vocab-size", "300", "-o", str(tmp_path / "m.bpe"), "-q"],
+                          timeout=SECONDS, check=False)
     assert result.returncode == 0, result.stderr
     assert f"{data / 'pipe.txt'} (a named pipe)" in result.stderr
     assert Tokenizer.load(tmp_path / "m.bpe") == BpeTrainer(300, show_progress=False).train([data / "a.txt"])
