@@ -157,14 +157,18 @@ def test_the_pattern_travels_with_every_export(tmp_path, text, format, path, pat
     """Exported and read back without options, a model splits text as before (GPT-2's
     folder keeps the pattern in its record, which other libraries ignore)."""
     tokenizer = BpeTrainer(256 + 100, pat_str=pat_str, show_progress=False).train_from_iterator([text[:20000]])
-    target = tmp_path / path
+    back = exported_and_read(tokenizer, tmp_path / path, format)
+    assert back.pat_str == tokenizer.pat_str
+    assert back.encode_ordinary(MULTILINGUAL) == tokenizer.encode_ordinary(MULTILINGUAL)
+
+
+def exported_and_read(tokenizer: Tokenizer, target, format: str) -> Tokenizer:
+    """``tokenizer`` written as ``format`` at ``target`` (saved, for bpetrain's model file) and read back."""
     if format == "bpetrain":
         tokenizer.save(target)
     else:
         tokenizer.export(target, format=format)
-    back = Tokenizer.from_file(target.with_suffix(".model") if format == "minbpe" else target)
-    assert back.pat_str == tokenizer.pat_str
-    assert back.encode_ordinary(MULTILINGUAL) == tokenizer.encode_ordinary(MULTILINGUAL)
+    return Tokenizer.from_file(target.with_suffix(".model") if format == "minbpe" else target)
 
 
 def test_gpt2_folder_without_the_pattern_record_means_gpt2(tmp_path, text):
@@ -191,12 +195,7 @@ def test_a_pipeline_with_a_normalizer_travels_with_every_export_that_holds_it(tm
             {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]},
         "pre_tokenizer", {"type": "NFKC"}, "normalizer")
     tokenizer = BpeTrainer(256 + 100, pat_str=pre, show_progress=False).train_from_iterator([text[:20000]])
-    target = tmp_path / path
-    if format == "bpetrain":
-        tokenizer.save(target)
-    else:
-        tokenizer.export(target, format=format)
-    back = Tokenizer.from_file(target)
+    back = exported_and_read(tokenizer, tmp_path / path, format)
     assert back.pat_str == tokenizer.pat_str
     sample = MULTILINGUAL + " ﬁ ① 2024"
     assert back.encode_ordinary(sample) == tokenizer.encode_ordinary(sample)
