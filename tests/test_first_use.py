@@ -158,3 +158,10 @@ def test_progress_goes_to_logs_as_lines(corpus, tmp_path):
     assert "\r" not in reported.stderr and re.search(r"^report: \d+step", reported.stderr, re.M), reported.stderr
     quiet = run_bpetrain(["report", str(tmp_path / "m.bpe"), "--json", str(tmp_path / "r.json"), "-q"], check=True)
     assert quiet.stderr == ""
+
+
+def test_train_from_shards_is_a_deprecated_spelling_of_train_from_counts():
+    counts = {"hello": 5, " world": 3, " hello": 2}
+    expected = BpeTrainer(262, show_progress=False).train_from_counts(counts)
+    with pytest.warns(DeprecationWarning, match="use train_from_counts"):
+        assert BpeTrainer(262, show_progress=False).train_from_shards(counts) == expected

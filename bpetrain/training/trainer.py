@@ -437,6 +437,19 @@ class BpeTrainer:
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, base, stacklevel=3)
 
+    def train_from_shards(self, shards, **options) -> Tokenizer:
+        """Deprecated spelling of :meth:`train_from_counts` (what ``bpetrain count -o`` writes is a
+        counts file); kept for one release.
+
+        Warns
+        -----
+        DeprecationWarning
+            Always.
+        """
+        warnings.warn("BpeTrainer.train_from_shards is deprecated: use train_from_counts (the same arguments)",
+                      DeprecationWarning, stacklevel=2)
+        return self.train_from_counts(shards, **options)
+
     def _add_counts_file(self, counter: PieceCounter, path: str | os.PathLike) -> None:
         """Add the pieces and totals of a counts file to ``counter``, whose options it must have."""
         table, header = PieceTable.load(path)
