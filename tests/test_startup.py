@@ -111,3 +111,20 @@ def test_unwritable_cache_is_ignored(tmp_path, monkeypatch):
     blocker.write_text("not a folder")
     monkeypatch.setenv("BPETRAIN_CACHE_DIR", os.fspath(blocker / "cache"))
     assert _charsets.members.__wrapped__("[0-9]", "") == _charsets.compute_members("[0-9]", "")
+
+
+def test_the_decoder_is_built_on_first_decode_once_for_all_threads():
+    """Encoding does not build the id -> bytes table; the first decodes, from many threads
+    at once, build it once and all read the same table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bpetrain import Encoding
+
+    ranks = {bytes([i]): i for i in range(256)} | {b"ab": 256}
+    enc = Encoding("lazy", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<|x|>": 300})
+    assert enc.encode("abc") == [256, 99]
+    assert "_decoder_table" not in enc.__dict__
+    with ThreadPoolExecutor(8) as pool:
+        tables = list(pool.map(lambda _: enc._decoder, range(64)))
+    assert all(table is tables[0] for table in tables)
+    assert enc.decode_bytes([256, 99, 300]) == b"abc<|x|>"

@@ -28,6 +28,7 @@ the piece).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import threading
 from functools import cached_property
 from typing import Literal
 
@@ -167,7 +168,19 @@ class Encoding(TokenCounting, Decoding):
                 f"explicit_n_vocab={explicit_n_vocab}, but there are {len(self.mergeable_ranks)} ranks + "
                 f"{len(self.special_tokens)} special tokens and the largest id is {self.max_token_value}"
             )
-        self._decoder = decoder_of(self.mergeable_ranks, self.special_tokens)
+        self._decoder_lock = threading.Lock()
+
+    @property
+    def _decoder(self) -> dict[int, bytes]:
+        """Token id -> bytes (:func:`~bpetrain.encoding.decoding.decoder_of`), built on first
+        use under a lock (encoding does not read it, so a first encode does not pay for it)."""
+        decoder = self.__dict__.get("_decoder_table")
+        if decoder is None:
+            with self._decoder_lock:
+                decoder = self.__dict__.get("_decoder_table")
+                if decoder is None:
+                    decoder = self.__dict__["_decoder_table"] = decoder_of(self.mergeable_ranks, self.special_tokens)
+        return decoder
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"
