@@ -80,7 +80,8 @@ class Encoding(TokenCounting, Decoding):
     (:meth:`appendable`, :meth:`interval_counter`).
 
     Thread safety: an ``Encoding`` may be shared by threads (its tables are read-only once
-    built and each call takes a piece cache of its own), and so may the
+    built, the ones a first short encode does not read are built on first use under a
+    lock, and each call takes a piece cache of its own), and so may the
     :class:`~bpetrain.AppendableEncoder` and :class:`~bpetrain.IntervalCounter` it makes
     (each holds a lock). The iterator of :meth:`encode_stream` is a generator: a thread
     that calls ``next`` on it while another does gets ``ValueError: generator already executing``.
