@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 import threading
 from functools import cached_property
+from itertools import repeat
 from typing import Literal
 
 import numpy as np
@@ -149,8 +150,8 @@ class Encoding(TokenCounting, Decoding):
         self._split = None if self.pat_str is None else split_pattern(self.pat_str, unicode_version)
         self._pattern = None if self._split is None else self._split.program  # None: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
-        wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
-        if wrong is not None:
+        if not all(map(isinstance, self.mergeable_ranks, repeat(bytes))):  # a C loop; the key below
+            wrong = next(token for token in self.mergeable_ranks if not isinstance(token, bytes))
             raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
         self._bpe = BytePairEncoder(self.mergeable_ranks, cache_size)
         self._token_automaton: TokenAutomaton | None = None
