@@ -335,8 +335,8 @@ def test_rank_file_bulk_reader_agrees_with_line_reader(lines, space, end, damage
     bulk = _parse_canonical(data)
     if bulk is not None:
         assert list(bulk.items()) == list(expected.items())
-    if space == b" " and end == b"\n" and expected is not None and b"" not in expected:
-        assert bulk is not None
+    if damage is None and space == b" " and end == b"\n" and expected is not None and b"" not in expected:
+        assert bulk is not None  # tiktoken's own layout is read in bulk
 
 
 def test_malformed_tiktoken_import(tmp_path):
