@@ -1,5 +1,7 @@
 """Start-up time: ``import bpetrain``, ``bpetrain --help`` and the first encode, in fresh
-processes, beside ``import tiktoken``.
+processes, beside ``import tiktoken``; and, with ``--vocabs DIR``, loading a rank file and
+encoding one string, bpetrain beside tiktoken (``load_tiktoken_bpe`` + ``tiktoken.Encoding``),
+for each of ``cl100k_base.tiktoken`` and ``o200k_base.tiktoken`` found in ``DIR``.
 
 Each case runs ``--repeat`` times (11) in a new interpreter, round-robin; reported are the
 median wall time of the whole process and that time minus an empty interpreter's
@@ -8,7 +10,10 @@ median wall time of the whole process and that time minus an empty interpreter's
 cache (``bpetrain.splitting._charsets``), which the first case fills; ``--cold-cache`` points
 ``BPETRAIN_CACHE_DIR`` at an empty folder for every run instead.
 
-    python benchmarks/import_time.py [--repeat 11] [--cold-cache]
+The load cases also report each process's peak resident memory (median, MB) and the
+ratio of bpetrain's time and memory to tiktoken's (below 1.00: bpetrain costs less).
+
+    python benchmarks/import_time.py [--repeat 11] [--cold-cache] [--vocabs DIR]
 """
 from __future__ import annotations
 
@@ -38,29 +43,78 @@ CASES = {
     "import tiktoken": [sys.executable, "-c", "import tiktoken"],
 }
 
+#: Load a rank file (argv[1]) with the pattern argv[2] and encode one string.
+LOAD_BPETRAIN = (
+    "import sys, bpetrain\n"
+    "enc = bpetrain.load_tiktoken(sys.argv[1], pat_str=sys.argv[2])\n"
+    "enc.encode('hello world')"
+)
+LOAD_TIKTOKEN = (
+    "import sys, tiktoken, tiktoken.load\n"
+    "ranks = tiktoken.load.load_tiktoken_bpe(sys.argv[1])\n"
+    "enc = tiktoken.Encoding('x', pat_str=sys.argv[2], mergeable_ranks=ranks, special_tokens={})\n"
+    "enc.encode('hello world')"
+)
+
+
+def load_cases(vocabs: str) -> dict[str, list[str]]:
+    """The load-and-encode cases for the rank files in ``vocabs``, bpetrain then tiktoken."""
+    from bpetrain.splitting.names import PATTERNS
+
+    cases = {}
+    for name in ("cl100k", "o200k"):
+        path = os.path.join(vocabs, f"{name}_base.tiktoken")
+        if os.path.exists(path):
+            cases[f"load + encode {name} (bpetrain)"] = [sys.executable, "-c", LOAD_BPETRAIN, path, name]
+            cases[f"load + encode {name} (tiktoken)"] = [sys.executable, "-c", LOAD_TIKTOKEN, path, PATTERNS[name]]
+    return cases
+
+
+def run(command: list[str], env: dict) -> tuple[float, float]:
+    """Wall seconds and peak resident MB of one process running ``command``."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return elapsed, usage.ru_maxrss / 1024  # Linux: kilobytes
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--cold-cache", action="store_true", help="an empty character-set cache for every run")
+    parser.add_argument("--vocabs", help="a folder with cl100k_base.tiktoken and/or o200k_base.tiktoken")
     args = parser.parse_args()
-    times: dict[str, list[float]] = {name: [] for name in CASES}
+    cases = {**CASES, **(load_cases(args.vocabs) if args.vocabs else {})}
+    times: dict[str, list[float]] = {name: [] for name in cases}
+    memory: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(args.repeat):
-        for name, command in CASES.items():
+        for name, command in cases.items():
             env = dict(os.environ)
             cache = tempfile.mkdtemp() if args.cold_cache else None
             if cache:
                 env["BPETRAIN_CACHE_DIR"] = cache
-            started = time.perf_counter()
-            subprocess.run(command, env=env, check=True, stdout=subprocess.DEVNULL)
-            times[name].append(time.perf_counter() - started)
+            elapsed, peak = run(command, env)
+            times[name].append(elapsed)
+            memory[name].append(peak)
             if cache:
                 shutil.rmtree(cache)
     empty = statistics.median(times["python -c pass"])
-    print("| case | median ms | minus empty interpreter |\n|---|---:|---:|")
+    print("| case | median ms | minus empty interpreter | peak MB |\n|---|---:|---:|---:|")
     for name, runs in times.items():
         median = statistics.median(runs)
-        print(f"| {name} | {median * 1e3:.0f} | {(median - empty) * 1e3:.0f} |")
+        print(f"| {name} | {median * 1e3:.0f} | {(median - empty) * 1e3:.0f} | {statistics.median(memory[name]):.0f} |")
+    pairs = [name for name in cases if name.endswith("(bpetrain)")]
+    if pairs:
+        print("\n| rank file | time bpetrain / tiktoken | memory bpetrain / tiktoken |\n|---|---:|---:|")
+    for name in pairs:
+        other = name.replace("(bpetrain)", "(tiktoken)")
+        time_ratio = statistics.median(times[name]) / statistics.median(times[other])
+        memory_ratio = statistics.median(memory[name]) / statistics.median(memory[other])
+        print(f"| {name.split()[3]} | {time_ratio:.2f} | {memory_ratio:.2f} |")
 
 
 if __name__ == "__main__":

@@ -135,3 +135,27 @@ def test_linear_with_openai_ranks(name):
         expected = bpe._py_encode_bytes(piece, "heap")  # tiktoken is quadratic here
         assert bpe._py_encode_bytes(piece, "linear") == expected
     assert bpe._py_encode_bytes(b"ab" * 2000, "linear") == theirs._encode_single_piece(b"ab" * 2000)
+
+
+def test_linear_tables_are_built_when_first_needed_and_change_no_id():
+    """A new encoder builds only the merging encoders' tables; the linear encoder's come
+    once LINEAR_AFTER bytes were read (or when asked for), from any of many threads at
+    once, and the ids before and after are the same (the heap's and the linear encoder's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bpetrain.encoding._encoder import LINEAR_AFTER
+
+    ranks = trained_ranks("abc ", 400)
+    pieces = adversarial_pieces(7)
+    expected = [encode_piece_ranks(piece, ranks) for piece in pieces]
+    bpe = BytePairEncoder(ranks)
+    assert not bpe._py_linear_built
+    assert [bpe.encode_bytes(piece, True) for piece in pieces[:5]] == expected[:5]
+    assert not bpe._py_linear_built
+    with ThreadPoolExecutor(4) as pool:
+        rounds = list(pool.map(lambda _: [bpe.encode_bytes(piece, True) for piece in pieces],
+                               range(4 * LINEAR_AFTER // sum(map(len, pieces)) + 4)))
+    assert bpe._py_linear_built and bpe.linear
+    assert all(got == expected for got in rounds)
+    fresh = BytePairEncoder(ranks)
+    assert fresh.linear and fresh._py_linear_built  # asking builds them

@@ -111,3 +111,54 @@ def test_unwritable_cache_is_ignored(tmp_path, monkeypatch):
     blocker.write_text("not a folder")
     monkeypatch.setenv("BPETRAIN_CACHE_DIR", os.fspath(blocker / "cache"))
     assert _charsets.members.__wrapped__("[0-9]", "") == _charsets.compute_members("[0-9]", "")
+
+
+def test_the_decoder_is_built_on_first_decode_once_for_all_threads():
+    """Encoding does not build the id -> bytes table; the first decodes, from many threads
+    at once, build it once and all read the same table."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bpetrain import Encoding
+
+    ranks = {bytes([i]): i for i in range(256)} | {b"ab": 256}
+    enc = Encoding("lazy", pat_str="gpt2", mergeable_ranks=ranks, special_tokens={"<|x|>": 300})
+    assert enc.encode("abc") == [256, 99]
+    assert "_decoder_table" not in enc.__dict__
+    with ThreadPoolExecutor(8) as pool:
+        tables = list(pool.map(lambda _: enc._decoder, range(64)))
+    assert all(table is tables[0] for table in tables)
+    assert enc.decode_bytes([256, 99, 300]) == b"abc<|x|>"
+
+
+def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
+    """A compiled split pattern is read back from the cache, equal to a fresh compile; a
+    damaged file is compiled again and rewritten; another compiler makes another file."""
+    from bpetrain.splitting import _compiler
+    from bpetrain.splitting.names import PATTERNS
+    from bpetrain.splitting.unicode import tiktoken_table
+
+    table = tiktoken_table()
+    expected = _compiler.compile_program(PATTERNS["cl100k"], table)
+
+    def same(arrays):
+        return arrays.keys() == expected.keys() and all(
+            arrays[k].dtype == expected[k].dtype and np.array_equal(arrays[k], expected[k]) for k in expected)
+
+    assert same(_compiler.stored_program(PATTERNS["cl100k"], table))
+    (path,) = [p for p in cache.iterdir() if p.name.startswith("arrays-")]
+
+    def fail(*args):
+        raise AssertionError("compiled although kept")
+
+    monkeypatch.setattr(_compiler, "compile_program", fail)
+    assert same(_compiler.stored_program(PATTERNS["cl100k"], table))
+    monkeypatch.undo()
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(cache))
+    whole = path.read_bytes()
+    for damage in (whole[:-3], b"", zlib.compress(b"[]\nextra"), zlib.compress(b'[["code", "<i8", [99, 7]]]\n')):
+        path.write_bytes(damage)
+        assert same(_compiler.stored_program(PATTERNS["cl100k"], table))
+        assert path.read_bytes() == whole  # rewritten whole
+    monkeypatch.setattr(_compiler, "_compiler_key", lambda: "another compiler")
+    _compiler.stored_program(PATTERNS["cl100k"], table)
+    assert len([p for p in cache.iterdir() if p.name.startswith("arrays-")]) == 2

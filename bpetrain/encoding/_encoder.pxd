@@ -2,6 +2,7 @@
 """What other kernels use of the encoder: :class:`BytePairEncoder` holds a vocabulary's
 rank tables (``bpetrain.encoding._incremental`` reads them)."""
 cimport cython
+from libc.stdint cimport int64_t
 
 from bpetrain.encoding._piece cimport PieceCaches
 from bpetrain.encoding._tables cimport RankTables
@@ -13,3 +14,7 @@ cdef class BytePairEncoder:
     cdef object _arrays      # the numpy arrays that own them (the first: each rank's token length)
     cdef list _ints          # the kept int objects 0..n_ranks - 1 (kept_ints), for every output list
     cdef PieceCaches caches  # the piece caches, one taken by each running call
+    cdef object _linear_lock  # held while the trie and splits are built (build_linear)
+    cdef bint _linear_built  # the trie and splits are built and tables.linear is decided
+    cdef int64_t _n_seen     # bytes (about) encoded so far, until build_linear runs
+    cdef int warm(self, Py_ssize_t n_bytes) except -1

@@ -21,6 +21,8 @@ from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
+import threading
+
 import numpy as np
 cimport numpy as cnp
 
@@ -30,7 +32,7 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_id
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport encode_piece
-from bpetrain.encoding._tables cimport ID_MASK, build_tables
+from bpetrain.encoding._tables cimport ID_MASK, build_linear_tables, build_tables
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           start_reading)
 
@@ -139,6 +141,11 @@ MAX_RANK = ID_MASK - 1
 #: What :meth:`BytePairEncoder.encode_batch` returns: lists of ids, one array of ids and
 #: offsets, or counts.
 BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS = 0, 1, 2
+#: Bytes an encoder reads before it builds the linear encoder's tables
+#: (:meth:`BytePairEncoder.build_linear`): a script that encodes a few strings never pays
+#: for them, a longer run does once.
+LINEAR_AFTER = 1 << 16
+
 #: Entries of a new encoder's piece cache (32 bytes each: 512 KiB, within a core's L2).
 DEFAULT_CACHE_SIZE = 1 << 14
 
@@ -379,6 +386,7 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
     cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
     cdef Stack stack = Stack(NULL, 0, 0)
     cdef int64_t n_read
+    bpe.warm(end - start)
     cache = bpe.caches.take(&scratch)  # this call's alone until given back
     try:
         with nogil:
@@ -476,8 +484,40 @@ cdef class BytePairEncoder:
     def __cinit__(self, dict mergeable_ranks not None, cache_size=DEFAULT_CACHE_SIZE):
         self.caches = PieceCaches(cache_size)
         self._arrays = build_tables(&self.tables, mergeable_ranks)
-        self.tables.linear = merges_in_rank_order(&self.tables)
+        self._linear_lock = threading.Lock()
         self._ints = kept_ints(self.tables.n_ranks)
+
+    def build_linear(self):
+        """Build the token trie and splits and decide :attr:`linear` (once; later calls
+        return at once).
+
+        A new encoder has only the tables the merging encoders read, which give the same
+        ids: a short first encode does without the rest. It is built when first needed:
+        by :attr:`linear`, :attr:`n_nodes`, a token automaton, or once the encoder has
+        read ``LINEAR_AFTER`` bytes. Threads may encode meanwhile: the tables they read
+        are not written, and ``tables.linear`` is set last.
+        """
+        if self._linear_built:
+            return
+        with self._linear_lock:
+            if not self._linear_built:
+                self._arrays.extend(build_linear_tables(&self.tables))
+                self.tables.linear = merges_in_rank_order(&self.tables)
+                self._linear_built = True
+
+    @property
+    def _py_linear_built(self):
+        """Test hook: whether :meth:`build_linear` has run."""
+        return bool(self._linear_built)
+
+    cdef int warm(self, Py_ssize_t n_bytes) except -1:
+        """Count ``n_bytes`` more read (racy between threads, which only moves the
+        moment), and build the linear encoder's tables once ``LINEAR_AFTER`` are."""
+        if not self._linear_built:
+            self._n_seen += n_bytes
+            if self._n_seen >= LINEAR_AFTER:
+                self.build_linear()
+        return 0
 
     @property
     def n_ranks(self):
@@ -492,12 +532,14 @@ cdef class BytePairEncoder:
     @property
     def n_nodes(self):
         """int: nodes of the token trie (ids 0..n_nodes - 1, some ranks unused)."""
+        self.build_linear()
         return self.tables.n_nodes
 
     @property
     def linear(self):
         """bool: whether the linear encoder gives the heap's ids (merges run in rank order;
-        checked token by token when the encoder is made)."""
+        checked token by token when the trie is built, :meth:`build_linear`)."""
+        self.build_linear()
         return bool(self.tables.linear)
 
     # ------------------------------------------------------------------ drivers
@@ -530,6 +572,7 @@ cdef class BytePairEncoder:
                 raise MemoryError()
             for i in range(n_pieces):
                 data[i] = PyUnicode_AsUTF8AndSize(pieces[i], &lengths[i])
+                self.warm(lengths[i])
             with nogil:
                 for i in range(n_pieces):
                     encode_piece(&self.tables, <const uint8_t*>data[i], lengths[i], &out, &scratch)
@@ -545,6 +588,7 @@ cdef class BytePairEncoder:
         ValueError if ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        self.warm(data.shape[0])
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
             with nogil:
@@ -590,6 +634,7 @@ cdef class BytePairEncoder:
         for i in range(n_pieces):
             if offsets[i + 1] < offsets[i]:
                 raise ValueError(f"offsets must be nondecreasing (piece {i})")
+        self.warm(data.shape[0])
         cache = self.caches.take(&scratch) if cached else None  # this call's alone until given back
         try:
             with nogil:
@@ -715,6 +760,7 @@ cdef class BytePairEncoder:
                 if utf8 is not item:
                     encoded.append(utf8)
                 total += lengths[i]
+            self.warm(total)
             ends[0] = 0
             with nogil:
                 if keep:
@@ -765,6 +811,7 @@ cdef class BytePairEncoder:
         cdef const uint8_t* data
         cdef Stack stack = Stack(NULL, 0, 0)
         utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
+        self.warm(n)
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
             with nogil:
@@ -793,6 +840,7 @@ cdef class BytePairEncoder:
         try:
             for i in range(n_pieces):
                 data = PyUnicode_AsUTF8AndSize(pieces[i], &length)
+                self.warm(length)
                 out.size = 0
                 encode_piece(&self.tables, <const uint8_t*>data, length, &out, &scratch)
                 count += out.size
@@ -813,6 +861,8 @@ cdef class BytePairEncoder:
             raise ValueError(f"path must be 'small', 'heap' or 'linear', got {path!r}")
         if path == "small" and n > SMALL_PIECE:
             raise ValueError(f"the small path takes at most {SMALL_PIECE} bytes, got {n}")
+        if path == "linear":
+            self.build_linear()
         if path == "linear" and not self.tables.linear:
             raise ValueError("the linear encoder does not apply to this vocabulary")
         try:

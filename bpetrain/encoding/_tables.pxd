@@ -92,6 +92,7 @@ cdef struct RankTables:
 
 
 cdef list build_tables(RankTables* t, dict mergeable_ranks)
+cdef list build_linear_tables(RankTables* t)
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:

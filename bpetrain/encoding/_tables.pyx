@@ -16,7 +16,9 @@ leaving a core's L2 cache.
 
 The token trie (the linear encoder's longest-prefix search) and each token's split
 into the two tokens BPE joins into it (``split_left``, ``split_right``; the rust-gems
-``bpe`` crate builds the same tables) are built here too.
+``bpe`` crate builds the same tables) are built here too, by a builder of their own
+(:func:`build_linear_tables`): only the linear encoder and the token automaton read
+them, so a first short encode does without.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 
@@ -36,8 +38,9 @@ cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
 
 
 cdef list build_tables(RankTables* t, dict mergeable_ranks):
-    """Fill ``t`` with the tables of ``mergeable_ranks`` (token bytes -> rank = token id),
-    all but ``t.linear`` (its owner decides, ``_linear.merges_in_rank_order``).
+    """Fill ``t`` with the tables the merging encoders read, of ``mergeable_ranks`` (token
+    bytes -> rank = token id): the token bytes, the whole-token, byte and pair tables; the
+    trie and the splits come later (:func:`build_linear_tables`) and ``t.linear`` stays 0.
 
     Returns
     -------
@@ -84,7 +87,25 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
     fill_whole(t, n_tokens, arrays)
     fill_bytes(t, arrays)
     fill_pairs(t, int(np.sum(np.maximum(lengths - 1, 0))), arrays)
-    fill_trie(t, int(np.sum(np.maximum(lengths - 2, 0))), arrays)
+    return arrays
+
+
+cdef list build_linear_tables(RankTables* t):
+    """Fill the tables of ``t`` that only the linear encoder and the token automaton read,
+    the trie and the splits (``t`` built by :func:`build_tables`); ``t.linear`` is left
+    to the caller.
+
+    Returns
+    -------
+    list of numpy.ndarray
+        The arrays that own their memory, to keep alive as long as ``t`` is read.
+    """
+    cdef list arrays = []
+    cdef int64_t rank, n_deep = 0
+    for rank in range(t.n_ranks):
+        if t.token_len[rank] > 2:
+            n_deep += t.token_len[rank] - 2
+    fill_trie(t, n_deep, arrays)
     fill_splits(t, arrays)
     return arrays
 

@@ -28,7 +28,9 @@ the piece).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import threading
 from functools import cached_property
+from itertools import repeat
 from typing import Literal
 
 import numpy as np
@@ -79,7 +81,8 @@ class Encoding(TokenCounting, Decoding):
     (:meth:`appendable`, :meth:`interval_counter`).
 
     Thread safety: an ``Encoding`` may be shared by threads (its tables are read-only once
-    built and each call takes a piece cache of its own), and so may the
+    built, the ones a first short encode does not read are built on first use under a
+    lock, and each call takes a piece cache of its own), and so may the
     :class:`~bpetrain.AppendableEncoder` and :class:`~bpetrain.IntervalCounter` it makes
     (each holds a lock). The iterator of :meth:`encode_stream` is a generator: a thread
     that calls ``next`` on it while another does gets ``ValueError: generator already executing``.
@@ -147,8 +150,8 @@ class Encoding(TokenCounting, Decoding):
         self._split = None if self.pat_str is None else split_pattern(self.pat_str, unicode_version)
         self._pattern = None if self._split is None else self._split.program  # None: no compiled splitter
         self.mergeable_ranks: dict[bytes, int] = dict(mergeable_ranks)
-        wrong = next((token for token in self.mergeable_ranks if not isinstance(token, bytes)), None)
-        if wrong is not None:
+        if not all(map(isinstance, self.mergeable_ranks, repeat(bytes))):  # a C loop; the key below
+            wrong = next(token for token in self.mergeable_ranks if not isinstance(token, bytes))
             raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {wrong!r}, not bytes")
         self._bpe = BytePairEncoder(self.mergeable_ranks, cache_size)
         self._token_automaton: TokenAutomaton | None = None
@@ -167,7 +170,19 @@ class Encoding(TokenCounting, Decoding):
                 f"explicit_n_vocab={explicit_n_vocab}, but there are {len(self.mergeable_ranks)} ranks + "
                 f"{len(self.special_tokens)} special tokens and the largest id is {self.max_token_value}"
             )
-        self._decoder = decoder_of(self.mergeable_ranks, self.special_tokens)
+        self._decoder_lock = threading.Lock()
+
+    @property
+    def _decoder(self) -> dict[int, bytes]:
+        """Token id -> bytes (:func:`~bpetrain.encoding.decoding.decoder_of`), built on first
+        use under a lock (encoding does not read it, so a first encode does not pay for it)."""
+        decoder = self.__dict__.get("_decoder_table")
+        if decoder is None:
+            with self._decoder_lock:
+                decoder = self.__dict__.get("_decoder_table")
+                if decoder is None:
+                    decoder = self.__dict__["_decoder_table"] = decoder_of(self.mergeable_ranks, self.special_tokens)
+        return decoder
 
     def __repr__(self) -> str:
         return f"<Encoding {self.name!r}>"

@@ -12,12 +12,16 @@ tables), so each answer is kept in a small file (the packed bits, zlib-compresse
 ``regex`` version, the set and its flags, so a new ``regex`` release (new Unicode data)
 never reads an old answer. A cache that cannot be read or written is ignored: the set
 is computed again (a damaged file fails zlib's checksum or the length check).
+
+Compiled split patterns are kept the same way (:func:`read_arrays`, :func:`store_arrays`:
+the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them.
 """
 from __future__ import annotations
 
 import contextlib
 import functools
 import hashlib
+import json
 import os
 import zlib
 
@@ -26,7 +30,7 @@ import regex
 
 from bpetrain._util.atomic import atomic_write
 
-__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members"]
+__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "read_arrays", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -76,6 +80,45 @@ def cached(key: str, compute) -> bytes:
         with atomic_write(path, "wb") as f:
             f.write(zlib.compress(packed, 6))
     return packed
+
+
+def read_arrays(key: str) -> dict[str, np.ndarray] | None:
+    """The numpy arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version, or
+    None if there are none or they do not read back whole (zlib's checksum, the lengths);
+    writable copies."""
+    with contextlib.suppress(OSError, ValueError, TypeError, KeyError, zlib.error):
+        with open(_arrays_path(key), "rb") as f:
+            data = zlib.decompress(f.read(1 << 26))
+        header, _, body = data.partition(b"\n")
+        arrays, offset = {}, 0
+        for name, dtype, shape in json.loads(header):
+            count = int(np.prod(shape, dtype=np.int64))
+            size = count * np.dtype(dtype).itemsize
+            if offset + size > len(body):
+                return None
+            arrays[name] = np.frombuffer(body, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
+            offset += size
+        if offset == len(body):
+            return arrays
+    return None
+
+
+def store_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
+    """Keep ``arrays`` (name -> numpy array) on disk under ``key``, as :func:`cached` keeps a
+    set: zlib-compressed, a JSON line of each array's name, dtype and shape, then their
+    bytes; nothing if the cache cannot be written."""
+    header = json.dumps([[name, a.dtype.str, list(a.shape)] for name, a in arrays.items()]).encode()
+    body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
+    with contextlib.suppress(OSError):
+        path = _arrays_path(key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_write(path, "wb") as f:
+            f.write(zlib.compress(header + b"\n" + body, 6))
+
+
+def _arrays_path(key: str) -> str:
+    key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0arrays\0{key}".encode()).hexdigest()[:32]
+    return os.path.join(cache_dir(), f"arrays-{key}.bin")
 
 
 def compute_members(source: str, flags: str) -> bytes:

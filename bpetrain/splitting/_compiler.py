@@ -33,12 +33,16 @@ can be split in blocks there (see ``_matcher.last_safe_cut``).
 """
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS
+from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -66,7 +70,7 @@ from bpetrain.splitting._matcher import (
 )
 from bpetrain.splitting.unicode import UnicodeTable, class_members
 
-__all__ = ["Unsupported", "compile_program"]
+__all__ = ["Unsupported", "compile_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -848,3 +852,43 @@ def _fill_eol(node: Node, parser: _Parser) -> None:
         node.value = parser.add_set(r"\n", "").value
     for child in node.children:
         _fill_eol(child, parser)
+
+
+def stored_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[str, np.ndarray]:
+    """:func:`compile_program`, kept on disk (:func:`bpetrain.splitting._charsets.store_arrays`)
+    under the pattern, the Unicode table's digest and what compiled it (:func:`_compiler_key`).
+
+    A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
+    warning comes in every process, as without the cache.
+
+    Raises
+    ------
+    Unsupported
+        As :func:`compile_program` (such patterns are not kept).
+    """
+    key = f"program\0{_compiler_key()}\0{'regex' if unicode is None else unicode.digest}\0{pat_str}"
+    arrays = read_arrays(key)
+    if arrays is not None:
+        return arrays
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        arrays = compile_program(pat_str, unicode)
+    for warning in caught:
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    if not caught:
+        store_arrays(key, arrays)
+    return arrays
+
+
+@functools.cache
+def _compiler_key() -> str:
+    """The size and modification time of each module a compiled program depends on (this
+    compiler, the Unicode tables, the character sets and the matcher whose instructions it
+    emits): a changed or rebuilt module never reads a program another one compiled."""
+    from bpetrain.splitting import _charsets, _matcher, unicode
+
+    parts = []
+    for module in (sys.modules[__name__], _charsets, _matcher, unicode):
+        stat = os.stat(module.__file__)
+        parts.append(f"{os.path.basename(module.__file__)}:{stat.st_size}:{stat.st_mtime_ns}")
+    return "\0".join(parts)

@@ -35,7 +35,7 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, compile_program
+from bpetrain.splitting._compiler import Unsupported, stored_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
 from bpetrain.splitting.unicode import UnicodeVersionWarning, classes_that_differ, resolve_unicode
 from bpetrain.splitting.names import (
@@ -192,7 +192,7 @@ class SplitPattern:
         self.unicode_version = unicode_version
         self.unicode = resolve_unicode(unicode_version)
         try:
-            self.program = Program(pat_str, compile_program(pat_str, self.unicode), _NATIVE.get(pat_str, 0),
+            self.program = Program(pat_str, stored_program(pat_str, self.unicode), _NATIVE.get(pat_str, 0),
                                    _BLOCKS.get(pat_str, 0), self.unicode)
             self.fallback_reason = None
         except Unsupported as exc:

@@ -227,7 +227,17 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
     if unicode_version == "regex":
         return None
     table = tiktoken_table() if unicode_version == "tiktoken" else unicode_version
-    return None if table == regex_table() else table
+    return None if _is_regex_table(table) else table
+
+
+def _is_regex_table(table: UnicodeTable) -> bool:
+    """``table == regex_table()``, class by class from the packed sets on disk
+    (:func:`~bpetrain.splitting._charsets.members`), stopping at the first that differs:
+    no table of the ``regex`` module's classes is built for the comparison."""
+    return all(
+        packed.tobytes() == members(rf"\p{{{name}}}" if name in GENERAL_CATEGORIES else name, "")
+        for name, packed in table._packed.items()
+    )
 
 
 def check_unicode_version(unicode_version):
