@@ -287,12 +287,10 @@ class _ImportedEncoder:
         yield self.encode_to_numpy("".join(texts), **special)
 
     def encode_batch_to_numpy(self, batch, **special) -> tuple[np.ndarray, np.ndarray]:
-        import numpy as np
+        from bpetrain.encoding._encoder import BATCH_ARRAYS
+        from bpetrain.encoding.batching import batch_output
 
-        ids = [self.encode_to_numpy(text, **special) for text in batch]
-        offsets = np.zeros(len(ids) + 1, dtype=np.int64)
-        np.cumsum([len(x) for x in ids], out=offsets[1:])
-        return (np.concatenate(ids) if ids else np.zeros(0, dtype=np.uint32)), offsets
+        return batch_output([self.encode_to_numpy(text, **special) for text in batch], BATCH_ARRAYS)
 
 
 def _texts(path: str, block_bytes: int, bar):

@@ -56,6 +56,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from bpetrain._util.atomic import atomic_write
+from bpetrain.encoding._encoder import BATCH_ARRAYS
+from bpetrain.encoding.batching import batch_output
 from bpetrain.encoding.core import Encoding
 from bpetrain.counting.inputs import expand_inputs, read_blocks
 from bpetrain.splitting.names import pattern_name
@@ -246,9 +248,8 @@ def _encoded(tokenizer: Tokenizer, encoding: Encoding | None, texts: Sequence[Te
     ``encoding``, or (None: an imported vocabulary's ids) by :meth:`Tokenizer.encode`."""
     if encoding is not None:
         return encoding.encode_batch_to_numpy([t.text for t in texts], disallowed_special=())
-    ids = [tokenizer.encode(t.text, disallowed_special=()) for t in texts]
-    offsets = np.concatenate([[0], np.cumsum([len(x) for x in ids])]).astype(np.int64)
-    return np.array([i for x in ids for i in x], dtype=np.int64), offsets
+    arrays = [np.array(tokenizer.encode(t.text, disallowed_special=()), dtype=np.uint32) for t in texts]
+    return batch_output(arrays, BATCH_ARRAYS)
 
 
 def _compression_curve(encoding: Encoding, n_merges: int, texts: Sequence[Text], n_points: int, progress) -> dict:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from bpetrain.encoding.added_tokens import AddedToken, split_added
 from bpetrain.encoding.core import Encoding
-from bpetrain.encoding.decoding import as_token_ids, unknown_token
+from bpetrain.encoding.decoding import joined_token_bytes
 from bpetrain.encoding.merge_rule import unreachable_tokens
 from bpetrain.encoding.pair_model import PairModel
 from bpetrain.encoding.special import allowed_special_tokens, special_regex
@@ -468,11 +468,7 @@ class Tokenizer:
         OverflowError
             If a token id is outside ``[0, 2**32)``.
         """
-        vocab = self.vocab
-        try:
-            return b"".join(map(vocab.__getitem__, as_token_ids(tokens)))
-        except KeyError as exc:
-            raise unknown_token(exc.args[0], "this tokenizer", self.n_vocab - 1) from None
+        return joined_token_bytes(self.vocab, tokens, "this tokenizer", self.n_vocab - 1)
 
     def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
         """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as in ``bytes.decode``).

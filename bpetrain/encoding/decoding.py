@@ -13,7 +13,7 @@ import numpy as np
 
 from bpetrain._util.threads import DEFAULT_THREADS, check_num_threads
 
-__all__ = ["Decoding", "as_token_ids", "decoder_of"]
+__all__ = ["Decoding", "as_token_ids", "decoder_of", "joined_token_bytes", "unknown_token"]
 
 
 def decoder_of(mergeable_ranks: Mapping[bytes, int], special_tokens: Mapping[str, int]) -> dict[int, bytes]:
@@ -53,10 +53,7 @@ class Decoding:
         TypeError
             If a token id is not an integer.
         """
-        try:
-            return b"".join(map(self._decoder.__getitem__, as_token_ids(tokens)))
-        except KeyError as exc:
-            raise self._unknown_token(exc.args[0]) from None
+        return joined_token_bytes(self._decoder, tokens, f"encoding {self.name!r}", self.max_token_value)
 
     def decode(self, tokens: Iterable[int], errors: str = "replace") -> str:
         """Decode ``tokens`` to text; invalid UTF-8 is handled by ``errors`` (as ``bytes.decode``).
@@ -163,6 +160,15 @@ class Decoding:
     def _unknown_token(self, token) -> Exception:
         """The error for a token id the decoder does not hold (:func:`unknown_token`)."""
         return unknown_token(token, f"encoding {self.name!r}", self.max_token_value)
+
+
+def joined_token_bytes(table: Mapping[int, bytes], tokens: Iterable[int], owner: str, max_token_value: int) -> bytes:
+    """The bytes of ``tokens`` (:func:`as_token_ids`) looked up in ``table``, joined; an id
+    ``table`` lacks raises :func:`unknown_token`'s error (``owner`` names the table's owner)."""
+    try:
+        return b"".join(map(table.__getitem__, as_token_ids(tokens)))
+    except KeyError as exc:
+        raise unknown_token(exc.args[0], owner, max_token_value) from None
 
 
 def unknown_token(token, owner: str, max_token_value: int) -> Exception:
