@@ -23,7 +23,7 @@ DIRECTIVES = {
 }
 #: The compiled modules, lowest first: the split pattern's matchers and pipeline, the counter, the
 #: encoder's buffers, tables, per-piece encoders and text loop, the incremental encoders,
-#: the merge kernel's pair table and max-heap, the merge kernel.
+#: the merge kernel's pair table and max-heap, the merge kernel, the rank-file reader.
 KERNELS = [
     "bpetrain.splitting._blocks",
     "bpetrain.splitting._matcher",
@@ -39,6 +39,7 @@ KERNELS = [
     "bpetrain.training._pairs",
     "bpetrain.training._maxheap",
     "bpetrain.training._merge",
+    "bpetrain.formats._rank_file",
 ]
 #: Optimization flags by compiler. GCC's inliner limits are raised so that the kernels'
 #: small helpers inline into their loops; Clang has no such parameters. ``-g0``: no

@@ -27,12 +27,12 @@ import base64
 import binascii
 import json
 import os
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from bpetrain._util.atomic import atomic_write, file_record, read_recorded, replace_together
 from bpetrain._util.read import read_bytes
+from bpetrain.formats._rank_file import parse_canonical
 from bpetrain.encoding.core import Encoding
 from bpetrain.encoding.merge_rule import split_with_ranks
 from bpetrain.splitting.pattern import resolve_pattern
@@ -202,45 +202,16 @@ def read_tiktoken(path) -> dict[bytes, int]:
     return parse_tiktoken(read_bytes(path, "a tiktoken rank file"), os.fspath(path))
 
 
-#: A rank file as tiktoken writes it: ``base64 rank`` lines of padded base64 of at least
-#: one byte, one space, ``\n`` after each (possessive: no backtracking over 10**5 lines).
-_CANONICAL = re.compile(rb"(?:(?! )(?:[A-Za-z0-9+/]{4})*+(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?+ [0-9]{1,10}\n)*+")
-
-
 def parse_tiktoken(data: bytes, name: str) -> dict[bytes, int]:
     """:func:`read_tiktoken` on the file's content ``data``; ``name`` names it in errors.
 
-    A file as tiktoken writes it is checked and decoded in bulk (:func:`_parse_canonical`);
-    any other layout, and every malformed file, is read line by line, which accepts what
-    the bulk path does with the same result and gives the messages.
+    A file as tiktoken writes it is checked and decoded in one pass in C
+    (:func:`bpetrain.formats._rank_file.parse_canonical`); any other layout, and every
+    malformed file, is read line by line, which accepts what the one pass does with the
+    same result and gives the messages.
     """
-    ranks = _parse_canonical(data)
+    ranks = parse_canonical(data)
     return ranks if ranks is not None else _parse_lines(data, name)
-
-
-def _parse_canonical(data: bytes) -> dict[bytes, int] | None:
-    """The ranks of a rank file in tiktoken's own layout, or None if it is not one or
-    breaks a rule (:func:`_parse_lines` then says which).
-
-    The whole file is matched by one regex (which admits only padded base64, so
-    ``binascii.a2b_base64`` decodes each token as ``base64.b64decode(validate=True)``
-    does), split once, and its tokens and ranks decoded in C loops (``map``); duplicate
-    tokens or ranks show as counts that do not add up. The empty token (``=``) is left to
-    the line reader.
-    """
-    if not data.endswith(b"\n"):
-        data += b"\n"
-    if _CANONICAL.fullmatch(data) is None:
-        return None
-    fields = data.split()
-    if not fields:
-        return None
-    tokens = list(map(binascii.a2b_base64, fields[0::2]))
-    values = list(map(int, fields[1::2]))
-    ranks = dict(zip(tokens, values))
-    if len(ranks) != len(values) or len(set(values)) != len(values) or max(values) > MAX_RANK:
-        return None
-    return ranks
 
 
 def _parse_lines(data: bytes, name: str) -> dict[bytes, int]:
