@@ -14,8 +14,6 @@ import os
 import re
 import stat
 
-import numpy as np
-
 __all__ = [
     "MAX_JSON_DEPTH",
     "file_kind",
@@ -207,6 +205,8 @@ def json_depth(data: bytes) -> tuple[int, int]:
     """
     if data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH:
         return 0, 0
+    import numpy as np  # only for deep JSON: reading a file does not import numpy
+
     skeleton = np.frombuffer(_JSON_STRING.sub(b'""', data), dtype=np.uint8)
     deepest, deepest_at, depth = 0, 0, 0
     for start in range(0, len(skeleton), 1 << 20):

@@ -20,7 +20,11 @@ into the two tokens BPE joins into it (``split_left``, ``split_right``; the rust
 (:func:`build_linear_tables`): only the linear encoder and the token automaton read
 them, so a first short encode does without.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
 
 import numpy as np
 
@@ -61,33 +65,69 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
     cdef Py_ssize_t n_tokens = len(mergeable_ranks)
     if n_tokens == 0:
         raise ValueError("mergeable_ranks is empty: it needs at least the 256 single bytes")
-    tokens = list(mergeable_ranks)
-    ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=n_tokens)
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=n_tokens)
-    if ranks.min() < 0 or ranks.max() > ID_MASK - 1:
+    cdef Py_ssize_t pos = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    cdef int64_t rank, n, low = INT64_MAX, high = INT64_MIN, n_bytes = 0, n_splits = 0, longest = 0
+    while PyDict_Next(mergeable_ranks, &pos, &key, &value):  # the ranks' range, the bytes' total
+        if not PyBytes_Check(<object>key):
+            raise TypeError(f"mergeable_ranks maps token bytes to ranks; got the key {<object>key!r}, not bytes")
+        rank = <object>value
+        n = PyBytes_GET_SIZE(<object>key)
+        low = min(low, rank)
+        high = max(high, rank)
+        n_bytes += n
+        n_splits += max(n - 1, 0)
+        longest = max(longest, n)
+    if low < 0 or high > <int64_t>ID_MASK - 1:
         raise ValueError(f"ranks must be in [0, {ID_MASK - 1}] (the encoder packs three ranks in 64 bits), "
-                         f"got {ranks.min()}..{ranks.max()}")
-    t.n_ranks = ranks.max() + 1
-    given = np.zeros(t.n_ranks, dtype=bool)
-    given[ranks] = True
-    if np.count_nonzero(given) != n_tokens:
-        values, counts = np.unique(ranks, return_counts=True)
-        raise ValueError(f"rank {values[counts > 1][0]} is given to more than one token")
+                         f"got {low}..{high}")
+    t.n_ranks = high + 1
     token_len = np.zeros(t.n_ranks, dtype=np.int32)
-    token_len[ranks] = lengths
     token_start = np.zeros(t.n_ranks + 1, dtype=np.int64)
-    np.cumsum(token_len, out=token_start[1:])
-    order = np.argsort(ranks, kind="stable")
-    token_bytes = np.frombuffer(b"".join([tokens[i] for i in order]), dtype=np.uint8)
-    t.max_token_len = lengths.max()
-    t.token_len = <const int32_t*><Py_ssize_t>token_len.ctypes.data
-    t.token_start = <const int64_t*><Py_ssize_t>token_start.ctypes.data
-    t.token_bytes = <const uint8_t*><Py_ssize_t>token_bytes.ctypes.data
+    token_bytes = np.empty(n_bytes, dtype=np.uint8)
+    given = np.zeros(t.n_ranks, dtype=np.uint8)
+    cdef int32_t* lengths = <int32_t*><Py_ssize_t>token_len.ctypes.data
+    cdef int64_t* starts = <int64_t*><Py_ssize_t>token_start.ctypes.data
+    cdef uint8_t* data = <uint8_t*><Py_ssize_t>token_bytes.ctypes.data
+    cdef uint8_t* seen = <uint8_t*><Py_ssize_t>given.ctypes.data
+    pos = 0
+    while PyDict_Next(mergeable_ranks, &pos, &key, &value):  # each rank's length
+        rank = <object>value
+        if not 0 <= rank < t.n_ranks or seen[rank]:
+            _raise_repeated(mergeable_ranks)
+        seen[rank] = 1
+        lengths[rank] = <int32_t>PyBytes_GET_SIZE(<object>key)
+    for rank in range(t.n_ranks):
+        starts[rank + 1] = starts[rank] + lengths[rank]
+    if starts[t.n_ranks] != n_bytes:
+        raise RuntimeError("mergeable_ranks changed while the encoder's tables were built from it")
+    pos = 0
+    while PyDict_Next(mergeable_ranks, &pos, &key, &value):  # the bytes, in rank order
+        rank = <object>value
+        if not 0 <= rank < t.n_ranks or PyBytes_GET_SIZE(<object>key) != lengths[rank]:
+            raise RuntimeError("mergeable_ranks changed while the encoder's tables were built from it")
+        memcpy(data + starts[rank], PyBytes_AS_STRING(<object>key), lengths[rank])
+    t.max_token_len = longest
+    t.token_len = lengths
+    t.token_start = starts
+    t.token_bytes = data
     cdef list arrays = [token_len, token_start, token_bytes]
     fill_whole(t, n_tokens, arrays)
     fill_bytes(t, arrays)
-    fill_pairs(t, int(np.sum(np.maximum(lengths - 1, 0))), arrays)
+    fill_pairs(t, n_splits, arrays)
     return arrays
+
+
+cdef int _raise_repeated(dict mergeable_ranks) except -1:
+    """Raise the error of a rank given to more than one token (the smallest such rank)."""
+    counts = {}
+    for rank in mergeable_ranks.values():
+        counts[rank] = counts.get(rank, 0) + 1
+    repeated = [rank for rank, count in counts.items() if count > 1]
+    if not repeated:
+        raise RuntimeError("mergeable_ranks changed while the encoder's tables were built from it")
+    raise ValueError(f"rank {min(repeated)} is given to more than one token")
 
 
 cdef list build_linear_tables(RankTables* t):

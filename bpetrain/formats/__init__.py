@@ -24,23 +24,44 @@ tokenizer, whose :meth:`~bpetrain.Tokenizer.from_file` and
 from __future__ import annotations
 
 import errno
+import importlib
 import os
 import re
 import stat
+from collections.abc import Iterator, Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from bpetrain._util.read import file_kind, open_unblocked
 from bpetrain.formats._vocab import Model
-from bpetrain.formats.model_file import MAGIC, read_model
-from bpetrain.formats import gpt2, hf, minbpe, tiktoken
 
 if TYPE_CHECKING:
     from bpetrain.tokenizer import Tokenizer
 
 __all__ = ["FORMATS", "Model", "detect_format", "export", "load"]
 
+
+class _FormatModules(Mapping):
+    """Format name -> its module, imported when first looked up: loading a rank file
+    (:func:`bpetrain.load_tiktoken`) does not pay for the Hugging Face, GPT-2 and minbpe
+    readers."""
+
+    _NAMES = ("tiktoken", "hf", "gpt2", "minbpe")
+
+    def __getitem__(self, name: str) -> ModuleType:
+        if name not in self._NAMES:
+            raise KeyError(name)
+        return importlib.import_module(f"{__name__}.{name}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._NAMES)
+
+    def __len__(self) -> int:
+        return len(self._NAMES)
+
+
 #: Format name -> module with ``save(tokenizer, path)`` and ``load(path, ...)``.
-FORMATS = {"tiktoken": tiktoken, "hf": hf, "gpt2": gpt2, "minbpe": minbpe}
+FORMATS: Mapping[str, ModuleType] = _FormatModules()
 
 
 def export(tokenizer: Tokenizer, path, format: str, **options) -> None:
@@ -87,6 +108,8 @@ def load(path, format: str | None = None, **options) -> Model:
             f"{', '.join(options)} apply to tiktoken and gpt2 files only"
         )
     if format == "bpetrain":
+        from bpetrain.formats.model_file import read_model
+
         return read_model(path)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: the formats are bpetrain, {', '.join(FORMATS)}")
@@ -106,6 +129,9 @@ def detect_format(path) -> str:
     OSError
         If it cannot be opened (it is opened without waiting for a pipe's writer).
     """
+    from bpetrain.formats import gpt2, hf, minbpe
+    from bpetrain.formats.model_file import MAGIC
+
     name = os.fspath(path)
     if os.path.isdir(name):  # a folder export: Hugging Face's (tokenizer.json) or GPT-2's
         if os.path.exists(os.path.join(name, hf.TOKENIZER_NAME)):
