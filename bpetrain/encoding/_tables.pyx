@@ -29,6 +29,7 @@ from libc.string cimport memcpy
 import numpy as np
 
 from bpetrain._types cimport token_t
+from bpetrain.encoding import _table_cache
 
 
 cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
@@ -205,7 +206,34 @@ cdef int fill_bytes(RankTables* t, list arrays) except -1:
 
 
 cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
-    """Build the pair table and its filter: every split of every token into two tokens."""
+    """Build the pair table and its filter: every split of every token into two tokens;
+    a large vocabulary's table is read from the on-disk cache when it was kept there
+    (:mod:`bpetrain.encoding._table_cache`), else built and kept."""
+    cdef int64_t i
+    key = None
+    if n_splits >= _table_cache.MIN_SPLITS:
+        key = _table_cache.vocabulary_key(arrays[0], arrays[2], __file__)
+        kept = _table_cache.read_pairs(key)
+        if kept is not None and len(kept) % 8 == 0 and (len(kept) // 8) & (len(kept) // 8 - 1) == 0:
+            pairs = np.frombuffer(kept, dtype=np.uint64).copy()
+            t.pair_shift = 64
+            t.pair_mask = len(pairs) - 1
+            i = t.pair_mask
+            while i:
+                t.pair_shift -= 1
+                i >>= 1
+            fill_filter(t, pairs, arrays)
+            return 0
+    pairs = build_pairs(t, n_splits)
+    fill_filter(t, pairs, arrays)
+    if key is not None:
+        _table_cache.store_pairs(key, pairs)
+    return 0
+
+
+cdef object build_pairs(RankTables* t, int64_t n_splits):
+    """The pair table (numpy uint64, a power of two slots): every split of every token into
+    two tokens; sets ``t.pair_shift`` and ``t.pair_mask``."""
     cdef int64_t rank, k, n_pairs = 0
     cdef int32_t length
     cdef const uint8_t* data
@@ -231,21 +259,33 @@ cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
                 n_pairs += 1
     t.pair_shift = table_shift(n_pairs, &t.pair_mask)
     pairs = np.full(t.pair_mask + 1, EMPTY, dtype=np.uint64)
-    pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
-    arrays += [pairs, pair_filter]
     cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
-    cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
-    t.pairs = table
-    t.pair_filter = bits
     with nogil:
         for k in range(n_pairs):
             key = key_view[k]
-            i = (key * FIB) >> (64 - FILTER_BITS)
-            bits[i >> 6] |= <uint64_t>1 << (i & 63)
             i = (key * FIB) >> t.pair_shift
             while table[i] != EMPTY:  # a pair's bytes are fixed: it is listed once
                 i = (i + 1) & t.pair_mask
             table[i] = (key << ID_BITS) | <uint64_t>value_view[k]
+    return pairs
+
+
+cdef int fill_filter(RankTables* t, pairs, list arrays) except -1:
+    """Point ``t`` at the pair table ``pairs`` (``t.pair_shift`` and ``t.pair_mask`` set)
+    and build its filter: a bit for the hash of each pair in it."""
+    pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
+    arrays += [pairs, pair_filter]
+    cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
+    cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
+    cdef uint64_t k, key, i
+    t.pairs = table
+    t.pair_filter = bits
+    with nogil:
+        for k in range(t.pair_mask + 1):
+            if table[k] != EMPTY:
+                key = table[k] >> ID_BITS
+                i = (key * FIB) >> (64 - FILTER_BITS)
+                bits[i >> 6] |= <uint64_t>1 << (i & 63)
     return 0
 
 

@@ -60,7 +60,6 @@ from bpetrain.encoding.special import (
 from bpetrain.encoding.token_counting import TokenCounting
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
-from bpetrain.splitting.pipeline import PipelineSplitter
 from bpetrain.splitting.unicode import check_unicode_version
 
 __all__ = ["Encoding"]
@@ -379,6 +378,8 @@ class Encoding(TokenCounting, Decoding):
                 return self._encode_range(data, 0, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
+        from bpetrain.splitting.pipeline import PipelineSplitter  # not at import: a rank file's encoding has none
+
         if isinstance(self._split, PipelineSplitter):
             return self._encode_pipeline(data, as_list)
         return self._encode_split_by_regex(text, as_list)

@@ -36,7 +36,6 @@ from bpetrain.formats._rank_file import parse_canonical
 from bpetrain.encoding.core import Encoding
 from bpetrain.encoding.merge_rule import split_with_ranks
 from bpetrain.splitting.pattern import resolve_pattern
-from bpetrain.splitting.pipeline import PreTokenizer, pat_str_from_json, pat_str_to_json
 from bpetrain.formats._vocab import Model, read_json
 
 if TYPE_CHECKING:
@@ -257,6 +256,8 @@ def save(tokenizer: Tokenizer, path) -> None:
     OSError
         If the files cannot be written.
     """
+    from bpetrain.splitting.pipeline import pat_str_to_json
+
     tokenizer.check_exportable("tiktoken")
     ranks = _rank_file_bytes(tokenizer.vocab[i] for i in range(256 + len(tokenizer.merges)))
     sidecar = {
@@ -377,6 +378,8 @@ def load_tiktoken(
 
 
 def _read_sidecar(path: str) -> dict:
+    from bpetrain.splitting.pipeline import pat_str_from_json  # only with a sidecar: not for OpenAI's files
+
     sidecar = read_json(path)
     if not isinstance(sidecar, dict) or not {"pat_str", "special_tokens"} <= set(sidecar) <= {
         "pat_str", "special_tokens", "rank_file"
@@ -403,6 +406,8 @@ def tiktoken_encoding(tokenizer: Tokenizer, name: str = "bpetrain"):
         As :func:`save` (duplicate tokens, tokens that do not encode to themselves).
     """
     import tiktoken
+
+    from bpetrain.splitting.pipeline import PreTokenizer
 
     tokenizer.check_exportable("tiktoken")
     if isinstance(tokenizer.pat_str, PreTokenizer):

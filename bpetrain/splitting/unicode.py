@@ -40,7 +40,7 @@ from collections.abc import Mapping
 import numpy as np
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members
+from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members, read_arrays, store_arrays
 
 __all__ = [
     "ESCAPES",
@@ -62,6 +62,7 @@ GENERAL_CATEGORIES = tuple(
     "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn".split()
 )
 ESCAPES = (r"\s", r"\w")
+_NAMES = (*GENERAL_CATEGORIES, *ESCAPES)
 #: The names ``unicode_version`` takes (besides a :class:`UnicodeTable`).
 UNICODE_VERSIONS = ("regex", "tiktoken")
 
@@ -101,7 +102,33 @@ class UnicodeTable:
         if set(classes) != expected:
             raise ValueError(f"a Unicode table needs the classes {sorted(expected)}; "
                              f"missing {sorted(expected - set(classes))}, unknown {sorted(set(classes) - expected)}")
+        self._text = dict(classes)
+        kept = read_arrays(f"{_table_key(source, classes)}\0digest")
+        if kept is not None and kept.keys() == {"digest"} and kept["digest"].shape == (64,):
+            self.source = source  # checked when the digest was kept: the key is the classes' text
+            self.digest = kept["digest"].tobytes().decode("ascii")
+            return  # the classes are read when first asked for (_packed)
         self._init(source, {name: _parse_ranges(text, name) for name, text in classes.items()})
+        self._keep()
+
+    def _keep(self) -> None:
+        """Keep the packed classes and the digest of a table built from its text on disk
+        (:func:`bpetrain.splitting._charsets.store_arrays`), under a key of that text: a
+        later process reads the digest alone (what finding the compiled programs and
+        character tables made with the table needs) and the classes when first used."""
+        key = _table_key(self.source, self._text)
+        store_arrays(key, {"packed": np.stack([self._packed[name] for name in _NAMES])})
+        store_arrays(f"{key}\0digest", {"digest": np.frombuffer(self.digest.encode("ascii"), dtype=np.uint8)})
+
+    @functools.cached_property
+    def _packed(self) -> dict[str, np.ndarray]:
+        """Class name -> ``numpy.packbits`` of its members (uint8, shape (139264,)); set by
+        :meth:`_init`, else (a table whose digest was read back) read from the disk cache
+        or parsed from the text again."""
+        kept = read_arrays(_table_key(self.source, self._text))
+        if kept is not None and kept.keys() == {"packed"} and kept["packed"].shape == (len(_NAMES), _PACKED):
+            return dict(zip(_NAMES, kept["packed"]))
+        return {name: np.packbits(_parse_ranges(self._text[name], name)) for name in _NAMES}
 
     def _init(self, source: str, member: Mapping[str, np.ndarray]) -> None:
         coverage = sum(member[name].astype(np.int8) for name in GENERAL_CATEGORIES)
@@ -109,7 +136,7 @@ class UnicodeTable:
             raise ValueError(f"{source}: the general categories must give each code point exactly one "
                              f"(U+{int(np.flatnonzero(coverage != 1)[0]):04X} has {coverage[coverage != 1][0]})")
         self.source = source
-        self._packed = {name: np.packbits(member[name]) for name in (*GENERAL_CATEGORIES, *ESCAPES)}
+        self._packed = {name: np.packbits(member[name]) for name in _NAMES}
         self.digest = hashlib.sha256(b"".join(bits.tobytes() for bits in self._packed.values())).hexdigest()
 
     @classmethod
@@ -168,6 +195,19 @@ class UnicodeTable:
             return cls(data["source"], data["classes"])
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
+
+
+_PACKED = N_CODE_POINTS // 8
+
+
+def _table_key(source: str, classes: Mapping[str, str]) -> str:
+    """The on-disk cache key of the table of ``source`` and ``classes`` (the constructor's
+    arguments, :meth:`UnicodeTable._keep`): a table made from the same text again reads its
+    digest, and its classes when they are needed, instead of parsing them."""
+    text = hashlib.sha256()
+    for name in sorted(classes):
+        text.update(f"{name}\0{classes[name]}\0".encode())
+    return f"unicode table\0{source}\0{text.hexdigest()}"
 
 
 def _parse_ranges(text: str, name: str) -> np.ndarray:
@@ -233,11 +273,20 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
 def _is_regex_table(table: UnicodeTable) -> bool:
     """``table == regex_table()``, class by class from the packed sets on disk
     (:func:`~bpetrain.splitting._charsets.members`), stopping at the first that differs:
-    no table of the ``regex`` module's classes is built for the comparison."""
-    return all(
+    no table of the ``regex`` module's classes is built for the comparison. The answer is
+    kept on disk under the table's digest and the ``regex`` version
+    (:func:`~bpetrain.splitting._charsets.store_arrays`), so a later process reads neither
+    the table's classes nor the ``regex`` module's."""
+    key = f"is the regex module's table\0{table.digest}"
+    kept = read_arrays(key)
+    if kept is not None and kept.keys() == {"same"} and kept["same"].shape == (1,):
+        return bool(kept["same"][0])
+    same = all(
         packed.tobytes() == members(rf"\p{{{name}}}" if name in GENERAL_CATEGORIES else name, "")
         for name, packed in table._packed.items()
     )
+    store_arrays(key, {"same": np.array([same], dtype=np.uint8)})
+    return same
 
 
 def check_unicode_version(unicode_version):

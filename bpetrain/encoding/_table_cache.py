@@ -1,0 +1,89 @@
+"""The encoder's pair table of a large vocabulary, kept on disk between processes.
+
+Building the pair table (every split of every token into two tokens,
+:mod:`bpetrain.encoding._tables`) is most of the cost of an :class:`~bpetrain.Encoding` of
+``cl100k_base`` or ``o200k_base``; reading it back costs a tenth. The table is kept in the
+cache folder of the character sets (:func:`bpetrain.splitting._charsets.cache_dir`:
+``$BPETRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/bpetrain``, else ``~/.cache/bpetrain``) as
+``pairs-<key>.bin``:
+
+- the key is the SHA-256 of the vocabulary (each rank's token length and all token bytes
+  in rank order, which fix the table) and of what built it (the size and modification
+  time of the compiled ``_tables`` module, the byte order): another vocabulary, or a
+  rebuilt encoder, never reads it;
+- the file is :data:`MAGIC`, the SHA-256 of the table, and the table (the ``uint64``
+  slots, native byte order); a file whose table does not hash to its digest (cut short,
+  overwritten, bit rot) is ignored and the table is built and written again, so a damaged
+  file never gives a wrong id;
+- it is written whole or not at all (:func:`bpetrain._util.atomic.atomic_write`); a cache
+  that cannot be read or written is ignored.
+
+Only vocabularies with at least :data:`MIN_SPLITS` splits are kept: small ones build in
+well under a millisecond.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sys
+
+from bpetrain._util.atomic import atomic_write
+from bpetrain.splitting._charsets import cache_dir
+
+__all__ = ["MAGIC", "MIN_SPLITS", "read_pairs", "store_pairs", "vocabulary_key"]
+
+#: The first bytes of a kept pair table (the format's version: change it with the layout).
+MAGIC = b"bpetrain pair table v1\n\0"
+#: Token splits from which a vocabulary's pair table is kept (cl100k_base has about 10**6).
+MIN_SPLITS = 1 << 16
+_DIGEST_BYTES = 32
+
+
+def vocabulary_key(token_len, token_bytes, builder: str) -> str:
+    """The file key of a vocabulary's pair table (hex).
+
+    Parameters
+    ----------
+    token_len : buffer of int32, shape (n_ranks,)
+        Each rank's token length in bytes (0: no token).
+    token_bytes : buffer of uint8
+        Every token's bytes, in rank order.
+    builder : str
+        The path of the module that builds the table (its size and modification time
+        enter the key).
+    """
+    stat = os.stat(builder)
+    digest = hashlib.sha256(MAGIC)
+    digest.update(f"{os.path.basename(builder)}:{stat.st_size}:{stat.st_mtime_ns}:{sys.byteorder}\0".encode())
+    digest.update(token_len)
+    digest.update(token_bytes)
+    return digest.hexdigest()[:40]
+
+
+def _path(key: str) -> str:
+    return os.path.join(cache_dir(), f"pairs-{key}.bin")
+
+
+def read_pairs(key: str) -> memoryview | None:
+    """The table kept under ``key`` (its slots' bytes), or None if there is none or it is
+    damaged (its digest does not match)."""
+    with contextlib.suppress(OSError):
+        with open(_path(key), "rb") as f:
+            data = f.read()
+        head = len(MAGIC) + _DIGEST_BYTES
+        body = memoryview(data)[head:]
+        if data.startswith(MAGIC) and len(body) and hashlib.sha256(body).digest() == data[len(MAGIC) : head]:
+            return body
+    return None
+
+
+def store_pairs(key: str, table) -> None:
+    """Keep ``table`` (a buffer of the table's slots) under ``key``; nothing if the cache
+    cannot be written."""
+    with contextlib.suppress(OSError):
+        path = _path(key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with atomic_write(path, "wb") as f:
+            f.write(MAGIC + hashlib.sha256(table).digest())
+            f.write(table)
