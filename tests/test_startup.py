@@ -3,8 +3,11 @@
 character sets (bpetrain.splitting._charsets)."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -162,3 +165,101 @@ def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
     monkeypatch.setattr(_compiler, "_compiler_key", lambda: "another compiler")
     _compiler.stored_program(PATTERNS["cl100k"], table)
     assert len([p for p in cache.iterdir() if p.name.startswith("arrays-")]) == 2
+
+
+#: What a fresh process that loads a rank file and encodes a string must not import: the
+#: other formats' readers, the pre-tokenizer pipeline, training, progress bars. (numpy it
+#: still imports: the compiled splitter's tables and the encoder's arrays are numpy's.)
+NOT_FOR_A_RANK_FILE = ("bpetrain.formats.hf", "bpetrain.formats.gpt2", "bpetrain.formats.minbpe",
+                       "bpetrain.formats.model_file", "bpetrain.splitting.pipeline", "bpetrain.tokenizer",
+                       "bpetrain.training.trainer", "tqdm")
+
+
+def test_loading_a_rank_file_loads_no_other_format(tmp_path):
+    path = tmp_path / "small.tiktoken"
+    tokens = [bytes([i]) for i in range(256)] + [b"he", b"ll", b"hell", b"hello", b" w", b" wor", b" world"]
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
+    code = (f"import bpetrain\nenc = bpetrain.load_tiktoken({os.fspath(path)!r}, pat_str='cl100k')\n"
+            "assert enc.encode('hello world') == [259, 262], enc.encode('hello world')")
+    loaded = _loaded_after(code)
+    assert "bpetrain.formats.tiktoken" in loaded and not loaded.intersection(NOT_FOR_A_RANK_FILE), \
+        sorted(loaded.intersection(NOT_FOR_A_RANK_FILE))
+
+
+def _vocabulary(seed: int) -> dict[bytes, int]:
+    """256 bytes and 3000 tokens of the letters a-h (some after a space), each joined from
+    two earlier tokens: every token a merge."""
+    rng = random.Random(seed)
+    tokens = [bytes([i]) for i in range(256)]
+    parts = [bytes([c]) for c in b" abcdefgh"]
+    known = set(tokens)
+    while len(tokens) < 3256:
+        token = rng.choice(parts) + rng.choice(parts[1:])
+        if token not in known and len(token) <= 12:
+            known.add(token)
+            tokens.append(token)
+            parts.append(token)
+    return {token: rank for rank, token in enumerate(tokens)}
+
+
+def test_pair_tables_are_kept_and_damage_rebuilds(cache, monkeypatch):
+    """A large vocabulary's pair table is written to the cache and read back by the next
+    Encoding (which then gives the ids of one built afresh); a file that is cut short,
+    altered or foreign is ignored and written again whole, never read."""
+    from bpetrain import Encoding
+    from bpetrain.encoding import _table_cache
+
+    ranks = _vocabulary(7)
+    texts = ["".join(random.Random(k).choices("abcdefgh  ", k=300)) for k in range(20)]
+    monkeypatch.setattr(_table_cache, "MIN_SPLITS", 10**9)  # below: small vocabularies build afresh, keep nothing
+    fresh = Encoding("fresh", pat_str="cl100k", mergeable_ranks=ranks)
+    expected = [fresh.encode(text) for text in texts]
+    assert not cache.exists() or not list(cache.glob("pairs-*"))
+    monkeypatch.setattr(_table_cache, "MIN_SPLITS", 1)
+    assert [Encoding("a", pat_str="cl100k", mergeable_ranks=ranks).encode(t) for t in texts] == expected
+    (path,) = cache.glob("pairs-*.bin")
+    whole = path.read_bytes()
+    head = len(_table_cache.MAGIC) + 32
+    assert whole.startswith(_table_cache.MAGIC) and (len(whole) - head) // 8 & ((len(whole) - head) // 8 - 1) == 0
+
+    # read back: a table of empty slots, correctly signed, is used as it is (no pair joins)
+    empty = b"\xff" * (len(whole) - head)
+    path.write_bytes(_table_cache.MAGIC + hashlib.sha256(empty).digest() + empty)
+    assert Encoding("b", pat_str="cl100k", mergeable_ranks=ranks).encode(texts[0]) != expected[0]
+
+    altered = bytearray(whole)
+    altered[head + 8 * 5] ^= 0x10
+    for damage in (whole[:-8], whole[:head], b"", bytes(altered), b"x" + whole[1:]):
+        path.write_bytes(damage)
+        assert [Encoding("c", pat_str="cl100k", mergeable_ranks=ranks).encode(t) for t in texts] == expected
+        assert path.read_bytes() == whole  # rewritten whole
+    other = _vocabulary(8)
+    Encoding("d", pat_str="cl100k", mergeable_ranks=other)
+    assert len(list(cache.glob("pairs-*.bin"))) == 2  # another vocabulary, another file
+
+
+def test_unicode_tables_are_kept_and_read_when_used(cache, monkeypatch):
+    """A Unicode table made from its text again reads its digest from the cache and its
+    classes only when they are used, equal to the table built afresh; damaged classes are
+    parsed from the text again."""
+    from bpetrain.splitting import unicode
+
+    classes = unicode.tiktoken_table().classes
+    built = unicode.UnicodeTable("kept test", classes)
+    assert "_packed" in built.__dict__
+
+    def fail(*args):
+        raise AssertionError("parsed although kept")
+
+    monkeypatch.setattr(unicode, "_parse_ranges", fail)
+    kept = unicode.UnicodeTable("kept test", classes)
+    assert kept.digest == built.digest and "_packed" not in kept.__dict__
+    assert all(np.array_equal(kept.member(name), built.member(name)) for name in unicode._NAMES)
+    monkeypatch.undo()
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(cache))
+    for path in cache.glob("arrays-*.bin"):
+        path.write_bytes(path.read_bytes()[:-5])  # digest and classes damaged: built from the text again
+    again = unicode.UnicodeTable("kept test", classes)
+    assert "_packed" in again.__dict__ and again == built
+    assert unicode.UnicodeTable("another test", classes).digest == built.digest
+    assert not unicode._is_regex_table(built) and not unicode._is_regex_table(again)
