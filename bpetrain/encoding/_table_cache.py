@@ -65,15 +65,17 @@ def _path(key: str) -> str:
     return os.path.join(cache_dir(), f"pairs-{key}.bin")
 
 
-def read_pairs(key: str) -> memoryview | None:
-    """The table kept under ``key`` (its slots' bytes), or None if there is none or it is
-    damaged (its digest does not match)."""
+def read_pairs(key: str, max_slots: int) -> memoryview | None:
+    """The table kept under ``key`` (its slots' bytes), or None if there is none, it is
+    damaged (its digest does not match) or it has more than ``max_slots`` slots (a table
+    holds fewer than 2.5 slots per split of a token: more cannot be this vocabulary's)."""
+    head = len(MAGIC) + _DIGEST_BYTES
     with contextlib.suppress(OSError):
         with open(_path(key), "rb") as f:
-            data = f.read()
-        head = len(MAGIC) + _DIGEST_BYTES
+            data = f.read(head + 8 * max_slots + 1)
         body = memoryview(data)[head:]
-        if data.startswith(MAGIC) and len(body) and hashlib.sha256(body).digest() == data[len(MAGIC) : head]:
+        if (data.startswith(MAGIC) and 0 < len(body) <= 8 * max_slots
+                and hashlib.sha256(body).digest() == data[len(MAGIC) : head]):
             return body
     return None
 

@@ -213,7 +213,7 @@ cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
     key = None
     if n_splits >= _table_cache.MIN_SPLITS:
         key = _table_cache.vocabulary_key(arrays[0], arrays[2], __file__)
-        kept = _table_cache.read_pairs(key)
+        kept = _table_cache.read_pairs(key, 3 * n_splits + 16)
         if kept is not None and len(kept) % 8 == 0 and (len(kept) // 8) & (len(kept) // 8 - 1) == 0:
             pairs = np.frombuffer(kept, dtype=np.uint64).copy()
             t.pair_shift = 64
