@@ -211,8 +211,7 @@ def test_pair_tables_are_kept_and_damage_rebuilds(cache, monkeypatch):
 
     ranks = _vocabulary(7)
     texts = ["".join(random.Random(k).choices("abcdefgh  ", k=300)) for k in range(20)]
-    monkeypatch.setattr(_table_cache, "MIN_SPLITS", 10**9)  # below: small vocabularies build afresh, keep nothing
-    fresh = Encoding("fresh", pat_str="cl100k", mergeable_ranks=ranks)
+    fresh = Encoding("fresh", pat_str="cl100k", mergeable_ranks=ranks)  # below MIN_SPLITS: kept nowhere
     expected = [fresh.encode(text) for text in texts]
     assert not cache.exists() or not list(cache.glob("pairs-*"))
     monkeypatch.setattr(_table_cache, "MIN_SPLITS", 1)
