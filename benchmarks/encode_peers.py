@@ -6,7 +6,8 @@ one process, round-robin (run ``i`` of every encoder before run ``i + 1`` of any
 new order each round), and are checked against bpetrain's token ids before their times count. A run of a case whose
 call takes under 20 ms is the mean of several calls (up to 200, about 20 ms of
 bpetrain's; a cache is emptied before each call, untimed). Reported: the median
-wall time of the runs, input MB/s, the time as a multiple of bpetrain's, and whether the
+wall time of the runs (``--clock cpu``: CPU time of all the process's threads, which other
+jobs on a shared machine do not lengthen), input MB/s, the time as a multiple of bpetrain's, and whether the
 ids were identical. "paired" is the median over the rounds of each round's time as a
 multiple of bpetrain's time in the same round: the machine drifts less within a round
 than across all of them.
@@ -105,8 +106,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Callable, NamedTuple
 
-from splitting import SPLIT_PATTERNS, resolve_all
-from texts import stdlib_text
+# Before numpy loads: its BLAS thread pool, which nothing here uses, would otherwise poll on
+# CPU time that --clock cpu counts.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from splitting import SPLIT_PATTERNS, resolve_all  # noqa: E402
+from texts import stdlib_text  # noqa: E402
 
 ENCODERS = ("bpetrain", "tiktoken", "bpe-openai", "tokenizers", "fastokens", "gigatoken", "toktok")
 #: encoder -> the module it needs
@@ -115,6 +120,10 @@ MODULES = {"bpetrain": "bpetrain", "tiktoken": "tiktoken", "bpe-openai": "bpe_op
 #: Encoders that split with the vocabulary's own pattern only.
 FIXED_PATTERN = ("bpe-openai", "tokenizers", "fastokens", "gigatoken", "toktok")
 MODES = ("docs", "batch", "threads", "whole", "worst")
+#: --clock -> what a run's time is: wall time, or the CPU time of every thread of this
+#: process (its own and any an encoder starts), which other jobs on a shared machine do
+#: not lengthen.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 VOCABS = Path(os.environ.get("BPETRAIN_VOCABS", Path(__file__).resolve().parents[2] / "shared" / "vocabs"))
 #: vocabulary -> the name of its own pattern in SPLIT_PATTERNS
 OWN_PATTERN = {"cl100k_base": "cl100k", "o200k_base": "o200k"}
@@ -442,6 +451,7 @@ def _as_lists(output) -> list:
 
 def run_pattern(args, data: bytes, pattern: str, encoders: dict) -> list[dict]:
     results = []
+    clock = CLOCKS[args.clock]
     for mode, label, n_bytes, payload in cases(args, data):
         calls = _timed_calls(mode, payload, encoders, args.threads)
         base_label = next(iter(calls))  # bpetrain's first call: its list call
@@ -470,9 +480,9 @@ def run_pattern(args, data: bytes, pattern: str, encoders: dict) -> list[dict]:
                 for _ in range(n_calls):
                     if encoders[name].renew is not None and not args.warm_caches:
                         encoders[name].renew()  # not timed
-                    start = time.perf_counter()
+                    start = clock()
                     call()
-                    total += time.perf_counter() - start
+                    total += clock() - start
                 times[row].append(total / n_calls)
         n_docs = len(payload) if mode == "docs" else 1
         for row, (name, kind, call_name, _) in calls.items():
@@ -535,7 +545,7 @@ def machine(args) -> dict:
     return {
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "processor": platform.processor(),
         "file": args.file, "skip_bytes": args.skip_bytes, "max_bytes": args.max_bytes, "vocab": args.vocab,
-        "repeat": args.repeat, "threads": args.threads, "versions": versions,
+        "repeat": args.repeat, "threads": args.threads, "clock": args.clock, "versions": versions,
         "patterns": dict(args.patterns), "warm_caches": args.warm_caches,
     }
 
@@ -543,7 +553,7 @@ def machine(args) -> dict:
 def markdown(report: dict) -> str:
     head = report["machine"]
     lines = [
-        f"- vocabulary {head['vocab']}, {head['repeat']} runs each (median), Python {head['python']}, "
+        f"- vocabulary {head['vocab']}, {head['repeat']} runs each (median, {head['clock']} time), Python {head['python']}, "
         f"{head['cpu_count']} CPUs; " + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v),
         ("- caches (bpetrain, gigatoken, toktok, tokenizers): "
          + ("kept from run to run" if head["warm_caches"] else "emptied before every timed run")),
@@ -605,6 +615,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gigatoken-warm", action="store_true",
                         help='also time "gigatoken (warm)": one instance kept from run to run, whose piece cache '
                         "has seen the text (labelled as such)")
+    parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
+                        help="time runs by the wall clock (default) or by the CPU time of all of this process's "
+                        "threads (steadier on a machine shared with other jobs)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
