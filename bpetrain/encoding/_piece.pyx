@@ -35,8 +35,9 @@ cdef int encode_missed(const RankTables* t, const uint8_t* piece, int64_t n, IdB
     The entries are in pairs (two ways of one set, the 64 bytes of one cache line when
     the entries are aligned): a piece hashes to a pair and is looked for in both; a new
     piece goes first and the first moves second, so of two pieces of one hash the newer
-    two stay. On 1 MB of Spanish and English fortunes (cl100k_base) one entry per hash
-    and three ids merged 27,192 pieces, two ways and five ids 23,967, of 21,390 distinct.
+    two stay. On 1 MB of Spanish and English fortunes (cl100k_base), counted with a model of
+    the cache, one entry per hash and three ids merged 27,192 pieces, two ways and five ids
+    23,967, of 21,390 distinct.
     An entry keeps ids 0 to 2 in ``ids`` and ids 3 and 4 above the length and count of
     ``meta`` (:c:type:`CacheEntry`).
     """
