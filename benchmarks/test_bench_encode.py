@@ -30,7 +30,7 @@ ROUNDS = 5
 
 @pytest.fixture(scope="module")
 def encoders():
-    return load_encoders(VOCAB, AVAILABLE, n_threads=1)
+    return load_encoders(VOCAB, AVAILABLE)
 
 
 @pytest.fixture(autouse=True)
@@ -43,7 +43,7 @@ def _machine(benchmark):
 def timed(benchmark, encoders, encoder, call, n_bytes):
     """Check ``call(bpetrain's encode)`` equals ``call(encoder's)``, then time the latter,
     emptying the encoder's caches before every round."""
-    one, _, renew = encoders[encoder]
+    one, renew = encoders[encoder].one, encoders[encoder].renew
     assert call(one) == call(encoders["bpetrain"].one), f"{encoder} gives other ids than bpetrain"
     benchmark.extra_info["n_bytes"] = n_bytes
     benchmark.pedantic(call, args=(one,), setup=renew, rounds=ROUNDS, warmup_rounds=0)

@@ -81,6 +81,31 @@ def test_ids_identical_to_tiktoken_on_adversarial_text(pair, name):
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
 
 
+def test_default_special_arguments_as_any_equal_arguments(pair):
+    """encode and encode_to_numpy with their defaults skip looking at the arguments (the
+    default's identity): the same ids and errors as the arguments passed as equal new
+    objects, and as tiktoken's, on real and adversarial text."""
+    ours, theirs = pair
+
+    def outcome_of(call, text, **kwargs):
+        try:
+            ids = call(text, **kwargs)
+        except ValueError as exc:
+            return str(exc)
+        return ids if isinstance(ids, list) else (str(ids.dtype), ids.tolist())
+
+    texts = [*adversarial_texts().values(), stdlib_text(3000).decode("utf-8"), MULTILINGUAL,
+             "a <|endoftext|> b", "<|endofprompt|>", "<|endoftext", "\ud800<|fim_prefix|>"]
+    equal = [{}, {"allowed_special": frozenset()}, {"allowed_special": set()}, {"disallowed_special": "all"},
+             {"allowed_special": (), "disallowed_special": "all"}]
+    for text in texts:
+        expected = outcome_of(theirs.encode, text)  # its encode_to_numpy refuses surrogates
+        for kwargs in equal:
+            assert outcome_of(ours.encode, text, **kwargs) == expected, (text[:40], kwargs)
+            got = outcome_of(ours.encode_to_numpy, text, **kwargs)
+            assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=st.text())
 def test_hypothesis_round_trip(pair, text):

@@ -34,7 +34,7 @@ def trained():
 
 
 # Text that repeats its pieces (so entries are found again) and mixes lengths around the
-# cached range (3 to 16 bytes) and the id limit (3 ids).
+# cached range (3 to 16 bytes) and the id limit (5 ids).
 words = st.sampled_from(
     ["the", " the", " kernel", " encoder", "abc", " abcabcabcabc", " Straße", " 東京都", " données", "1234",
      "    ", "\n\n", " 🙂🙂", "(x)", " supercalifragilistic", "ab", " a", "zzzzzzzzzzzzzzzzz", "ééééééé",
@@ -73,6 +73,21 @@ def test_pieces_that_differ_only_after_eight_bytes():
     for _ in range(3):
         for text in texts:
             assert tiny.encode_ordinary(text) == [ranks[b"abcdefgh"], *text[8:].encode()]
+
+
+def test_entries_hold_up_to_five_ids_and_two_pieces_per_hash():
+    """Pieces of 3 to 5 ids are kept (ids 3 and 4 beside the length and count), longer
+    ones are merged every time; a cache of two entries is one pair of ways, so the
+    pieces taking turns in it are found in either way, pushed to the second and evicted.
+    Ranks near 2**21 fill every bit of an id."""
+    ranks = {bytes([b]): 2**21 - 2 - 3 * b for b in range(256)}  # no merges: a piece of n bytes has n ids
+    tiny = Encoding("five", pat_str=None, mergeable_ranks=ranks, cache_size=2)
+    rng = random.Random(5)
+    texts = ["".join(rng.choice("abcXYZ\x7f") for _ in range(n)) for n in [3, 4, 5, 6, 7, 16] for _ in range(3)]
+    for _ in range(4):
+        rng.shuffle(texts)
+        for text in texts + texts[:2] + texts[:1]:  # the last two again, at once
+            assert tiny.encode_ordinary(text) == [ranks[bytes([b])] for b in text.encode()]
 
 
 @pytest.mark.parametrize("size", [2, 64, 1 << 14])

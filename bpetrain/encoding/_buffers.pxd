@@ -11,12 +11,13 @@ cdef struct IdBuffer:
     int64_t cap
 
 # One entry of a piece cache (32 bytes; bpetrain.encoding._piece): a piece of 3..16 bytes
-# and its one to three token ids. ``meta`` is (number of ids << 8) | length (0: empty).
+# and its two to five token ids. ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of ids
+# << 8) | length (0: empty).
 cdef struct CacheEntry:
     uint64_t meta
     uint64_t key0      # the piece's bytes 0..7 (``load_head``)
     uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none
-    uint64_t ids       # the ids, 21 bits each, the first in the low bits
+    uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits
 
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
 # demand), and the piece cache it reads (this call's alone; NULL: none).

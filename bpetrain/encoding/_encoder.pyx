@@ -909,7 +909,8 @@ cdef class BytePairEncoder:
         """int: entries of each piece cache (32 bytes each), 0 if there is none.
 
         A piece cache maps pieces of 3 to 16 bytes that are not one token to their ids
-        (up to three; a single token is found in the whole-token table first). Each call
+        (up to five; two entries per hash value; a single token is found in the
+        whole-token table first). Each call
         that runs takes a cache of its own (the last one given back, or a new, empty one)
         and gives it back when it returns, so threads never share a cache while they
         encode (shared caches cost a second thread a sixth of its speed: every miss wrote

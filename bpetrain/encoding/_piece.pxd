@@ -10,7 +10,7 @@ from bpetrain.encoding._tables cimport NO_RANK, RankTables, token_rank
 
 cdef enum:
     CACHE_PIECE = 16  # longest piece the piece cache holds (bytes)
-    CACHE_IDS = 3     # most ids of a cached piece (21 bits each in 64)
+    CACHE_IDS = 5     # most ids of a cached piece (21 bits each: three in ids, two in meta)
 
 cdef int encode_missed(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil

@@ -16,8 +16,8 @@ tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before encoding, a
 tiktoken does.
 
 The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of the
-pieces of 3 to 16 bytes it had to merge (up to three ids each; 32 bytes an entry, one
-entry per hash value, the newest wins; a piece that is one token is found in the
+pieces of 3 to 16 bytes it had to merge (up to five ids each; 32 bytes an entry, two
+entries per hash value, the newest two win; a piece that is one token is found in the
 vocabulary's table first). Real text repeats its pieces, so many are then found without
 a merge. Each call that runs takes a cache of its own and gives it back when it returns,
 so threads never share one while they encode, and a thread's next call finds the pieces
@@ -67,6 +67,13 @@ __all__ = ["Encoding"]
 #: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
+#: Texts of fewer characters (at most 4 bytes each: fewer than ``LONG_TEXT`` bytes) are one
+#: kernel call each (:meth:`Encoding._encode`).
+_SHORT_TEXT = LONG_TEXT // 4
+#: ``allowed_special``'s default: with ``disallowed_special="all"``, the special tokens of
+#: a call are :attr:`SpecialTokens.default <bpetrain.encoding.special.SpecialTokens>`,
+#: found without looking at the arguments further.
+_NONE_ALLOWED: frozenset[str] = frozenset()
 
 
 class Encoding(TokenCounting, Decoding):
@@ -288,7 +295,7 @@ class Encoding(TokenCounting, Decoding):
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = _NONE_ALLOWED,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> list[int]:
         """Encode ``text``, with tiktoken's rules for special tokens.
@@ -314,13 +321,15 @@ class Encoding(TokenCounting, Decoding):
             If ``text`` holds a disallowed string (tiktoken's message, which says how to
             allow it).
         """
+        if allowed_special is _NONE_ALLOWED and disallowed_special == "all":  # the defaults
+            return self._encode(text, True, self._specials.default)
         return self._encode(text, True, self._specials.strings(allowed_special, disallowed_special))
 
     def encode_to_numpy(
         self,
         text: str,
         *,
-        allowed_special: Literal["all"] | Collection[str] = frozenset(),
+        allowed_special: Literal["all"] | Collection[str] = _NONE_ALLOWED,
         disallowed_special: Literal["all"] | Collection[str] = "all",
     ) -> np.ndarray:
         """Encode ``text`` as :meth:`encode` does, into an array (no list in between).
@@ -329,6 +338,8 @@ class Encoding(TokenCounting, Decoding):
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
         """
+        if allowed_special is _NONE_ALLOWED and disallowed_special == "all":  # the defaults
+            return self._encode(text, False, self._specials.default)
         return self._encode(text, False, self._specials.strings(allowed_special, disallowed_special))
 
     def _encode(self, text: str, as_list: bool, strings: Strings) -> np.ndarray | list[int]:
@@ -347,7 +358,7 @@ class Encoding(TokenCounting, Decoding):
            disallowed strings, the text is cut at the allowed special tokens, and each
            part is encoded with lone surrogates replaced by U+FFFD, as tiktoken does.
         """
-        if strings.kernel and type(text) is str and self._pattern is not None and len(text) < LONG_TEXT // 4:
+        if strings.kernel and type(text) is str and self._pattern is not None and len(text) < _SHORT_TEXT:
             try:
                 return self._bpe.encode_str(text, self._pattern, as_list, strings.needles, strings.specials)
             except DisallowedText:
