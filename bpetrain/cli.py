@@ -217,6 +217,8 @@ def _export(args: argparse.Namespace) -> int:
     check_output(args.output, folder=args.format == "gpt2" or (args.format == "hf" and (
         os.path.isdir(args.output) or args.output.endswith(("/", os.sep)))))
     tokenizer = _load_model(args)
+    if args.vocab_size is not None:
+        tokenizer = tokenizer.truncate(args.vocab_size)
     tokenizer.export(args.output, format=args.format, **_given(args, EXPORT_CONFIG))
     if args.format in EXPORT_NOTES:
         print(f"bpetrain: {EXPORT_NOTES[args.format]}", file=sys.stderr)
@@ -413,6 +415,9 @@ def _add_export_command(commands) -> None:
     _add_model_arguments(export)
     export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
+    export.add_argument("--vocab-size", type=int, default=None, metavar="N",
+                        help="write the first merges only: the model training to N tokens (bytes + merges + "
+                             "special tokens) would have given, special tokens renumbered after the merges")
     for name in EXPORT_CONFIG:
         export.add_argument(f"--{name.replace('_', '-')}", default=None, metavar="TEXT",
                             help=f"hf folders: {name} in tokenizer_config.json (a special token)"
