@@ -313,3 +313,75 @@ def test_reference_with_hugging_face_ties_equals_tokenizers(data, options):
         pieces, n_merges, dev=dev_pieces, ratio=data.get("ratio"), min_frequency=1,
         tie_key=lambda pair, vocab: (token_to_str(vocab[pair[0]]), token_to_str(vocab[pair[1]])), **options)
     assert _bytes(merges) == expected
+
+
+# ------------------------------------------------------------ the command line
+
+
+def _write_languages(tmp_path):
+    paths = {}
+    for name, docs in LANGUAGES.items():
+        for part, data in (("train", docs), ("dev", DEV[name])):
+            paths[name, part] = tmp_path / f"{name}.{part}.txt"
+            paths[name, part].write_text("".join(doc + "\n" for doc in data), encoding="utf-8")
+    return paths
+
+
+def test_cli_train_parity(tmp_path, capsys):
+    from bpetrain import Tokenizer
+    from bpetrain.cli import main
+
+    paths = _write_languages(tmp_path)
+    out = tmp_path / "parity.bpe"
+    argv = ["train", "--vocab-size", "500", "--documents", "line", "--parity-variant", "window", "--window-size", "6",
+            "-o", str(out), "-q"]
+    for name in LANGUAGES:
+        argv += ["--language", f"{name}={paths[name, 'train']}", "--dev", f"{name}={paths[name, 'dev']}"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "3 languages, 244 merges" in err and "hi" in err and "dev bytes/token" in err
+    trainer = ParityBpeTrainer(500, variant="window", window_size=6, show_progress=False)
+    expected = trainer.train({n: paths[n, "train"] for n in LANGUAGES}, dev={n: paths[n, "dev"] for n in LANGUAGES},
+                             documents="line")
+    assert Tokenizer.load(out) == expected
+    ratio_out = tmp_path / "ratio.bpe"
+    argv = ["train", "--vocab-size", "400", "-o", str(ratio_out), "-q", "--ratio", "en=1", "--ratio", "ru=2",
+            "--ratio", "hi=3", *[f"--language={n}={paths[n, 'train']}" for n in LANGUAGES]]
+    assert main(argv) == 0
+    expected = ParityBpeTrainer(400, ratio={"en": 1, "ru": 2, "hi": 3}, show_progress=False).train(
+        {n: paths[n, "train"] for n in LANGUAGES})
+    assert Tokenizer.load(ratio_out) == expected
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [([], "needs a dev set"), (["--ratio", "en"], "--ratio takes NAME=VALUE"), (["--ratio", "en=x"], "not a number"),
+     (["--language-field", "lang"], "not both"), (["--counts", "c.npz"], "apply to plain training")],
+)
+def test_cli_parity_errors(tmp_path, capsys, extra, message):
+    from bpetrain.cli import main
+
+    paths = _write_languages(tmp_path)
+    out = tmp_path / "m.bpe"
+    argv = ["train", "--vocab-size", "300", "-o", str(out), "-q", "--language", f"en={paths['en', 'train']}",
+            "--language", f"hi={paths['hi', 'train']}", *extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_report_measures_parity_on_parallel_texts(tmp_path):
+    from bpetrain import report
+
+    paths = _write_languages(tmp_path)
+    texts = report.read_texts([str(paths[name, "dev"]) for name in LANGUAGES])
+    plain = BpeTrainer(500, show_progress=False).train_from_iterator([d for docs in LANGUAGES.values() for d in docs])
+    fair, _ = compiled(LANGUAGES, 244, dev=DEV)
+    built = report.build_report(fair, name="parity", texts=texts, compare=plain, compare_name="plain")
+    parity, plain_parity = (m["compression"]["parity"] for m in built["models"])
+    per_text = built["models"][0]["compression"]["per_text"]
+    assert parity == max(r["n_tokens"] for r in per_text) / min(r["n_tokens"] for r in per_text)
+    assert 1 <= parity < plain_parity
+    assert report.build_report(fair, texts=texts[:1])["models"][0]["compression"]["parity"] is None
