@@ -95,14 +95,10 @@ def _train(args: argparse.Namespace) -> int:
     if args.counts:
         _options_of_counts(args)
     trainer = _trainer(args, args.vocab_size)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if args.counts:
-            tokenizer = trainer.train_from_counts(args.counts, base=args.base)
-        else:
-            tokenizer = trainer.train(_files(args), **_reading(args), base=args.base)
-    for warning in caught:
-        print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
+    if args.counts:
+        tokenizer = _warned(lambda: trainer.train_from_counts(args.counts, base=args.base))
+    else:
+        tokenizer = _warned(lambda: trainer.train(_files(args), **_reading(args), base=args.base))
     if args.format == "tiktoken":
         tokenizer.save_tiktoken(args.output)
     else:
@@ -125,6 +121,16 @@ def _train(args: argparse.Namespace) -> int:
                      "n_piece_bytes": s.n_piece_bytes, "n_start_tokens": s.n_start_tokens, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
                      "bytes_per_token": s.bytes_per_token})
     return 0
+
+
+def _warned(run):
+    """``run()``, with each warning it gives printed as one line (not Python's two)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run()
+    for warning in caught:
+        print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
+    return result
 
 
 def _train_parity(args: argparse.Namespace) -> int:
@@ -153,11 +159,7 @@ def _train_parity(args: argparse.Namespace) -> int:
         languages = _named_values(args.language, "--language", str)
         dev = _named_values(args.dev, "--dev", str) if args.dev else None
     reading = _given(args, ("documents", "input_format", "text_field", "num_threads"))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tokenizer = trainer.train(languages, dev=dev, language_field=args.language_field, **reading)
-    for warning in caught:
-        print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
+    tokenizer = _warned(lambda: trainer.train(languages, dev=dev, language_field=args.language_field, **reading))
     if args.format == "tiktoken":
         tokenizer.save_tiktoken(args.output)
     else:

@@ -518,23 +518,31 @@ cdef class PairMerger:
                 table_delete(&self.table, index)
         return 0
 
-    cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
-        cdef int64_t done = 0, index
-        cdef HeapItem top
+    cdef int _pop_current(self, HeapItem* top) except -1 nogil:
+        """Pop the heap until an entry holds its pair's current count (1, the entry in
+        ``top``) or the heap is empty (0). A stale entry goes back with its pair's current
+        count, or is dropped with its pair when that is below ``min_frequency``."""
+        cdef int64_t index
         cdef count_t current
-        while done < n and self.n_merges < self.max_merges and self.heap.size > 0:
-            top = heap_pop(&self.heap)
+        while self.heap.size > 0:
+            top[0] = heap_pop(&self.heap)
             index = table_find(&self.table, pack(top.left, top.right))
             if index < 0:
                 continue
             current = self.table.slots[index].count
-            if current != top.count:
-                if current >= self.min_frequency:
-                    heap_push(&self.heap, current, top.left, top.right)
-                else:
-                    table_delete(&self.table, index)
-                continue
-            self._merge_pair(top.left, top.right, current)
+            if current == top.count:
+                return 1
+            if current >= self.min_frequency:
+                heap_push(&self.heap, current, top.left, top.right)
+            else:
+                table_delete(&self.table, index)
+        return 0
+
+    cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
+        cdef int64_t done = 0
+        cdef HeapItem top
+        while done < n and self.n_merges < self.max_merges and self._pop_current(&top):
+            self._merge_pair(top.left, top.right, top.count)
             done += 1
         return done
 
@@ -593,23 +601,10 @@ cdef class PairMerger:
         settled as :meth:`merge` settles them, so the merges that follow are unchanged.
         """
         cdef HeapItem top
-        cdef int64_t index
-        cdef count_t current
-        while self.heap.size > 0:
-            top = heap_pop(&self.heap)
-            index = table_find(&self.table, pack(top.left, top.right))
-            if index < 0:
-                continue
-            current = self.table.slots[index].count
-            if current != top.count:
-                if current >= self.min_frequency:
-                    heap_push(&self.heap, current, top.left, top.right)
-                else:
-                    table_delete(&self.table, index)
-                continue
-            heap_push(&self.heap, current, top.left, top.right)
-            return current, top.left, top.right
-        return None
+        if not self._pop_current(&top):
+            return None
+        heap_push(&self.heap, top.count, top.left, top.right)  # it stays next
+        return top.count, top.left, top.right
 
     def merge_pair(self, token_t left, token_t right):
         """Merge ``(left, right)`` now as the next id, whatever its count here, and return
