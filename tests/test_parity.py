@@ -169,6 +169,11 @@ def test_train_on_files_and_json_lines(tmp_path):
                 if i < len(DEV[name]):
                     g.write(json.dumps({"lang": name, "text": dev_lines[name][i]}) + "\n")
     assert trainer.train(records, dev=dev_records, language_field="lang") == from_files
+    import gzip
+
+    packed = tmp_path / "all.jsonl.gz"
+    packed.write_bytes(gzip.compress(records.read_bytes()))
+    assert trainer.train(packed, dev=dev_records, language_field="lang") == from_files
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "no language"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match="bad.jsonl:1: a record needs a string 'lang'"):
@@ -188,7 +193,8 @@ def test_train_on_files_and_json_lines(tmp_path):
         ({"alpha": 0}, {}, "alpha must be a positive number"),
         ({"window_size": 0}, {}, "window_size must be >= 1"),
         ({"global_merges": -1}, {}, "global_merges must be >= 0"),
-        ({"num_merges": 5}, {}, "unknown option num_merges"),
+        ({"num_merges": 5}, {}, "ParityBpeTrainer got unknown option num_merges"),
+        ({"new_ids_from": 5}, {}, "unknown option new_ids_from"),
     ],
 )
 def test_errors(options, data, message):

@@ -42,7 +42,8 @@ import orjson
 
 from bpetrain._util.progress import progress_bar
 from bpetrain.counting.counts import PieceCounter, PieceTable
-from bpetrain.counting.inputs import expand_inputs
+from bpetrain.counting.inputs import expand_inputs, read_blocks
+from bpetrain.splitting.pattern import encode_utf8
 from bpetrain.tokenizer import Tokenizer
 from bpetrain.training._merge import PairMerger
 from bpetrain.training.trainer import (
@@ -52,6 +53,8 @@ from bpetrain.training.trainer import (
 __all__ = ["ParityBpeTrainer", "ParityStats", "VARIANTS"]
 
 VARIANTS = ("base", "window")
+#: BpeTrainer's options that mean the same here (not new_ids_from: parity training starts from the bytes).
+SHARED_OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break")
 RECORD_BATCH_BYTES = 1 << 22  # text gathered per language before it is counted
 
 
@@ -136,6 +139,12 @@ class ParityBpeTrainer:
 
     def __init__(self, vocab_size: int, *, variant: str = "base", ratio=None, global_merges: int = 0,
                  window_size: int = 100, alpha: float = 2.0, **options):
+        unknown = sorted(set(options).difference(SHARED_OPTIONS))
+        if unknown:
+            raise TypeError(
+                f"ParityBpeTrainer got unknown option{'s' if len(unknown) > 1 else ''} {', '.join(unknown)}; the "
+                f"options are vocab_size, variant, ratio, global_merges, window_size, alpha, {', '.join(SHARED_OPTIONS)}"
+            )
         #: The plain trainer with the shared options: it checks them and counts the text.
         self.plain = BpeTrainer(vocab_size, **options)
         if variant not in VARIANTS:
@@ -242,26 +251,20 @@ class ParityBpeTrainer:
         pending: dict[str, list[bytes]] = {}
         sizes: dict[str, int] = {}
         for source in expand_inputs(files, "jsonl"):
-            with open(source.path, "rb") as f:
-                for lineno, line in enumerate(f, 1):
+            lineno, rest = 0, b""
+            for block in [*read_blocks(source), b"\n"]:
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                for line in lines:
+                    lineno += 1
                     if not line.strip():
                         continue
-                    try:
-                        record = orjson.loads(line)
-                    except ValueError as exc:
-                        raise ValueError(f"{source.path}:{lineno}: not a JSON line ({exc})") from None
-                    name, text = (record.get(language_field), record.get(text_field)) if isinstance(record, dict) \
-                        else (None, None)
-                    if not isinstance(name, str) or not isinstance(text, str):
-                        raise ValueError(
-                            f"{source.path}:{lineno}: a record needs a string {language_field!r} (its language) and a "
-                            f"string {text_field!r} (its text); set language_field and text_field"
-                        )
+                    name, text = _language_record(line, language_field, text_field, f"{source.path}:{lineno}")
                     if name not in counters:
                         counters[name] = PieceCounter(self.plain.pat_str, self.plain.special_tokens)
                         pending[name], sizes[name] = [], 0
-                    pending[name].append(text.encode("utf-8", "surrogatepass"))
-                    sizes[name] += len(pending[name][-1])
+                    pending[name].append(text)
+                    sizes[name] += len(text)
                     if sizes[name] >= RECORD_BATCH_BYTES:
                         counters[name].update(pending[name])
                         pending[name], sizes[name] = [], 0
@@ -406,6 +409,24 @@ class ParityBpeTrainer:
                 stacklevel=4,
             )
         return merges, chosen
+
+
+def _language_record(line: bytes, language_field: str, text_field: str, where: str) -> tuple[str, bytes]:
+    """The language and the UTF-8 text of one JSON Lines record."""
+    try:
+        record = orjson.loads(line)
+    except ValueError as exc:
+        raise ValueError(f"{where}: not a JSON line ({exc})") from None
+    name, text = (record.get(language_field), record.get(text_field)) if isinstance(record, dict) else (None, None)
+    if not isinstance(name, str) or not isinstance(text, str):
+        raise ValueError(
+            f"{where}: a record needs a string {language_field!r} (its language) and a string {text_field!r} "
+            "(its text); set language_field and text_field"
+        )
+    try:
+        return name, encode_utf8(text)
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
 
 
 def _named(groups) -> dict:
