@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
         list_encoding_names,
     )
     from bpetrain.tokenizer import Tokenizer
+    from bpetrain.training.parity import ParityBpeTrainer
     from bpetrain.training.trainer import (
         BasePatternWarning,
         BpeTrainer,
@@ -48,6 +49,7 @@ _HOMES = {
     "Tokenizer": ".tokenizer",
     "BasePatternWarning": ".training.trainer",
     "BpeTrainer": ".training.trainer",
+    "ParityBpeTrainer": ".training.parity",
     "TrainingStats": ".training.trainer",
     "VocabSizeNotReachedWarning": ".training.trainer",
 }
@@ -59,6 +61,7 @@ __all__ = [
     "BpeTrainer",
     "Encoding",
     "IntervalCounter",
+    "ParityBpeTrainer",
     "PieceCounter",
     "PieceTable",
     "Tokenizer",

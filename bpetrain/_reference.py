@@ -44,11 +44,25 @@ Training semantics (followed everywhere in bpetrain)
    its bytes, and merge ``i`` creates id ``n_base + i``; the rest is as above. A merge
    whose bytes already are a token gets a new id all the same (a duplicate, as
    training from the bytes makes when two merges spell the same bytes).
+8. Parity-aware training (:func:`train_parity`; Foroutan et al., "Parity-Aware Byte-Pair
+   Encoding", arXiv 2508.04796): the pieces are counted per language, and each step
+   first chooses a language, then merges that language's best pair (rule 4) in every
+   language. The chosen language is the one whose text is compressed worst: with a
+   dev set (parallel text, one per language), the one whose dev text has the most
+   tokens; with target ratios, the one with the lowest ``(initial tokens / tokens) /
+   ratio`` on its training text; ties go to the first language. The window variant
+   goes down that order and takes the first language that made at most ``alpha /
+   n_languages`` of the last ``window_size`` choices (the first of the order if none
+   did). A language whose best pair occurs fewer than ``min_frequency`` times is
+   dropped from the choice for good (pair counts never grow back); training stops when
+   every language is dropped. The first ``global_merges`` merges are chosen on the
+   counts of all languages together (plain BPE on their union); training stops if that
+   runs out.
 """
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections import Counter, deque
+from collections.abc import Iterable, Mapping, Sequence
 
 import regex
 
@@ -299,3 +313,86 @@ def merges_from_ranks(ranked_tokens: Iterable[tuple[bytes, int]]) -> list[tuple[
             raise ValueError(f"token {rank} ({token!r}) encodes to {len(ids)} ids with the earlier merges, not 2")
         merge_ids[(ids[0], ids[1])] = rank
     return list(merge_ids)
+
+
+def train_parity(
+    languages: Sequence[Mapping[bytes, int]],
+    n_merges: int,
+    *,
+    dev: Sequence[Mapping[bytes, int]] | None = None,
+    ratio: Sequence[float] | None = None,
+    variant: str = "base",
+    window_size: int = 100,
+    alpha: float = 2.0,
+    global_merges: int = 0,
+    min_frequency: int = 1,
+    max_token_length: int | None = None,
+    tie_key=None,
+) -> tuple[list[tuple[int, int]], list[int]]:
+    """Learn up to ``n_merges`` parity-aware merges (rule 8) from piece counts per language.
+
+    Every step recounts everything from scratch. ``dev`` (pieces per language) or
+    ``ratio`` (one per language) says which language is compressed worst. Among pairs of
+    equal count the one with the largest ``tie_key(pair, vocab)`` wins (``vocab``: id ->
+    token bytes so far); the default is rule 4's smallest ids. Hugging Face's
+    ``ParityBpeTrainer`` takes the largest pair of ``ByteLevel`` strings.
+    Returns the merges and the language each was chosen for (-1: on the union). For tests only.
+
+    >>> train_parity([{b"aab": 5}, {b"bbc": 5}], 2, dev=[{b"ab": 1}, {b"bbbb": 1}])
+    ([(98, 98), (97, 97)], [1, 0])
+    """
+    words = [[(list(piece), count) for piece, count in lang.items() if count > 0] for lang in languages]
+    dev_words = [[(list(piece), count) for piece, count in d.items() if count > 0] for d in dev or ()]
+    vocab = {token: bytes([token]) for token in range(256)}
+    limit = float("inf") if max_token_length is None else max_token_length
+    tie_key = tie_key or (lambda pair, vocab: (-pair[0], -pair[1]))
+
+    def n_tokens(ws):
+        return sum(len(ids) * count for ids, count in ws)
+
+    def best(ws_list):
+        stats: dict = {}
+        for ws in ws_list:
+            for ids, count in ws:
+                get_stats(ids, stats, count)
+        live = {p: c for p, c in stats.items() if len(vocab[p[0]]) + len(vocab[p[1]]) <= limit}
+        if not live:
+            return None, 0
+        pair = max(live, key=lambda p: (live[p], tie_key(p, vocab)))
+        return pair, live[pair]
+
+    initial = [n_tokens(ws) for ws in words]
+    window: deque = deque(maxlen=window_size)
+    dropped: set = set()
+    merges, chosen = [], []
+    while len(merges) < n_merges:
+        if len(merges) < global_merges:
+            language = -1
+            pair, count = best(words)
+            if pair is None or count < min_frequency:
+                break
+        else:
+            live = [i for i in range(len(words)) if i not in dropped]
+            if not live:
+                break
+            if dev is not None:
+                order = sorted(live, key=lambda i: (-n_tokens(dev_words[i]), i))
+            else:
+                order = sorted(live, key=lambda i: (initial[i] / n_tokens(words[i]) / ratio[i], i))
+            language = order[0]
+            if variant == "window":
+                fair = [i for i in order if window.count(i) / window_size <= alpha / len(words)]
+                language = fair[0] if fair else order[0]
+            pair, count = best([words[language]])
+            if pair is None or count < min_frequency:
+                dropped.add(language)
+                continue
+            if variant == "window":
+                window.append(language)
+        idx = 256 + len(merges)
+        vocab[idx] = vocab[pair[0]] + vocab[pair[1]]
+        for ws in (*words, *dev_words):
+            ws[:] = [(merge(ids, pair, idx), count) for ids, count in ws]
+        merges.append(pair)
+        chosen.append(language)
+    return merges, chosen

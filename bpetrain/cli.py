@@ -85,6 +85,8 @@ def check_output(path: str, *, folder: bool = False) -> None:
 
 
 def _train(args: argparse.Namespace) -> int:
+    if args.language or args.language_field:
+        return _train_parity(args)
     if bool(args.files) == bool(args.counts):
         raise ValueError("give either text FILEs or --counts COUNTS..., not both and not neither")
     check_output(args.output)
@@ -93,14 +95,10 @@ def _train(args: argparse.Namespace) -> int:
     if args.counts:
         _options_of_counts(args)
     trainer = _trainer(args, args.vocab_size)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        if args.counts:
-            tokenizer = trainer.train_from_counts(args.counts, base=args.base)
-        else:
-            tokenizer = trainer.train(_files(args), **_reading(args), base=args.base)
-    for warning in caught:
-        print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
+    if args.counts:
+        tokenizer = _warned(lambda: trainer.train_from_counts(args.counts, base=args.base))
+    else:
+        tokenizer = _warned(lambda: trainer.train(_files(args), **_reading(args), base=args.base))
     if args.format == "tiktoken":
         tokenizer.save_tiktoken(args.output)
     else:
@@ -123,6 +121,83 @@ def _train(args: argparse.Namespace) -> int:
                      "n_piece_bytes": s.n_piece_bytes, "n_start_tokens": s.n_start_tokens, "n_merges": s.n_merges, "n_tokens": s.n_tokens,
                      "bytes_per_token": s.bytes_per_token})
     return 0
+
+
+def _warned(run):
+    """``run()``, with each warning it gives printed as one line (not Python's two)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = run()
+    for warning in caught:
+        print(f"bpetrain: warning: {warning.message}", file=sys.stderr)
+    return result
+
+
+def _train_parity(args: argparse.Namespace) -> int:
+    """``train --language NAME=FILE ...`` (or ``--language-field``): parity-aware BPE."""
+    from bpetrain.training.parity import ParityBpeTrainer
+
+    if args.language and args.language_field:
+        raise ValueError("give the languages as --language NAME=FILE or as JSON Lines FILEs with --language-field, "
+                         "not both")
+    if args.counts or args.base or args.client or args.report:
+        raise ValueError("parity-aware training (--language, --language-field) reads text files; --counts, --base, "
+                         "--scheduler and --report apply to plain training")
+    if args.language and args.files:
+        raise ValueError(f"with --language NAME=FILE every file belongs to a language; {args.files[0]} does not")
+    check_output(args.output)
+    ratio = _named_values(args.ratio, "--ratio", float) if args.ratio else None
+    trainer = ParityBpeTrainer(
+        args.vocab_size, ratio=ratio, special_tokens=args.special_token, show_progress=not args.quiet,
+        **_given(args, ("pat_str", "min_frequency", "max_token_length", "tie_break", "global_merges",
+                        "window_size", "alpha")),
+        **({"variant": args.parity_variant} if args.parity_variant else {}),
+    )
+    if args.language_field:
+        languages, dev = args.files, args.dev or None
+    else:
+        languages = _named_values(args.language, "--language", str)
+        dev = _named_values(args.dev, "--dev", str) if args.dev else None
+    reading = _given(args, ("documents", "input_format", "text_field", "num_threads"))
+    tokenizer = _warned(lambda: trainer.train(languages, dev=dev, language_field=args.language_field, **reading))
+    if args.format == "tiktoken":
+        tokenizer.save_tiktoken(args.output)
+    else:
+        tokenizer.save(args.output)
+    s = trainer.stats
+    print(f"trained in {s.seconds:.2f} s: {len(s.languages)} languages, {len(s.chosen):,} merges, vocab size "
+          f"{tokenizer.n_vocab:,}; wrote {args.output}", file=sys.stderr)
+    dev_given = s.n_dev_bytes is not None
+    print(f"{'language':<12} {'merges':>8} {'train bytes/token':>18}" + (f" {'dev tokens':>11} {'dev bytes/token':>16}"
+          if dev_given else ""), file=sys.stderr)
+    for row in s.table():
+        print(f"{row['language']:<12} {row['merges_chosen']:>8,} {row['train_bytes_per_token']:>18.3f}"
+              + (f" {row['dev_tokens']:>11,} {row['dev_bytes_per_token']:>16.3f}" if dev_given else ""),
+              file=sys.stderr)
+    if args.json:
+        _print_json({"output": args.output, "vocab_size": tokenizer.n_vocab, "seconds": s.seconds,
+                     "languages": s.table()})
+    return 0
+
+
+def _named_values(items: list[str], option: str, kind) -> dict:
+    """``NAME=VALUE`` arguments by name (values of one name repeated: a list of them)."""
+    named: dict = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise ValueError(f"{option} takes NAME=VALUE (e.g. {option} sw=sw.txt), got {item!r}")
+        try:
+            value = kind(value)
+        except ValueError:
+            raise ValueError(f"{option} {item}: {value!r} is not a number") from None
+        if kind is float:
+            if name in named:
+                raise ValueError(f"{option} names {name!r} twice")
+            named[name] = value
+        else:
+            named.setdefault(name, []).append(value)
+    return named
 
 
 def _options_of_counts(args: argparse.Namespace) -> None:
@@ -217,6 +292,8 @@ def _export(args: argparse.Namespace) -> int:
     check_output(args.output, folder=args.format == "gpt2" or (args.format == "hf" and (
         os.path.isdir(args.output) or args.output.endswith(("/", os.sep)))))
     tokenizer = _load_model(args)
+    if args.vocab_size is not None:
+        tokenizer = tokenizer.truncate(args.vocab_size)
     tokenizer.export(args.output, format=args.format, **_given(args, EXPORT_CONFIG))
     if args.format in EXPORT_NOTES:
         print(f"bpetrain: {EXPORT_NOTES[args.format]}", file=sys.stderr)
@@ -403,6 +480,28 @@ def _add_model_arguments(parser: argparse.ArgumentParser) -> None:
 EXPORT_CONFIG = ("bos_token", "eos_token", "pad_token", "unk_token", "chat_template")
 
 
+def _add_parity_arguments(train: argparse.ArgumentParser) -> None:
+    parity = train.add_argument_group(
+        "parity-aware BPE", "each merge goes to the language whose text is compressed worst (Foroutan et al., "
+        "arXiv 2508.04796); give the languages and a parallel --dev set or --ratio targets")
+    parity.add_argument("--language", action="append", default=[], metavar="NAME=FILE",
+                        help="the files of one language (repeat for more files and more languages)")
+    parity.add_argument("--language-field", default=None, metavar="FIELD",
+                        help="instead: FILEs are JSON Lines records whose FIELD names their language")
+    parity.add_argument("--dev", action="append", default=[], metavar="NAME=FILE",
+                        help="the dev set: the same text in every language, one NAME=FILE per language (with "
+                             "--language-field: JSON Lines FILEs)")
+    parity.add_argument("--ratio", action="append", default=[], metavar="NAME=X",
+                        help="instead of --dev: target compression per language (larger: more merges)")
+    parity.add_argument("--parity-variant", choices=("base", "window"), default=None,
+                        help="base: always the worst language; window: the worst that had at most ALPHA / "
+                             "languages of the last WINDOW_SIZE merges (default: base)")
+    parity.add_argument("--window-size", type=int, default=None, metavar="N", help="window variant (default: 100)")
+    parity.add_argument("--alpha", type=float, default=None, metavar="A", help="window variant (default: 2)")
+    parity.add_argument("--global-merges", type=int, default=None, metavar="N",
+                        help="the first N merges on all languages together, as plain BPE (default: 0)")
+
+
 def _add_export_command(commands) -> None:
     export = commands.add_parser(
         "export",
@@ -413,6 +512,9 @@ def _add_export_command(commands) -> None:
     _add_model_arguments(export)
     export.add_argument("--format", choices=tuple(EXPORT_FORMATS), required=True, help="the format to write")
     export.add_argument("-o", "--output", required=True, metavar="PATH", help="where to write (see above)")
+    export.add_argument("--vocab-size", type=int, default=None, metavar="N",
+                        help="write the first merges only: the model training to N tokens (bytes + merges + "
+                             "special tokens) would have given, special tokens renumbered after the merges")
     for name in EXPORT_CONFIG:
         export.add_argument(f"--{name.replace('_', '-')}", default=None, metavar="TEXT",
                             help=f"hf folders: {name} in tokenizer_config.json (a special token)"
@@ -565,6 +667,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--new-ids-from", type=int, default=None, metavar="ID",
                        help="with a --base that keeps its ids (tokenizer.json): the first id of the new tokens "
                             "(default: after the last id in use)")
+    _add_parity_arguments(train)
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")

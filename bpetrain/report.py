@@ -27,7 +27,9 @@ and a model entry::
     token_lengths      {n_bytes: [1, 2, ...], n_tokens: [...]}: byte and merge tokens by length
     longest_tokens     [{id, token, n_bytes}]: token is the escaped text (:func:`readable_token`)
     compression        null, or {n_bytes, n_words, n_tokens, bytes_per_token, tokens_per_word,
-                       per_text: [{path, n_tokens, bytes_per_token}]}: on the texts
+                       per_text: [{path, n_tokens, bytes_per_token}], parity}: on the texts;
+                       parity: the most tokens of a text over the fewest (null for one text;
+                       on parallel texts, one per language, 1 is parity)
     compression_curve  null, or {source: "texts", n_merges: [...], n_vocab: [...], bytes_per_token: [...]}
                        (null for an imported vocabulary's ids, whose merges need not follow them)
     rarest_tokens      null, or {source: "texts", tokens: [{id, token, n_bytes, count}],
@@ -239,8 +241,19 @@ def _compression(ids: np.ndarray, offsets: np.ndarray, texts: Sequence[Text]) ->
         "n_bytes": n_bytes, "n_words": n_words, "n_tokens": n_tokens,
         "bytes_per_token": n_bytes / n_tokens, "tokens_per_word": n_tokens / n_words if n_words else None,
         "per_text": per_text,
+        "parity": _parity(per_text),
     }
     return compression, counts
+
+
+def _parity(per_text: list[dict]) -> float | None:
+    """Tokens of the text that takes the most over those of the one that takes the fewest:
+    1 when the texts cost the same (the measure of parity-aware BPE on parallel texts,
+    one per language); None for fewer than two texts."""
+    n_tokens = [row["n_tokens"] for row in per_text]
+    if len(n_tokens) < 2 or min(n_tokens) == 0:
+        return None
+    return max(n_tokens) / min(n_tokens)
 
 
 def _encoded(tokenizer: Tokenizer, encoding: Encoding | None, texts: Sequence[Text]) -> tuple[np.ndarray, np.ndarray]:
@@ -623,6 +636,9 @@ def _texts_table(report: dict) -> str:
             f'<td class="num">{_num(m["compression"]["per_text"][i]["bytes_per_token"])}</td>' for m in models)
         body += (f'<tr><td><code>{_shown(text["path"])}</code></td><td class="num">{_num(text["n_bytes"])}</td>'
                  f'<td class="num">{_num(text["n_words"])}</td>{cells}</tr>')
+    if len(report["texts"]) > 1:  # on parallel texts (one per language): how far from parity
+        cells = "".join(f'<td class="num">{_num(m["compression"]["parity"])}</td><td></td>' for m in models)
+        body += f'<tr><td colspan="3">most / fewest tokens of a text (1: parity)</td>{cells}</tr>'
     return f"<table>{head}{body}</table>"
 
 

@@ -283,6 +283,24 @@ class Tokenizer:
 
     __hash__ = None  # mutable lists inside
 
+    def truncate(self, vocab_size: int) -> Tokenizer:
+        """The tokenizer that training to ``vocab_size`` would have given: the first merges,
+        the special tokens numbered after them (in id order), every other field kept.
+
+        ``vocab_size`` counts as ``BpeTrainer``'s does (bytes + merges + special tokens).
+        Exact for every training option (the proof, and what an imported vocabulary
+        allows: :mod:`bpetrain.truncation`).
+
+        Raises
+        ------
+        ValueError
+            If ``vocab_size`` is below the bytes + special tokens or above this
+            tokenizer's size, or an imported vocabulary's ids do not follow its merges.
+        """
+        from bpetrain.truncation import truncated_fields
+
+        return Tokenizer(**truncated_fields(self, vocab_size))
+
     # ---------------------------------------------------------------- encoding
 
     def encode(

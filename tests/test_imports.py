@@ -26,6 +26,7 @@ LAYERS = {
     "bpetrain.encoding": 2,
     "bpetrain.formats": 3,
     "bpetrain.registry": 4,
+    "bpetrain.truncation": 4,
     "bpetrain.tokenizer": 5,
     "bpetrain.training": 6,
     "bpetrain.report": 7,

@@ -34,7 +34,7 @@ The pair table with its occurrence lists (``_pairs``) and the max-heap (``_maxhe
 are modules of their own; this one holds the working array, the set-up and the merges.
 """
 from libc.stdint cimport INT32_MIN, INT32_MAX, int32_t, int64_t, uint8_t, uint64_t
-from libc.stdlib cimport calloc, malloc, free
+from libc.stdlib cimport calloc, malloc, free, realloc
 
 import numpy as np
 
@@ -64,6 +64,14 @@ cdef object _int64_array(const count_t* values, int64_t n):
     for i in range(n):
         view[i] = values[i]
     return out
+
+
+cdef void* _resized(void* buffer, size_t n_bytes) except NULL:
+    """``realloc``, raising MemoryError (the old buffer stays valid) where it fails."""
+    cdef void* grown = realloc(buffer, n_bytes)
+    if grown == NULL:
+        raise MemoryError()
+    return grown
 
 
 cdef class PairMerger:
@@ -510,23 +518,31 @@ cdef class PairMerger:
                 table_delete(&self.table, index)
         return 0
 
-    cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
-        cdef int64_t done = 0, index
-        cdef HeapItem top
+    cdef int _pop_current(self, HeapItem* top) except -1 nogil:
+        """Pop the heap until an entry holds its pair's current count (1, the entry in
+        ``top``) or the heap is empty (0). A stale entry goes back with its pair's current
+        count, or is dropped with its pair when that is below ``min_frequency``."""
+        cdef int64_t index
         cdef count_t current
-        while done < n and self.n_merges < self.max_merges and self.heap.size > 0:
-            top = heap_pop(&self.heap)
+        while self.heap.size > 0:
+            top[0] = heap_pop(&self.heap)
             index = table_find(&self.table, pack(top.left, top.right))
             if index < 0:
                 continue
             current = self.table.slots[index].count
-            if current != top.count:
-                if current >= self.min_frequency:
-                    heap_push(&self.heap, current, top.left, top.right)
-                else:
-                    table_delete(&self.table, index)
-                continue
-            self._merge_pair(top.left, top.right, current)
+            if current == top.count:
+                return 1
+            if current >= self.min_frequency:
+                heap_push(&self.heap, current, top.left, top.right)
+            else:
+                table_delete(&self.table, index)
+        return 0
+
+    cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
+        cdef int64_t done = 0
+        cdef HeapItem top
+        while done < n and self.n_merges < self.max_merges and self._pop_current(&top):
+            self._merge_pair(top.left, top.right, top.count)
             done += 1
         return done
 
@@ -576,3 +592,69 @@ cdef class PairMerger:
         """How many pairs the pair table holds now."""
         return self.table.used
 
+
+    # ------------------------------------- driven pair by pair (parity-aware training)
+
+    def best_pair(self):
+        """The pair :meth:`merge` would make next, as ``(count, left, right)``, or None when
+        no tracked pair is left; nothing is merged. Stale heap entries met on the way are
+        settled as :meth:`merge` settles them, so the merges that follow are unchanged.
+        """
+        cdef HeapItem top
+        if not self._pop_current(&top):
+            return None
+        heap_push(&self.heap, top.count, top.left, top.right)  # it stays next
+        return top.count, top.left, top.right
+
+    def merge_pair(self, token_t left, token_t right):
+        """Merge ``(left, right)`` now as the next id, whatever its count here, and return
+        how many tokens that removed (0 where the pair does not occur: its id is made all
+        the same, so that mergers fed the same pairs number their tokens alike).
+
+        Exact only when every pair that occurs is tracked: the merger must be built with
+        ``min_frequency=1``, and the joined token must fit ``max_token_length``.
+
+        Raises
+        ------
+        ValueError
+            If an id is not a token yet, the joined token is longer than
+            ``max_token_length``, or ``min_frequency`` is above 1.
+        """
+        cdef token_t z = <token_t>(self.first_id + self.n_merges)
+        cdef int64_t index
+        if not (0 <= left < z and 0 <= right < z):
+            raise ValueError(f"merge_pair({left}, {right}): ids must be below {z}, the next id")
+        if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
+            raise ValueError(f"merge_pair({left}, {right}) makes a token longer than max_token_length="
+                             f"{self.max_token_length}")
+        if self.min_frequency != 1:
+            raise ValueError("merge_pair needs every pair tracked: build the merger with min_frequency=1")
+        if self.n_merges == self.max_merges:
+            self._grow_merges()
+        index = table_find(&self.table, pack(left, right))
+        if index >= 0:
+            with nogil:
+                self._merge_pair(left, right, self.table.slots[index].count)
+        else:  # the pair does not occur here
+            self.tok_len[z] = self.tok_len[left] + self.tok_len[right]
+            self.merge_left[self.n_merges] = left
+            self.merge_right[self.n_merges] = right
+            self.merge_count[self.n_merges] = 0
+            self.merge_removed[self.n_merges] = 0
+            self.n_merges += 1
+        return self.merge_removed[self.n_merges - 1]
+
+    cdef int _grow_merges(self) except -1:
+        """Double the room for merges: ``max_merges`` was capped at the slots (each merge
+        made by :meth:`merge` removes a token), but :meth:`merge_pair` may make ids that
+        remove nothing."""
+        cdef int64_t cap = min(2 * self.max_merges + 64, <int64_t>INT32_MAX - self.first_id)
+        if cap <= self.max_merges:
+            raise ValueError(f"no room for more than {self.max_merges} merges: token ids are int32")
+        self.tok_len = <int32_t*>_resized(self.tok_len, (self.first_id + cap) * sizeof(int32_t))
+        self.merge_left = <int32_t*>_resized(self.merge_left, (cap + 1) * sizeof(int32_t))
+        self.merge_right = <int32_t*>_resized(self.merge_right, (cap + 1) * sizeof(int32_t))
+        self.merge_count = <count_t*>_resized(self.merge_count, (cap + 1) * sizeof(count_t))
+        self.merge_removed = <count_t*>_resized(self.merge_removed, (cap + 1) * sizeof(count_t))
+        self.max_merges = cap
+        return 0
