@@ -8,13 +8,17 @@ the median MB/s and the ratio as a markdown table. The piece counts of the timed
 agree too.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
-  bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
-  matchers; for those and for minbpe's, nanochat's and Llama 3's strings, their ASCII
-  text 64 bytes at a time: ``_ascii_blocks.h``).
-- engine: for those six, the compiled program alone (``splitting.engine_n_pieces``),
-  to show what the 64-byte blocks and hand-written matchers are worth.
+  bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
+  or for patterns that split as gpt2, cl100k, o200k, minbpe's, nanochat's or Llama 3's
+  strings do, hand-written code that reads ASCII text 64 bytes at a time).
+- DFA: where bpetrain runs hand-written code, the pattern's DFA alone
+  (``splitting.engine_n_pieces(..., dfa=True)``), to show what the hand-written code is worth.
+- program: the backtracking program alone (``splitting.engine_n_pieces``), the splitter
+  for patterns without a DFA, to show what the DFA is worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
+
+The table also gives each pattern's bpetrain MB/s over cl100k's (when cl100k is run).
 
 tiktoken's splitting is not exposed on its own, so it is not a peer here.
 
@@ -39,6 +43,7 @@ from splitting import (
     SPLIT_PATTERNS,
     engine_n_pieces,
     has_compiled_splitter,
+    has_dfa,
     n_pieces,
     pieces,
     regex_n_pieces,
@@ -48,7 +53,7 @@ from splitting import (
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
-SPLITTERS = ("bpetrain", "engine", "regex")
+SPLITTERS = ("bpetrain", "dfa", "engine", "regex")
 
 
 def check_pieces(pat_str: str, head: bytes) -> None:
@@ -72,7 +77,9 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
-        if splitter_kind(pat_str).startswith("64-byte"):
+        if has_dfa(pat_str) and splitter_kind(pat_str) != "DFA":
+            calls[(name, "dfa")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True)
+        if has_compiled_splitter(pat_str):
             calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
         calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
     times = {key: [] for key in calls}
@@ -86,7 +93,7 @@ def run(args) -> dict:
     rows = []
     for name, pat_str in args.patterns:
         ours, theirs = counts[(name, "bpetrain")], counts[(name, "regex")]
-        if len(ours) != 1 or ours != theirs or counts.get((name, "engine"), ours) != ours:
+        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "engine")):
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
                "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
@@ -121,25 +128,28 @@ def markdown(report: dict) -> str:
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
-        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | engine alone MB/s | engine time / bpetrain's "
-         "| regex MB/s | regex time / bpetrain's |"),
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | DFA alone MB/s "
+         "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    base = next((r["bpetrain"]["mb_per_s"] for r in report["results"] if r["pattern"] == "cl100k"), None)
+
+    def speed(r, key):
+        return f"{r[key]['mb_per_s']:.1f}" if key in r else "-"
+
     for r in report["results"]:
-        kind = r["splitter"]
         ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
-        engine = r.get("engine")
-        engine_cells = (f"{engine['mb_per_s']:.1f} | {engine['seconds'] / r['bpetrain']['seconds']:.2f}x"
-                        if engine else "(same) | 1.00x")
+        versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"
         lines.append(
-            f"| {r['pattern']} | {kind} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {engine_cells} "
-            f"| {r['regex']['mb_per_s']:.1f} | {ratio:.2f}x |"
+            f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {versus} "
+            f"| {speed(r, 'dfa')} | {speed(r, 'engine')} | {r['regex']['mb_per_s']:.1f} | {ratio:.2f}x |"
         )
     lines += [
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
-         "matcher's syntax is decoded and split by the regex module). engine alone: the compiled program without "
-         "the 64-byte blocks and hand-written matchers. regex: `regex.finditer` on the decoded text, decoding not timed."),
+         "matcher's syntax is decoded and split by the regex module). DFA alone: the pattern's DFA without the "
+         "hand-written code (shown where bpetrain runs hand-written code). program alone: the backtracking program. "
+         "regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
     return "\n".join(lines)
 

@@ -304,13 +304,17 @@ def test_safe_cut_kinds():
 
 
 def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
-    """A pattern that backtracks exponentially ((a|a)+y on a's) stops the compiled matcher
+    """A pattern that backtracks exponentially ((a|a)+(?=yy) on a's) stops the compiled matcher
     with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
     the regex module, whose answer they give (with special tokens allowed too)."""
     from bpetrain import Encoding
     from bpetrain.splitting._matcher import BacktrackLimitExceeded
 
-    pat_str, text = r"(?:a|a)+y|.", "a" * 20
+    # the DFA never backtracks: a pattern with one takes linear time
+    assert split_pattern(r"(?:a|a)+y|.").program.has_dfa
+    assert _dfa(r"(?:a|a)+y|.").split(b"a" * 10**5 + b"y") == [b"a" * 10**5 + b"y"]
+    pat_str, text = r"(?:a|a)+(?=yy)|.", "a" * 20  # a lookahead at two characters: no DFA
+    assert not split_pattern(pat_str).program.has_dfa
     engine = _engine(pat_str)
     with pytest.raises(BacktrackLimitExceeded, match="backtracked more than"):
         engine.split(text.encode())

@@ -43,7 +43,7 @@ import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
-from bpetrain.splitting._dfa import NoDfa, build_dfa, same_pieces
+from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, same_pieces
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -608,16 +608,19 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
                              prefix, after, tail_first or 0])
         steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
+    ascii_class = np.ascontiguousarray(stage2[stage1[0] * 256 : stage1[0] * 256 + 128])
     try:
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
+        dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
         dfa["dfa_reason"] = np.zeros(0, dtype=np.uint8)
     except NoDfa as exc:
         dfa = {"dfa_trans": np.zeros((0, 1), dtype=np.uint16), "dfa_eot": np.zeros(0, dtype=np.uint8),
-               "dfa_start": np.zeros(2, dtype=np.int32),
+               "dfa_start": np.zeros(2, dtype=np.uint32), "dfa_pairs": np.zeros((0, 1), dtype=np.uint32),
+               "dfa_codes": np.zeros(128, dtype=np.uint8),
                "dfa_reason": np.frombuffer(str(exc).encode(), dtype=np.uint8)}
     return {
         **dfa,
-        "dfa_class": np.ascontiguousarray(stage2[stage1[0] * 256 : stage1[0] * 256 + 128]),
+        "dfa_class": ascii_class,
         "code": _code_array(emitter.code),
         "steps": _code_array(steps),
         "alternatives": _code_array(alternatives, 9),

@@ -543,6 +543,11 @@ cdef enum:  # flags of a DFA transition (bpetrain.splitting._dfa._fast_table)
     DFA_MATCH = 2  # a match ends before the character; the piece goes on
     DFA_SLOW = 4   # no thread is left: back to the last match, or no match here
     DFA_FLAGS = 7
+    PAIR_CUT0 = 1  # the same on two characters at once (_dfa.pair_table): a piece ends before the first,
+    PAIR_MATCH0 = 4  # a match ends before the first,
+    PAIR_MATCH1 = 8  # or the second (PAIR_CUT1 = 2: a piece ends before the second)
+    PAIR_SLOW = 16   # read the two one at a time
+    PAIR_FLAGS = 31
 
 
 cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
@@ -581,10 +586,13 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
     # The fast loop takes the usual end of a piece (DFA_CUT) without a branch: it writes
     # the position as the end of the current piece whatever the flag says and counts it
     # only then, and notes where a match ends (``last``: the current piece's if after its
-    # start). A piece holds at least a byte, so ``limit`` keeps the count in bounds.
-    # DFA_SLOW (no thread left), the end of the text and ``stop`` are dealt with after it.
+    # start). DFA_SLOW (no thread left), the end of the text and ``stop`` are dealt with
+    # after it.
     cdef const uint32_t* trans = t.dfa_trans
-    cdef uint32_t off, e = 0
+    cdef const uint32_t* pairs = t.dfa_pairs
+    cdef const uint8_t* codes = t.dfa_codes
+    cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
+    cdef uint32_t off, poff, e = 0
     cdef Py_ssize_t pos, piece = start, last = -1, n = 1, count = 0, first, limit, i
     if start >= stop or max_pieces <= 0:
         next[0] = start
@@ -592,10 +600,26 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
     off = t.dfa_start[piece == bos]
     pos = piece
     while True:
-        limit = min(stop, end, pos + (max_pieces - count))
+        limit = min(stop, end)
         first = count
-        while pos < limit:
-            e = trans[off + _dfa_class(t, s, pos, end, &n)]
+        while pos < limit and count < max_pieces:
+            if pairs != NULL:  # two ASCII bytes a step while it can
+                poff = (off >> shift) << pair_shift
+                while pos + 1 < limit and count + 1 < max_pieces and ((s[pos] | s[pos + 1]) & 0x80) == 0:
+                    e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
+                    if e & PAIR_SLOW:
+                        break
+                    bounds[2 * count + 1] = pos
+                    count += e & PAIR_CUT0
+                    bounds[2 * count + 1] = pos + 1
+                    count += (e >> 1) & 1
+                    last = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last
+                    poff = e & ~(<uint32_t>PAIR_FLAGS)
+                    pos += 2
+                off = (poff >> pair_shift) << shift
+                if pos >= limit or count == max_pieces:
+                    break
+            e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
             if e & DFA_SLOW:
                 break
             bounds[2 * count + 1] = pos
@@ -607,7 +631,7 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
             bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
         if count > first:
             piece = bounds[2 * count - 1]
-        if pos < limit:  # DFA_SLOW at pos
+        if pos < limit and count < max_pieces:  # DFA_SLOW at pos
             if e & DFA_CUT:  # the piece ends here, and no piece starts with this character
                 bounds[2 * count] = piece
                 bounds[2 * count + 1] = pos
@@ -642,8 +666,6 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
                 bounds[2 * count + 1] = pos
                 count += 1
                 piece = pos
-        else:
-            continue  # the count's limit: read on
         if count == max_pieces or piece >= stop:
             break
         off = t.dfa_start[piece == bos]
@@ -724,6 +746,15 @@ cdef class Program:
         The Unicode table the program's classes were compiled with (None: the ``regex``
         module's), which a hand-written matcher must use too; if it cannot
         (``_blocks.ensure_tables`` gives -1), the program splits alone.
+    dfa : bool, default True
+        Split with the program's DFA (``arrays["dfa_trans"]``, :mod:`bpetrain.splitting._dfa`)
+        where it has one and no hand-written matcher takes over; False: the backtracking
+        program (tests and benchmarks compare the two).
+
+    Attributes
+    ----------
+    dfa_reason : str
+        Why the DFA does not split ("" when it does).
     """
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
@@ -786,6 +817,20 @@ cdef class Program:
             self.tables.dfa_start[0] = int(start[0])
             self.tables.dfa_start[1] = int(start[1])
             self.tables.dfa_shift = width.bit_length() - 1
+            pairs = np.ascontiguousarray(arrays["dfa_pairs"], dtype=np.uint32)
+            codes = np.ascontiguousarray(arrays["dfa_codes"], dtype=np.uint8)
+            self.tables.dfa_pairs = NULL
+            if len(pairs):
+                size = int(round(pairs.shape[1] ** 0.5))
+                if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
+                        or codes.shape != (128,) or int(codes.max()) >= size \
+                        or int(pairs.max()) >> 5 >= len(trans) * size:
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_pairs=pairs, dfa_codes=codes)
+                self.tables.dfa_pairs = <const uint32_t*><Py_ssize_t>pairs.ctypes.data
+                self.tables.dfa_codes = <const uint8_t*><Py_ssize_t>codes.ctypes.data
+                self.tables.dfa_code_shift = size.bit_length() - 1
+                self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"

@@ -21,11 +21,15 @@ Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded wi
 ``errors="surrogateescape"``, re-encoded the same way: each byte that is not valid
 UTF-8 is one character, a lone surrogate (category Cs: not a letter, number or space).
 
-For the three named patterns the compiled matcher hands over to hand-written matchers
-(:mod:`bpetrain.splitting._blocks`); their ASCII text, and that of minbpe's, nanochat's and Llama 3's
-strings (:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others, recognised by the exact
-string), is split 64 bytes at a time (``_ascii_blocks.h``): 3.3-4.1x the program alone
-(docs/split-patterns.md). The program still gives them their safe cuts.
+Most compiled patterns also become a DFA over character classes
+(:mod:`bpetrain.splitting._dfa`), which reads each character once and never backtracks;
+``dfa_reason`` says why a pattern has none (then the backtracking program runs). A pattern
+whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is written, hands
+over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
+of patterns that split as minbpe's, nanochat's or Llama 3's strings
+(:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others) do, is split 64 bytes at a
+time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md). The program still
+gives them their safe cuts.
 """
 from __future__ import annotations
 
