@@ -387,11 +387,14 @@ def _classes(arrays: dict[str, np.ndarray]) -> np.ndarray:
 def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     """Whether two compiled patterns' DFAs cut every text into the same pieces.
 
-    The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find):
-    walk the pairs of states the two reach on the same text, over the classes of both
-    patterns at once (each code point's pair of classes), and require the same flags on
-    every transition and the same acceptance at the end of the text. The splitting loop
-    then does the same thing on every text, whatever the two patterns' sources look like.
+    The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
+    on what the splitting loop does rather than on the tables themselves: walk the pairs of
+    states the two reach on the same text, over the classes of both patterns at once (each
+    code point's pair of classes), with whether the last matches they recorded in the
+    current piece end at the same place. Every transition must end a piece the same way
+    (CUT, SLOW), a SLOW and the end of the text must find the same last match, and the end
+    of the text must accept alike. ``a{1,3}+`` and ``a{1,3}`` then agree as a whole
+    pattern, though the second records matches the first does not.
 
     Parameters
     ----------
@@ -410,18 +413,29 @@ def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     pairs = list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
     trans_a, trans_b = a["dfa_trans"].reshape(-1), b["dfa_trans"].reshape(-1)
     width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
-    todo = list(zip(a["dfa_start"].tolist(), b["dfa_start"].tolist()))
+    todo = [(off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(), b["dfa_start"].tolist())]
     seen = set(todo)
     while todo:
-        off_a, off_b = todo.pop()
-        if a["dfa_eot"][off_a // width_a] != b["dfa_eot"][off_b // width_b]:
+        off_a, off_b, same = todo.pop()
+        at_end = a["dfa_eot"][off_a // width_a]
+        if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
             return False
         for k_a, k_b in pairs:
             e_a, e_b = int(trans_a[off_a + k_a]), int(trans_b[off_b + k_b])
-            if e_a & 7 != e_b & 7:
+            if e_a & (CUT | SLOW) != e_b & (CUT | SLOW):
                 return False
-            nxt = (e_a & ~7, e_b & ~7)
-            if nxt[0] and nxt not in seen:
+            if e_a & SLOW:
+                if not e_a & CUT and not same:  # both go back to their last match
+                    return False
+                continue
+            if e_a & CUT:
+                after = True
+            elif e_a & MATCH and e_b & MATCH:
+                after = True
+            else:
+                after = same and not (e_a | e_b) & MATCH
+            nxt = (e_a & ~7, e_b & ~7, after)
+            if nxt not in seen:
                 seen.add(nxt)
                 todo.append(nxt)
     return True
