@@ -361,7 +361,7 @@ ALLOWED_FALLBACK = ("the case-insensitive property", "the case-sensitive")
 #: Why a compiled pattern may have no DFA (documented in bpetrain.splitting._dfa).
 ALLOWED_NO_DFA = ("a lookahead at more than one character", "a possessive quantifier on more than one set",
                   "an atomic group around more than a run of one set", "a loop whose body can match the empty",
-                  "$ before more of the pattern", "the automaton would need more than")
+                  "$ before more of the pattern", "the automaton would need more than", "more than ")
 
 #: Patterns the backtracking program runs but the DFA does not express: they say why and
 #: split as the regex module does.

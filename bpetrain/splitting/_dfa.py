@@ -26,26 +26,27 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   ``\\Z`` is the condition "the end of the text"; ``$`` directly before the end of an
   alternative is "the end, or a final newline" (one more thread that waits for the end
   after that newline); ``^``/``\\A`` hold in the start state of a match at the string's start.
-- **Refused** (:class:`NoDfa`, the backtracking
-  matcher runs the pattern): atomic groups and possessive quantifiers around more than one
-  set's run, lookaheads at more than one character, ``$`` elsewhere, loops whose body can
-  match the empty string (the backtracker leaves such a loop after an empty iteration,
-  which a DFA does not track), and automata of more than :data:`MAX_STATES` states or
-  NFAs of more than :data:`MAX_NFA` instructions.
+- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
+  and possessive quantifiers around more than one set's run, lookaheads at more than one
+  character, ``$`` elsewhere, loops whose body can match the empty string (the backtracker
+  leaves such a loop after an empty iteration, which a DFA does not track), more than
+  :data:`MAX_CLASSES` classes, and automata of more than :data:`MAX_STATES` states or NFAs
+  of more than :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
 whether a match ends before the character read, with the way a piece usually ends (no
 thread left, the last match ended right there) folded into the transition: the next
 piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
-two start states.
+two start states. :func:`pair_table` gives the same transitions on two ASCII bytes at once,
+and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from bpetrain.splitting._matcher import GREEDY, LAZY, POSSESSIVE
+from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa"]
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces"]
 
 #: The most DFA states.
 MAX_STATES = 4096
