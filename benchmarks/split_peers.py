@@ -1,7 +1,7 @@
 """Split one file with bpetrain's splitter and with the ``regex`` module, pattern by pattern.
 
-For every pattern asked for (the names of ``splitting.SPLIT_PATTERNS``, ``all``, or any
-regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
+For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``
+or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
 ``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
 of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
 the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
@@ -24,7 +24,7 @@ tiktoken's splitting is not exposed on its own, so it is not a peer here.
 
 Run from the repository (after ``pip install -e '.[bench]'``)::
 
-    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --repeat 3
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --pattern published --repeat 3
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ from importlib import metadata
 from pathlib import Path
 
 from splitting import (
-    SPLIT_PATTERNS,
+    NAMED_PATTERNS,
     engine_n_pieces,
     has_compiled_splitter,
     has_dfa,
@@ -162,8 +162,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
                         help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
     parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
-                        help=f"a pattern: one of {', '.join(SPLIT_PATTERNS)}, all, or a regex; repeat the option "
-                        "for several (default: all)")
+                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, or a regex; repeat the option "
+                        "for several (default: all and published)")
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.splitters - {"dfa", "engine", "regex"}:
         parser.error(f"--splitters takes dfa, engine and regex, got {','.join(sorted(args.splitters))}")
     try:
-        args.patterns = resolve_all(args.pattern, "all")
+        args.patterns = resolve_all(args.pattern or ["all", "published"], "all")
     except ValueError as exc:
         parser.error(str(exc))
     report = run(args)

@@ -1,7 +1,8 @@
 """The split patterns the benchmarks compare, and the one place that calls bpetrain's splitter.
 
-:data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
-benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`. The functions below are the only code in
+:data:`SPLIT_PATTERNS` names the patterns the pre-tokenization, training and encoding
+benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`, and
+:data:`PUBLISHED_PATTERNS` those of published tokenizers, with where each comes from. The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
 within its matcher's syntax (``bpetrain.splitting._compiler``), most of them to a DFA
 (``bpetrain.splitting._dfa``); a pattern whose DFA splits as gpt2's, cl100k's or o200k's
@@ -73,18 +74,21 @@ PUBLISHED_PATTERNS: dict[str, tuple[str, str]] = {
                "meta-llama/llama-models models/llama4/tokenizer.py, O200K_PATTERN: o200k's string"),
 }
 
-#: name -> ``pat_str``. The first three are tiktoken's; then the strings their projects pass
-#: to their regex engines (``minbpe``: cl100k as minbpe writes it, rustbpe's default
-#: pattern; ``nanochat``: that with at most two digits a piece; ``llama3``); then
-#: :data:`PUBLISHED_PATTERNS`.
+#: name -> ``pat_str``, by the names of :data:`bpetrain.PATTERNS`. The first three are
+#: tiktoken's; the others are the strings their projects pass to their regex engines
+#: (``minbpe``: cl100k as minbpe writes it, rustbpe's default pattern; ``nanochat``: that
+#: with at most two digits a piece; ``llama3``).
 SPLIT_PATTERNS: dict[str, str] = {
-    **{name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k", "minbpe", "nanochat", "llama3")},
-    **{name: pat_str for name, (pat_str, _) in PUBLISHED_PATTERNS.items()},
+    name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k", "minbpe", "nanochat", "llama3")
+}
+#: Every name ``--pattern`` takes: :data:`SPLIT_PATTERNS` and :data:`PUBLISHED_PATTERNS`.
+NAMED_PATTERNS: dict[str, str] = {
+    **SPLIT_PATTERNS, **{name: pat_str for name, (pat_str, _) in PUBLISHED_PATTERNS.items()},
 }
 
 
 def resolve(pattern: str) -> tuple[str, str]:
-    """``(name, pat_str)`` for a name of :data:`SPLIT_PATTERNS` or a regex.
+    """``(name, pat_str)`` for a name of :data:`NAMED_PATTERNS` or a regex.
 
     A regex that is not one of the named strings is called ``custom``; one that is gets
     its name, so a table says which pattern ran whichever way it was given.
@@ -95,24 +99,26 @@ def resolve(pattern: str) -> tuple[str, str]:
         If ``pattern`` looks like a name (lower-case letters, digits, ``-``, ``_``) but
         is not one, or does not compile.
     """
-    if pattern in SPLIT_PATTERNS:
-        return pattern, SPLIT_PATTERNS[pattern]
+    if pattern in NAMED_PATTERNS:
+        return pattern, NAMED_PATTERNS[pattern]
     if regex.fullmatch(r"[a-z][a-z0-9_-]*", pattern):
-        raise ValueError(f"unknown pattern name {pattern!r}; the names are {', '.join(SPLIT_PATTERNS)}")
+        raise ValueError(f"unknown pattern name {pattern!r}; the names are {', '.join(NAMED_PATTERNS)}")
     try:
         regex.compile(pattern)
     except regex.error as exc:
         raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
-    name = next((name for name, pat_str in SPLIT_PATTERNS.items() if pat_str == pattern), "custom")
+    name = next((name for name, pat_str in NAMED_PATTERNS.items() if pat_str == pattern), "custom")
     return name, pattern
 
 
 def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str]]:
-    """The ``--pattern`` options of a script: ``all`` means every named pattern; none, ``default``."""
+    """The ``--pattern`` options of a script: ``all`` means every name of :data:`SPLIT_PATTERNS`,
+    ``published`` every name of :data:`PUBLISHED_PATTERNS`; none, ``default``."""
     if not patterns:
         patterns = [default]
-    if "all" in patterns:
-        patterns = [p for p in patterns if p != "all"] + [n for n in SPLIT_PATTERNS if n not in patterns]
+    for word, names in (("all", SPLIT_PATTERNS), ("published", PUBLISHED_PATTERNS)):
+        if word in patterns:
+            patterns = [p for p in patterns if p != word] + [n for n in names if n not in patterns]
     return [resolve(p) for p in patterns]
 
 
