@@ -1,26 +1,30 @@
 """Split one file with bpetrain's splitter and with the ``regex`` module, pattern by pattern.
 
-For every pattern asked for (the names of ``splitting.SPLIT_PATTERNS``, ``all``, or any
-regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
+For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``
+or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
 ``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
 of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
 the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
 agree too.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
-  bytes, as training and encoding run it (for gpt2, cl100k and o200k, the hand-written
-  matchers; for those and for minbpe's, nanochat's and Llama 3's strings, their ASCII
-  text 64 bytes at a time: ``_ascii_blocks.h``).
-- engine: for those six, the compiled program alone (``splitting.engine_n_pieces``),
-  to show what the 64-byte blocks and hand-written matchers are worth.
+  bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
+  or for patterns that split as gpt2, cl100k, o200k, minbpe's, nanochat's or Llama 3's
+  strings do, hand-written code that reads ASCII text 64 bytes at a time).
+- DFA: where bpetrain runs hand-written code, the pattern's DFA alone
+  (``splitting.engine_n_pieces(..., dfa=True)``), to show what the hand-written code is worth.
+- program: the backtracking program alone (``splitting.engine_n_pieces``), the splitter
+  for patterns without a DFA, to show what the DFA is worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
+
+The table also gives each pattern's bpetrain MB/s over cl100k's (when cl100k is run).
 
 tiktoken's splitting is not exposed on its own, so it is not a peer here.
 
 Run from the repository (after ``pip install -e '.[bench]'``)::
 
-    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --repeat 3
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --pattern published --repeat 3
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
 """
 from __future__ import annotations
@@ -36,9 +40,10 @@ from importlib import metadata
 from pathlib import Path
 
 from splitting import (
-    SPLIT_PATTERNS,
+    NAMED_PATTERNS,
     engine_n_pieces,
     has_compiled_splitter,
+    has_dfa,
     n_pieces,
     pieces,
     regex_n_pieces,
@@ -48,7 +53,7 @@ from splitting import (
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
-SPLITTERS = ("bpetrain", "engine", "regex")
+SPLITTERS = ("bpetrain", "dfa", "engine", "regex")
 
 
 def check_pieces(pat_str: str, head: bytes) -> None:
@@ -72,9 +77,12 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
-        if splitter_kind(pat_str).startswith("64-byte"):
+        if has_dfa(pat_str) and splitter_kind(pat_str) != "DFA":
+            calls[(name, "dfa")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True)
+        if has_compiled_splitter(pat_str):
             calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
         calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
+    calls = {key: call for key, call in calls.items() if key[1] == "bpetrain" or key[1] in args.splitters}
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
     for i in range(args.repeat):
@@ -85,8 +93,9 @@ def run(args) -> dict:
             times[key].append(time.perf_counter() - start)
     rows = []
     for name, pat_str in args.patterns:
-        ours, theirs = counts[(name, "bpetrain")], counts[(name, "regex")]
-        if len(ours) != 1 or ours != theirs or counts.get((name, "engine"), ours) != ours:
+        ours = counts[(name, "bpetrain")]
+        theirs = counts.get((name, "regex"), ours)
+        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "engine")):
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
                "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
@@ -121,25 +130,28 @@ def markdown(report: dict) -> str:
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
-        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | engine alone MB/s | engine time / bpetrain's "
-         "| regex MB/s | regex time / bpetrain's |"),
-        "|---|---|---:|---:|---:|---:|---:|---:|",
+        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | DFA alone MB/s "
+         "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    base = next((r["bpetrain"]["mb_per_s"] for r in report["results"] if r["pattern"] == "cl100k"), None)
+
+    def speed(r, key):
+        return f"{r[key]['mb_per_s']:.1f}" if key in r else "-"
+
     for r in report["results"]:
-        kind = r["splitter"]
-        ratio = r["regex"]["seconds"] / r["bpetrain"]["seconds"]
-        engine = r.get("engine")
-        engine_cells = (f"{engine['mb_per_s']:.1f} | {engine['seconds'] / r['bpetrain']['seconds']:.2f}x"
-                        if engine else "(same) | 1.00x")
+        ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
+        versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"
         lines.append(
-            f"| {r['pattern']} | {kind} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {engine_cells} "
-            f"| {r['regex']['mb_per_s']:.1f} | {ratio:.2f}x |"
+            f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {versus} "
+            f"| {speed(r, 'dfa')} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
         )
     lines += [
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
-         "matcher's syntax is decoded and split by the regex module). engine alone: the compiled program without "
-         "the 64-byte blocks and hand-written matchers. regex: `regex.finditer` on the decoded text, decoding not timed."),
+         "matcher's syntax is decoded and split by the regex module). DFA alone: the pattern's DFA without the "
+         "hand-written code (shown where bpetrain runs hand-written code). program alone: the backtracking program. "
+         "regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
     return "\n".join(lines)
 
@@ -150,12 +162,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
                         help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
     parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
-                        help=f"a pattern: one of {', '.join(SPLIT_PATTERNS)}, all, or a regex; repeat the option "
-                        "for several (default: all)")
+                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, or a regex; repeat the option "
+                        "for several (default: all and published)")
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
+    parser.add_argument("--splitters", default="dfa,engine,regex", type=lambda v: set(v.split(",")) - {""},
+                        help="which splitters to time beside bpetrain's: a comma-separated subset of dfa, engine "
+                        "(the backtracking program) and regex (default: all three; none: bpetrain's alone, "
+                        "round-robin over the patterns, which keeps their ratios steadier on a busy machine)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
@@ -167,8 +183,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file: {args.file}")
     if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0:
         parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0")
+    if args.splitters - {"dfa", "engine", "regex"}:
+        parser.error(f"--splitters takes dfa, engine and regex, got {','.join(sorted(args.splitters))}")
     try:
-        args.patterns = resolve_all(args.pattern, "all")
+        args.patterns = resolve_all(args.pattern or ["all", "published"], "all")
     except ValueError as exc:
         parser.error(str(exc))
     report = run(args)

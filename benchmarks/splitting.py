@@ -1,14 +1,16 @@
 """The split patterns the benchmarks compare, and the one place that calls bpetrain's splitter.
 
-:data:`SPLIT_PATTERNS` names every pattern the pre-tokenization, training and encoding
-benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`. The functions below are the only code in
+:data:`SPLIT_PATTERNS` names the patterns the pre-tokenization, training and encoding
+benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`, and
+:data:`PUBLISHED_PATTERNS` those of published tokenizers, with where each comes from. The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
-within its matcher's syntax (``bpetrain.splitting._compiler``); for the exact strings of
-:data:`bpetrain.PATTERNS` (gpt2, cl100k, o200k) the compiled splitter hands over to
-hand-written matchers (``bpetrain.splitting._blocks``), for those and for minbpe's, nanochat's and
-Llama 3's strings their ASCII text is read 64 bytes at a time (``_ascii_blocks.h``), and
-:func:`engine_n_pieces` times the compiled program alone on those too. :func:`count_pieces` goes through the public
-:class:`bpetrain.PieceCounter`, the trainer's own path.
+within its matcher's syntax (``bpetrain.splitting._compiler``), most of them to a DFA
+(``bpetrain.splitting._dfa``); a pattern whose DFA splits as gpt2's, cl100k's or o200k's
+does (however it is written) goes to hand-written matchers (``bpetrain.splitting._blocks``),
+and their ASCII text, and that of patterns that split as minbpe's, nanochat's or Llama 3's
+strings, is read 64 bytes at a time (``_ascii_blocks.h``). :func:`engine_n_pieces` times the
+compiled program alone (the backtracking matcher, or the DFA). :func:`count_pieces` goes
+through the public :class:`bpetrain.PieceCounter`, the trainer's own path.
 """
 from __future__ import annotations
 
@@ -21,16 +23,72 @@ from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._matcher import Program
 from bpetrain.splitting.pattern import split_pattern
 
-#: name -> ``pat_str``. The first three are tiktoken's; the others are the strings their
-#: projects pass to their regex engines (``minbpe``: cl100k as minbpe writes it, rustbpe's
-#: default pattern; ``nanochat``: that with at most two digits a piece; ``llama3``).
+_CONTRACTIONS = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)"""
+_CASED = (r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
+          r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*""")
+# Kimi's classes intersect with [^\p{Han}] (``&&``, which the regex module reads as characters
+# outside its version 1): the same sets as a negative lookahead and a class.
+_KIMI_LETTERS = r"""(?:(?!\p{Han})[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}])"""
+_KIMI_LOWER = r"""(?:(?!\p{Han})[\p{Ll}\p{Lm}\p{Lo}\p{M}])"""
+
+#: Split patterns of published tokenizers, name -> (``pat_str``, where it is published). A
+#: tokenizer that applies several Hugging Face ``Split`` steps is named by its main one.
+PUBLISHED_PATTERNS: dict[str, tuple[str, str]] = {
+    "qwen2": (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+              "huggingface/transformers src/transformers/models/qwen2/tokenization_qwen2.py, PRETOKENIZE_REGEX "
+              "(Qwen2, Qwen2.5, Qwen3; llama.cpp's src/llama-vocab.cpp gives it to StableLM 2, Grok-2 and Hunyuan too)"),
+    "tekken": (_CASED + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+               "Mistral's tekken tokenizer.json (Mistral Nemo, Pixtral), as quoted in ggml-org/llama.cpp "
+               "src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_TEKKEN"),
+    "deepseek_v3": ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+                    "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+                    "deepseek-ai/DeepSeek-V3 tokenizer.json, the third of its three Split steps (\\r\\n raw), as in "
+                    "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_DEEPSEEK3_LLM"),
+    "gpt2_bytelevel": (r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)""",
+                       "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_GPT2/OLMO and the second split "
+                       "of STARCODER/SMOLLM/COMMAND_R (Hugging Face's ByteLevel regex as llama.cpp writes it)"),
+    "falcon_punct": (r"""[\p{P}\$\+<=>\^~\|`]+""",
+                     "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_FALCON, its first split"),
+    "bloom": (" ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+",
+              "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_BLOOM (BLOOM's own tokenizer.json "
+              "nests a class, which the regex module does not compile)"),
+    "glm4": (r"""(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+             r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+             "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_CHATGLM4 (also its LLAMA3, DBRX, SMAUG)"),
+    "bailingmoe": (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]"""
+                   r"""|\s+(?!\S)|\s+""",
+                   "inclusionAI's Ling (BailingMoE) tokenizer.json, as quoted in ggml-org/llama.cpp "
+                   "src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_BAILINGMOE"),
+    "seed_coder": (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1}| ?[^\s\p{L}\p{N}\r\n]+|\s*[\r\n]+"""
+                   r"""|\s+(?!\S)|\s+""",
+                   "ByteDance-Seed Seed-Coder tokenizer.json, as quoted in ggml-org/llama.cpp src/llama-vocab.cpp, "
+                   "LLAMA_VOCAB_PRE_TYPE_SEED_CODER"),
+    "kimi_k2": ("|".join([r"""[\p{Han}]+""",
+                          "[^\\r\\n\\p{L}\\p{N}]?" + _KIMI_LETTERS + "*" + _KIMI_LOWER + "+" + _CONTRACTIONS + "?",
+                          "[^\\r\\n\\p{L}\\p{N}]?" + _KIMI_LETTERS + "+" + _KIMI_LOWER + "*" + _CONTRACTIONS + "?",
+                          r"""\p{N}{1,3}""", r""" ?[^\s\p{L}\p{N}]+[\r\n]*""", r"""\s*[\r\n]+""", r"""\s+(?!\S)""",
+                          r"""\s+"""]),
+                "moonshotai/Kimi-K2-Instruct tokenization_kimi.py, pat_str, with its class intersections "
+                "[...&&[^\\p{Han}]] written as (?!\\p{Han})[...]"),
+    "llama4": (PATTERNS["o200k"],
+               "meta-llama/llama-models models/llama4/tokenizer.py, O200K_PATTERN: o200k's string"),
+}
+
+#: name -> ``pat_str``, by the names of :data:`bpetrain.PATTERNS`. The first three are
+#: tiktoken's; the others are the strings their projects pass to their regex engines
+#: (``minbpe``: cl100k as minbpe writes it, rustbpe's default pattern; ``nanochat``: that
+#: with at most two digits a piece; ``llama3``).
 SPLIT_PATTERNS: dict[str, str] = {
     name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k", "minbpe", "nanochat", "llama3")
+}
+#: Every name ``--pattern`` takes: :data:`SPLIT_PATTERNS` and :data:`PUBLISHED_PATTERNS`.
+NAMED_PATTERNS: dict[str, str] = {
+    **SPLIT_PATTERNS, **{name: pat_str for name, (pat_str, _) in PUBLISHED_PATTERNS.items()},
 }
 
 
 def resolve(pattern: str) -> tuple[str, str]:
-    """``(name, pat_str)`` for a name of :data:`SPLIT_PATTERNS` or a regex.
+    """``(name, pat_str)`` for a name of :data:`NAMED_PATTERNS` or a regex.
 
     A regex that is not one of the named strings is called ``custom``; one that is gets
     its name, so a table says which pattern ran whichever way it was given.
@@ -41,24 +99,26 @@ def resolve(pattern: str) -> tuple[str, str]:
         If ``pattern`` looks like a name (lower-case letters, digits, ``-``, ``_``) but
         is not one, or does not compile.
     """
-    if pattern in SPLIT_PATTERNS:
-        return pattern, SPLIT_PATTERNS[pattern]
+    if pattern in NAMED_PATTERNS:
+        return pattern, NAMED_PATTERNS[pattern]
     if regex.fullmatch(r"[a-z][a-z0-9_-]*", pattern):
-        raise ValueError(f"unknown pattern name {pattern!r}; the names are {', '.join(SPLIT_PATTERNS)}")
+        raise ValueError(f"unknown pattern name {pattern!r}; the names are {', '.join(NAMED_PATTERNS)}")
     try:
         regex.compile(pattern)
     except regex.error as exc:
         raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from None
-    name = next((name for name, pat_str in SPLIT_PATTERNS.items() if pat_str == pattern), "custom")
+    name = next((name for name, pat_str in NAMED_PATTERNS.items() if pat_str == pattern), "custom")
     return name, pattern
 
 
 def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str]]:
-    """The ``--pattern`` options of a script: ``all`` means every named pattern; none, ``default``."""
+    """The ``--pattern`` options of a script: ``all`` means every name of :data:`SPLIT_PATTERNS`,
+    ``published`` every name of :data:`PUBLISHED_PATTERNS`; none, ``default``."""
     if not patterns:
         patterns = [default]
-    if "all" in patterns:
-        patterns = [p for p in patterns if p != "all"] + [n for n in SPLIT_PATTERNS if n not in patterns]
+    for word, names in (("all", SPLIT_PATTERNS), ("published", PUBLISHED_PATTERNS)):
+        if word in patterns:
+            patterns = [p for p in patterns if p != word] + [n for n in names if n not in patterns]
     return [resolve(p) for p in patterns]
 
 
@@ -71,15 +131,18 @@ def has_compiled_splitter(pat_str: str) -> bool:
 
 
 def splitter_kind(pat_str: str) -> str:
-    """How bpetrain splits ``pat_str``: "64-byte blocks + hand-written" (the named patterns,
-    ``bpetrain.splitting._blocks``), "64-byte blocks + compiled" (minbpe's, nanochat's and Llama 3's
-    strings), "compiled", or "regex module"."""
+    """How bpetrain splits ``pat_str``: "hand-written + 64-byte blocks" (a pattern that
+    splits as gpt2, cl100k or o200k, ``bpetrain.splitting._blocks``), "64-byte blocks + DFA"
+    (one that splits as minbpe's, nanochat's or Llama 3's string), "DFA"
+    (``bpetrain.splitting._dfa``), "backtracking program", or "regex module"."""
     program = split_pattern(pat_str).program
     if program is None:
         return "regex module"
+    if program.native:
+        return "hand-written + 64-byte blocks"
     if program.blocks:
-        return "64-byte blocks + " + ("hand-written" if program.native else "compiled")
-    return "compiled"
+        return "64-byte blocks + " + ("DFA" if program.has_dfa else "backtracking program")
+    return "DFA" if program.has_dfa else "backtracking program"
 
 
 def pieces(pat_str: str, data: bytes) -> list[bytes]:
@@ -97,13 +160,20 @@ def n_pieces(pat_str: str, data: bytes) -> int:
 
 
 @functools.cache
-def _engine(pat_str: str) -> Program:
-    return Program(pat_str, compile_program(pat_str))
+def _engine(pat_str: str, dfa: bool) -> Program:
+    return Program(pat_str, compile_program(pat_str), dfa=dfa)
 
 
-def engine_n_pieces(pat_str: str, data: bytes) -> int:
-    """:func:`n_pieces` with the compiled program alone, never a hand-written matcher."""
-    return _engine(pat_str).n_pieces(data)
+def engine_n_pieces(pat_str: str, data: bytes, *, dfa: bool = False) -> int:
+    """:func:`n_pieces` with the compiled program alone, never hand-written code: the
+    backtracking matcher, or with ``dfa`` the DFA (where the pattern has one)."""
+    return _engine(pat_str, dfa).n_pieces(data)
+
+
+def has_dfa(pat_str: str) -> bool:
+    """Whether ``pat_str`` compiles to a DFA."""
+    program = split_pattern(pat_str).program
+    return program is not None and program.has_dfa
 
 
 # ------------------------------------------------------- through bpetrain's public API

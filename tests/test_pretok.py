@@ -23,8 +23,10 @@ from bpetrain.splitting.pattern import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
 BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+# engine: the backtracking program alone; dfa: the program's DFA alone (bpetrain.splitting._dfa)
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
-             for how in ("engine", "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None) if how]
+             for how in ("engine", "dfa", "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None)
+             if how]
 
 
 def program(name: str, how: str) -> Program:
@@ -37,16 +39,24 @@ def program(name: str, how: str) -> Program:
         found = split_pattern(pat_str).program
         assert found.blocks and not found.native, f"{name} is not read by blocks and the program"
         return found
+    if how == "dfa":
+        return _dfa(pat_str)
     return _engine(pat_str)
 
 
-_ENGINES: dict[str, Program] = {}
+_ENGINES: dict[tuple[str, bool], Program] = {}
 
 
-def _engine(pat_str: str) -> Program:
-    if pat_str not in _ENGINES:
-        _ENGINES[pat_str] = Program(pat_str, compile_program(pat_str))
-    return _ENGINES[pat_str]
+def _engine(pat_str: str, dfa: bool = False) -> Program:
+    """The program without hand-written code: the backtracking matcher, or with ``dfa`` its DFA."""
+    if (pat_str, dfa) not in _ENGINES:
+        _ENGINES[pat_str, dfa] = Program(pat_str, compile_program(pat_str), dfa=dfa)
+        assert _ENGINES[pat_str, dfa].has_dfa == dfa, _ENGINES[pat_str, dfa].dfa_reason
+    return _ENGINES[pat_str, dfa]
+
+
+def _dfa(pat_str: str) -> Program:
+    return _engine(pat_str, dfa=True)
 
 
 def regex_pieces(data: bytes, name: str) -> list[bytes]:
@@ -294,13 +304,17 @@ def test_safe_cut_kinds():
 
 
 def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
-    """A pattern that backtracks exponentially ((a|a)+y on a's) stops the compiled matcher
+    """A pattern that backtracks exponentially ((a|a)+(?=yy) on a's) stops the compiled matcher
     with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
     the regex module, whose answer they give (with special tokens allowed too)."""
     from bpetrain import Encoding
     from bpetrain.splitting._matcher import BacktrackLimitExceeded
 
-    pat_str, text = r"(?:a|a)+y|.", "a" * 20
+    # the DFA never backtracks: a pattern with one takes linear time
+    assert split_pattern(r"(?:a|a)+y|.").program.has_dfa
+    assert _dfa(r"(?:a|a)+y|.").split(b"a" * 10**5 + b"y") == [b"a" * 10**5 + b"y"]
+    pat_str, text = r"(?:a|a)+(?=yy)|.", "a" * 20  # a lookahead at two characters: no DFA
+    assert not split_pattern(pat_str).program.has_dfa
     engine = _engine(pat_str)
     with pytest.raises(BacktrackLimitExceeded, match="backtracked more than"):
         engine.split(text.encode())

@@ -43,6 +43,7 @@ import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
+from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, same_pieces
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -607,7 +608,19 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
                              prefix, after, tail_first or 0])
         steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
+    ascii_class = np.ascontiguousarray(stage2[stage1[0] * 256 : stage1[0] * 256 + 128])
+    try:
+        dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
+        dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
+        dfa["dfa_reason"] = np.zeros(0, dtype=np.uint8)
+    except NoDfa as exc:
+        dfa = {"dfa_trans": np.zeros((0, 1), dtype=np.uint16), "dfa_eot": np.zeros(0, dtype=np.uint8),
+               "dfa_start": np.zeros(2, dtype=np.uint32), "dfa_pairs": np.zeros((0, 1), dtype=np.uint32),
+               "dfa_codes": np.zeros(128, dtype=np.uint8),
+               "dfa_reason": np.frombuffer(str(exc).encode(), dtype=np.uint8)}
     return {
+        **dfa,
+        "dfa_class": ascii_class,
         "code": _code_array(emitter.code),
         "steps": _code_array(steps),
         "alternatives": _code_array(alternatives, 9),
@@ -854,9 +867,15 @@ def _fill_eol(node: Node, parser: _Parser) -> None:
         _fill_eol(child, parser)
 
 
-def stored_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[str, np.ndarray]:
+def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
+                   references: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """:func:`compile_program`, kept on disk (:func:`bpetrain.splitting._charsets.store_arrays`)
-    under the pattern, the Unicode table's digest and what compiled it (:func:`_compiler_key`).
+    under the pattern, the Unicode table's digest, ``references`` and what compiled it
+    (:func:`_compiler_key`).
+
+    ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
+    the index of the first whose DFA cuts every text as this pattern's does
+    (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none.
 
     A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
     warning comes in every process, as without the cache.
@@ -866,13 +885,23 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[st
     Unsupported
         As :func:`compile_program` (such patterns are not kept).
     """
-    key = f"program\0{_compiler_key()}\0{'regex' if unicode is None else unicode.digest}\0{pat_str}"
+    key = "\0".join(["program", _compiler_key(), "regex" if unicode is None else unicode.digest,
+                     str(len(references)), *references, pat_str])
     arrays = read_arrays(key)
     if arrays is not None:
         return arrays
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         arrays = compile_program(pat_str, unicode)
+        like = -1
+        for i, reference in enumerate(references):
+            try:
+                if same_pieces(arrays, stored_program(reference, unicode)):
+                    like = i
+                    break
+            except Unsupported:
+                continue
+        arrays["like"] = np.array([like], dtype=np.int64)
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not caught:
@@ -885,10 +914,10 @@ def _compiler_key() -> str:
     """The size and modification time of each module a compiled program depends on (this
     compiler, the Unicode tables, the character sets and the matcher whose instructions it
     emits): a changed or rebuilt module never reads a program another one compiled."""
-    from bpetrain.splitting import _charsets, _matcher, unicode
+    from bpetrain.splitting import _charsets, _dfa, _matcher, unicode
 
     parts = []
-    for module in (sys.modules[__name__], _charsets, _matcher, unicode):
+    for module in (sys.modules[__name__], _charsets, _dfa, _matcher, unicode):
         stat = os.stat(module.__file__)
         parts.append(f"{os.path.basename(module.__file__)}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\0".join(parts)

@@ -6,7 +6,7 @@ counting and encoding kernels call :c:func:`piece_end` on UTF-8 bytes without th
 Bytes that are not valid UTF-8 are one character each, the lone surrogate
 U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
-from libc.stdint cimport int32_t, uint16_t, uint64_t, uint8_t
+from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain.splitting._blocks cimport ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_of, blocks_reset
 from bpetrain.splitting._blocks cimport piece_end as native_piece_end
@@ -98,12 +98,23 @@ cdef struct Tables:
     int native                    # a hand-written matcher of _blocks for this pattern (0: none)
     int unicode                   # the slot of _blocks' character tables it reads (ensure_tables)
     int blocks                    # the rules _ascii_blocks.h reads its ASCII text by (BLOCKS_*; 0: none)
+    # The leftmost-first DFA (bpetrain.splitting._dfa), NULL: none (the program runs).
+    const uint32_t* dfa_trans     # state's row offset + class -> the next state's row offset | flags
+    const uint16_t* dfa_class     # byte < 0x80 -> class (other characters: their signature)
+    const uint8_t* dfa_eot        # state -> at the end: 0 no match, 1 one ending there, 2 one ending a byte before
+    uint32_t dfa_start[2]         # the start state's row offset away from / at the string's start
+    int dfa_shift                 # row offset >> dfa_shift = state
+    const uint32_t* dfa_pairs     # the same on two ASCII bytes at once (_dfa.pair_table), NULL: none
+    const uint8_t* dfa_codes      # byte < 0x80 -> its class's index among the ASCII classes
+    int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
+    int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
 
 
 cdef class Program:
     cdef Tables tables
     cdef object _arrays           # the numpy arrays that own the tables
     cdef readonly str pat_str
+    cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
 
 
 # End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,
@@ -121,6 +132,16 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
 cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                   Py_ssize_t end, Py_ssize_t bos) except -2 nogil
 
+# The pieces of ``text[start:end]`` that start before ``stop`` by the DFA (``t.dfa_trans``
+# not NULL), as ``split_pieces`` gives them.
+cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
+                           Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
+                           Py_ssize_t* next) noexcept nogil
+
+# ``piece_end`` by the DFA.
+cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t end,
+                              Py_ssize_t bos) noexcept nogil
+
 cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                  Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     # Inlined into every kernel that cimports it, so a named pattern's hand-written matcher
@@ -128,14 +149,29 @@ cdef inline Py_ssize_t piece_end(const Tables* t, Stack* stack, const uint8_t* t
     # (``t.native`` 0) and answers an empty range.
     if t.native and start < end:
         return native_piece_end(t.native, t.unicode, text, start, end)
+    if t.dfa_trans != NULL and start < end:
+        return dfa_piece_end(t, text, start, end, bos)
     return program_piece_end(t, stack, text, start, end, bos)
 
 # Reads the pieces of one text in order (``next_piece_end``): ASCII text 64 bytes at a time
-# by the rules ``t.blocks`` names (_ascii_blocks.h), the rest piece by piece with ``piece_end``.
+# by the rules ``t.blocks`` names (_ascii_blocks.h), the rest piece by piece with
+# ``piece_end``; or, with a DFA and no hand-written code, READ_AHEAD pieces at a time by
+# ``dfa_pieces``.
+cdef enum:
+    READ_AHEAD = 32  # pieces the DFA reads ahead
+
 cdef struct PieceReader:
     block_scan scan
     Py_ssize_t first  # no byte before it is read: where the string starts (bos), or text[0]
     bint blocks
+    # The DFA's pieces read ahead: bounds[2 * i], bounds[2 * i + 1] for i in [i_next, n_read),
+    # read in text[read_from:read_to] of the text that ends at read_end (read_to -1: none).
+    Py_ssize_t bounds[2 * READ_AHEAD]
+    Py_ssize_t n_read
+    Py_ssize_t i_next
+    Py_ssize_t read_from
+    Py_ssize_t read_to
+    Py_ssize_t read_end
 
 
 # Read the pieces of a string that starts at ``bos`` (-1: before ``text``, whose reading
@@ -143,6 +179,8 @@ cdef struct PieceReader:
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
     reader.blocks = t.blocks != 0 and ascii_classes_standard()
     reader.first = bos if bos > 0 else 0
+    reader.n_read = 0
+    reader.read_to = -1
     blocks_init(&reader.scan, t.blocks)
 
 
@@ -150,12 +188,33 @@ cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t 
 # where reading began: the string's start or a safe cut).
 cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stack* stack, const uint8_t* text,
                                       Py_ssize_t start, Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
-    cdef Py_ssize_t found
+    cdef Py_ssize_t found, i
     if reader.blocks:
         found = blocks_next(&reader.scan, text, reader.first, start, end)
         if found >= 0:
             return found
         blocks_reset(&reader.scan)
+    elif t.dfa_trans != NULL and not t.native:
+        # Pieces read ahead answer while the text's end is the same and ``start`` is in the
+        # stretch they cover: a piece starts there, or it is in a gap (no match).
+        if end == reader.read_end and reader.read_from <= start < reader.read_to:
+            i = reader.i_next
+            while i < reader.n_read and reader.bounds[2 * i] < start:
+                i += 1
+            reader.i_next = i
+            if i < reader.n_read and reader.bounds[2 * i] == start:
+                reader.i_next = i + 1
+                return reader.bounds[2 * i + 1]
+            if i == 0 or start >= reader.bounds[2 * i - 1]:
+                return -1
+        reader.n_read = dfa_pieces(t, text, start, end, end, bos, reader.bounds, READ_AHEAD, &reader.read_to)
+        reader.read_from = start
+        reader.read_end = end
+        reader.i_next = 0
+        if reader.n_read and reader.bounds[0] == start:
+            reader.i_next = 1
+            return reader.bounds[1]
+        return -1
     return piece_end(t, stack, text, start, end, bos)
 
 # Bytes of the character at ``i < end`` (1 for a byte that is not valid UTF-8).

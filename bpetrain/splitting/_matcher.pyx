@@ -525,11 +525,162 @@ cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* 
     return _piece_end(t, stack, text, start, end, bos)
 
 
+# ------------------------------------------------------------------ the DFA
+
+cdef inline uint32_t _dfa_class(const Tables* t, const uint8_t* s, Py_ssize_t i, Py_ssize_t end,
+                                Py_ssize_t* n) noexcept nogil:
+    """The DFA's class of the character at ``i < end``; its length in ``n``."""
+    cdef uint32_t cp
+    if s[i] < 0x80:
+        n[0] = 1
+        return t.dfa_class[s[i]]
+    n[0] = _decode(s, i, end, &cp)
+    return _signature(t, cp)
+
+
+cdef enum:  # flags of a DFA transition (bpetrain.splitting._dfa._fast_table)
+    DFA_CUT = 1    # a piece ends before the character, the next starts with it
+    DFA_MATCH = 2  # a match ends before the character; the piece goes on
+    DFA_SLOW = 4   # no thread is left: back to the last match, or no match here
+    DFA_FLAGS = 7
+    PAIR_CUT0 = 1  # the same on two characters at once (_dfa.pair_table): a piece ends before the first,
+    PAIR_MATCH0 = 4  # a match ends before the first,
+    PAIR_MATCH1 = 8  # or the second (PAIR_CUT1 = 2: a piece ends before the second)
+    PAIR_SLOW = 16   # read the two one at a time
+    PAIR_FLAGS = 31
+
+
+cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                              Py_ssize_t bos) noexcept nogil:
+    # One transition a character; the last match recorded is the piece.
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef uint32_t off = t.dfa_start[start == bos], e
+    cdef Py_ssize_t pos = start, last = -1, n
+    while pos < end:
+        e = trans[off + _dfa_class(t, s, pos, end, &n)]
+        if e & (DFA_CUT | DFA_SLOW):
+            return pos if e & DFA_CUT else last
+        if e & DFA_MATCH:
+            last = pos
+        off = e & ~(<uint32_t>DFA_FLAGS)
+        pos += n
+    e = t.dfa_eot[off >> t.dfa_shift]
+    return end if e == 1 else end - 1 if e == 2 else last
+
+
+cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
+                                Py_ssize_t end) noexcept nogil:
+    """Past the character at ``pos`` (no match starts there), and every character after it
+    that no match can start with, up to ``stop``."""
+    cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
+    cdef Py_ssize_t n
+    pos += char_length(s, pos, end)
+    while pos < stop and row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
+        pos += n
+    return pos
+
+
+cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
+                           Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
+                           Py_ssize_t* next) noexcept nogil:
+    # The fast loop takes the usual end of a piece (DFA_CUT) without a branch: it writes
+    # the position as the end of the current piece whatever the flag says and counts it
+    # only then, and notes where a match ends (``last``: the current piece's if after its
+    # start). DFA_SLOW (no thread left), the end of the text and ``stop`` are dealt with
+    # after it.
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef const uint32_t* pairs = t.dfa_pairs
+    cdef const uint8_t* codes = t.dfa_codes
+    cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
+    cdef uint32_t off, poff, e = 0
+    cdef Py_ssize_t pos, piece = start, last = -1, n = 1, count = 0, first, limit, i
+    if start >= stop or max_pieces <= 0:
+        next[0] = start
+        return 0
+    off = t.dfa_start[piece == bos]
+    pos = piece
+    while True:
+        limit = min(stop, end)
+        first = count
+        while pos < limit and count < max_pieces:
+            if pairs != NULL:  # two ASCII bytes a step while it can
+                poff = (off >> shift) << pair_shift
+                while pos + 1 < limit and count + 1 < max_pieces and ((s[pos] | s[pos + 1]) & 0x80) == 0:
+                    e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
+                    if e & PAIR_SLOW:
+                        break
+                    bounds[2 * count + 1] = pos
+                    count += e & PAIR_CUT0
+                    bounds[2 * count + 1] = pos + 1
+                    count += (e >> 1) & 1
+                    last = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last
+                    poff = e & ~(<uint32_t>PAIR_FLAGS)
+                    pos += 2
+                off = (poff >> pair_shift) << shift
+                if pos >= limit or count == max_pieces:
+                    break
+            e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
+            if e & DFA_SLOW:
+                break
+            bounds[2 * count + 1] = pos
+            count += e & DFA_CUT
+            last = pos if e & DFA_MATCH else last
+            off = e & ~(<uint32_t>DFA_FLAGS)
+            pos += n
+        for i in range(first, count):
+            bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
+        if count > first:
+            piece = bounds[2 * count - 1]
+        if pos < limit and count < max_pieces:  # DFA_SLOW at pos
+            if e & DFA_CUT:  # the piece ends here, and no piece starts with this character
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = pos
+                count += 1
+                piece = _dfa_gap(t, s, pos, stop, end)
+            elif last > piece:  # back to the last match
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = last
+                count += 1
+                piece = last
+            else:  # no match at piece
+                piece = _dfa_gap(t, s, piece, stop, end)
+        elif count == max_pieces or piece >= stop:
+            break
+        elif pos >= end:
+            e = t.dfa_eot[off >> t.dfa_shift]
+            if e:
+                last = end if e == 1 else end - 1
+            if last > piece:
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = last
+                count += 1
+                piece = last
+            else:
+                piece = _dfa_gap(t, s, piece, stop, end)
+        elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
+            pos = dfa_piece_end(t, s, piece, end, bos)
+            if pos < 0:
+                piece = _dfa_gap(t, s, piece, stop, end)
+            else:
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = pos
+                count += 1
+                piece = pos
+        if count == max_pieces or piece >= stop:
+            break
+        off = t.dfa_start[piece == bos]
+        pos = piece
+    next[0] = piece
+    return count
+
+
 cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                              Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
     cdef PieceReader reader
+    if t.dfa_trans != NULL and not t.native and not t.blocks:
+        return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next)
     start_reading(&reader, t, bos)
     while start < stop and count < max_pieces:
         j = next_piece_end(&reader, t, stack, text, start, end, bos)
@@ -595,9 +746,19 @@ cdef class Program:
         The Unicode table the program's classes were compiled with (None: the ``regex``
         module's), which a hand-written matcher must use too; if it cannot
         (``_blocks.ensure_tables`` gives -1), the program splits alone.
+    dfa : bool, default True
+        Split with the program's DFA (``arrays["dfa_trans"]``, :mod:`bpetrain.splitting._dfa`)
+        where it has one and no hand-written matcher takes over; False: the backtracking
+        program (tests and benchmarks compare the two).
+
+    Attributes
+    ----------
+    dfa_reason : str
+        Why the DFA does not split ("" when it does).
     """
 
-    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None):
+    def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
+                  *, bint dfa=True):
         code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
         owned = {name: np.ascontiguousarray(arrays[name]) for name in
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
@@ -634,9 +795,50 @@ cdef class Program:
                 self.tables.unicode = native = blocks = 0
         self.tables.native = native
         self.tables.blocks = blocks_of(native) if native else blocks
+        self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
+        self.tables.dfa_trans = NULL
+        if not self.dfa_reason and not dfa:
+            self.dfa_reason = "not asked for"
+        if not self.dfa_reason:
+            trans = np.ascontiguousarray(arrays["dfa_trans"], dtype=np.uint32)
+            dfa_class = np.ascontiguousarray(arrays["dfa_class"], dtype=np.uint16)
+            eot = np.ascontiguousarray(arrays["dfa_eot"], dtype=np.uint8)
+            start = arrays["dfa_start"]
+            width = trans.shape[1]
+            if trans.ndim != 2 or width & (width - 1) or dfa_class.shape != (128,) or eot.shape != (len(trans),) \
+                    or not all(0 <= int(x) // width < len(trans) for x in start) \
+                    or int(trans.max(initial=0)) // width >= len(trans) \
+                    or int(dfa_class.max()) >= width or len(owned["sig_mask"]) > width:
+                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+            owned.update(dfa_trans=trans, dfa_class=dfa_class, dfa_eot=eot)
+            self.tables.dfa_trans = <const uint32_t*><Py_ssize_t>trans.ctypes.data
+            self.tables.dfa_class = <const uint16_t*><Py_ssize_t>dfa_class.ctypes.data
+            self.tables.dfa_eot = <const uint8_t*><Py_ssize_t>eot.ctypes.data
+            self.tables.dfa_start[0] = int(start[0])
+            self.tables.dfa_start[1] = int(start[1])
+            self.tables.dfa_shift = width.bit_length() - 1
+            pairs = np.ascontiguousarray(arrays["dfa_pairs"], dtype=np.uint32)
+            codes = np.ascontiguousarray(arrays["dfa_codes"], dtype=np.uint8)
+            self.tables.dfa_pairs = NULL
+            if len(pairs):
+                size = int(round(pairs.shape[1] ** 0.5))
+                if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
+                        or codes.shape != (128,) or int(codes.max()) >= size \
+                        or int(pairs.max()) >> 5 >= len(trans) * size:
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_pairs=pairs, dfa_codes=codes)
+                self.tables.dfa_pairs = <const uint32_t*><Py_ssize_t>pairs.ctypes.data
+                self.tables.dfa_codes = <const uint8_t*><Py_ssize_t>codes.ctypes.data
+                self.tables.dfa_code_shift = size.bit_length() - 1
+                self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
+
+    @property
+    def has_dfa(self) -> bool:
+        """Whether the DFA splits (else the program, or a hand-written matcher; ``dfa_reason`` says why)."""
+        return self.tables.dfa_trans != NULL
 
     @property
     def native(self) -> int:

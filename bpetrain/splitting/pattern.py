@@ -21,11 +21,15 @@ Both give the pieces of ``regex.finditer(pat_str, text)`` on the text decoded wi
 ``errors="surrogateescape"``, re-encoded the same way: each byte that is not valid
 UTF-8 is one character, a lone surrogate (category Cs: not a letter, number or space).
 
-For the three named patterns the compiled matcher hands over to hand-written matchers
-(:mod:`bpetrain.splitting._blocks`); their ASCII text, and that of minbpe's, nanochat's and Llama 3's
-strings (:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others, recognised by the exact
-string), is split 64 bytes at a time (``_ascii_blocks.h``): 3.3-4.1x the program alone
-(docs/split-patterns.md). The program still gives them their safe cuts.
+Most compiled patterns also become a DFA over character classes
+(:mod:`bpetrain.splitting._dfa`), which reads each character once and never backtracks;
+``dfa_reason`` says why a pattern has none (then the backtracking program runs). A pattern
+whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is written, hands
+over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
+of patterns that split as minbpe's, nanochat's or Llama 3's strings
+(:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others) do, is split 64 bytes at a
+time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md). The program still
+gives them their safe cuts.
 """
 from __future__ import annotations
 
@@ -51,15 +55,19 @@ from bpetrain.splitting.names import (
 
 __all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
 
-# The hand-written matchers of _blocks, by the exact string they implement.
-_NATIVE = {GPT2_PATTERN: _blocks.GPT2, CL100K_PATTERN: _blocks.CL100K, O200K_PATTERN: _blocks.O200K}
-# Patterns without one whose ASCII text _ascii_blocks.h reads 64 bytes at a time, by the
-# exact string (the compiled program finds the other pieces).
-_BLOCKS = {
-    MINBPE_PATTERN: _blocks.BLOCKS_CL100K_OPEN_RULES,
-    LLAMA3_PATTERN: _blocks.BLOCKS_CL100K_OPEN_RULES,
-    NANOCHAT_PATTERN: _blocks.BLOCKS_NANOCHAT_RULES,
-}
+# The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
+# for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
+# does (_dfa.same_pieces), however it is written; the DFA finds the pieces the block rules
+# leave.
+_HAND_WRITTEN = (
+    (GPT2_PATTERN, _blocks.GPT2, 0),
+    (CL100K_PATTERN, _blocks.CL100K, 0),
+    (O200K_PATTERN, _blocks.O200K, 0),
+    (MINBPE_PATTERN, 0, _blocks.BLOCKS_CL100K_OPEN_RULES),
+    (LLAMA3_PATTERN, 0, _blocks.BLOCKS_CL100K_OPEN_RULES),
+    (NANOCHAT_PATTERN, 0, _blocks.BLOCKS_NANOCHAT_RULES),
+)
+_REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 
 
 def resolve_pattern(pat_str):
@@ -158,6 +166,9 @@ class SplitPattern:
         The compiled program, or None if the ``regex`` module splits.
     fallback_reason : str or None
         Why the ``regex`` module splits (None when the program does).
+    dfa_reason : str or None
+        Why the program's DFA (:mod:`bpetrain.splitting._dfa`) does not split, so the
+        backtracking matcher does (None when it does; ``fallback_reason`` when neither runs).
 
     Raises
     ------
@@ -192,12 +203,15 @@ class SplitPattern:
         self.unicode_version = unicode_version
         self.unicode = resolve_unicode(unicode_version)
         try:
-            self.program = Program(pat_str, stored_program(pat_str, self.unicode), _NATIVE.get(pat_str, 0),
-                                   _BLOCKS.get(pat_str, 0), self.unicode)
+            arrays = stored_program(pat_str, self.unicode, _REFERENCES)
+            like = int(arrays["like"][0])
+            _, native, blocks = _HAND_WRITTEN[like] if like >= 0 else (None, 0, 0)
+            self.program = Program(pat_str, arrays, native, blocks, self.unicode)
             self.fallback_reason = None
+            self.dfa_reason = self.program.dfa_reason or None
         except Unsupported as exc:
             self.program = None
-            self.fallback_reason = str(exc)
+            self.fallback_reason = self.dfa_reason = str(exc)
             differ = [] if self.unicode is None else classes_that_differ(pat_str, self.unicode)
             if differ:
                 warnings.warn(

@@ -1,0 +1,493 @@
+"""Compile a parsed split pattern into a leftmost-first DFA over character classes.
+
+The matcher of :mod:`bpetrain.splitting._matcher` backtracks; for most split patterns the
+same pieces come from a deterministic automaton that reads each character once. This
+module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.Node`):
+
+- **Classes.** Code points are partitioned by their membership in every character set of
+  the pattern: the compiler's *signatures* (distinct combinations of set bits, case
+  folding included, from the same Unicode table), so a class is a signature's index and
+  the matcher's two-stage table already gives it.
+- **Threads and states.** The tree becomes a small NFA (Thompson's construction). A DFA
+  state is an *ordered* list of NFA threads after the epsilon closure, in the priority
+  the backtracking matcher would try them (the first alternative, the greedy iteration
+  first), as in Pike's VM and RE2's DFA (Russ Cox, "Regular Expression Matching: the
+  Virtual Machine Approach", 2009; "Regular Expression Matching in the Wild", 2010). When a
+  thread reaches the end of the pattern, the match there is recorded and every thread
+  after it is dropped (leftmost-first: the backtracker would never try them); threads
+  before it run on and may record a longer match. The piece is the last match recorded
+  when no thread is left.
+- **One-character lookahead.** ``(?=C)`` and ``(?!C)`` (C a set, or an alternation of sets)
+  do not become threads: the thread that passes one carries a *condition*, the classes
+  (and the end of the text) the next character may have, checked when that character is
+  read. A possessive run of one set, ``C*+``, ``C{2,5}+``, and an atomic group around such a
+  run, is the greedy run whose every early exit carries the condition "the next character
+  is not in C", which is exactly when the backtracker's run would have stopped there.
+  ``\\Z`` is the condition "the end of the text"; ``$`` directly before the end of an
+  alternative is "the end, or a final newline" (one more thread that waits for the end
+  after that newline); ``^``/``\\A`` hold in the start state of a match at the string's start.
+- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
+  and possessive quantifiers around more than one set's run, lookaheads at more than one
+  character, ``$`` elsewhere, loops whose body can match the empty string (the backtracker
+  leaves such a loop after an empty iteration, which a DFA does not track), more than
+  :data:`MAX_CLASSES` classes, and automata of more than :data:`MAX_STATES` states or NFAs
+  of more than :data:`MAX_NFA` instructions.
+
+The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
+whether a match ends before the character read, with the way a piece usually ends (no
+thread left, the last match ended right there) folded into the transition: the next
+piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
+two start states. :func:`pair_table` gives the same transitions on two ASCII bytes at once,
+and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from bpetrain.splitting._matcher import LAZY, POSSESSIVE
+
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces"]
+
+#: The most DFA states.
+MAX_STATES = 4096
+#: The most NFA instructions (bounded repetitions are unrolled).
+MAX_NFA = 4000
+#: The most character classes the DFA reads by.
+MAX_CLASSES = 1024
+
+# NFA instructions: (kind, operand, next)
+_SET, _SPLIT, _COND, _BOS, _MATCH = range(5)
+# Pseudo program counters of threads: a match after ``$`` (it holds at the end or before a
+# final newline) and the same match once that newline is read (it holds at the end only).
+_EOL_MATCH, _LAG_MATCH = -1, -2
+
+
+class NoDfa(ValueError):
+    """The pattern has no DFA here (the message says why); the backtracking matcher runs it."""
+
+
+class _Nfa:
+    """Thompson's construction over class masks, built back to front (``next`` known)."""
+
+    def __init__(self, set_classes: dict[int, int], n_classes: int, nullable):
+        self.nullable = nullable  # the compiler's analysis: can a node match without reading?
+        self.code: list[tuple] = []
+        self.set_classes = set_classes  # set index -> mask of classes
+        self.every = (1 << n_classes) - 1
+        self.eot = 1 << n_classes  # the condition bit of "the end of the text"
+        self.match = self.add(_MATCH, 0, -1)
+
+    def add(self, kind: int, operand, nxt: int) -> int:
+        if len(self.code) >= MAX_NFA:
+            raise NoDfa(f"the automaton would need more than {MAX_NFA} NFA instructions")
+        self.code.append((kind, operand, nxt))
+        return len(self.code) - 1
+
+    def one_char(self, node) -> int | None:
+        """The classes of a node that always reads exactly one character (a set, or an
+        alternation of such), or None."""
+        if node.kind == "set":
+            return self.set_classes[node.value]
+        if node.kind == "alt":
+            masks = [self.one_char(child) for child in node.children]
+            if all(m is not None for m in masks):
+                out = 0
+                for m in masks:
+                    out |= m
+                return out
+        if node.kind == "seq" and len(node.children) == 1:
+            return self.one_char(node.children[0])
+        return None
+
+    def compile(self, node, nxt: int) -> int:
+        """The entry of ``node`` followed by ``nxt``."""
+        k = node.kind
+        if k == "set":
+            return self.add(_SET, self.set_classes[node.value], nxt)
+        if k == "seq":
+            for child in reversed(node.children):
+                nxt = self.compile(child, nxt)
+            return nxt
+        if k == "alt":
+            entries = tuple(self.compile(child, nxt) for child in node.children)
+            return self.add(_SPLIT, entries, -1)
+        if k == "rep":
+            return self.repeat(node, nxt)
+        if k == "atomic":
+            body = node.children[0]
+            if _choice_free(body):
+                return self.compile(body, nxt)
+            if body.kind == "rep" and body.mode != LAZY and self.one_char(body.children[0]) is not None:
+                return self.possessive(self.one_char(body.children[0]), body.lo, body.hi, nxt)
+            raise NoDfa("an atomic group around more than a run of one set")
+        if k == "look":
+            classes = self.one_char(node.children[0])
+            if classes is None:
+                raise NoDfa("a lookahead at more than one character")
+            cond = (self.every & ~classes) | self.eot if node.value else classes
+            return self.add(_COND, cond, nxt)
+        if k == "bos":
+            return self.add(_BOS, 0, nxt)
+        if k == "eos":
+            return self.add(_COND, self.eot, nxt)
+        if k == "eol":
+            if nxt != self.match:
+                raise NoDfa("$ before more of the pattern")
+            return self.add(_MATCH, 1, -1)  # operand 1: the match of $ (see _EOL_MATCH)
+        raise NoDfa(f"the node {k!r}")
+
+    def repeat(self, node, nxt: int) -> int:
+        body, lo, hi = node.children[0], node.lo, node.hi
+        if node.mode == POSSESSIVE:
+            classes = self.one_char(body)
+            if classes is not None:
+                return self.possessive(classes, lo, hi, nxt)
+            if lo != hi or not _choice_free(body):
+                raise NoDfa("a possessive quantifier on more than one set")
+        if hi != lo and self.nullable(body):
+            raise NoDfa("a loop whose body can match the empty string")
+        lazy = node.mode == LAZY
+        if hi is None:
+            loop = self.add(_SPLIT, (), -1)
+            entry = self.compile(body, loop)
+            self.code[loop] = (_SPLIT, (nxt, entry) if lazy else (entry, nxt), -1)
+            tail = loop
+        else:
+            tail = nxt
+            for _ in range(hi - lo):
+                entry = self.compile(body, tail)
+                tail = self.add(_SPLIT, (nxt, entry) if lazy else (entry, nxt), -1)
+        for _ in range(lo):
+            tail = self.compile(body, tail)
+        return tail
+
+    def possessive(self, classes: int, lo: int, hi: int | None, nxt: int) -> int:
+        """``C{lo,hi}+``: the greedy run, each exit before ``hi`` only if no C follows."""
+        stop = (self.every & ~classes) | self.eot
+        if hi is None:
+            loop = self.add(_SPLIT, (), -1)
+            entry = self.add(_SET, classes, loop)
+            leave = self.add(_COND, stop, nxt)
+            self.code[loop] = (_SPLIT, (entry, leave), -1)
+            tail = loop
+        else:
+            tail = nxt
+            for _ in range(hi - lo):
+                entry = self.add(_SET, classes, tail)
+                leave = self.add(_COND, stop, nxt)
+                tail = self.add(_SPLIT, (entry, leave), -1)
+        for _ in range(lo):
+            tail = self.add(_SET, classes, tail)
+        return tail
+
+
+def _choice_free(node) -> bool:
+    """Whether ``node`` matches in at most one way at each place (no alternation, no
+    repetition with a choice of count): atomic grouping changes nothing for it."""
+    k = node.kind
+    if k in ("set", "bos", "eos", "eol", "look"):
+        return True
+    if k == "seq":
+        return all(map(_choice_free, node.children))
+    if k == "rep":
+        return node.lo == node.hi and _choice_free(node.children[0])
+    if k == "atomic":
+        return _choice_free(node.children[0])
+    return False
+
+
+class _Builder:
+    """The subset construction over ordered thread lists (see the module docstring)."""
+
+    def __init__(self, nfa: _Nfa, newline_classes: int, n_classes: int):
+        self.nfa = nfa
+        self.code = nfa.code
+        self.newline = newline_classes
+        self.n_classes = n_classes
+        self.states: dict[tuple, int] = {(): 0}
+        self.order: list[tuple] = [()]
+
+    def closure(self, pc: int, cond: int, at_bos: bool, out: list, seen: set) -> None:
+        """Append to ``out``, in priority order, the threads ``pc`` reaches without reading."""
+        stack = [(pc, cond)]
+        while stack:
+            pc, cond = stack.pop()
+            if (pc, cond) in seen:
+                continue
+            seen.add((pc, cond))
+            kind, operand, nxt = self.code[pc]
+            if kind == _SET:
+                self.append(out, pc, cond)
+            elif kind == _MATCH:
+                if operand:  # $: the end, or before a final newline
+                    cond &= self.newline | self.nfa.eot
+                    if cond:
+                        self.append(out, _EOL_MATCH, cond)
+                else:
+                    self.append(out, pc, cond)
+            elif kind == _SPLIT:
+                stack.extend((target, cond) for target in reversed(operand))
+            elif kind == _COND:
+                if cond & operand:
+                    stack.append((nxt, cond & operand))
+            elif at_bos:  # _BOS
+                stack.append((nxt, cond))
+
+    @staticmethod
+    def append(out: list, pc: int, cond: int) -> None:
+        # a thread after another at the same instruction whose condition holds whenever
+        # its own does can never do anything the first does not do first
+        for other_pc, other_cond in out:
+            if other_pc == pc and cond & ~other_cond == 0:
+                return
+        out.append((pc, cond))
+
+    def state(self, threads: list) -> int:
+        key = tuple(threads)
+        found = self.states.get(key)
+        if found is None:
+            if len(self.order) >= MAX_STATES:
+                raise NoDfa(f"the automaton would need more than {MAX_STATES} states")
+            found = self.states[key] = len(self.order)
+            self.order.append(key)
+        return found
+
+    def step(self, threads: tuple, k: int) -> tuple[list, bool]:
+        """The threads after reading a character of class ``k``, and whether a match ends before it."""
+        bit = 1 << k
+        out: list = []
+        seen: set = set()
+        for pc, cond in threads:
+            if not cond & bit:
+                continue
+            if pc == _EOL_MATCH:  # cond held: k is a newline; the match holds if the text ends next
+                self.append(out, _LAG_MATCH, self.nfa.eot)
+                continue
+            if pc == _LAG_MATCH:
+                continue
+            kind, classes, nxt = self.code[pc]
+            if kind == _MATCH:
+                return out, True
+            if classes & bit:
+                self.closure(nxt, self.nfa.every | self.nfa.eot, False, out, seen)
+        return out, False
+
+    def at_end(self, threads: tuple) -> int:
+        """What the end of the text accepts: 0 nothing, 1 a match ending there, 2 one ending
+        a byte before it (``$`` before a final newline)."""
+        for pc, cond in threads:
+            if cond & self.nfa.eot:
+                if pc == _LAG_MATCH:
+                    return 2
+                if pc == _EOL_MATCH or self.code[pc][0] == _MATCH:
+                    return 1
+        return 0
+
+
+def build_dfa(root, set_bits: list[int], sig_mask: np.ndarray, newline_set: int | None,
+              nullable) -> dict[str, np.ndarray]:
+    """The leftmost-first DFA of the parsed pattern ``root``.
+
+    Parameters
+    ----------
+    root : bpetrain.splitting._compiler.Node
+        The pattern, not nullable.
+    set_bits : list of int
+        Set index -> its bit in the signatures.
+    sig_mask : numpy.ndarray of uint64, shape (n_classes,)
+        The signatures: class -> the bits of the sets its characters are in.
+    newline_set : int or None
+        The index of the set ``\\n`` (given to every ``$``), None if the pattern has no ``$``.
+    nullable : callable
+        Whether a node can match without reading a character (the compiler's analysis).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``dfa_trans`` (uint32, shape (n_states, width), width the number of classes
+        rounded up to a power of two, at least 8: :func:`_fast_table`, state 0 dead),
+        ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
+        ``dfa_start`` (uint32, shape (2,): the row offset (state * width) of the start
+        state away from and at the string's start).
+
+    Raises
+    ------
+    NoDfa
+        If the pattern has a construct the DFA does not express, or too many states.
+    """
+    n_classes = len(sig_mask)
+    if n_classes > MAX_CLASSES:
+        raise NoDfa(f"more than {MAX_CLASSES} character classes")
+    set_classes = {}
+    signatures = [int(s) for s in sig_mask]
+    for index, bit in enumerate(set_bits):
+        mask = 0
+        for k, signature in enumerate(signatures):
+            if signature >> bit & 1:
+                mask |= 1 << k
+        set_classes[index] = mask
+    newline = set_classes[newline_set] if newline_set is not None else 0
+    nfa = _Nfa(set_classes, n_classes, nullable)
+    entry = nfa.compile(root, nfa.match)
+    builder = _Builder(nfa, newline, n_classes)
+    starts = []
+    for at_bos in (False, True):
+        threads: list = []
+        builder.closure(entry, nfa.every | nfa.eot, at_bos, threads, set())
+        starts.append(builder.state(threads))
+    rows = []
+    i = 1
+    while i < len(builder.order):
+        threads = builder.order[i]
+        row = []
+        for k in range(n_classes):
+            out, matched = builder.step(threads, k)
+            row.append(builder.state(out) << 1 | int(matched))
+        rows.append(row)
+        i += 1
+    width = max(8, 1 << max(n_classes - 1, 0).bit_length())
+    basic = np.zeros((len(builder.order), width), dtype=np.int64)
+    if rows:
+        basic[1:, :n_classes] = np.array(rows, dtype=np.int64)
+    eot = np.array([builder.at_end(t) for t in builder.order], dtype=np.uint8)
+    return {"dfa_trans": _fast_table(basic, starts[0], width), "dfa_eot": eot,
+            "dfa_start": np.array(starts, dtype=np.uint32) * width}
+
+
+#: Flags in the low bits of a transition (the next state's row offset is a multiple of 8).
+CUT, MATCH, SLOW = 1, 2, 4
+
+
+def _fast_table(basic: np.ndarray, restart: int, width: int) -> np.ndarray:
+    """The transitions as the splitting loop reads them: ``row offset of the next state |
+    flags``, with the usual way a piece ends folded in.
+
+    From ``basic[state, class] = next << 1 | matched``: a live next state is its row offset,
+    with MATCH if a match ends before the character. A dead one after a match that ends
+    before the character (the piece ends there, the usual case) is CUT and the start
+    state's transition on the same character (a piece starts with it), or CUT | SLOW if
+    no piece can start with it. A dead one without is SLOW: the loop goes back to the last
+    match (or skips a character where nothing matches).
+    """
+    nxt, matched = basic >> 1, (basic & 1).astype(bool)
+    out = np.where(matched, MATCH, 0) | nxt * width
+    dead = nxt == 0
+    again = np.broadcast_to(nxt[restart], nxt.shape)
+    cut = dead & matched
+    out[cut] = np.where(again[cut] != 0, again[cut] * width | CUT, CUT | SLOW)
+    out[dead & ~matched] = SLOW
+    return out.astype(np.uint32)
+
+
+def _classes(arrays: dict[str, np.ndarray]) -> np.ndarray:
+    """The DFA's class of every code point (uint16, shape (0x110000,)): its signature."""
+    blocks = arrays["stage1"].astype(np.int64) * 256
+    return arrays["stage2"][(blocks[:, None] + np.arange(256)).reshape(-1)]
+
+
+def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+    """Whether two compiled patterns' DFAs cut every text into the same pieces.
+
+    The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
+    on what the splitting loop does rather than on the tables themselves: walk the pairs of
+    states the two reach on the same text, over the classes of both patterns at once (each
+    code point's pair of classes), with whether the last matches they recorded in the
+    current piece end at the same place. Every transition must end a piece the same way
+    (CUT, SLOW), a SLOW and the end of the text must find the same last match, and the end
+    of the text must accept alike. ``a{1,3}+`` and ``a{1,3}`` then agree as a whole
+    pattern, though the second records matches the first does not.
+
+    Parameters
+    ----------
+    a, b : dict of numpy.ndarray
+        Programs from :func:`bpetrain.splitting._compiler.compile_program` under the same
+        Unicode table.
+
+    Returns
+    -------
+    bool
+        False if either has no DFA.
+    """
+    if len(a["dfa_reason"]) or len(b["dfa_reason"]):
+        return False
+    joint = np.unique((_classes(a).astype(np.int64) << 16) | _classes(b))
+    pairs = list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
+    trans_a, trans_b = a["dfa_trans"].reshape(-1), b["dfa_trans"].reshape(-1)
+    width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
+    todo = [(off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(), b["dfa_start"].tolist())]
+    seen = set(todo)
+    while todo:
+        off_a, off_b, same = todo.pop()
+        at_end = a["dfa_eot"][off_a // width_a]
+        if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
+            return False
+        for k_a, k_b in pairs:
+            e_a, e_b = int(trans_a[off_a + k_a]), int(trans_b[off_b + k_b])
+            if e_a & (CUT | SLOW) != e_b & (CUT | SLOW):
+                return False
+            if e_a & SLOW:
+                if not e_a & CUT and not same:  # both go back to their last match
+                    return False
+                continue
+            if e_a & CUT:
+                after = True
+            elif e_a & MATCH and e_b & MATCH:
+                after = True
+            else:
+                after = same and not (e_a | e_b) & MATCH
+            nxt = (e_a & ~7, e_b & ~7, after)
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return True
+
+
+#: Flags of a pair transition (:func:`pair_table`): a piece ends before the first or the
+#: second character, a match ends before the first or the second, or SLOW (read the two one
+#: at a time).
+PAIR_CUT0, PAIR_CUT1, PAIR_MATCH0, PAIR_MATCH1, PAIR_SLOW = 1, 2, 4, 8, 16
+#: The largest pair table kept, in bytes (it should stay in the L1/L2 cache).
+MAX_PAIR_BYTES = 1 << 17
+
+
+def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Transitions on two ASCII characters at once, to halve the loop's chain of dependent
+    table reads on ASCII text.
+
+    Parameters
+    ----------
+    trans : numpy.ndarray of uint32, shape (n_states, width)
+        :func:`_fast_table`'s transitions.
+    ascii_class : numpy.ndarray of uint16, shape (128,)
+        The class of each ASCII byte.
+
+    Returns
+    -------
+    (pairs, codes) : numpy.ndarray of uint32, shape (n_states, size * size), and of uint8, shape (128,)
+        ``codes[b]``: the index of byte ``b``'s class among the ASCII classes (``size``
+        of them, rounded up to a power of two, at least 8). ``pairs[state, codes[a] * size
+        + codes[b]]``: the row offset (state * size * size) after reading ``a`` then ``b``,
+        with PAIR_CUT0/1 and PAIR_MATCH0/1 for what the two single transitions said; or
+        PAIR_SLOW if either is SLOW. Empty arrays if the table would be larger than
+        :data:`MAX_PAIR_BYTES`.
+    """
+    n_states, width = trans.shape
+    present = np.unique(ascii_class)
+    size = max(8, 1 << max(len(present) - 1, 0).bit_length())
+    if n_states * size * size * 4 > MAX_PAIR_BYTES:
+        return np.zeros((0, 1), dtype=np.uint32), np.zeros(128, dtype=np.uint8)
+    codes = np.searchsorted(present, ascii_class).astype(np.uint8)
+    first = trans[:, present].astype(np.int64)  # (state, a)
+    after = (first & ~7) // width  # the state after a
+    second = trans[after[:, :, None], present[None, None, :]].astype(np.int64)  # (state, a, b)
+    out = np.zeros((n_states, size, size), dtype=np.int64)
+    block = out[:, : len(present), : len(present)]
+    block[...] = ((second & ~7) // width) * size * size
+    block |= (first[:, :, None] & 1) * PAIR_CUT0 | (second & 1) * PAIR_CUT1
+    block |= (first[:, :, None] >> 1 & 1) * PAIR_MATCH0 | (second >> 1 & 1) * PAIR_MATCH1
+    slow = ((first[:, :, None] & 4) != 0) | ((second & 4) != 0)
+    block[slow] = PAIR_SLOW
+    out[:, len(present):, :] = PAIR_SLOW
+    out[:, :, len(present):] = PAIR_SLOW
+    out[0] = PAIR_SLOW
+    return out.reshape(n_states, size * size).astype(np.uint32), codes
