@@ -38,6 +38,7 @@ KERNELS = [
     "bpetrain.encoding._incremental",
     "bpetrain.training._pairs",
     "bpetrain.training._maxheap",
+    "bpetrain.training._superword",
     "bpetrain.training._merge",
 ]
 #: Optimization flags by compiler. GCC's inliner limits are raised so that the kernels'

@@ -40,6 +40,7 @@ import numpy as np
 
 from bpetrain._types cimport count_t, pos_t, token_t
 from bpetrain.training._buffers cimport double_buffer
+from bpetrain.training._superword cimport SuperwordRule
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
 from bpetrain.training._pairs cimport (
     EMPTY, INLINE_OCC, PairSlot, PairTable, append, fit_list, key_left, key_right, pack,
@@ -91,6 +92,9 @@ cdef class PairMerger:
         With ``token_lengths``: how the pieces start out, ``initial[j]`` being the id of
         the token that starts at byte ``j`` of ``data`` and -1 inside a token. Without,
         every byte is its own token, of id its value.
+    rule : bpetrain.training._superword.SuperwordRule, optional
+        Constraints on the tokens of new merges (superword training): a popped pair the
+        rule refuses is dropped and never merged. Its ids must cover every new id.
 
     Raises
     ------
@@ -124,11 +128,13 @@ cdef class PairMerger:
     cdef readonly int32_t max_token_length
     cdef readonly count_t n_tokens_removed
     cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
+    cdef readonly SuperwordRule rule      # constraints on new merges, or None
+    cdef bint has_rule
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
                   int32_t max_token_length=INT32_MAX, const int32_t[::1] token_lengths=None,
-                  const int32_t[::1] initial=None):
+                  const int32_t[::1] initial=None, SuperwordRule rule=None):
         cdef Py_ssize_t n_pieces = counts.shape[0]
         cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
         cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
@@ -167,6 +173,10 @@ cdef class PairMerger:
                 f"kernel's int32 positions can address ({INT32_MAX - 2 - n_kept} at most); "
                 "split the corpus into documents (pat_str=None) or use a split pattern")
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
+        if rule is not None and rule.n_ids < self.first_id + self.max_merges:
+            raise ValueError(f"the rule has room for {rule.n_ids} ids, the merges need {self.first_id + self.max_merges}")
+        self.rule = rule
+        self.has_rule = rule is not None
         self.min_frequency = min_frequency
         self.max_token_length = max_token_length
         self.tok_array = np.empty(n_slots, dtype=np.int32)
@@ -526,9 +536,16 @@ cdef class PairMerger:
                 else:
                     table_delete(&self.table, index)
                 continue
+            if self.has_rule and not self._allowed(top.left, top.right):
+                table_delete(&self.table, index)  # refused: dropped, never merged
+                continue
             self._merge_pair(top.left, top.right, current)
             done += 1
         return done
+
+    cdef inline bint _allowed(self, token_t a, token_t b) noexcept nogil:
+        """Whether the rule lets (a, b) become the next id (which then records it)."""
+        return self.rule.allows(a, b, <token_t>(self.first_id + self.n_merges))
 
     def merge(self, int64_t n):
         """Make up to ``n`` more merges; return how many were made.

@@ -24,6 +24,7 @@ from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
+from bpetrain.training import superword
 from bpetrain.training.extend import Extension, keeps_ids
 
 __all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
@@ -39,7 +40,9 @@ class _DefaultPattern(str):
 
 DEFAULT_PATTERN = _DefaultPattern("cl100k")
 OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break",
-           "new_ids_from")
+           "new_ids_from", "superword_transition", "superword_pat_str", "max_words_per_token", "forbid_colon_space")
+#: The superword options' defaults (they apply only with ``superword_transition``).
+SUPERWORD_DEFAULTS = {"superword_pat_str": "superbpe", "max_words_per_token": 4, "forbid_colon_space": True}
 TIE_BREAKS = ("rustbpe", "hf")
 #: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
 #: ``ByteLevel`` characters sorted by code point; special tokens aside).
@@ -157,6 +160,18 @@ class BpeTrainer:
         last one in use.
         Hugging Face's ``Tokenizer.train(files)`` makes each line a document: train on
         the same files with ``documents="line"`` (``--documents line``) to get its merges.
+    superword_transition : int or None, default None
+        Train superword tokens (SuperBPE, :mod:`bpetrain.training.superword`): stage 1
+        trains with ``pat_str`` to this vocabulary size, stage 2 goes on to ``vocab_size``
+        on pieces of ``superword_pat_str``, which may span words. ``None``: one stage.
+    superword_pat_str : str, default "superbpe"
+        Stage 2's split pattern: ``"superbpe"`` (the SuperBPE authors' current rule),
+        ``"superbpe-original"`` (the paper's) or any regex; the tokenizer splits with it.
+    max_words_per_token : int or None, default 4
+        Stage 2 makes no token spanning more words (runs of bytes between spaces);
+        ``None``: no limit.
+    forbid_colon_space : bool, default True
+        Stage 2 makes no token holding ``": "``.
 
     Raises
     ------
@@ -181,6 +196,10 @@ class BpeTrainer:
         max_token_length: int | None = None,
         tie_break: str = "rustbpe",
         new_ids_from: int | None = None,
+        superword_transition: int | None = None,
+        superword_pat_str: str = SUPERWORD_DEFAULTS["superword_pat_str"],
+        max_words_per_token: int | None = SUPERWORD_DEFAULTS["max_words_per_token"],
+        forbid_colon_space: bool = SUPERWORD_DEFAULTS["forbid_colon_space"],
         **unknown,
     ):
         if unknown:
@@ -229,6 +248,22 @@ class BpeTrainer:
         self.max_token_length = max_token_length
         self.tie_break = tie_break
         self.new_ids_from = new_ids_from
+        #: The superword options (:class:`~bpetrain.training.superword.Superword`), or None.
+        self.superword = None
+        given = {name: value for name, value in (("superword_pat_str", superword_pat_str),
+                                                 ("max_words_per_token", max_words_per_token),
+                                                 ("forbid_colon_space", forbid_colon_space))
+                 if value != SUPERWORD_DEFAULTS[name]}
+        if superword_transition is not None:
+            self.superword = superword.Superword.of(superword_transition, vocab_size, floor, superword_pat_str,
+                                                    max_words_per_token, forbid_colon_space)
+        elif given:
+            raise ValueError(f"{', '.join(given)} apply to superword training: set superword_transition too")
+        #: A stage of a superword run: its constraints on new merges, and its progress bars' label.
+        self.superword_rule: superword.Superword | None = None
+        self.stage = ""
+        #: With ``superword_transition``: the :class:`TrainingStats` of both stages (``stats`` is stage 2's).
+        self.stage_stats: tuple[TrainingStats, TrainingStats] | None = None
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
@@ -236,7 +271,13 @@ class BpeTrainer:
         return (
             f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={describe_pattern(self.pat_str)}, "
             f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
-            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
+            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r}"
+            + ("" if self.superword is None else
+               f", superword_transition={self.superword.transition}, "
+               f"superword_pat_str={describe_pattern(self.superword.pat_str)}, "
+               f"max_words_per_token={self.superword.max_words_per_token or None}, "
+               f"forbid_colon_space={self.superword.forbid_colon_space}")
+            + ")"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -311,6 +352,11 @@ class BpeTrainer:
             with JSON Lines or Parquet files, whose records are the documents), a compressed
             file is corrupt, or a record is malformed (the message names the file and line).
         """
+        if self.superword is not None:
+            options = dict(documents=documents, input_format=input_format, text_field=text_field,
+                           num_threads=num_threads, client=client, max_pieces=max_pieces)
+            return superword.train(self, lambda stage, start: stage.train(files, base=start, **options),
+                                   self._base(base), BasePatternWarning)
         base = self._base(base)
         self._pattern(base, stacklevel=3)  # warns here, at the caller's line, not in count
         with warnings.catch_warnings():
@@ -343,6 +389,9 @@ class BpeTrainer:
         -------
         PieceCounter
         """
+        if self.superword is not None:
+            raise ValueError("a superword trainer counts the text twice, with two patterns: count with a trainer of "
+                             "each stage's pattern, or train on the text")
         check_documents(documents)
         sources = expand_inputs(files, input_format)
         counts_files = [source.path for source in sources if source.path.endswith(".npz")]
@@ -423,6 +472,9 @@ class BpeTrainer:
             If a file is not a counts file, or was counted with another split pattern or
             other special tokens than this trainer's.
         """
+        if self.superword is not None:
+            raise ValueError("a superword trainer needs the pieces of two patterns, which one set of counts does not "
+                             "hold: train on the text (train or train_from_iterator)")
         started = time.perf_counter()
         base = self._base(base)
         pat_str = self._pattern(base, stacklevel=3)
@@ -496,6 +548,8 @@ class BpeTrainer:
         """
         started = time.perf_counter()
         base = self._base(base)
+        if self.superword is not None:
+            return self._train_superword_iterator(iterator, length, text_field, base, started)
         counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
 
         def progress(bar):
@@ -510,6 +564,27 @@ class BpeTrainer:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, base, stacklevel=3)
+
+    def _train_superword_iterator(self, iterator, length, text_field, base, started) -> Tokenizer:
+        """Superword training on documents read once: both stages' pieces counted together."""
+        first, second = superword.stages(self)
+
+        def documents(bar):
+            for document in iterator:
+                yield document
+                bar.update()
+
+        with progress_bar(total=length, unit="doc", desc="counting both stages", disable=not self.show_progress) as bar:
+            counters = superword.count_both(first._pattern(base, stacklevel=4), second.pat_str, self.special_tokens,
+                                            documents(bar), text_field)
+        runs = iter(counters)
+
+        def run(stage, start):
+            counter = next(runs)
+            counter.seconds = time.perf_counter() - started
+            return stage._train_counter(counter, start, stacklevel=5)
+
+        return superword.train(self, run, base, BasePatternWarning)
 
     # ---------------------------------------------------------------- training
 
@@ -611,14 +686,16 @@ class BpeTrainer:
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
             return PairMerger(data, table.offsets, table.counts, *options), byte_ids, table.n_bytes
         lengths, initial = base_tokens(base, table) if extension is None else extension.initial(table)
-        merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
+        vocab = base.vocab if extension is None else extension.tokens
+        rule = superword.kernel_rule(self.superword_rule, vocab, len(lengths), n_wanted)
+        merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial, rule)
         tokens_per_piece = np.add.reduceat((initial >= 0).astype(np.int64), table.offsets[:-1])
         n_start_tokens = int(tokens_per_piece @ table.counts)
         return merger, None if extension is not None else np.array(base.byte_ids), n_start_tokens
 
     def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
         """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
-        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+        with progress_bar(total=n_wanted, unit="merge", desc=f"{self.stage}merging", disable=not self.show_progress) as bar:
             while not merger.finished:
                 bar.update(merger.merge(MERGES_PER_STEP))
         merges = [tuple(pair) for pair in merger.merges.tolist()]

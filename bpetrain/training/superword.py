@@ -1,0 +1,139 @@
+"""Superword training (SuperBPE): a second stage of merges that may span words.
+
+SuperBPE (A. Liu, J. Hayase, V. Hofmann, S. Oh, N. A. Smith, Y. Choi, "SuperBPE: Space
+Travel for Language Models", COLM 2025, arXiv:2503.13423; code: PythonNut/superbpe and the
+authors' fork of Hugging Face ``tokenizers``) trains in two stages:
+
+1. ordinary BPE with the trainer's split pattern, up to the *transition* vocabulary size T;
+2. training goes on from stage 1's merges on the text split by a pattern that does not
+   stop at spaces (:data:`bpetrain.PATTERNS` ``"superbpe"``, the authors' current rule,
+   or ``"superbpe-original"``, the paper's): every stage-2 piece starts as stage 1's
+   encoding of it (``base=``, rule 7 of :mod:`bpetrain._reference`), and merges go on to
+   ``vocab_size`` under the same rules, except that a merge whose token would span more
+   than ``max_words_per_token`` words or hold ``": "`` is refused (the merge kernel drops
+   the pair when it pops it: :mod:`bpetrain.training._superword`).
+
+The tokenizer that comes out splits with the stage-2 pattern (its ``pat_str``), which
+matches all text, so its ranks with that pattern encode alike in bpetrain, tiktoken and a
+``tokenizer.json`` (one ``Split`` and ``ByteLevel``). Each stage counts its pieces as any
+run does: in parallel, or on a Dask cluster; documents from an iterator are read once and
+counted for both stages together.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+from bpetrain.counting.counts import PieceCounter
+from bpetrain.splitting.names import describe_pattern
+from bpetrain.splitting.pattern import resolve_pattern
+from bpetrain.training._superword import SuperwordRule
+
+__all__ = ["Superword", "count_both", "kernel_rule"]
+
+#: Documents from an iterator handed to the two counters at a time.
+CHUNK = 1024
+
+
+@dataclass(frozen=True)
+class Superword:
+    """The options of a superword run, checked.
+
+    Attributes
+    ----------
+    transition : int
+        The vocabulary size at which stage 2 starts (T), counted as ``vocab_size`` is.
+    pat_str : str
+        Stage 2's split pattern (resolved).
+    max_words_per_token : int
+        The most words (runs of bytes between spaces) a stage-2 token may span; 0: no limit.
+    forbid_colon_space : bool
+        Refuse stage-2 tokens that hold ``": "``.
+    """
+
+    transition: int
+    pat_str: str
+    max_words_per_token: int
+    forbid_colon_space: bool
+
+    @classmethod
+    def of(cls, transition, vocab_size: int, floor: int, pat_str, max_words_per_token, forbid_colon_space):
+        """The options, or ValueError/TypeError naming the one that is wrong."""
+        for name, value in (("superword_transition", transition), ("max_words_per_token", max_words_per_token)):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"{name} must be an int or None, got {type(value).__name__}: {value!r}")
+        if not isinstance(forbid_colon_space, bool):
+            raise TypeError(f"forbid_colon_space must be a bool, got {type(forbid_colon_space).__name__}")
+        if not floor <= transition <= vocab_size:
+            raise ValueError(
+                f"superword_transition={transition} must lie between {floor} (256 bytes + the special tokens) and "
+                f"vocab_size={vocab_size}: stage 1 trains to that size, stage 2 from there to vocab_size"
+            )
+        if max_words_per_token is not None and max_words_per_token < 1:
+            raise ValueError(f"max_words_per_token must be >= 1 or None for no limit, got {max_words_per_token}")
+        pattern = resolve_pattern(pat_str)
+        if pattern is None or not isinstance(pattern, str):
+            raise ValueError(
+                f"superword_pat_str={describe_pattern(pattern)}: stage 2 needs one split pattern (a regex or a name "
+                "such as 'superbpe'), so that tiktoken and tokenizer.json can split as the tokenizer does"
+            )
+        return cls(transition, pattern, max_words_per_token or 0, forbid_colon_space)
+
+
+def stages(trainer):
+    """The two trainers (of ``trainer``'s class) of a superword ``trainer``: stage 1 (its
+    pattern, to the transition size) and stage 2 (the superword pattern, to ``vocab_size``,
+    with the kernel rule)."""
+    BpeTrainer = type(trainer)
+    options = trainer.superword
+    common = dict(special_tokens=trainer.special_tokens, min_frequency=trainer.min_frequency,
+                  show_progress=trainer.show_progress, max_token_length=trainer.max_token_length)
+    first = BpeTrainer(options.transition, pat_str=trainer.pat_str, tie_break=trainer.tie_break,
+                       new_ids_from=trainer.new_ids_from, **common)
+    first.pat_str_given = trainer.pat_str_given
+    first.stage = "stage 1: "
+    # Stage 2 extends stage 1, whose ids keep its tie-break's numbering.
+    second = BpeTrainer(trainer.vocab_size, pat_str=options.pat_str, **common)
+    second.stage = "stage 2: "
+    second.superword_rule = options
+    return first, second
+
+
+def train(trainer, run, base, pattern_warning: type[Warning]):
+    """Train ``trainer`` in two stages: ``run(stage_trainer, base)`` trains one stage (reads
+    the text its way); stage 2 takes stage 1's tokenizer as its base, with another pattern
+    (``pattern_warning``, which says so, is silenced). Sets ``trainer.stats`` to stage 2's
+    and ``trainer.stage_stats`` to both."""
+    first, second = stages(trainer)
+    tokenizer = run(first, base)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pattern_warning)  # the point of stage 2
+        tokenizer = run(second, tokenizer)
+    trainer.stats = second.stats
+    trainer.stage_stats = (first.stats, second.stats)
+    return tokenizer
+
+
+def count_both(first_pattern, second_pattern, special_tokens, documents, text_field: str):
+    """Count ``documents`` (read once) with both patterns: two :class:`PieceCounter`."""
+    counters = (PieceCounter(first_pattern, special_tokens), PieceCounter(second_pattern, special_tokens))
+    chunk = []
+    for item in documents:
+        chunk.append(item)
+        if len(chunk) == CHUNK:
+            for counter in counters:
+                counter.update(chunk, text_field=text_field)
+            chunk = []
+    for counter in counters:
+        counter.update(chunk, text_field=text_field)
+    return counters
+
+
+def kernel_rule(options: Superword | None, vocab: dict[int, bytes], n_base: int, n_merges: int):
+    """The merge kernel's :class:`~bpetrain.training._superword.SuperwordRule` for a stage
+    whose ids ``0..n_base-1`` are ``vocab`` (ids missing from it are no tokens), or None
+    when ``options`` is None or sets no constraint."""
+    if options is None or not (options.max_words_per_token or options.forbid_colon_space):
+        return None
+    tokens = [vocab.get(i, b"") for i in range(n_base)]
+    return SuperwordRule(tokens, n_merges, options.max_words_per_token, options.forbid_colon_space)
