@@ -230,7 +230,7 @@ def superword_allows(token: bytes, max_words: int | None = 4, forbid_colon_space
 def train_superword(
     texts: Iterable[str | bytes],
     n_merges: int,
-    n_superword_merges: int,
+    n_total: int,
     pat_str: str | None,
     superword_pat_str: str,
     special_tokens: Iterable[str] = (),
@@ -238,8 +238,8 @@ def train_superword(
     max_words: int | None = 4,
     forbid_colon_space: bool = True,
 ) -> list[tuple[int, int]]:
-    """Rule 8: ``n_merges`` merges with ``pat_str``, then up to ``n_superword_merges`` more on
-    the pieces of ``superword_pat_str``, each starting as stage 1 encodes it."""
+    """Rule 8: up to ``n_merges`` merges with ``pat_str``, then more on the pieces of
+    ``superword_pat_str``, each starting as stage 1 encodes it, up to ``n_total`` in all."""
     texts = list(texts)
     first = train(texts, n_merges, pat_str, special_tokens, min_frequency)
     vocab = {token: bytes([token]) for token in range(256)}
@@ -248,7 +248,7 @@ def train_superword(
     ranks: dict[bytes, int] = {}
     for token_id in sorted(vocab):  # the lowest id of bytes two merges spell
         ranks.setdefault(vocab[token_id], token_id)
-    second = train(texts, n_superword_merges, superword_pat_str, special_tokens, min_frequency, base=ranks,
+    second = train(texts, n_total - len(first), superword_pat_str, special_tokens, min_frequency, base=ranks,
                    n_base=len(vocab), accept=lambda token: superword_allows(token, max_words, forbid_colon_space))
     return first + second
 

@@ -10,7 +10,7 @@ cdef class SuperwordRule:
     cdef readonly bint forbid_colon_space  # no token may hold the bytes b": "
     cdef readonly int64_t n_ids            # ids the arrays have room for
     cdef readonly int64_t n_refused        # pairs refused so far (for tests and stats)
-    cdef object words_array, ends_array
+    cdef readonly object words_array, ends_array  # the facts below, as numpy arrays
     cdef int32_t* n_words    # id -> words it spans
     cdef uint8_t* ends       # id -> bit 0: starts with a space, 1: ends with one, 2: ends with ':', 3: holds ": "
 

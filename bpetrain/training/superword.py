@@ -21,18 +21,23 @@ counted for both stages together.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from dataclasses import dataclass
 
+from bpetrain._util.progress import progress_bar
 from bpetrain.counting.counts import PieceCounter
 from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.training._superword import SuperwordRule
 
-__all__ = ["Superword", "count_both", "kernel_rule"]
+__all__ = ["DEFAULTS", "Superword", "count_both", "describe", "kernel_rule", "refuse_counts", "stages", "train",
+           "train_iterator"]
 
 #: Documents from an iterator handed to the two counters at a time.
 CHUNK = 1024
+#: The defaults of the options that apply only with ``superword_transition``.
+DEFAULTS = {"superword_pat_str": "superbpe", "max_words_per_token": 4, "forbid_colon_space": True}
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,14 @@ class Superword:
 
     @classmethod
     def of(cls, transition, vocab_size: int, floor: int, pat_str, max_words_per_token, forbid_colon_space):
-        """The options, or ValueError/TypeError naming the one that is wrong."""
+        """The options (None without ``transition``), or ValueError/TypeError naming the one that is wrong."""
+        given = {"superword_pat_str": pat_str, "max_words_per_token": max_words_per_token,
+                 "forbid_colon_space": forbid_colon_space}
+        if transition is None:
+            changed = [name for name, value in given.items() if value != DEFAULTS[name]]
+            if changed:
+                raise ValueError(f"{', '.join(changed)} apply to superword training: set superword_transition too")
+            return None
         for name, value in (("superword_transition", transition), ("max_words_per_token", max_words_per_token)):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise TypeError(f"{name} must be an int or None, got {type(value).__name__}: {value!r}")
@@ -80,6 +92,28 @@ class Superword:
         return cls(transition, pattern, max_words_per_token or 0, forbid_colon_space)
 
 
+def describe(options: Superword | None) -> str:
+    """The options as a trainer's repr shows them after its others ("" for None)."""
+    if options is None:
+        return ""
+    return (f", superword_transition={options.transition}, superword_pat_str={describe_pattern(options.pat_str)}, "
+            f"max_words_per_token={options.max_words_per_token or None}, "
+            f"forbid_colon_space={options.forbid_colon_space}")
+
+
+def refuse_counts(trainer) -> None:
+    """Counts are of one pattern: a superword ``trainer`` refuses to count or train from them.
+
+    Raises
+    ------
+    ValueError
+        If ``trainer`` trains superwords.
+    """
+    if trainer.superword is not None:
+        raise ValueError("a superword trainer needs the pieces of two split patterns, which one set of counts does "
+                         "not hold: train on the text (train or train_from_iterator), which counts it twice")
+
+
 def stages(trainer):
     """The two trainers (of ``trainer``'s class) of a superword ``trainer``: stage 1 (its
     pattern, to the transition size) and stage 2 (the superword pattern, to ``vocab_size``,
@@ -99,19 +133,46 @@ def stages(trainer):
     return first, second
 
 
-def train(trainer, run, base, pattern_warning: type[Warning]):
-    """Train ``trainer`` in two stages: ``run(stage_trainer, base)`` trains one stage (reads
-    the text its way); stage 2 takes stage 1's tokenizer as its base, with another pattern
-    (``pattern_warning``, which says so, is silenced). Sets ``trainer.stats`` to stage 2's
-    and ``trainer.stage_stats`` to both."""
-    first, second = stages(trainer)
-    tokenizer = run(first, base)
+def train(trainer, run, base, pattern_warning: type[Warning], both=None):
+    """Train ``trainer`` in two stages (``both``, default :func:`stages`): ``run(stage, base)``
+    trains one stage (reads the text its way); stage 2 takes stage 1's tokenizer as its base,
+    with another pattern (``pattern_warning``, which says so, is silenced). Sets
+    ``trainer.stats`` to stage 2's and ``trainer.stage_stats`` to both."""
+    base = trainer._base(base)
+    first, second = both or stages(trainer)
+    if base is not None and first._n_merges_wanted(base)[0] == 0:
+        tokenizer = base  # the base is stage 1 (SuperBPE's extend_existing_tokenizer.sh): nothing to count
+    else:
+        tokenizer = run(first, base)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pattern_warning)  # the point of stage 2
         tokenizer = run(second, tokenizer)
     trainer.stats = second.stats
-    trainer.stage_stats = (first.stats, second.stats)
+    trainer.stage_stats = (first.stats, second.stats)  # stage 1's is None when the base was stage 1
     return tokenizer
+
+
+def train_iterator(trainer, iterator, length: int | None, text_field: str, base, started: float, pattern_warning):
+    """:meth:`BpeTrainer.train_from_iterator` of a superword ``trainer``: the documents are
+    read once, both stages' pieces counted together."""
+    first, second = stages(trainer)
+
+    def documents(bar):
+        for document in iterator:
+            yield document
+            bar.update()
+
+    base = trainer._base(base)
+    with progress_bar(total=length, unit="doc", desc="counting both stages", disable=not trainer.show_progress) as bar:
+        counters = count_both(first._pattern(base, stacklevel=4), second.pat_str, trainer.special_tokens,
+                              documents(bar), text_field)
+
+    def run(stage, start):
+        counter = counters[stage is second]
+        counter.seconds = time.perf_counter() - started
+        return stage._train_counter(counter, start, stacklevel=5)
+
+    return train(trainer, run, base, pattern_warning, (first, second))
 
 
 def count_both(first_pattern, second_pattern, special_tokens, documents, text_field: str):

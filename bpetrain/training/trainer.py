@@ -40,9 +40,7 @@ class _DefaultPattern(str):
 
 DEFAULT_PATTERN = _DefaultPattern("cl100k")
 OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break",
-           "new_ids_from", "superword_transition", "superword_pat_str", "max_words_per_token", "forbid_colon_space")
-#: The superword options' defaults (they apply only with ``superword_transition``).
-SUPERWORD_DEFAULTS = {"superword_pat_str": "superbpe", "max_words_per_token": 4, "forbid_colon_space": True}
+           "new_ids_from", "superword_transition", *superword.DEFAULTS)
 TIE_BREAKS = ("rustbpe", "hf")
 #: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
 #: ``ByteLevel`` characters sorted by code point; special tokens aside).
@@ -160,18 +158,12 @@ class BpeTrainer:
         last one in use.
         Hugging Face's ``Tokenizer.train(files)`` makes each line a document: train on
         the same files with ``documents="line"`` (``--documents line``) to get its merges.
-    superword_transition : int or None, default None
-        Train superword tokens (SuperBPE, :mod:`bpetrain.training.superword`): stage 1
-        trains with ``pat_str`` to this vocabulary size, stage 2 goes on to ``vocab_size``
-        on pieces of ``superword_pat_str``, which may span words. ``None``: one stage.
-    superword_pat_str : str, default "superbpe"
-        Stage 2's split pattern: ``"superbpe"`` (the SuperBPE authors' current rule),
-        ``"superbpe-original"`` (the paper's) or any regex; the tokenizer splits with it.
-    max_words_per_token : int or None, default 4
-        Stage 2 makes no token spanning more words (runs of bytes between spaces);
-        ``None``: no limit.
-    forbid_colon_space : bool, default True
-        Stage 2 makes no token holding ``": "``.
+    superword_transition, superword_pat_str, max_words_per_token, forbid_colon_space : optional
+        Superword tokens (SuperBPE, :mod:`bpetrain.training.superword`): with ``superword_transition=T``
+        stage 1 trains with ``pat_str`` to T tokens, stage 2 on to ``vocab_size`` on the pieces of
+        ``superword_pat_str`` (``"superbpe"``, default; ``"superbpe-original"``; a regex), which the
+        tokenizer then splits with, making no token of more than ``max_words_per_token`` words (4;
+        None: any) or, with ``forbid_colon_space`` (True), holding ``": "``.
 
     Raises
     ------
@@ -197,9 +189,9 @@ class BpeTrainer:
         tie_break: str = "rustbpe",
         new_ids_from: int | None = None,
         superword_transition: int | None = None,
-        superword_pat_str: str = SUPERWORD_DEFAULTS["superword_pat_str"],
-        max_words_per_token: int | None = SUPERWORD_DEFAULTS["max_words_per_token"],
-        forbid_colon_space: bool = SUPERWORD_DEFAULTS["forbid_colon_space"],
+        superword_pat_str: str = superword.DEFAULTS["superword_pat_str"],
+        max_words_per_token: int | None = superword.DEFAULTS["max_words_per_token"],
+        forbid_colon_space: bool = superword.DEFAULTS["forbid_colon_space"],
         **unknown,
     ):
         if unknown:
@@ -249,21 +241,11 @@ class BpeTrainer:
         self.tie_break = tie_break
         self.new_ids_from = new_ids_from
         #: The superword options (:class:`~bpetrain.training.superword.Superword`), or None.
-        self.superword = None
-        given = {name: value for name, value in (("superword_pat_str", superword_pat_str),
-                                                 ("max_words_per_token", max_words_per_token),
-                                                 ("forbid_colon_space", forbid_colon_space))
-                 if value != SUPERWORD_DEFAULTS[name]}
-        if superword_transition is not None:
-            self.superword = superword.Superword.of(superword_transition, vocab_size, floor, superword_pat_str,
-                                                    max_words_per_token, forbid_colon_space)
-        elif given:
-            raise ValueError(f"{', '.join(given)} apply to superword training: set superword_transition too")
-        #: A stage of a superword run: its constraints on new merges, and its progress bars' label.
-        self.superword_rule: superword.Superword | None = None
-        self.stage = ""
-        #: With ``superword_transition``: the :class:`TrainingStats` of both stages (``stats`` is stage 2's).
-        self.stage_stats: tuple[TrainingStats, TrainingStats] | None = None
+        self.superword = superword.Superword.of(superword_transition, vocab_size, floor, superword_pat_str,
+                                                max_words_per_token, forbid_colon_space)
+        #: Set on the stages of a superword run: the constraints on new merges, the progress bars' label,
+        #: and on the run's trainer, the stages' :class:`TrainingStats` (stage 1's None when it was the base).
+        self.superword_rule, self.stage, self.stage_stats = None, "", None
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
@@ -271,13 +253,7 @@ class BpeTrainer:
         return (
             f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={describe_pattern(self.pat_str)}, "
             f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
-            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r}"
-            + ("" if self.superword is None else
-               f", superword_transition={self.superword.transition}, "
-               f"superword_pat_str={describe_pattern(self.superword.pat_str)}, "
-               f"max_words_per_token={self.superword.max_words_per_token or None}, "
-               f"forbid_colon_space={self.superword.forbid_colon_space}")
-            + ")"
+            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r}{superword.describe(self.superword)})"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -355,8 +331,8 @@ class BpeTrainer:
         if self.superword is not None:
             options = dict(documents=documents, input_format=input_format, text_field=text_field,
                            num_threads=num_threads, client=client, max_pieces=max_pieces)
-            return superword.train(self, lambda stage, start: stage.train(files, base=start, **options),
-                                   self._base(base), BasePatternWarning)
+            return superword.train(self, lambda stage, start: stage.train(files, base=start, **options), base,
+                                   BasePatternWarning)
         base = self._base(base)
         self._pattern(base, stacklevel=3)  # warns here, at the caller's line, not in count
         with warnings.catch_warnings():
@@ -389,9 +365,7 @@ class BpeTrainer:
         -------
         PieceCounter
         """
-        if self.superword is not None:
-            raise ValueError("a superword trainer counts the text twice, with two patterns: count with a trainer of "
-                             "each stage's pattern, or train on the text")
+        superword.refuse_counts(self)
         check_documents(documents)
         sources = expand_inputs(files, input_format)
         counts_files = [source.path for source in sources if source.path.endswith(".npz")]
@@ -472,9 +446,7 @@ class BpeTrainer:
             If a file is not a counts file, or was counted with another split pattern or
             other special tokens than this trainer's.
         """
-        if self.superword is not None:
-            raise ValueError("a superword trainer needs the pieces of two patterns, which one set of counts does not "
-                             "hold: train on the text (train or train_from_iterator)")
+        superword.refuse_counts(self)
         started = time.perf_counter()
         base = self._base(base)
         pat_str = self._pattern(base, stacklevel=3)
@@ -547,9 +519,9 @@ class BpeTrainer:
             If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
         started = time.perf_counter()
-        base = self._base(base)
         if self.superword is not None:
-            return self._train_superword_iterator(iterator, length, text_field, base, started)
+            return superword.train_iterator(self, iterator, length, text_field, base, started, BasePatternWarning)
+        base = self._base(base)
         counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
 
         def progress(bar):
@@ -564,27 +536,6 @@ class BpeTrainer:
             counter.update(progress(bar), text_field=text_field)
         counter.seconds = time.perf_counter() - started
         return self._train_counter(counter, base, stacklevel=3)
-
-    def _train_superword_iterator(self, iterator, length, text_field, base, started) -> Tokenizer:
-        """Superword training on documents read once: both stages' pieces counted together."""
-        first, second = superword.stages(self)
-
-        def documents(bar):
-            for document in iterator:
-                yield document
-                bar.update()
-
-        with progress_bar(total=length, unit="doc", desc="counting both stages", disable=not self.show_progress) as bar:
-            counters = superword.count_both(first._pattern(base, stacklevel=4), second.pat_str, self.special_tokens,
-                                            documents(bar), text_field)
-        runs = iter(counters)
-
-        def run(stage, start):
-            counter = next(runs)
-            counter.seconds = time.perf_counter() - started
-            return stage._train_counter(counter, start, stacklevel=5)
-
-        return superword.train(self, run, base, BasePatternWarning)
 
     # ---------------------------------------------------------------- training
 
