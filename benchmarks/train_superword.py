@@ -55,8 +55,11 @@ def compare(args) -> None:
     for text, label in texts:
         print(f"held-out: {label}, {len(text.encode())} bytes")
     runs = [("plain", BpeTrainer(args.vocab_size, show_progress=False))]
-    runs += [(f"superword T={t}", BpeTrainer(args.vocab_size, superword_transition=t, show_progress=False))
+    options = dict(superword_pat_str=args.superword_pat_str, max_words_per_token=args.max_words_per_token or None,
+                   forbid_colon_space=not args.allow_colon_space, show_progress=False)
+    runs += [(f"superword T={t}", BpeTrainer(args.vocab_size, superword_transition=t, **options))
              for t in args.transition]
+    print(f"superword options: {options}")
     plain_tokens: dict[str, int] = {}
     for label, trainer in runs:
         started = time.perf_counter()
@@ -113,6 +116,9 @@ def main() -> None:
                         help="compare: held-out text, each from byte OFFSET (0) of PATH (the first is timed)")
     parser.add_argument("--held-out-bytes", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--superword-pat-str", default="superbpe")
+    parser.add_argument("--max-words-per-token", type=int, default=4, help="0: no limit")
+    parser.add_argument("--allow-colon-space", action="store_true")
     parser.add_argument("--stage1", default=None, help="stage2: the stage-1 model file")
     args = parser.parse_args()
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs (shared machine)")

@@ -60,12 +60,14 @@ LLAMA3_PATTERN = (
 _PUNCT = r"[^\s\p{L}\p{N}]"
 #: The authors' current rule (PythonNut/superbpe ``scripts/extend_tokenizer.sh``):
 #: ``\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)`` and the text between its
-#: matches, no piece crossing a newline. The last alternative is that text: letters,
-#: whitespace but newlines and spaces, a mark not followed by another, a space followed
-#: by a letter, a number or a lone mark; it takes the newline that ends its line.
+#: matches, no piece crossing a newline. The first alternative is that text (it starts only
+#: where none of the others can): letters, whitespace but newlines and spaces, a mark not
+#: followed by another, a space followed by a letter, a number or a lone mark; it takes the
+#: newline that ends its line. Then the three alternatives, ``[\r\n/]*`` stopping at the
+#: first newline. (Put first, and possessive, it splits twice as fast as put last.)
 SUPERBPE_PATTERN = (
-    rf"""\p{{N}}{{1,3}}| ?{_PUNCT}{{2,}}[\r/]*\n?| +(?!\S)"""
-    rf"""|(?:{_PUNCT}(?!{_PUNCT})|\p{{L}}|[^\S\n ]| (?=[\p{{L}}\p{{N}}]|{_PUNCT}(?!{_PUNCT})))+\n?|\n"""
+    rf"""(?:\p{{L}}++| \p{{L}}++|[^\S\n ]++| ?{_PUNCT}(?!{_PUNCT})| (?=\p{{N}}))++\n?"""
+    rf"""|\p{{N}}{{1,3}}| ?{_PUNCT}{{2,}}[\r/]*\n?| +(?!\S)|\n"""
 )
 #: The rule of the paper's experiments (PythonNut/superbpe before November 2025:
 #: ``Digits(individual_digits=False)``, then ``(?=(\d{3})+(?!\d))`` isolated): runs of

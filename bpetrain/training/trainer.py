@@ -640,7 +640,7 @@ class BpeTrainer:
         vocab = base.vocab if extension is None else extension.tokens
         rule = superword.kernel_rule(self.superword_rule, vocab, len(lengths), n_wanted)
         merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial, rule)
-        tokens_per_piece = np.add.reduceat((initial >= 0).astype(np.int64), table.offsets[:-1])
+        tokens_per_piece = np.add.reduceat(initial >= 0, table.offsets[:-1], dtype=np.int64)  # no int64 copy
         n_start_tokens = int(tokens_per_piece @ table.counts)
         return merger, None if extension is not None else np.array(base.byte_ids), n_start_tokens
 
