@@ -11,8 +11,8 @@ ranks and pattern; then times encoding the first held-out text with bpetrain's
 ``stage2``: runs stage 2 alone, in this process, on a stage-1 model saved before
 (``--stage1``, e.g. from ``python -m bpetrain train CORPUS --vocab-size 24576 -o s1.json``)
 : ``BpeTrainer(vocab_size, superword_transition=<its size>).train(corpus, base=stage1)``
-counts the stage-2 pieces, encodes them with stage 1 and merges; it prints the wall time
-and the process's peak resident memory (``ru_maxrss``, stage-1 model load included).
+counts the stage-2 pieces, encodes them with stage 1 and merges; it prints the wall time,
+the process's CPU time and its peak resident memory (``ru_maxrss``, stage-1 model load included).
 
 Usage::
 
@@ -102,8 +102,10 @@ def stage2(args) -> None:
     started = time.perf_counter()
     tokenizer = trainer.train(args.corpus, base=base)
     seconds = time.perf_counter() - started
+    usage = resource.getrusage(resource.RUSAGE_SELF)
     print(f"stage 2 on {os.path.basename(args.corpus)}: {size} -> {256 + len(tokenizer.merges)} tokens, "
-          f"{trainer.stats.n_pieces} unique pieces, {seconds:.1f} s wall, peak RSS {peak_rss_gib():.2f} GiB")
+          f"{trainer.stats.n_pieces} unique pieces, {seconds:.1f} s wall, "
+          f"{usage.ru_utime + usage.ru_stime:.1f} s CPU (the whole process), peak RSS {peak_rss_gib():.2f} GiB")
 
 
 def main() -> None:
