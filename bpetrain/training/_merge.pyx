@@ -40,11 +40,11 @@ import numpy as np
 
 from bpetrain._types cimport count_t, pos_t, token_t
 from bpetrain.training._buffers cimport double_buffer
-from bpetrain.training._superword cimport SuperwordRule
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
 from bpetrain.training._pairs cimport (
     EMPTY, INLINE_OCC, PairSlot, PairTable, append, fit_list, key_left, key_right, pack,
     table_alloc, table_delete, table_find, table_free, table_insert, take_list)
+from bpetrain.training._superword cimport SuperwordRule
 
 cdef extern from *:
     """

@@ -190,11 +190,14 @@ def count_both(first_pattern, second_pattern, special_tokens, documents, text_fi
     return counters
 
 
-def kernel_rule(options: Superword | None, vocab: dict[int, bytes], n_base: int, n_merges: int):
+def kernel_rule(options: Superword | None, base, extension, n_base: int, n_merges: int):
     """The merge kernel's :class:`~bpetrain.training._superword.SuperwordRule` for a stage
-    whose ids ``0..n_base-1`` are ``vocab`` (ids missing from it are no tokens), or None
-    when ``options`` is None or sets no constraint."""
+    that extends ``base`` (a :class:`~bpetrain.Tokenizer`; through ``extension``, an
+    :class:`~bpetrain.training.extend.Extension`, when it keeps its ids), whose ids are
+    ``0..n_base-1`` (ids that are no token count as empty), or None when ``options`` is None
+    or sets no constraint."""
     if options is None or not (options.max_words_per_token or options.forbid_colon_space):
         return None
+    vocab = base.vocab if extension is None else extension.tokens
     tokens = [vocab.get(i, b"") for i in range(n_base)]
     return SuperwordRule(tokens, n_merges, options.max_words_per_token, options.forbid_colon_space)

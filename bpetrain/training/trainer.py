@@ -637,8 +637,7 @@ class BpeTrainer:
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
             return PairMerger(data, table.offsets, table.counts, *options), byte_ids, table.n_bytes
         lengths, initial = base_tokens(base, table) if extension is None else extension.initial(table)
-        vocab = base.vocab if extension is None else extension.tokens
-        rule = superword.kernel_rule(self.superword_rule, vocab, len(lengths), n_wanted)
+        rule = superword.kernel_rule(self.superword_rule, base, extension, len(lengths), n_wanted)
         merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial, rule)
         tokens_per_piece = np.add.reduceat(initial >= 0, table.offsets[:-1], dtype=np.int64)  # no int64 copy
         n_start_tokens = int(tokens_per_piece @ table.counts)
