@@ -271,3 +271,18 @@ def test_cli_trains_superwords(tmp_path):
     assert tok.merges == want.merges and tok.pat_str == PATTERNS["superbpe"]
     bad = run_bpetrain(["train", str(corpus), "--vocab-size", "400", "--max-words-per-token", "3", "-o", str(out)])
     assert bad.returncode != 0 and "superword_transition" in bad.stderr
+
+
+def test_warnings_name_the_stage_and_point_at_the_call(tmp_path):
+    from bpetrain import VocabSizeNotReachedWarning
+
+    texts = ["a tiny text, and a tiny text"] * 3
+    with pytest.warns(VocabSizeNotReachedWarning, match=r"stage \d of superword training") as caught:
+        BpeTrainer(2000, superword_transition=1000, show_progress=False).train_from_iterator(texts)
+    assert {w.filename for w in caught} == {__file__}
+    assert {str(w.message)[:7] for w in caught} == {"stage 1", "stage 2"}
+    path = tmp_path / "tiny.txt"
+    path.write_text(texts[0], encoding="utf-8")
+    with pytest.warns(VocabSizeNotReachedWarning) as caught:
+        BpeTrainer(2000, superword_transition=1000, show_progress=False).train(str(path))
+    assert {w.filename for w in caught} == {__file__}

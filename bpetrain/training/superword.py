@@ -133,20 +133,25 @@ def stages(trainer):
     return first, second
 
 
-def train(trainer, run, base, pattern_warning: type[Warning], both=None):
+def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stacklevel: int = 3):
     """Train ``trainer`` in two stages (``both``, default :func:`stages`): ``run(stage, base)``
     trains one stage (reads the text its way); stage 2 takes stage 1's tokenizer as its base,
-    with another pattern (``pattern_warning``, which says so, is silenced). Sets
-    ``trainer.stats`` to stage 2's and ``trainer.stage_stats`` to both."""
+    with another pattern (``pattern_warning``, which says so, is dropped). The stages' other
+    warnings are raised again ``stacklevel`` frames up (at the user's call), their messages
+    naming the stage. Sets ``trainer.stats`` to stage 2's and ``trainer.stage_stats`` to both."""
     base = trainer._base(base)
     first, second = both or stages(trainer)
-    if base is not None and first._n_merges_wanted(base)[0] == 0:
-        tokenizer = base  # the base is stage 1 (SuperBPE's extend_existing_tokenizer.sh): nothing to count
-    else:
-        tokenizer = run(first, base)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pattern_warning)  # the point of stage 2
-        tokenizer = run(second, tokenizer)
+    tokenizer = base  # a base of T tokens is stage 1 (SuperBPE's extend_existing_tokenizer.sh): nothing to count
+    for stage, label in ((first, "stage 1"), (second, "stage 2")):
+        if stage is first and base is not None and first._n_merges_wanted(base)[0] == 0:
+            continue
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tokenizer = run(stage, tokenizer)
+        for found in caught:
+            if not (stage is second and issubclass(found.category, pattern_warning)):  # the point of stage 2
+                warnings.warn(f"{label} of superword training: {found.message}", found.category,
+                              stacklevel=stacklevel)
     trainer.stats = second.stats
     trainer.stage_stats = (first.stats, second.stats)  # stage 1's is None when the base was stage 1
     return tokenizer
@@ -170,9 +175,9 @@ def train_iterator(trainer, iterator, length: int | None, text_field: str, base,
     def run(stage, start):
         counter = counters[stage is second]
         counter.seconds = time.perf_counter() - started
-        return stage._train_counter(counter, start, stacklevel=5)
+        return stage._train_counter(counter, start, stacklevel=3)
 
-    return train(trainer, run, base, pattern_warning, (first, second))
+    return train(trainer, run, base, pattern_warning, (first, second), stacklevel=4)
 
 
 def count_both(first_pattern, second_pattern, special_tokens, documents, text_field: str):
