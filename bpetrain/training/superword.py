@@ -21,6 +21,7 @@ counted for both stages together.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 from dataclasses import dataclass
@@ -133,12 +134,15 @@ def stages(trainer):
     return first, second
 
 
-def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stacklevel: int = 3):
+def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stacklevel: int = 3,
+          started: float | None = None):
     """Train ``trainer`` in two stages (``both``, default :func:`stages`): ``run(stage, base)``
     trains one stage (reads the text its way); stage 2 takes stage 1's tokenizer as its base,
     with another pattern (``pattern_warning``, which says so, is dropped). The stages' other
     warnings are raised again ``stacklevel`` frames up (at the user's call), their messages
-    naming the stage. Sets ``trainer.stats`` to stage 2's and ``trainer.stage_stats`` to both."""
+    naming the stage. Sets ``trainer.stats`` to stage 2's, with the seconds of the whole run (since
+    ``started``, a :func:`time.perf_counter` time, default now), and ``trainer.stage_stats`` to both."""
+    started = time.perf_counter() if started is None else started
     base = trainer._base(base)
     first, second = both or stages(trainer)
     tokenizer = base  # a base of T tokens is stage 1 (SuperBPE's extend_existing_tokenizer.sh): nothing to count
@@ -152,7 +156,7 @@ def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stac
             if not (stage is second and issubclass(found.category, pattern_warning)):  # the point of stage 2
                 warnings.warn(f"{label} of superword training: {found.message}", found.category,
                               stacklevel=stacklevel)
-    trainer.stats = second.stats
+    trainer.stats = dataclasses.replace(second.stats, seconds=time.perf_counter() - started)
     trainer.stage_stats = (first.stats, second.stats)  # stage 1's is None when the base was stage 1
     return tokenizer
 
@@ -177,7 +181,7 @@ def train_iterator(trainer, iterator, length: int | None, text_field: str, base,
         counter.seconds = time.perf_counter() - started
         return stage._train_counter(counter, start, stacklevel=3)
 
-    return train(trainer, run, base, pattern_warning, (first, second), stacklevel=4)
+    return train(trainer, run, base, pattern_warning, (first, second), stacklevel=4, started=started)
 
 
 def count_both(first_pattern, second_pattern, special_tokens, documents, text_field: str):

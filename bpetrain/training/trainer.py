@@ -244,7 +244,7 @@ class BpeTrainer:
         self.superword = superword.Superword.of(superword_transition, vocab_size, floor, superword_pat_str,
                                                 max_words_per_token, forbid_colon_space)
         #: Set on the stages of a superword run: the constraints on new merges, the progress bars' label,
-        #: and on the run's trainer, the stages' :class:`TrainingStats` (stage 1's None when it was the base).
+        #: on the run's trainer, the stages' TrainingStats (stage 1's None when it was the base; stats: stage 2's).
         self.superword_rule, self.stage, self.stage_stats = None, "", None
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
