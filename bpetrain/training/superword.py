@@ -32,8 +32,8 @@ from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.training._superword import SuperwordRule
 
-__all__ = ["DEFAULTS", "Superword", "count_both", "describe", "kernel_rule", "refuse_counts", "stages", "train",
-           "train_iterator"]
+__all__ = ["DEFAULTS", "Superword", "count_all", "describe", "is_stage_1", "kernel_rule", "refuse_counts", "stages",
+           "train", "train_iterator"]
 
 #: Documents from an iterator handed to the two counters at a time.
 CHUNK = 1024
@@ -147,7 +147,7 @@ def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stac
     first, second = both or stages(trainer)
     tokenizer = base  # a base of T tokens is stage 1 (SuperBPE's extend_existing_tokenizer.sh): nothing to count
     for stage, label in ((first, "stage 1"), (second, "stage 2")):
-        if stage is first and base is not None and first._n_merges_wanted(base)[0] == 0:
+        if stage is first and is_stage_1(first, base):
             continue
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -161,6 +161,11 @@ def train(trainer, run, base, pattern_warning: type[Warning], both=None, *, stac
     return tokenizer
 
 
+def is_stage_1(first, base) -> bool:
+    """Whether ``base`` has the transition's size already (stage 1, the trainer ``first``, has nothing to learn)."""
+    return base is not None and first._n_merges_wanted(base)[0] == 0
+
+
 def train_iterator(trainer, iterator, length: int | None, text_field: str, base, started: float, pattern_warning):
     """:meth:`BpeTrainer.train_from_iterator` of a superword ``trainer``: the documents are
     read once, both stages' pieces counted together."""
@@ -172,21 +177,22 @@ def train_iterator(trainer, iterator, length: int | None, text_field: str, base,
             bar.update()
 
     base = trainer._base(base)
-    with progress_bar(total=length, unit="doc", desc="counting both stages", disable=not trainer.show_progress) as bar:
-        counters = count_both(first._pattern(base, stacklevel=4), second.pat_str, trainer.special_tokens,
-                              documents(bar), text_field)
+    counted = [second] if is_stage_1(first, base) else [first, second]
+    patterns = [stage._pattern(base, stacklevel=4) if stage is first else stage.pat_str for stage in counted]
+    with progress_bar(total=length, unit="doc", desc="counting", disable=not trainer.show_progress) as bar:
+        counters = dict(zip(counted, count_all(patterns, trainer.special_tokens, documents(bar), text_field)))
 
     def run(stage, start):
-        counter = counters[stage is second]
+        counter = counters[stage]
         counter.seconds = time.perf_counter() - started
         return stage._train_counter(counter, start, stacklevel=3)
 
     return train(trainer, run, base, pattern_warning, (first, second), stacklevel=4, started=started)
 
 
-def count_both(first_pattern, second_pattern, special_tokens, documents, text_field: str):
-    """Count ``documents`` (read once) with both patterns: two :class:`PieceCounter`."""
-    counters = (PieceCounter(first_pattern, special_tokens), PieceCounter(second_pattern, special_tokens))
+def count_all(patterns, special_tokens, documents, text_field: str) -> list[PieceCounter]:
+    """Count ``documents`` (read once) with each of ``patterns``: a :class:`PieceCounter` each."""
+    counters = [PieceCounter(pattern, special_tokens) for pattern in patterns]
     chunk = []
     for item in documents:
         chunk.append(item)
