@@ -38,13 +38,13 @@ from libc.stdlib cimport calloc, malloc, free
 
 import numpy as np
 
+from bpetrain.training._superword cimport SuperwordRule  # superword training's rule for new merges
 from bpetrain._types cimport count_t, pos_t, token_t
 from bpetrain.training._buffers cimport double_buffer
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
 from bpetrain.training._pairs cimport (
     EMPTY, INLINE_OCC, PairSlot, PairTable, append, fit_list, key_left, key_right, pack,
     table_alloc, table_delete, table_find, table_free, table_insert, take_list)
-from bpetrain.training._superword cimport SuperwordRule
 
 cdef extern from *:
     """
@@ -126,10 +126,10 @@ cdef class PairMerger:
     cdef readonly token_t first_id   # the id of the first merge (256, or the base's size)
     cdef readonly count_t min_frequency
     cdef readonly int32_t max_token_length
-    cdef readonly count_t n_tokens_removed
-    cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
     cdef readonly SuperwordRule rule      # constraints on new merges, or None
     cdef bint has_rule
+    cdef readonly count_t n_tokens_removed
+    cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
