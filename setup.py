@@ -38,6 +38,7 @@ KERNELS = [
     "bpetrain.encoding._incremental",
     "bpetrain.training._pairs",
     "bpetrain.training._maxheap",
+    "bpetrain.training._superword",
     "bpetrain.training._merge",
     "bpetrain.formats._rank_file",
 ]

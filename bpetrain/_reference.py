@@ -58,6 +58,11 @@ Training semantics (followed everywhere in bpetrain)
    every language is dropped. The first ``global_merges`` merges are chosen on the
    counts of all languages together (plain BPE on their union); training stops if that
    runs out.
+9. Superword training (SuperBPE, :func:`train_superword`): stage 1 trains with the
+   split pattern to the transition; stage 2 extends stage 1 (rule 7) on the pieces of
+   the superword pattern, where a pair whose joined token spans more than
+   ``max_words`` words (runs of bytes between spaces) or holds ``": "`` is never
+   merged (it does not take part in the choice: :func:`superword_allows`).
 """
 from __future__ import annotations
 
@@ -151,6 +156,8 @@ def train_pieces(
     max_token_length: int | None = None,
     tie_break: str = "rustbpe",
     base: Mapping[bytes, int] | None = None,
+    n_base: int | None = None,
+    accept=None,
 ) -> list[tuple[int, int]]:
     """Learn up to ``n_merges`` merges from piece counts (rules 3-6 above).
 
@@ -159,7 +166,9 @@ def train_pieces(
     out of ``stats`` and their new pairs put in. ``holders[t]`` is a superset of the
     pieces that contain token ``t``, so ``holders[a] & holders[b]`` finds every piece
     that can hold the pair ``(a, b)``. The merges are in bpetrain's ids (bytes 0..255)
-    whatever ``tie_break`` is. For tests only.
+    whatever ``tie_break`` is. ``n_base``: the ids of ``base`` (default ``len(base)``; more
+    when two of its ids spell the same bytes). ``accept(token)``: whether a pair whose
+    joined bytes are ``token`` may be merged (default: every pair). For tests only.
 
     >>> train_pieces({b"BCDEDEDE": 1}, 2)
     [(68, 69), (256, 256)]
@@ -176,13 +185,15 @@ def train_pieces(
         for token in ids:
             holders.setdefault(token, set()).add(i)
     merges = []
-    length = {token: 1 for token in range(256)} if base is None else {i: len(t) for t, i in base.items()}
-    first_id = 256 if base is None else len(base)
+    spelled = {token: bytes([token]) for token in range(256)} if base is None else {i: t for t, i in base.items()}
+    length = {token: len(t) for token, t in spelled.items()}
+    first_id = 256 if base is None else n_base or len(base)
     limit = float("inf") if max_token_length is None else max_token_length
     rank = {token: hf_id(token) for token in range(256)} if tie_break == "hf" else {}
     for step in range(n_merges):
         live = {
             pair: count for pair, count in stats.items() if count > 0 and length[pair[0]] + length[pair[1]] <= limit
+            and (accept is None or accept(spelled[pair[0]] + spelled[pair[1]]))
         }
         if not live:
             break
@@ -191,6 +202,7 @@ def train_pieces(
             break
         idx = first_id + step
         length[idx] = length[pair[0]] + length[pair[1]]
+        spelled[idx] = spelled[pair[0]] + spelled[pair[1]]
         holders[idx] = set()
         for i in holders[pair[0]] & holders[pair[1]]:
             new = merge(words[i], pair, idx)
@@ -215,6 +227,44 @@ def train(
     """Learn up to ``n_merges`` merges from documents: :func:`count_pieces` then
     :func:`train_pieces` (``options``: its ``max_token_length``, ``tie_break``, ``base``)."""
     return train_pieces(count_pieces(texts, pat_str, special_tokens), n_merges, min_frequency, **options)
+
+
+def superword_allows(token: bytes, max_words: int | None = 4, forbid_colon_space: bool = True) -> bool:
+    """Whether stage 2 of superword training may make ``token``: it spans at most
+    ``max_words`` words (the non-empty parts between spaces) and, with
+    ``forbid_colon_space``, holds no ``": "`` (the SuperBPE authors' ``do_train_extend``).
+
+    >>> superword_allows(b", and the"), superword_allows(b" a b c d e"), superword_allows(b"Note: ")
+    (True, False, False)
+    """
+    words = len([part for part in token.split(b" ") if part])
+    return (max_words is None or words <= max_words) and not (forbid_colon_space and b": " in token)
+
+
+def train_superword(
+    texts: Iterable[str | bytes],
+    n_merges: int,
+    n_total: int,
+    pat_str: str | None,
+    superword_pat_str: str,
+    special_tokens: Iterable[str] = (),
+    min_frequency: int = 1,
+    max_words: int | None = 4,
+    forbid_colon_space: bool = True,
+) -> list[tuple[int, int]]:
+    """Rule 8: up to ``n_merges`` merges with ``pat_str``, then more on the pieces of
+    ``superword_pat_str``, each starting as stage 1 encodes it, up to ``n_total`` in all."""
+    texts = list(texts)
+    first = train(texts, n_merges, pat_str, special_tokens, min_frequency)
+    vocab = {token: bytes([token]) for token in range(256)}
+    for i, (a, b) in enumerate(first):
+        vocab[256 + i] = vocab[a] + vocab[b]
+    ranks: dict[bytes, int] = {}
+    for token_id in sorted(vocab):  # the lowest id of bytes two merges spell
+        ranks.setdefault(vocab[token_id], token_id)
+    second = train(texts, n_total - len(first), superword_pat_str, special_tokens, min_frequency, base=ranks,
+                   n_base=len(vocab), accept=lambda token: superword_allows(token, max_words, forbid_colon_space))
+    return first + second
 
 
 def encode_piece(piece: bytes, merges: Mapping[tuple[int, int], int]) -> list[int]:

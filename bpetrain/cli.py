@@ -48,7 +48,18 @@ def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
         special_tokens=args.special_token,
         show_progress=not args.quiet,
         **_given(args, ("pat_str", "min_frequency", "max_token_length", "tie_break", "new_ids_from")),
+        **_superword_options(args),
     )
+
+
+def _superword_options(args: argparse.Namespace) -> dict:
+    """The superword options given on the command line (``--max-words-per-token 0``: no limit)."""
+    options = _given(args, ("superword_transition", "superword_pat_str", "max_words_per_token"))
+    if options.get("max_words_per_token") == 0:
+        options["max_words_per_token"] = None
+    if getattr(args, "allow_colon_space", False):
+        options["forbid_colon_space"] = False
+    return options
 
 
 def _reading(args: argparse.Namespace) -> dict:
@@ -668,6 +679,19 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with a --base that keeps its ids (tokenizer.json): the first id of the new tokens "
                             "(default: after the last id in use)")
     _add_parity_arguments(train)
+    superword = train.add_argument_group(
+        "superword tokens (SuperBPE)",
+        "train to --superword-transition with the split pattern, then on to --vocab-size on pieces that may span "
+        "words; the model splits with the superword pattern")
+    superword.add_argument("--superword-transition", type=int, default=None, metavar="T",
+                           help="the vocabulary size where stage 2 starts (default: one stage)")
+    superword.add_argument("--superword-pat-str", default=None, metavar="NAME|REGEX",
+                           help="stage 2's split pattern: superbpe (the SuperBPE authors' current rule, default), "
+                                "superbpe-original (the paper's) or a regex")
+    superword.add_argument("--max-words-per-token", type=int, default=None, metavar="N",
+                           help="no stage-2 token spans more than N words (default: 4; 0: no limit)")
+    superword.add_argument("--allow-colon-space", action="store_true",
+                           help="let stage 2 make tokens holding ': ' (refused by default, as the authors do)")
     train.add_argument("-o", "--output", required=True, metavar="OUT", help="model file to write")
     train.add_argument("--format", choices=TRAIN_OUTPUT_FORMATS, default="bpetrain",
                        help="bpetrain model file (default) or a tiktoken rank file (+ OUT.json sidecar)")

@@ -109,6 +109,9 @@ SPLIT_PATTERNS = {
     "nanochat": PATTERNS["nanochat"],
     # Llama 3's
     "llama3": PATTERNS["llama3"],
+    # SuperBPE's second stage (superword tokens): lookaheads, pieces that span words
+    "superbpe": PATTERNS["superbpe"],
+    "superbpe-original": PATTERNS["superbpe-original"],
 }
 
 

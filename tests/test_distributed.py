@@ -13,6 +13,7 @@ import pytest
 import zstandard
 from helpers import MULTILINGUAL, stdlib_text
 
+from bpetrain import PATTERNS as BPE_PATTERNS
 from bpetrain import BpeTrainer, PieceCounter
 from bpetrain.counting import cluster as dist
 from bpetrain.cli import main as cli
@@ -121,6 +122,18 @@ def test_text_files_same_tokenizer(client, corpus, small_tasks, pattern, documen
     if PATTERNS[pattern] is not None and not (pattern == "regex-module" and documents == "file"):
         assert any(t.start is not None for t in dist.plan_count_tasks(files, pat_str=PATTERNS[pattern], documents=documents))
     _same(trainer, files, client, documents=documents)
+
+
+def test_superword_stages_count_on_the_cluster(client, corpus, small_tasks):
+    """Both stages of superword training count on the cluster (stage 2's pattern cuts text
+    files into ranges too) and give the tokenizer of counting in one process."""
+    files = [corpus / name for name in KINDS["text"]]
+    assert any(t.start is not None for t in dist.plan_count_tasks(files, pat_str=BPE_PATTERNS["superbpe"],
+                                                                   documents="file"))
+    trainer = BpeTrainer(700, superword_transition=500, special_tokens=SPECIALS, show_progress=False)
+    _same(trainer, files, client)
+    first, second = trainer.stage_stats
+    assert first.n_merges == 500 - 256 - len(SPECIALS) and second.n_merges > 0
 
 
 @pytest.mark.parametrize("kind", ["compressed", "jsonl", "parquet", "all"])

@@ -8,7 +8,7 @@ loading the compiled matcher (:mod:`bpetrain.splitting.pattern` compiles and run
 from __future__ import annotations
 
 __all__ = ["CL100K_PATTERN", "GPT2_PATTERN", "LLAMA3_PATTERN", "MINBPE_PATTERN", "NANOCHAT_PATTERN", "O200K_PATTERN",
-           "PATTERNS", "describe_pattern", "pattern_name"]
+           "PATTERNS", "SUPERBPE_ORIGINAL_PATTERN", "SUPERBPE_PATTERN", "describe_pattern", "pattern_name"]
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -53,6 +53,29 @@ LLAMA3_PATTERN = (
     r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
 )
 
+# The second stage of SuperBPE (arXiv:2503.13423; bpetrain.training.superword): pieces may
+# span words. The authors split each line (Hugging Face's ``Tokenizer.train(files)`` reads
+# lines) with an ``Isolated`` ``Split``, which keeps the text between matches as pieces of
+# its own; these are the same pieces as one pattern that matches all text (tiktoken's reading).
+_PUNCT = r"[^\s\p{L}\p{N}]"
+#: The authors' current rule (PythonNut/superbpe ``scripts/extend_tokenizer.sh``):
+#: ``\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)`` and the text between its
+#: matches, no piece crossing a newline. The first alternative is that text (it starts only
+#: where none of the others can): letters, whitespace but newlines and spaces, a mark not
+#: followed by another, a space followed by a letter, a number or a lone mark; it takes the
+#: newline that ends its line. Then the three alternatives, ``[\r\n/]*`` stopping at the
+#: first newline, and a newline alone: ``[\s\S]``, which no other character reaches, so that
+#: the pattern visibly matches everywhere (:func:`bpetrain.splitting.pipeline.matches_everywhere`).
+#: (Put first, and possessive, the text between matches splits twice as fast as put last.)
+SUPERBPE_PATTERN = (
+    rf"""(?:\p{{L}}++| \p{{L}}++|[^\S\n ]++| ?{_PUNCT}(?!{_PUNCT})| (?=\p{{N}}))++\n?"""
+    rf"""|\p{{N}}{{1,3}}| ?{_PUNCT}{{2,}}[\r/]*\n?| +(?!\S)|[\s\S]"""
+)
+#: The rule of the paper's experiments (PythonNut/superbpe before November 2025:
+#: ``Digits(individual_digits=False)``, then ``(?=(\d{3})+(?!\d))`` isolated): runs of
+#: numbers cut in threes from the right, everything else one piece a line.
+SUPERBPE_ORIGINAL_PATTERN = r"""\p{N}(?:(?!(?:\d{3})+(?!\d))\p{N})*|[^\p{N}\n]+\n?|\n"""
+
 #: Named split patterns: name -> ``pat_str`` (``gpt4`` is another name for ``cl100k``).
 #: Every argument that takes a pattern takes these names.
 PATTERNS: dict[str, str] = {
@@ -63,6 +86,8 @@ PATTERNS: dict[str, str] = {
     "minbpe": MINBPE_PATTERN,
     "nanochat": NANOCHAT_PATTERN,
     "llama3": LLAMA3_PATTERN,
+    "superbpe": SUPERBPE_PATTERN,
+    "superbpe-original": SUPERBPE_ORIGINAL_PATTERN,
 }
 
 #: How long a pattern that has no name may be in :func:`describe_pattern` before it is shortened.

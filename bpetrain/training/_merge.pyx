@@ -38,6 +38,7 @@ from libc.stdlib cimport calloc, malloc, free, realloc
 
 import numpy as np
 
+from bpetrain.training._superword cimport SuperwordRule  # superword training's rule for new merges
 from bpetrain._types cimport count_t, pos_t, token_t
 from bpetrain.training._buffers cimport double_buffer
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
@@ -99,6 +100,9 @@ cdef class PairMerger:
         With ``token_lengths``: how the pieces start out, ``initial[j]`` being the id of
         the token that starts at byte ``j`` of ``data`` and -1 inside a token. Without,
         every byte is its own token, of id its value.
+    rule : bpetrain.training._superword.SuperwordRule, optional
+        Constraints on the tokens of new merges (superword training): a popped pair the
+        rule refuses is dropped and never merged. Its ids must cover every new id.
 
     Raises
     ------
@@ -130,13 +134,15 @@ cdef class PairMerger:
     cdef readonly token_t first_id   # the id of the first merge (256, or the base's size)
     cdef readonly count_t min_frequency
     cdef readonly int32_t max_token_length
+    cdef readonly SuperwordRule rule      # constraints on new merges, or None
+    cdef bint has_rule
     cdef readonly count_t n_tokens_removed
     cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
                   int32_t max_token_length=INT32_MAX, const int32_t[::1] token_lengths=None,
-                  const int32_t[::1] initial=None):
+                  const int32_t[::1] initial=None, SuperwordRule rule=None):
         cdef Py_ssize_t n_pieces = counts.shape[0]
         cdef Py_ssize_t i, n_kept = 0, n_heavy = 0
         cdef int64_t n_slots = 1, heavy_slots = 1, start, stop
@@ -175,6 +181,10 @@ cdef class PairMerger:
                 f"kernel's int32 positions can address ({INT32_MAX - 2 - n_kept} at most); "
                 "split the corpus into documents (pat_str=None) or use a split pattern")
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
+        if rule is not None and rule.n_ids < self.first_id + self.max_merges:
+            raise ValueError(f"the rule has room for {rule.n_ids} ids, the merges need {self.first_id + self.max_merges}")
+        self.rule = rule
+        self.has_rule = rule is not None
         self.min_frequency = min_frequency
         self.max_token_length = max_token_length
         self.tok_array = np.empty(n_slots, dtype=np.int32)
@@ -521,7 +531,8 @@ cdef class PairMerger:
     cdef int _pop_current(self, HeapItem* top) except -1 nogil:
         """Pop the heap until an entry holds its pair's current count (1, the entry in
         ``top``) or the heap is empty (0). A stale entry goes back with its pair's current
-        count, or is dropped with its pair when that is below ``min_frequency``."""
+        count, or is dropped with its pair when that is below ``min_frequency``; a current
+        pair the superword rule refuses is dropped with its pair for good."""
         cdef int64_t index
         cdef count_t current
         while self.heap.size > 0:
@@ -530,12 +541,16 @@ cdef class PairMerger:
             if index < 0:
                 continue
             current = self.table.slots[index].count
-            if current == top.count:
-                return 1
-            if current >= self.min_frequency:
-                heap_push(&self.heap, current, top.left, top.right)
-            else:
-                table_delete(&self.table, index)
+            if current != top.count:
+                if current >= self.min_frequency:
+                    heap_push(&self.heap, current, top.left, top.right)
+                else:
+                    table_delete(&self.table, index)
+                continue
+            if self.has_rule and not self._allowed(top.left, top.right):
+                table_delete(&self.table, index)  # refused: dropped, never merged
+                continue
+            return 1
         return 0
 
     cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
@@ -545,6 +560,10 @@ cdef class PairMerger:
             self._merge_pair(top.left, top.right, top.count)
             done += 1
         return done
+
+    cdef inline bint _allowed(self, token_t a, token_t b) noexcept nogil:
+        """Whether the rule lets (a, b) become the next id (which then records it)."""
+        return self.rule.allows(a, b, <token_t>(self.first_id + self.n_merges))
 
     def merge(self, int64_t n):
         """Make up to ``n`` more merges; return how many were made.

@@ -24,6 +24,7 @@ from bpetrain.splitting.cuts import check_documents
 from bpetrain.splitting.names import describe_pattern
 from bpetrain.splitting.pattern import resolve_pattern
 from bpetrain.tokenizer import Tokenizer
+from bpetrain.training import superword
 from bpetrain.training.extend import Extension, keeps_ids
 
 __all__ = ["BasePatternWarning", "BpeTrainer", "TrainingStats", "VocabSizeNotReachedWarning"]
@@ -39,7 +40,7 @@ class _DefaultPattern(str):
 
 DEFAULT_PATTERN = _DefaultPattern("cl100k")
 OPTIONS = ("pat_str", "special_tokens", "min_frequency", "show_progress", "max_token_length", "tie_break",
-           "new_ids_from")
+           "new_ids_from", "superword_transition", *superword.DEFAULTS)
 TIE_BREAKS = ("rustbpe", "hf")
 #: HF_BYTE_IDS[b]: the id Hugging Face's byte-level trainer gives byte ``b`` (its
 #: ``ByteLevel`` characters sorted by code point; special tokens aside).
@@ -157,6 +158,12 @@ class BpeTrainer:
         last one in use.
         Hugging Face's ``Tokenizer.train(files)`` makes each line a document: train on
         the same files with ``documents="line"`` (``--documents line``) to get its merges.
+    superword_transition, superword_pat_str, max_words_per_token, forbid_colon_space : optional
+        Superword tokens (SuperBPE, :mod:`bpetrain.training.superword`): with ``superword_transition=T``
+        stage 1 trains with ``pat_str`` to T tokens, stage 2 on to ``vocab_size`` on the pieces of
+        ``superword_pat_str`` (``"superbpe"``, default; ``"superbpe-original"``; a regex), which the
+        tokenizer then splits with, making no token of more than ``max_words_per_token`` words (4;
+        None: any) or, with ``forbid_colon_space`` (True), holding ``": "``.
 
     Raises
     ------
@@ -181,6 +188,10 @@ class BpeTrainer:
         max_token_length: int | None = None,
         tie_break: str = "rustbpe",
         new_ids_from: int | None = None,
+        superword_transition: int | None = None,
+        superword_pat_str: str = superword.DEFAULTS["superword_pat_str"],
+        max_words_per_token: int | None = superword.DEFAULTS["max_words_per_token"],
+        forbid_colon_space: bool = superword.DEFAULTS["forbid_colon_space"],
         **unknown,
     ):
         if unknown:
@@ -229,6 +240,12 @@ class BpeTrainer:
         self.max_token_length = max_token_length
         self.tie_break = tie_break
         self.new_ids_from = new_ids_from
+        #: The superword options (:class:`~bpetrain.training.superword.Superword`), or None.
+        self.superword = superword.Superword.of(superword_transition, vocab_size, floor, superword_pat_str,
+                                                max_words_per_token, forbid_colon_space)
+        #: Set on the stages of a superword run: the constraints on new merges, the progress bars' label,
+        #: on the run's trainer, the stages' TrainingStats (stage 1's None when it was the base; stats: stage 2's).
+        self.superword_rule, self.stage, self.stage_stats = None, "", None
         #: :class:`TrainingStats` of the last run, or None.
         self.stats: TrainingStats | None = None
 
@@ -236,7 +253,7 @@ class BpeTrainer:
         return (
             f"BpeTrainer(vocab_size={self.vocab_size}, pat_str={describe_pattern(self.pat_str)}, "
             f"special_tokens={self.special_tokens!r}, min_frequency={self.min_frequency}, "
-            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r})"
+            f"max_token_length={self.max_token_length}, tie_break={self.tie_break!r}{superword.describe(self.superword)})"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -311,6 +328,11 @@ class BpeTrainer:
             with JSON Lines or Parquet files, whose records are the documents), a compressed
             file is corrupt, or a record is malformed (the message names the file and line).
         """
+        if self.superword is not None:
+            options = dict(documents=documents, input_format=input_format, text_field=text_field,
+                           num_threads=num_threads, client=client, max_pieces=max_pieces)
+            return superword.train(self, lambda stage, start: stage.train(files, base=start, **options), base,
+                                   BasePatternWarning)
         base = self._base(base)
         self._pattern(base, stacklevel=3)  # warns here, at the caller's line, not in count
         with warnings.catch_warnings():
@@ -343,6 +365,7 @@ class BpeTrainer:
         -------
         PieceCounter
         """
+        superword.refuse_counts(self)
         check_documents(documents)
         sources = expand_inputs(files, input_format)
         counts_files = [source.path for source in sources if source.path.endswith(".npz")]
@@ -423,6 +446,7 @@ class BpeTrainer:
             If a file is not a counts file, or was counted with another split pattern or
             other special tokens than this trainer's.
         """
+        superword.refuse_counts(self)
         started = time.perf_counter()
         base = self._base(base)
         pat_str = self._pattern(base, stacklevel=3)
@@ -495,6 +519,8 @@ class BpeTrainer:
             If the documents hold no text to train on, or a mapping has no ``text_field``.
         """
         started = time.perf_counter()
+        if self.superword is not None:
+            return superword.train_iterator(self, iterator, length, text_field, base, started, BasePatternWarning)
         base = self._base(base)
         counter = PieceCounter(self._pattern(base, stacklevel=3), self.special_tokens)
 
@@ -611,14 +637,15 @@ class BpeTrainer:
             data = table.data if byte_ids is None else byte_ids[table.data]  # the bytes as their ids
             return PairMerger(data, table.offsets, table.counts, *options), byte_ids, table.n_bytes
         lengths, initial = base_tokens(base, table) if extension is None else extension.initial(table)
-        merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial)
-        tokens_per_piece = np.add.reduceat((initial >= 0).astype(np.int64), table.offsets[:-1])
+        rule = superword.kernel_rule(self.superword_rule, base, extension, len(lengths), n_wanted)
+        merger = PairMerger(table.data, table.offsets, table.counts, *options, lengths, initial, rule)
+        tokens_per_piece = np.add.reduceat(initial >= 0, table.offsets[:-1], dtype=np.int64)  # no int64 copy
         n_start_tokens = int(tokens_per_piece @ table.counts)
         return merger, None if extension is not None else np.array(base.byte_ids), n_start_tokens
 
     def _merge(self, merger: PairMerger, n_wanted: int, *, stacklevel: int) -> list[tuple[int, int]]:
         """Run the kernel to the end (a progress bar of merges); warn if it stopped short."""
-        with progress_bar(total=n_wanted, unit="merge", desc="merging", disable=not self.show_progress) as bar:
+        with progress_bar(total=n_wanted, unit="merge", desc=f"{self.stage}merging", disable=not self.show_progress) as bar:
             while not merger.finished:
                 bar.update(merger.merge(MERGES_PER_STEP))
         merges = [tuple(pair) for pair in merger.merges.tolist()]
