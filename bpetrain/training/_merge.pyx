@@ -2,16 +2,15 @@
 """The BPE training kernel: incremental pair counts, occurrence lists, lazy max-heap.
 
 The corpus is a table of unique pieces (byte strings) with int64 counts. The kernel
-copies them into one int32 working array, pieces separated by a sentinel slot, and
-keeps, for every tracked pair of adjacent tokens, its weighted count and an array of
+copies them into one working array of token ids, pieces separated by a sentinel slot,
+and keeps, for every tracked pair of adjacent tokens, its weighted count and a list of
 the positions where it starts (its occurrence list, in slot order). A merge walks the
 list of its pair, left to right, and touches only those positions and their two
 neighbours, so the work of a whole training run is O(1) amortized per replaced
 position plus O(log P) per heap operation; no piece is ever rescanned. (Re-Pair, N. J.
 Larsson and A. Moffat, "Off-line dictionary-based compression", Proc. IEEE 88(11),
 2000, threads such lists through the text as doubly linked lists: 8 bytes per slot,
-and a walk that chases pointers. Arrays read in order, and a 100 MB document trains
-in 10.4 s and 10.3 bytes per input byte instead of 14.6 s and 14.1.)
+and a walk that chases pointers. Arrays read in order.)
 
 Occurrence lists are lazy: an occurrence that a merge destroys is only subtracted from
 its pair's count and stays in the list, and the walk skips it. That is exact because a
@@ -19,12 +18,21 @@ destroyed occurrence never comes back: the pair at slot ``p`` is ``(a, b)`` iff 
 still starts a token (a bit in ``starts``, cleared when the token is absorbed), the
 token there is ``a`` and the next one is ``b``; token ids only ever grow at a slot. A
 pair gains occurrences only in the merge that creates its newer token, so every list
-is built once, in slot order, and is freed when its pair is merged or dropped.
+is built once, in slot order, and is freed when its pair is merged or dropped. A list
+stores the distances between its positions as varints (``_pairs``): 1.4-1.7 bytes a
+position on raw text instead of 4.
 
-Token navigation inside the working array costs O(1) without next/prev arrays: a
-token of id ``t`` starting at slot ``s`` stores ``t`` at ``s`` and, when it is longer
-than one byte, the back pointer ``-(s + 1)`` at its last slot ``s + len(t) - 1``. The
-next token starts at ``s + len(t)``; the previous one ends at ``s - 1``.
+Memory is what the working array and the lists take, about 3.8 bytes per byte of raw
+text: a slot holds the low 16 bits of the id of the token that starts there (2 bytes),
+and a second array of 2 bytes a slot holds the high 16 bits only when some id needs
+them (a vocabulary of more than 65535 ids, the sentinel's 0xFFFF included); ``starts``
+takes 1/8 byte a slot. Slots inside a token are never read. Navigation needs no
+pointers: the token after the one of id ``t`` at slot ``s`` starts at ``s + len(t)``,
+and the one before starts at the highest set bit of ``starts`` below ``s`` (a sentinel
+slot is a start, so the search ends inside the piece or at its sentinel; a token of
+``n`` bytes costs ``n / 64`` words). The pieces are copied in at construction; pairs
+are counted and listed at the first call that needs them, so the caller can free the
+input in between.
 
 Pairs whose count is below ``min_frequency`` are not tracked at all: a pair's count
 never grows after the merge that creates its newer token, so such a pair can never
@@ -33,7 +41,7 @@ be merged. This keeps the pair table small on raw text, where most pairs occur o
 The pair table with its occurrence lists (``_pairs``) and the max-heap (``_maxheap``)
 are modules of their own; this one holds the working array, the set-up and the merges.
 """
-from libc.stdint cimport INT32_MIN, INT32_MAX, int32_t, int64_t, uint8_t, uint64_t
+from libc.stdint cimport INT32_MAX, UINT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
 
 import numpy as np
@@ -42,8 +50,9 @@ from bpetrain._types cimport count_t, pos_t, token_t
 from bpetrain.training._buffers cimport double_buffer
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
 from bpetrain.training._pairs cimport (
-    EMPTY, INLINE_OCC, PairSlot, PairTable, append, fit_list, key_left, key_right, pack,
-    table_alloc, table_delete, table_find, table_free, table_insert, take_list)
+    EMPTY, INLINE_BYTES, PairSlot, PairTable, append, fit_list, get_varint, key_left, key_right,
+    list_bytes, pack, put_varint, table_alloc, table_delete, table_find, table_free, table_insert,
+    take_list, varint_size)
 
 cdef extern from *:
     """
@@ -51,9 +60,14 @@ cdef extern from *:
     #define BPETRAIN_PREFETCH_READ(addr) BPETRAIN_PREFETCH(addr, 0, 3)
     """
     void prefetch "BPETRAIN_PREFETCH_READ"(const void* addr) noexcept nogil
+    int clz64 "bpetrain_clz64"(uint64_t x) noexcept nogil
 
-cdef token_t SEP = INT32_MIN   # sentinel slot between pieces
-cdef int PREFETCH_AHEAD = 8     # occurrences between a prefetch and its use
+cdef token_t NARROW_SEP = 0xFFFF  # the sentinel slot between pieces, 16-bit ids
+cdef token_t WIDE_SEP = -1        # ... and with the high array (0xFFFF in both halves)
+cdef int PREFETCH_AHEAD = 8       # occurrences between a prefetch and its use
+
+cdef enum:
+    WALK_BATCH = 256  # positions decoded from a list at a time (and prefetched)
 
 
 cdef object _int64_array(const count_t* values, int64_t n):
@@ -72,7 +86,7 @@ cdef class PairMerger:
     Parameters
     ----------
     data : numpy.ndarray of uint8, shape (n_bytes,)
-        The bytes of all pieces, concatenated.
+        The bytes of all pieces, concatenated. Copied: the kernel keeps no reference.
     offsets : numpy.ndarray of int64, shape (n_pieces + 1,)
         Piece ``i`` is ``data[offsets[i]:offsets[i + 1]]``; nondecreasing, from 0 to n_bytes.
     counts : numpy.ndarray of int64, shape (n_pieces,)
@@ -97,18 +111,21 @@ cdef class PairMerger:
     ValueError
         If the arrays disagree in shape, ``initial`` does not cut each piece into tokens
         of ``token_lengths``, or the pieces of two or more bytes need more than
-        2**31 - 2 slots (the working array is indexed by int32).
+        2**31 - 2 slots (positions are int32).
     MemoryError
         If an allocation fails.
     """
 
-    cdef public object tok_array, starts_array, piece_array, weight_array
-    cdef token_t* tok          # token id at a token's first slot, back pointer at its last
+    cdef public object tok_array, high_array, starts_array, piece_array, weight_array
+    cdef uint16_t* tok         # low 16 bits of the token id at a token's first slot
+    cdef uint16_t* high        # its high 16 bits; NULL while every id and the sentinel fit in 16
+    cdef token_t sep           # the id a sentinel slot reads as
     cdef uint64_t* starts      # bit p: slot p starts a token
     cdef const int32_t* piece_of  # slot -> piece, for the slots below heavy_end
     cdef pos_t heavy_end       # pieces of count > 1 come first; every later slot weighs 1
     cdef const count_t* weight    # kept piece -> count
     cdef int32_t* tok_len      # token id -> length in bytes
+    cdef bint tracked          # pairs counted and listed (``_track``)
     cdef PairTable table       # the tracked pairs (bpetrain.training._pairs)
     cdef MaxHeap heap          # the tracked pairs by count, lazily (bpetrain.training._maxheap)
     cdef uint64_t* new_keys    # pairs created by the current merge
@@ -124,6 +141,7 @@ cdef class PairMerger:
     cdef readonly int32_t max_token_length
     cdef readonly count_t n_tokens_removed
     cdef readonly int64_t n_compactions  # occurrence lists compacted (for tests)
+    cdef readonly int bytes_per_slot     # 2 (16-bit ids) or 4 (with the high array)
 
     def __cinit__(self, const uint8_t[::1] data not None, const int64_t[::1] offsets not None,
                   const int64_t[::1] counts not None, int64_t max_merges, count_t min_frequency,
@@ -169,8 +187,15 @@ cdef class PairMerger:
         self.max_merges = min(max_merges, n_slots)  # each merge removes a token: no more fit
         self.min_frequency = min_frequency
         self.max_token_length = max_token_length
-        self.tok_array = np.empty(n_slots, dtype=np.int32)
-        self.tok = <token_t*><Py_ssize_t>self.tok_array.ctypes.data
+        self.tok_array = np.empty(n_slots, dtype=np.uint16)
+        self.tok = <uint16_t*><Py_ssize_t>self.tok_array.ctypes.data
+        self.sep = NARROW_SEP
+        self.bytes_per_slot = 2
+        if self.first_id + self.max_merges > NARROW_SEP:  # an id would be the sentinel's or above
+            self.high_array = np.empty(n_slots, dtype=np.uint16)
+            self.high = <uint16_t*><Py_ssize_t>self.high_array.ctypes.data
+            self.sep = WIDE_SEP
+            self.bytes_per_slot = 4
         self.starts_array = np.full((n_slots + 63) // 64, 0xFFFFFFFFFFFFFFFF, dtype=np.uint64)
         self.starts = <uint64_t*><Py_ssize_t>self.starts_array.ctypes.data
         self.tok_len = <int32_t*>malloc((self.first_id + self.max_merges) * sizeof(int32_t))
@@ -192,9 +217,8 @@ cdef class PairMerger:
         self.piece_of = <const int32_t*><Py_ssize_t>self.piece_array.ctypes.data
         self.weight = <const count_t*><Py_ssize_t>self.weight_array.ctypes.data
         self._fill(data, offsets, counts, &initial[0] if initial is not None and initial.shape[0] else NULL)
-        if initial is None:
-            self._track_byte_pairs()
-        else:
+        self.tracked = initial is not None  # from bytes: counted at the first call that needs the pairs
+        if self.tracked:
             self._track_pairs()
 
     def __dealloc__(self):
@@ -207,11 +231,36 @@ cdef class PairMerger:
         free(self.merge_removed)
         free(self.new_keys)
 
+    # ------------------------------------------------------------------ slots
+
+    cdef inline token_t _tok(self, pos_t p) noexcept nogil:
+        """The id of the token that starts at slot ``p`` (``sep`` at a sentinel)."""
+        if self.high == NULL:
+            return self.tok[p]
+        return <token_t>((<uint32_t>self.high[p] << 16) | self.tok[p])
+
+    cdef inline void _set(self, pos_t p, token_t t) noexcept nogil:
+        """Make slot ``p`` hold id ``t``."""
+        self.tok[p] = <uint16_t>t
+        if self.high != NULL:
+            self.high[p] = <uint16_t>(<uint32_t>t >> 16)
+
+    cdef inline pos_t _prev_start(self, pos_t p) noexcept nogil:
+        """The first slot of the token that ends at slot ``p - 1`` (``p >= 1``): the highest
+        set bit of ``starts`` below ``p``. Slot 0 is a sentinel, so there is one."""
+        cdef int64_t i = p - 1
+        cdef int64_t word = i >> 6
+        cdef uint64_t bits = self.starts[word] & ((<uint64_t>2 << (i & 63)) - 1)
+        while bits == 0:
+            word -= 1
+            bits = self.starts[word]
+        return <pos_t>(word * 64 + 63 - clz64(bits))
+
     # ------------------------------------------------------------------ set-up
 
     cdef void _fill(self, const uint8_t[::1] data, const int64_t[::1] offsets,
                     const int64_t[::1] counts, const int32_t* initial) noexcept:
-        """Copy the pieces of two or more bytes into the working array, SEP-separated:
+        """Copy the pieces of two or more bytes into the working array, sentinel-separated:
         first those of count > 1 (each slot knows its piece), then those of count 1.
         With ``initial`` (checked), each piece is then cut into its initial tokens."""
         cdef int32_t* piece_of = <int32_t*>self.piece_of
@@ -221,7 +270,7 @@ cdef class PairMerger:
         cdef int32_t heavy = 0, length
         cdef token_t t
         cdef int single
-        self.tok[0] = SEP
+        self._set(0, self.sep)
         with nogil:
             for single in range(2):
                 for i in range(n_pieces):
@@ -236,6 +285,9 @@ cdef class PairMerger:
                     for j in range(offsets[i], offsets[i + 1]):
                         self.tok[s] = data[j]
                         s += 1
+                    if self.high != NULL:
+                        for j in range(first, s):
+                            self.high[j] = 0
                     if initial != NULL:
                         for j in range(offsets[i], offsets[i + 1]):
                             t = initial[j]
@@ -243,12 +295,10 @@ cdef class PairMerger:
                                 continue
                             k = first + j - offsets[i]
                             length = self.tok_len[t]
-                            self.tok[k] = t
-                            if length > 1:
-                                self.tok[k + length - 1] = -(<token_t>k + 1)
+                            self._set(<pos_t>k, t)
                             for m in range(k + 1, k + length):
                                 self.starts[m >> 6] &= ~(<uint64_t>1 << (m & 63))
-                    self.tok[s] = SEP
+                    self._set(<pos_t>s, self.sep)
                     s += 1
 
     def _check_initial(self, const uint8_t[::1] data, const int64_t[::1] offsets,
@@ -267,6 +317,13 @@ cdef class PairMerger:
                 if t < 0 or t >= n_base or token_lengths[t] < 1 or j + token_lengths[t] > offsets[i + 1]:
                     raise ValueError(f"initial does not cut piece {i} into tokens: id {t} at byte {j}")
                 j += token_lengths[t]
+
+    cdef int _track(self) except -1:
+        """Count and list the pairs, once (the pieces start as their bytes)."""
+        if not self.tracked:
+            self._track_byte_pairs()
+            self.tracked = True
+        return 0
 
     cdef int _track_pairs(self) except -1:
         """Count the pairs of adjacent tokens (any ids) and list the positions of every
@@ -315,17 +372,22 @@ cdef class PairMerger:
     cdef inline bint _pair_at(self, pos_t p, token_t* a, token_t* b) noexcept nogil:
         """True if a token starts at slot ``p`` and is followed by one in its piece, and
         their pair is short enough to be merged; sets ``a`` and ``b`` to the two."""
-        if not (self.starts[p >> 6] >> (p & 63)) & 1 or self.tok[p] == SEP:
+        if not (self.starts[p >> 6] >> (p & 63)) & 1:
             return False
-        a[0] = self.tok[p]
-        b[0] = self.tok[p + self.tok_len[a[0]]]
-        return b[0] != SEP and self.tok_len[a[0]] + self.tok_len[b[0]] <= self.max_token_length
+        a[0] = self._tok(p)
+        if a[0] == self.sep:
+            return False
+        b[0] = self._tok(p + self.tok_len[a[0]])
+        return b[0] != self.sep and self.tok_len[a[0]] + self.tok_len[b[0]] <= self.max_token_length
 
     cdef int _track_byte_pairs(self) except -1:
-        """Count the byte pairs and list the positions of every pair that can be merged."""
+        """Count the byte pairs and list the positions of every pair that can be merged,
+        each list in one block of exactly its size (a first pass sizes them)."""
         cdef count_t* pair_count = <count_t*>calloc(65536, sizeof(count_t))
         cdef int32_t* n_occ = <int32_t*>calloc(65536, sizeof(int32_t))
-        cdef pos_t** occ = <pos_t**>calloc(65536, sizeof(pos_t*))
+        cdef pos_t* last = <pos_t*>calloc(65536, sizeof(pos_t))
+        cdef int64_t* n_bytes = <int64_t*>calloc(65536, sizeof(int64_t))
+        cdef uint8_t** occ = <uint8_t**>calloc(65536, sizeof(uint8_t*))
         cdef int64_t p, n_slots = self.tok_array.shape[0]
         cdef int64_t n_pairs = 0
         cdef uint64_t capacity = 1024
@@ -334,31 +396,35 @@ cdef class PairMerger:
         cdef token_t a, b
         cdef PairSlot* slot
         try:
-            if pair_count == NULL or n_occ == NULL or occ == NULL:
+            if pair_count == NULL or n_occ == NULL or last == NULL or n_bytes == NULL or occ == NULL:
                 raise MemoryError()
             with nogil:
                 for p in range(1, n_slots - 1):
-                    a = self.tok[p]
-                    b = self.tok[p + 1]
-                    if a != SEP and b != SEP:
-                        pair_count[(a << 8) | b] += self._weight(<pos_t>p)
-                        n_occ[(a << 8) | b] += 1
+                    a = self._tok(<pos_t>p)
+                    b = self._tok(<pos_t>p + 1)
+                    if a != self.sep and b != self.sep:
+                        k = (a << 8) | b
+                        pair_count[k] += self._weight(<pos_t>p)
+                        n_occ[k] += 1
+                        n_bytes[k] += varint_size(<uint32_t>(p - last[k]))
+                        last[k] = <pos_t>p
                 for k in range(65536):
                     if pair_count[k] >= self.min_frequency and self.max_token_length >= 2:
                         n_pairs += 1
-                        occ[k] = <pos_t*>malloc(n_occ[k] * sizeof(pos_t))
+                        occ[k] = <uint8_t*>malloc(max(n_bytes[k], 1))
                         failed = failed or occ[k] == NULL
-                    n_occ[k] = 0
+                    n_bytes[k] = 0
+                    last[k] = 0
                 if not failed:
                     for p in range(1, n_slots - 1):
-                        a = self.tok[p]
-                        b = self.tok[p + 1]
-                        if a == SEP or b == SEP:
+                        a = self._tok(<pos_t>p)
+                        b = self._tok(<pos_t>p + 1)
+                        if a == self.sep or b == self.sep:
                             continue
                         k = (a << 8) | b
                         if occ[k] != NULL:
-                            occ[k][n_occ[k]] = <pos_t>p
-                            n_occ[k] += 1
+                            n_bytes[k] = put_varint(occ[k] + n_bytes[k], <uint32_t>(p - last[k])) - occ[k]
+                            last[k] = <pos_t>p
             if failed:
                 raise MemoryError()
             while 10 * <uint64_t>n_pairs > 7 * capacity:
@@ -370,14 +436,16 @@ cdef class PairMerger:
                     slot.count = pair_count[k]
                     slot.occ = occ[k]
                     slot.n_occ = n_occ[k]
-                    slot.cap_occ = n_occ[k]
+                    slot.last = last[k]
+                    slot.n_bytes = <uint32_t>n_bytes[k]
+                    slot.cap = <uint32_t>max(n_bytes[k], 1)
                     occ[k] = NULL  # owned by the table now
                     heap_push(&self.heap, pair_count[k], k >> 8, k & 255)
         finally:
             if occ != NULL:
                 for k in range(65536):
                     free(occ[k])
-            free(pair_count); free(n_occ); free(occ)
+            free(pair_count); free(n_occ); free(last); free(n_bytes); free(occ)
         return 0
 
     cdef inline count_t _weight(self, pos_t p) noexcept nogil:
@@ -405,17 +473,27 @@ cdef class PairMerger:
 
         Each weight is >= 1, so ``count`` bounds the live entries: a compaction removes
         at least 3/4 of the list, which keeps it O(1) amortized per destroyed occurrence.
-        Without it, lists of raw text hold about 4 stale entries per live one.
+        Without it, lists of raw text hold about 4 stale entries per live one. The kept
+        entries are rewritten in place: the varint of a sum of distances is never longer
+        than theirs, so writing never overtakes reading.
         """
-        cdef int32_t i, kept = 0
-        cdef pos_t p
+        cdef const uint8_t* at = slot.occ
+        cdef const uint8_t* end = slot.occ + slot.n_bytes
+        cdef uint8_t* out = slot.occ
+        cdef uint32_t delta
+        cdef pos_t p = 0, kept_last = 0
+        cdef int32_t kept = 0
         self.n_compactions += 1
-        for i in range(slot.n_occ):
-            p = slot.occ[i]
+        while at < end:
+            at = get_varint(at, &delta)
+            p += <pos_t>delta
             if self._occurs(p, left, right):
-                slot.occ[kept] = p
+                out = put_varint(out, <uint32_t>(p - kept_last))
+                kept_last = p
                 kept += 1
         slot.n_occ = kept
+        slot.last = kept_last
+        slot.n_bytes = <uint32_t>(out - slot.occ)
         fit_list(slot)
 
     cdef inline int _add(self, token_t left, token_t right, count_t w, pos_t p) except -1 nogil:
@@ -444,18 +522,29 @@ cdef class PairMerger:
         """True while listed slot ``p`` still holds the pair (a, b): it starts a token, the
         token is ``a`` and the next one is ``b``. Once false it stays false (ids only grow)."""
         return ((self.starts[p >> 6] >> (p & 63)) & 1
-                and self.tok[p] == a and self.tok[p + self.tok_len[a]] == b)
+                and self._tok(p) == a and self._tok(p + self.tok_len[a]) == b)
+
+    cdef inline void _prefetch(self, pos_t p) noexcept nogil:
+        """Ask for the slots the merge of an occurrence at ``p`` reads."""
+        prefetch(&self.tok[p - 1])
+        prefetch(&self.starts[p >> 6])
+        if self.high != NULL:
+            prefetch(&self.high[p - 1])
 
     cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
         cdef token_t z = <token_t>(self.first_id + self.n_merges)
         cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
         cdef int64_t index = table_find(&self.table, pack(a, b))
-        cdef pos_t inline_occ[INLINE_OCC]
-        cdef int32_t n_occ, k
-        cdef pos_t* occ = take_list(&self.table.slots[index], inline_occ, &n_occ)  # ours to walk and free
-        cdef pos_t p, q, r, left
-        cdef token_t x, y, v
+        cdef uint8_t inline_occ[INLINE_BYTES]
+        cdef uint32_t n_bytes, delta
+        cdef uint8_t* occ = take_list(&self.table.slots[index], inline_occ, &n_bytes)  # ours to walk and free
+        cdef const uint8_t* at = occ
+        cdef const uint8_t* end = occ + n_bytes
+        cdef pos_t batch[WALK_BATCH]
+        cdef int n_batch, k
+        cdef pos_t p = 0, q, r, left
+        cdef token_t x, y
         cdef count_t w, removed_before = self.n_tokens_removed
         cdef int64_t i
         self.tok_len[z] = len_a + len_b
@@ -465,33 +554,39 @@ cdef class PairMerger:
         self.n_merges += 1
         self.new_size = 0
         try:
-            for k in range(n_occ):
-                if k + PREFETCH_AHEAD < n_occ:
-                    prefetch(&self.tok[occ[k + PREFETCH_AHEAD] - 1])
-                    prefetch(&self.starts[occ[k + PREFETCH_AHEAD] >> 6])
-                p = occ[k]
-                q = p + len_a
-                if not self._occurs(p, a, b):
-                    continue  # destroyed since it was listed
-                w = self._weight(p)
-                r = q + len_b
-                y = self.tok[r]
-                if y != SEP:
-                    self._remove(b, y, w)
-                v = self.tok[p - 1]
-                left = -1
-                if v != SEP:
-                    left = p - 1 if v >= 0 else -v - 1
-                    x = self.tok[left]
-                    self._remove(x, a, w)
-                self.tok[p] = z
-                self.tok[r - 1] = -(p + 1)
-                self.starts[q >> 6] &= ~(<uint64_t>1 << (q & 63))
-                if left >= 0:
-                    self._add(x, z, w, left)
-                if y != SEP:
-                    self._add(z, y, w, p)
-                self.n_tokens_removed += w
+            while at < end:
+                n_batch = 0  # the next positions of the list, decoded
+                while at < end and n_batch < WALK_BATCH:
+                    at = get_varint(at, &delta)
+                    p += <pos_t>delta
+                    batch[n_batch] = p
+                    if n_batch < PREFETCH_AHEAD:
+                        self._prefetch(p)
+                    n_batch += 1
+                for k in range(n_batch):
+                    if k + PREFETCH_AHEAD < n_batch:
+                        self._prefetch(batch[k + PREFETCH_AHEAD])
+                    p = batch[k]
+                    q = p + len_a
+                    if not self._occurs(p, a, b):
+                        continue  # destroyed since it was listed
+                    w = self._weight(p)
+                    r = q + len_b
+                    y = self._tok(r)
+                    if y != self.sep:
+                        self._remove(b, y, w)
+                    left = self._prev_start(p)
+                    x = self._tok(left)
+                    if x != self.sep:
+                        self._remove(x, a, w)
+                    self._set(p, z)
+                    self.starts[q >> 6] &= ~(<uint64_t>1 << (q & 63))
+                    if x != self.sep:
+                        self._add(x, z, w, left)
+                    if y != self.sep:
+                        self._add(z, y, w, p)
+                    self.n_tokens_removed += w
+                p = batch[n_batch - 1]
         finally:
             if occ != inline_occ:
                 free(occ)
@@ -537,6 +632,7 @@ cdef class PairMerger:
         is left (every remaining pair occurs fewer than ``min_frequency`` times).
         """
         cdef int64_t done
+        self._track()
         with nogil:
             done = self._merge_some(n)
         return done
@@ -544,6 +640,7 @@ cdef class PairMerger:
     @property
     def finished(self):
         """True when no further merge is possible."""
+        self._track()
         return self.n_merges >= self.max_merges or self.heap.size == 0
 
     @property
@@ -574,5 +671,6 @@ cdef class PairMerger:
     @property
     def n_tracked_pairs(self):
         """How many pairs the pair table holds now."""
+        self._track()
         return self.table.used
 
