@@ -43,11 +43,12 @@ are modules of their own; this one holds the working array, the set-up and the m
 """
 from libc.stdint cimport INT32_MAX, UINT32_MAX, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport memset
 
 import numpy as np
 
 from bpetrain._types cimport count_t, pos_t, token_t
-from bpetrain.training._buffers cimport double_buffer
+from bpetrain.training._buffers cimport resize_buffer
 from bpetrain.training._maxheap cimport HeapItem, MaxHeap, heap_alloc, heap_free, heap_pop, heap_push
 from bpetrain.training._pairs cimport (
     EMPTY, INLINE_BYTES, PairSlot, PairTable, append, fit_list, get_varint, key_left, key_right,
@@ -68,6 +69,11 @@ cdef int PREFETCH_AHEAD = 8       # occurrences between a prefetch and its use
 
 cdef enum:
     WALK_BATCH = 256  # positions decoded from a list at a time (and prefetched)
+    TOOK_LEFT = 1     # what a merge did around its occurrences, by neighbour (touched_how)
+    TOOK_RIGHT = 2
+    NEW_LEFT = 4
+    NEW_RIGHT = 8
+
 
 
 cdef object _int64_array(const count_t* values, int64_t n):
@@ -128,8 +134,18 @@ cdef class PairMerger:
     cdef bint tracked          # pairs counted and listed (``_track``)
     cdef PairTable table       # the tracked pairs (bpetrain.training._pairs)
     cdef MaxHeap heap          # the tracked pairs by count, lazily (bpetrain.training._maxheap)
-    cdef uint64_t* new_keys    # pairs created by the current merge
-    cdef int64_t new_size, new_cap
+    # What the current merge does to the pairs around its occurrences, by the neighbour's
+    # id: weight taken from (x, a) and from (b, y), and the new pairs (x, z) and (z, y)
+    # with their counts and lists; entered in the table (one lookup per neighbour) when
+    # the walk is done.
+    cdef count_t* removed_left
+    cdef count_t* removed_right
+    cdef PairSlot* new_left
+    cdef PairSlot* new_right
+    cdef uint8_t* touched_how  # id -> which of the four the current merge touched (bits)
+    cdef token_t* touched      # those ids, in the order first touched
+    cdef int64_t n_touched
+    cdef int64_t id_room       # ids the six arrays have room for
     cdef int32_t* merge_left
     cdef int32_t* merge_right
     cdef count_t* merge_count
@@ -203,10 +219,8 @@ cdef class PairMerger:
         self.merge_right = <int32_t*>malloc((self.max_merges + 1) * sizeof(int32_t))
         self.merge_count = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
         self.merge_removed = <count_t*>malloc((self.max_merges + 1) * sizeof(count_t))
-        self.new_cap = 64
-        self.new_keys = <uint64_t*>malloc(self.new_cap * sizeof(uint64_t))
         if (self.tok_len == NULL or self.merge_left == NULL or self.merge_right == NULL
-                or self.merge_count == NULL or self.merge_removed == NULL or self.new_keys == NULL):
+                or self.merge_count == NULL or self.merge_removed == NULL):
             raise MemoryError()
         heap_alloc(&self.heap, 1024)
         for i in range(self.first_id):
@@ -229,7 +243,18 @@ cdef class PairMerger:
         free(self.merge_right)
         free(self.merge_count)
         free(self.merge_removed)
-        free(self.new_keys)
+        cdef int64_t i
+        for i in range(self.id_room):  # lists left by a merge that raised
+            if self.new_left[i].cap > 0:
+                free(self.new_left[i].occ)
+            if self.new_right[i].cap > 0:
+                free(self.new_right[i].occ)
+        free(self.removed_left)
+        free(self.removed_right)
+        free(self.new_left)
+        free(self.new_right)
+        free(self.touched_how)
+        free(self.touched)
 
     # ------------------------------------------------------------------ slots
 
@@ -455,10 +480,14 @@ cdef class PairMerger:
 
     # ------------------------------------------------------------ merge steps
 
-    cdef inline void _remove(self, token_t left, token_t right, count_t w) noexcept nogil:
-        """One occurrence of (left, right), of weight ``w``, is gone (its list entry stays)."""
-        cdef int64_t index = table_find(&self.table, pack(left, right))
+    cdef void _subtract(self, token_t left, token_t right, count_t w) noexcept nogil:
+        """Occurrences of (left, right) of total weight ``w`` are gone (their list entries
+        stay)."""
+        cdef int64_t index
         cdef PairSlot* slot
+        if w == 0:
+            return
+        index = table_find(&self.table, pack(left, right))
         if index < 0:
             return  # an untracked pair: it can never be merged
         slot = &self.table.slots[index]
@@ -480,42 +509,75 @@ cdef class PairMerger:
         cdef const uint8_t* at = slot.occ
         cdef const uint8_t* end = slot.occ + slot.n_bytes
         cdef uint8_t* out = slot.occ
-        cdef uint32_t delta
-        cdef pos_t p = 0, kept_last = 0
+        cdef pos_t batch[WALK_BATCH]
+        cdef int n_batch, k
+        cdef pos_t decoded = 0, kept_last = 0
         cdef int32_t kept = 0
         self.n_compactions += 1
         while at < end:
-            at = get_varint(at, &delta)
-            p += <pos_t>delta
-            if self._occurs(p, left, right):
-                out = put_varint(out, <uint32_t>(p - kept_last))
-                kept_last = p
-                kept += 1
+            at = self._decode(at, end, batch, &n_batch, &decoded)
+            for k in range(n_batch):
+                if k + PREFETCH_AHEAD < n_batch:
+                    self._prefetch(batch[k + PREFETCH_AHEAD])
+                if self._occurs(batch[k], left, right):
+                    out = put_varint(out, <uint32_t>(batch[k] - kept_last))
+                    kept_last = batch[k]
+                    kept += 1
         slot.n_occ = kept
         slot.last = kept_last
         slot.n_bytes = <uint32_t>(out - slot.occ)
         fit_list(slot)
 
-    cdef inline int _add(self, token_t left, token_t right, count_t w, pos_t p) except -1 nogil:
-        """A new occurrence of (left, right) at ``p``; calls come in slot order."""
-        cdef uint64_t key = pack(left, right)
-        cdef int64_t index = table_find(&self.table, key)
-        cdef PairSlot* slot
-        if index < 0:
-            if self.tok_len[left] + self.tok_len[right] > self.max_token_length:
-                return 0  # its token would be too long: never tracked, never merged
-            index = table_insert(&self.table, key)
-            self._remember_new(key)
-        slot = &self.table.slots[index]
+    cdef int _reserve_ids(self, int64_t n_ids) except -1 nogil:
+        """Give the per-neighbour arrays room for ids below ``n_ids`` (zeroed)."""
+        cdef int64_t room = max(2 * self.id_room, n_ids, 1024), i
+        if n_ids <= self.id_room:
+            return 0
+        resize_buffer(<void**>&self.removed_left, room, sizeof(count_t))
+        resize_buffer(<void**>&self.removed_right, room, sizeof(count_t))
+        resize_buffer(<void**>&self.new_left, room, sizeof(PairSlot))
+        resize_buffer(<void**>&self.new_right, room, sizeof(PairSlot))
+        resize_buffer(<void**>&self.touched_how, room, sizeof(uint8_t))
+        resize_buffer(<void**>&self.touched, room, sizeof(token_t))
+        for i in range(self.id_room, room):
+            self.removed_left[i] = 0
+            self.removed_right[i] = 0
+            memset(&self.new_left[i], 0, sizeof(PairSlot))
+            memset(&self.new_right[i], 0, sizeof(PairSlot))
+            self.touched_how[i] = 0
+        self.id_room = room
+        return 0
+
+    cdef inline void _touch(self, token_t t, uint8_t how) noexcept nogil:
+        if self.touched_how[t] == 0:
+            self.touched[self.n_touched] = t
+            self.n_touched += 1
+        self.touched_how[t] |= how
+
+    cdef inline int _gain(self, PairSlot* slot, token_t t, uint8_t how, int64_t length, count_t w,
+                          pos_t p) except -1 nogil:
+        """A new occurrence at ``p`` of the new pair of neighbour ``t`` (``slot``), whose
+        token would be ``length`` bytes long; calls come in slot order."""
+        if length > self.max_token_length:
+            return 0  # its token would be too long: never tracked, never merged
+        self._touch(t, how)
         slot.count += w
         return append(slot, p)
 
-    cdef int _remember_new(self, uint64_t key) except -1 nogil:
-        """Note ``key`` as a pair the current merge created."""
-        if self.new_size == self.new_cap:
-            double_buffer(<void**>&self.new_keys, &self.new_cap, sizeof(uint64_t))
-        self.new_keys[self.new_size] = key
-        self.new_size += 1
+    cdef int _enter_new(self, PairSlot* slot, uint64_t key) except -1 nogil:
+        """Enter a new pair in the table and on the heap if it can be merged (its list
+        shrunk to fit), else free its list; ``slot`` is left empty."""
+        cdef int64_t index
+        if slot.count >= self.min_frequency:
+            if slot.cap > slot.n_bytes + (slot.n_bytes >> 3) + 64:
+                fit_list(slot)
+            index = table_insert(&self.table, key)
+            slot.key = key
+            self.table.slots[index] = slot[0]
+            heap_push(&self.heap, slot.count, key_left(key), key_right(key))
+        elif slot.cap > 0:
+            free(slot.occ)
+        memset(slot, 0, sizeof(PairSlot))
         return 0
 
     cdef inline bint _occurs(self, pos_t p, token_t a, token_t b) noexcept nogil:
@@ -531,20 +593,42 @@ cdef class PairMerger:
         if self.high != NULL:
             prefetch(&self.high[p - 1])
 
+    cdef inline const uint8_t* _decode(self, const uint8_t* at, const uint8_t* end, pos_t* batch,
+                                       int* n_batch, pos_t* last) noexcept nogil:
+        """Decode the next WALK_BATCH positions (fewer at the end) of a list whose varints
+        run from ``at`` to ``end`` into ``batch``, ``last`` being the position before them
+        (0 at the list's start) and then the last one decoded; prefetch the first ones.
+        Returns where the varints go on."""
+        cdef uint32_t delta
+        cdef int n = 0
+        cdef pos_t p = last[0]
+        while at < end and n < WALK_BATCH:
+            at = get_varint(at, &delta)
+            p += <pos_t>delta
+            batch[n] = p
+            if n < PREFETCH_AHEAD:
+                self._prefetch(p)
+            n += 1
+        last[0] = p
+        n_batch[0] = n
+        return at
+
     cdef int _merge_pair(self, token_t a, token_t b, count_t count) except -1 nogil:
         """Replace every occurrence of (a, b), left to right, by the next token id."""
         cdef token_t z = <token_t>(self.first_id + self.n_merges)
         cdef int32_t len_a = self.tok_len[a], len_b = self.tok_len[b]
+        cdef int64_t len_z = <int64_t>len_a + len_b
         cdef int64_t index = table_find(&self.table, pack(a, b))
         cdef uint8_t inline_occ[INLINE_BYTES]
-        cdef uint32_t n_bytes, delta
+        cdef uint32_t n_bytes
         cdef uint8_t* occ = take_list(&self.table.slots[index], inline_occ, &n_bytes)  # ours to walk and free
         cdef const uint8_t* at = occ
         cdef const uint8_t* end = occ + n_bytes
         cdef pos_t batch[WALK_BATCH]
         cdef int n_batch, k
-        cdef pos_t p = 0, q, r, left
-        cdef token_t x, y
+        cdef pos_t p, q, r, left, decoded = 0
+        cdef token_t x, y, t
+        cdef uint8_t how
         cdef count_t w, removed_before = self.n_tokens_removed
         cdef int64_t i
         self.tok_len[z] = len_a + len_b
@@ -552,17 +636,10 @@ cdef class PairMerger:
         self.merge_right[self.n_merges] = b
         self.merge_count[self.n_merges] = count
         self.n_merges += 1
-        self.new_size = 0
+        self._reserve_ids(<int64_t>z + 1)
         try:
             while at < end:
-                n_batch = 0  # the next positions of the list, decoded
-                while at < end and n_batch < WALK_BATCH:
-                    at = get_varint(at, &delta)
-                    p += <pos_t>delta
-                    batch[n_batch] = p
-                    if n_batch < PREFETCH_AHEAD:
-                        self._prefetch(p)
-                    n_batch += 1
+                at = self._decode(at, end, batch, &n_batch, &decoded)
                 for k in range(n_batch):
                     if k + PREFETCH_AHEAD < n_batch:
                         self._prefetch(batch[k + PREFETCH_AHEAD])
@@ -573,20 +650,24 @@ cdef class PairMerger:
                     w = self._weight(p)
                     r = q + len_b
                     y = self._tok(r)
-                    if y != self.sep:
-                        self._remove(b, y, w)
+                    if y != self.sep:  # (b, y) is gone
+                        self.removed_right[y] += w
+                        self._touch(y, TOOK_RIGHT)
                     left = self._prev_start(p)
                     x = self._tok(left)
-                    if x != self.sep:
-                        self._remove(x, a, w)
+                    if x == z:  # (z, a), which this walk added at ``left``, is gone
+                        if len_z + len_a <= self.max_token_length:
+                            self.new_right[a].count -= w
+                    elif x != self.sep:  # (x, a) is gone
+                        self.removed_left[x] += w
+                        self._touch(x, TOOK_LEFT)
                     self._set(p, z)
                     self.starts[q >> 6] &= ~(<uint64_t>1 << (q & 63))
                     if x != self.sep:
-                        self._add(x, z, w, left)
+                        self._gain(&self.new_left[x], x, NEW_LEFT, self.tok_len[x] + len_z, w, left)
                     if y != self.sep:
-                        self._add(z, y, w, p)
+                        self._gain(&self.new_right[y], y, NEW_RIGHT, len_z + self.tok_len[y], w, p)
                     self.n_tokens_removed += w
-                p = batch[n_batch - 1]
         finally:
             if occ != inline_occ:
                 free(occ)
@@ -594,15 +675,21 @@ cdef class PairMerger:
         index = table_find(&self.table, pack(a, b))
         if index >= 0:
             table_delete(&self.table, index)
-        for i in range(self.new_size):
-            index = table_find(&self.table, self.new_keys[i])
-            if index < 0:
-                continue
-            if self.table.slots[index].count >= self.min_frequency:
-                heap_push(&self.heap, self.table.slots[index].count,
-                          key_left(self.new_keys[i]), key_right(self.new_keys[i]))
-            else:
-                table_delete(&self.table, index)
+        for i in range(self.n_touched):  # the counts of the neighbours' pairs, in the table
+            t = self.touched[i]
+            how = self.touched_how[t]
+            self.touched_how[t] = 0
+            if how & TOOK_LEFT:
+                self._subtract(t, a, self.removed_left[t])
+                self.removed_left[t] = 0
+            if how & TOOK_RIGHT:
+                self._subtract(b, t, self.removed_right[t])
+                self.removed_right[t] = 0
+            if how & NEW_LEFT:
+                self._enter_new(&self.new_left[t], pack(t, z))
+            if how & NEW_RIGHT:
+                self._enter_new(&self.new_right[t], pack(z, t))
+        self.n_touched = 0
         return 0
 
     cdef int64_t _merge_some(self, int64_t n) except -1 nogil:
