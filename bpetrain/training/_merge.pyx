@@ -407,70 +407,66 @@ cdef class PairMerger:
 
     cdef int _track_byte_pairs(self) except -1:
         """Count the byte pairs and list the positions of every pair that can be merged,
-        each list in one block of exactly its size (a first pass sizes them)."""
-        cdef count_t* pair_count = <count_t*>calloc(65536, sizeof(count_t))
-        cdef int32_t* n_occ = <int32_t*>calloc(65536, sizeof(int32_t))
-        cdef pos_t* last = <pos_t*>calloc(65536, sizeof(pos_t))
-        cdef int64_t* n_bytes = <int64_t*>calloc(65536, sizeof(int64_t))
-        cdef uint8_t** occ = <uint8_t**>calloc(65536, sizeof(uint8_t*))
+        each list in one block of exactly its size (a first pass sizes them). A byte pair
+        is its slot of a 65536-entry array: one cache line per position in each pass."""
+        cdef PairSlot* pairs = <PairSlot*>calloc(65536, sizeof(PairSlot))  # key unused
         cdef int64_t p, n_slots = self.tok_array.shape[0]
         cdef int64_t n_pairs = 0
         cdef uint64_t capacity = 1024
         cdef int32_t k
         cdef bint failed = False
         cdef token_t a, b
+        cdef PairSlot* pair
         cdef PairSlot* slot
+        if pairs == NULL:
+            raise MemoryError()
         try:
-            if pair_count == NULL or n_occ == NULL or last == NULL or n_bytes == NULL or occ == NULL:
-                raise MemoryError()
             with nogil:
-                for p in range(1, n_slots - 1):
+                for p in range(1, n_slots - 1):  # 1. counts and list sizes
                     a = self._tok(<pos_t>p)
                     b = self._tok(<pos_t>p + 1)
                     if a != self.sep and b != self.sep:
-                        k = (a << 8) | b
-                        pair_count[k] += self._weight(<pos_t>p)
-                        n_occ[k] += 1
-                        n_bytes[k] += varint_size(<uint32_t>(p - last[k]))
-                        last[k] = <pos_t>p
-                for k in range(65536):
-                    if pair_count[k] >= self.min_frequency and self.max_token_length >= 2:
+                        pair = &pairs[(a << 8) | b]
+                        pair.count += self._weight(<pos_t>p)
+                        pair.n_occ += 1
+                        pair.n_bytes += varint_size(<uint32_t>(p - pair.last))
+                        pair.last = <pos_t>p
+                for k in range(65536):  # 2. a block for each list that will be kept
+                    pair = &pairs[k]
+                    if pair.count >= self.min_frequency and self.max_token_length >= 2:
                         n_pairs += 1
-                        occ[k] = <uint8_t*>malloc(max(n_bytes[k], 1))
-                        failed = failed or occ[k] == NULL
-                    n_bytes[k] = 0
-                    last[k] = 0
+                        pair.cap = max(pair.n_bytes, 1)
+                        pair.occ = <uint8_t*>malloc(pair.cap)
+                        failed = failed or pair.occ == NULL
+                    pair.n_bytes = 0
+                    pair.last = 0
                 if not failed:
-                    for p in range(1, n_slots - 1):
+                    for p in range(1, n_slots - 1):  # 3. the lists
                         a = self._tok(<pos_t>p)
                         b = self._tok(<pos_t>p + 1)
                         if a == self.sep or b == self.sep:
                             continue
-                        k = (a << 8) | b
-                        if occ[k] != NULL:
-                            n_bytes[k] = put_varint(occ[k] + n_bytes[k], <uint32_t>(p - last[k])) - occ[k]
-                            last[k] = <pos_t>p
+                        pair = &pairs[(a << 8) | b]
+                        if pair.occ != NULL:
+                            pair.n_bytes = <uint32_t>(put_varint(pair.occ + pair.n_bytes,
+                                                                 <uint32_t>(p - pair.last)) - pair.occ)
+                            pair.last = <pos_t>p
             if failed:
                 raise MemoryError()
             while 10 * <uint64_t>n_pairs > 7 * capacity:
                 capacity *= 2
             table_alloc(&self.table, capacity)
             for k in range(65536):
-                if occ[k] != NULL:
-                    slot = &self.table.slots[table_insert(&self.table, pack(k >> 8, k & 255))]
-                    slot.count = pair_count[k]
-                    slot.occ = occ[k]
-                    slot.n_occ = n_occ[k]
-                    slot.last = last[k]
-                    slot.n_bytes = <uint32_t>n_bytes[k]
-                    slot.cap = <uint32_t>max(n_bytes[k], 1)
-                    occ[k] = NULL  # owned by the table now
-                    heap_push(&self.heap, pair_count[k], k >> 8, k & 255)
+                if pairs[k].occ != NULL:
+                    pairs[k].key = pack(k >> 8, k & 255)
+                    slot = &self.table.slots[table_insert(&self.table, pairs[k].key)]
+                    slot[0] = pairs[k]
+                    pairs[k].occ = NULL  # owned by the table now
+                    heap_push(&self.heap, slot.count, k >> 8, k & 255)
         finally:
-            if occ != NULL:
-                for k in range(65536):
-                    free(occ[k])
-            free(pair_count); free(n_occ); free(last); free(n_bytes); free(occ)
+            for k in range(65536):
+                free(pairs[k].occ)
+            free(pairs)
         return 0
 
     cdef inline count_t _weight(self, pos_t p) noexcept nogil:

@@ -120,3 +120,33 @@ cdef void fit_list(PairSlot* slot) noexcept nogil:
     if shrunk != NULL:
         slot.occ = shrunk
         slot.cap = cap
+
+
+def _py_varints(positions):
+    """Tests: encode increasing ``positions`` (ints in [0, 2**31)) as an occurrence list
+    does; return its bytes and the positions decoded back."""
+    cdef PairSlot slot
+    cdef uint32_t delta
+    cdef const uint8_t* at
+    cdef const uint8_t* end
+    cdef int64_t p = 0
+    slot.n_occ = 0
+    slot.last = 0
+    slot.n_bytes = 0
+    slot.cap = 0
+    slot.occ = NULL
+    try:
+        for position in positions:
+            append(&slot, position)
+        encoded = bytes(list_bytes(&slot)[:slot.n_bytes])
+        at = list_bytes(&slot)
+        end = at + slot.n_bytes
+        decoded = []
+        while at < end:
+            at = get_varint(at, &delta)
+            p += delta
+            decoded.append(p)
+    finally:
+        if slot.cap > 0:
+            free(slot.occ)
+    return encoded, decoded
