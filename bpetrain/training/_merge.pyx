@@ -65,7 +65,7 @@ cdef extern from *:
 
 cdef token_t NARROW_SEP = 0xFFFF  # the sentinel slot between pieces, 16-bit ids
 cdef token_t WIDE_SEP = -1        # ... and with the high array (0xFFFF in both halves)
-cdef int PREFETCH_AHEAD = 8       # occurrences between a prefetch and its use
+cdef int PREFETCH_AHEAD = 32      # occurrences between a prefetch and its use
 
 cdef enum:
     WALK_BATCH = 256  # positions decoded from a list at a time (and prefetched)

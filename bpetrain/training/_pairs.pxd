@@ -86,11 +86,7 @@ cdef inline int64_t table_find(const PairTable* table, uint64_t key) noexcept no
 
 cdef inline int varint_size(uint32_t delta) noexcept nogil:
     """Bytes of ``delta`` as a varint (1 to 5)."""
-    cdef int n = 1
-    while delta >= 128:
-        delta >>= 7
-        n += 1
-    return n
+    return 1 + (delta >= 1u << 7) + (delta >= 1u << 14) + (delta >= 1u << 21) + (delta >= 1u << 28)
 
 
 cdef inline uint8_t* put_varint(uint8_t* out, uint32_t delta) noexcept nogil:
