@@ -22,17 +22,23 @@ is built once, in slot order, and is freed when its pair is merged or dropped. A
 stores the distances between its positions as varints (``_pairs``): 1.4-1.7 bytes a
 position on raw text instead of 4.
 
-Memory is what the working array and the lists take, about 3.8 bytes per byte of raw
-text: a slot holds the low 16 bits of the id of the token that starts there (2 bytes),
-and a second array of 2 bytes a slot holds the high 16 bits only when some id needs
-them (a vocabulary of more than 65535 ids, the sentinel's 0xFFFF included); ``starts``
-takes 1/8 byte a slot. Slots inside a token are never read. Navigation needs no
-pointers: the token after the one of id ``t`` at slot ``s`` starts at ``s + len(t)``,
-and the one before starts at the highest set bit of ``starts`` below ``s`` (a sentinel
-slot is a start, so the search ends inside the piece or at its sentinel; a token of
-``n`` bytes costs ``n / 64`` words). The pieces are copied in at construction; pairs
-are counted and listed at the first call that needs them, so the caller can free the
-input in between.
+Memory is mostly the working array and the lists, which start at about 3.8 bytes per
+byte of raw text (the pair table and the lists of new pairs come on top: a 1.2 GB
+document of C peaks at 4.2 bytes per byte in all). A slot holds the low 16 bits of the
+id of the token that starts there (2 bytes); a second array of 2 bytes a slot holds
+the high 16 bits only when some id needs them (a vocabulary of more than 65535 ids,
+the sentinel's 0xFFFF included); ``starts`` takes 1/8 byte a slot. Slots inside a
+token are never read. Navigation needs no pointers: the token after the one of id
+``t`` at slot ``s`` starts at ``s + len(t)``, and the one before starts at the highest
+set bit of ``starts`` below ``s`` (a sentinel slot is a start, so the search ends
+inside the piece or at its sentinel; a token of ``n`` bytes costs ``n / 64`` words).
+The pieces are copied in at construction; pairs are counted and listed at the first
+call that needs them (``_track``), so the caller can free the input in between.
+
+A merge does not look up its neighbours' pairs in the table at each occurrence: it
+adds up, in arrays indexed by the neighbour's id, the weight taken from each pair
+``(x, a)`` and ``(b, y)`` and the count and list of each new pair ``(x, z)`` and
+``(z, y)``, and enters them in the table once per neighbour when the walk is done.
 
 Pairs whose count is below ``min_frequency`` are not tracked at all: a pair's count
 never grows after the merge that creates its newer token, so such a pair can never
@@ -120,6 +126,13 @@ cdef class PairMerger:
         2**31 - 2 slots (positions are int32).
     MemoryError
         If an allocation fails.
+
+    Notes
+    -----
+    From the bytes (no ``initial``), the pairs are counted at the first call of
+    :meth:`merge`, :attr:`finished` or :attr:`n_tracked_pairs`, so that the caller can
+    drop ``data`` first; a method added here that reads the pair table calls
+    ``self._track()`` first too.
     """
 
     cdef public object tok_array, high_array, starts_array, piece_array, weight_array
@@ -175,7 +188,7 @@ cdef class PairMerger:
         if (token_lengths is None) != (initial is None):
             raise ValueError("token_lengths and initial go together (extending a vocabulary)")
         if initial is not None:
-            self._check_initial(data, offsets, token_lengths, initial)
+            _check_initial(data, offsets, token_lengths, initial)
         if max_merges < 0 or max_merges > INT32_MAX - self.first_id:
             raise ValueError(f"max_merges must be in [0, {INT32_MAX - self.first_id}], got {max_merges}")
         if min_frequency < 1:
@@ -326,27 +339,10 @@ cdef class PairMerger:
                     self._set(<pos_t>s, self.sep)
                     s += 1
 
-    def _check_initial(self, const uint8_t[::1] data, const int64_t[::1] offsets,
-                       const int32_t[::1] token_lengths, const int32_t[::1] initial):
-        cdef Py_ssize_t i, n_base = token_lengths.shape[0]
-        cdef int64_t j
-        cdef int32_t t
-        if n_base < 256:
-            raise ValueError(f"token_lengths must cover at least the 256 byte ids, got {n_base}")
-        if initial.shape[0] != data.shape[0]:
-            raise ValueError(f"initial must have one entry per byte ({data.shape[0]}), got {initial.shape[0]}")
-        for i in range(offsets.shape[0] - 1):
-            j = offsets[i]
-            while j < offsets[i + 1]:
-                t = initial[j]
-                if t < 0 or t >= n_base or token_lengths[t] < 1 or j + token_lengths[t] > offsets[i + 1]:
-                    raise ValueError(f"initial does not cut piece {i} into tokens: id {t} at byte {j}")
-                j += token_lengths[t]
-
     cdef int _track(self) except -1:
         """Count and list the pairs, once (the pieces start as their bytes)."""
         if not self.tracked:
-            self._track_byte_pairs()
+            _track_byte_pairs(self)
             self.tracked = True
         return 0
 
@@ -405,70 +401,6 @@ cdef class PairMerger:
         b[0] = self._tok(p + self.tok_len[a[0]])
         return b[0] != self.sep and self.tok_len[a[0]] + self.tok_len[b[0]] <= self.max_token_length
 
-    cdef int _track_byte_pairs(self) except -1:
-        """Count the byte pairs and list the positions of every pair that can be merged,
-        each list in one block of exactly its size (a first pass sizes them). A byte pair
-        is its slot of a 65536-entry array: one cache line per position in each pass."""
-        cdef PairSlot* pairs = <PairSlot*>calloc(65536, sizeof(PairSlot))  # key unused
-        cdef int64_t p, n_slots = self.tok_array.shape[0]
-        cdef int64_t n_pairs = 0
-        cdef uint64_t capacity = 1024
-        cdef int32_t k
-        cdef bint failed = False
-        cdef token_t a, b
-        cdef PairSlot* pair
-        cdef PairSlot* slot
-        if pairs == NULL:
-            raise MemoryError()
-        try:
-            with nogil:
-                for p in range(1, n_slots - 1):  # 1. counts and list sizes
-                    a = self._tok(<pos_t>p)
-                    b = self._tok(<pos_t>p + 1)
-                    if a != self.sep and b != self.sep:
-                        pair = &pairs[(a << 8) | b]
-                        pair.count += self._weight(<pos_t>p)
-                        pair.n_occ += 1
-                        pair.n_bytes += varint_size(<uint32_t>(p - pair.last))
-                        pair.last = <pos_t>p
-                for k in range(65536):  # 2. a block for each list that will be kept
-                    pair = &pairs[k]
-                    if pair.count >= self.min_frequency and self.max_token_length >= 2:
-                        n_pairs += 1
-                        pair.cap = max(pair.n_bytes, 1)
-                        pair.occ = <uint8_t*>malloc(pair.cap)
-                        failed = failed or pair.occ == NULL
-                    pair.n_bytes = 0
-                    pair.last = 0
-                if not failed:
-                    for p in range(1, n_slots - 1):  # 3. the lists
-                        a = self._tok(<pos_t>p)
-                        b = self._tok(<pos_t>p + 1)
-                        if a == self.sep or b == self.sep:
-                            continue
-                        pair = &pairs[(a << 8) | b]
-                        if pair.occ != NULL:
-                            pair.n_bytes = <uint32_t>(put_varint(pair.occ + pair.n_bytes,
-                                                                 <uint32_t>(p - pair.last)) - pair.occ)
-                            pair.last = <pos_t>p
-            if failed:
-                raise MemoryError()
-            while 10 * <uint64_t>n_pairs > 7 * capacity:
-                capacity *= 2
-            table_alloc(&self.table, capacity)
-            for k in range(65536):
-                if pairs[k].occ != NULL:
-                    pairs[k].key = pack(k >> 8, k & 255)
-                    slot = &self.table.slots[table_insert(&self.table, pairs[k].key)]
-                    slot[0] = pairs[k]
-                    pairs[k].occ = NULL  # owned by the table now
-                    heap_push(&self.heap, slot.count, k >> 8, k & 255)
-        finally:
-            for k in range(65536):
-                free(pairs[k].occ)
-            free(pairs)
-        return 0
-
     cdef inline count_t _weight(self, pos_t p) noexcept nogil:
         if p >= self.heavy_end:
             return 1
@@ -523,26 +455,6 @@ cdef class PairMerger:
         slot.last = kept_last
         slot.n_bytes = <uint32_t>(out - slot.occ)
         fit_list(slot)
-
-    cdef int _reserve_ids(self, int64_t n_ids) except -1 nogil:
-        """Give the per-neighbour arrays room for ids below ``n_ids`` (zeroed)."""
-        cdef int64_t room = max(2 * self.id_room, n_ids, 1024), i
-        if n_ids <= self.id_room:
-            return 0
-        resize_buffer(<void**>&self.removed_left, room, sizeof(count_t))
-        resize_buffer(<void**>&self.removed_right, room, sizeof(count_t))
-        resize_buffer(<void**>&self.new_left, room, sizeof(PairSlot))
-        resize_buffer(<void**>&self.new_right, room, sizeof(PairSlot))
-        resize_buffer(<void**>&self.touched_how, room, sizeof(uint8_t))
-        resize_buffer(<void**>&self.touched, room, sizeof(token_t))
-        for i in range(self.id_room, room):
-            self.removed_left[i] = 0
-            self.removed_right[i] = 0
-            memset(&self.new_left[i], 0, sizeof(PairSlot))
-            memset(&self.new_right[i], 0, sizeof(PairSlot))
-            self.touched_how[i] = 0
-        self.id_room = room
-        return 0
 
     cdef inline void _touch(self, token_t t, uint8_t how) noexcept nogil:
         if self.touched_how[t] == 0:
@@ -632,7 +544,7 @@ cdef class PairMerger:
         self.merge_right[self.n_merges] = b
         self.merge_count[self.n_merges] = count
         self.n_merges += 1
-        self._reserve_ids(<int64_t>z + 1)
+        _reserve_ids(self, <int64_t>z + 1)
         try:
             while at < end:
                 at = self._decode(at, end, batch, &n_batch, &decoded)
@@ -757,3 +669,107 @@ cdef class PairMerger:
         self._track()
         return self.table.used
 
+
+def _check_initial(const uint8_t[::1] data, const int64_t[::1] offsets,
+                   const int32_t[::1] token_lengths, const int32_t[::1] initial):
+    """Raise ValueError unless ``initial`` cuts every piece into tokens of ``token_lengths``."""
+    cdef Py_ssize_t i, n_base = token_lengths.shape[0]
+    cdef int64_t j
+    cdef int32_t t
+    if n_base < 256:
+        raise ValueError(f"token_lengths must cover at least the 256 byte ids, got {n_base}")
+    if initial.shape[0] != data.shape[0]:
+        raise ValueError(f"initial must have one entry per byte ({data.shape[0]}), got {initial.shape[0]}")
+    for i in range(offsets.shape[0] - 1):
+        j = offsets[i]
+        while j < offsets[i + 1]:
+            t = initial[j]
+            if t < 0 or t >= n_base or token_lengths[t] < 1 or j + token_lengths[t] > offsets[i + 1]:
+                raise ValueError(f"initial does not cut piece {i} into tokens: id {t} at byte {j}")
+            j += token_lengths[t]
+
+
+cdef int _track_byte_pairs(PairMerger m) except -1:
+    """Count the byte pairs and list the positions of every pair that can be merged,
+    each list in one block of exactly its size (a first pass sizes them). A byte pair
+    is its slot of a 65536-entry array: one cache line per position in each pass."""
+    cdef PairSlot* pairs = <PairSlot*>calloc(65536, sizeof(PairSlot))  # key unused
+    cdef int64_t p, n_slots = m.tok_array.shape[0]
+    cdef int64_t n_pairs = 0
+    cdef uint64_t capacity = 1024
+    cdef int32_t k
+    cdef bint failed = False
+    cdef token_t a, b
+    cdef PairSlot* pair
+    cdef PairSlot* slot
+    if pairs == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            for p in range(1, n_slots - 1):  # 1. counts and list sizes
+                a = m._tok(<pos_t>p)
+                b = m._tok(<pos_t>p + 1)
+                if a != m.sep and b != m.sep:
+                    pair = &pairs[(a << 8) | b]
+                    pair.count += m._weight(<pos_t>p)
+                    pair.n_occ += 1
+                    pair.n_bytes += varint_size(<uint32_t>(p - pair.last))
+                    pair.last = <pos_t>p
+            for k in range(65536):  # 2. a block for each list that will be kept
+                pair = &pairs[k]
+                if pair.count >= m.min_frequency and m.max_token_length >= 2:
+                    n_pairs += 1
+                    pair.cap = max(pair.n_bytes, 1)
+                    pair.occ = <uint8_t*>malloc(pair.cap)
+                    failed = failed or pair.occ == NULL
+                pair.n_bytes = 0
+                pair.last = 0
+            if not failed:
+                for p in range(1, n_slots - 1):  # 3. the lists
+                    a = m._tok(<pos_t>p)
+                    b = m._tok(<pos_t>p + 1)
+                    if a == m.sep or b == m.sep:
+                        continue
+                    pair = &pairs[(a << 8) | b]
+                    if pair.occ != NULL:
+                        pair.n_bytes = <uint32_t>(put_varint(pair.occ + pair.n_bytes,
+                                                             <uint32_t>(p - pair.last)) - pair.occ)
+                        pair.last = <pos_t>p
+        if failed:
+            raise MemoryError()
+        while 10 * <uint64_t>n_pairs > 7 * capacity:
+            capacity *= 2
+        table_alloc(&m.table, capacity)
+        for k in range(65536):
+            if pairs[k].occ != NULL:
+                pairs[k].key = pack(k >> 8, k & 255)
+                slot = &m.table.slots[table_insert(&m.table, pairs[k].key)]
+                slot[0] = pairs[k]
+                pairs[k].occ = NULL  # owned by the table now
+                heap_push(&m.heap, slot.count, k >> 8, k & 255)
+    finally:
+        for k in range(65536):
+            free(pairs[k].occ)
+        free(pairs)
+    return 0
+
+
+cdef int _reserve_ids(PairMerger m, int64_t n_ids) except -1 nogil:
+    """Give the merger's per-neighbour arrays room for ids below ``n_ids`` (zeroed)."""
+    cdef int64_t room = max(2 * m.id_room, n_ids, 1024), i
+    if n_ids <= m.id_room:
+        return 0
+    resize_buffer(<void**>&m.removed_left, room, sizeof(count_t))
+    resize_buffer(<void**>&m.removed_right, room, sizeof(count_t))
+    resize_buffer(<void**>&m.new_left, room, sizeof(PairSlot))
+    resize_buffer(<void**>&m.new_right, room, sizeof(PairSlot))
+    resize_buffer(<void**>&m.touched_how, room, sizeof(uint8_t))
+    resize_buffer(<void**>&m.touched, room, sizeof(token_t))
+    for i in range(m.id_room, room):
+        m.removed_left[i] = 0
+        m.removed_right[i] = 0
+        memset(&m.new_left[i], 0, sizeof(PairSlot))
+        memset(&m.new_right[i], 0, sizeof(PairSlot))
+        m.touched_how[i] = 0
+    m.id_room = room
+    return 0
