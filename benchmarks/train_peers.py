@@ -32,7 +32,13 @@ raw-lines
     Every line (``bytes.splitlines(keepends=True)``) is one document, not pre-tokenized.
 raw-whole
     The whole file is one document, not pre-tokenized; bpetrain only unless ``--peers``
-    asks for more. Also reports bpetrain's peak RSS per input byte.
+    asks for more. Also reports bpetrain's peak RSS per input byte. The peers keep
+    one "word" per document and rescan the words that hold a pair at each merge, so
+    on one document every merge costs time in proportion to the whole text: compare
+    them on a prefix (``--max-bytes``), not on a file of a gigabyte.
+
+``--max-bytes N`` trains every trainer on the first N bytes of the file (copied to a
+temporary file first) instead of all of it.
 
 Patterns (pattern and stream modes): ``--pattern NAME|REGEX``, a name of
 ``splitting.SPLIT_PATTERNS`` (gpt2, cl100k, o200k, minbpe, nanochat, llama3),
@@ -48,6 +54,8 @@ Run it from the repository (or with bpetrain installed)::
     python benchmarks/train_peers.py FILE --mode raw-lines --peers bpetrain,rustbpe --repeat 3 --json out.json
     python benchmarks/train_peers.py mix-100M.txt --pattern nanochat --pattern llama3 --peers bpetrain,rustbpe
     python benchmarks/train_peers.py kernel-c.txt --mode stream --pattern cl100k --pattern nanochat
+    python benchmarks/train_peers.py kernel-c.txt --mode raw-whole
+    python benchmarks/train_peers.py kernel-c.txt --mode raw-whole --max-bytes 1000000 --peers bpetrain,rustbpe,tokenizers
 """
 from __future__ import annotations
 
@@ -528,7 +536,7 @@ def _header(args, pattern: str, pat_str: str | None) -> dict:
         "pat_str": pat_str,
         "vocab_size": args.vocab_size,
         "min_frequency": args.min_frequency,
-        "input": args.file,
+        "input": args.input_name,
         "input_bytes": os.path.getsize(args.file),
         "cpu": _cpu_name(),
         "arch": platform.machine(),
@@ -615,6 +623,18 @@ def render_all(full: dict) -> str:
     return "\n\n".join(parts)
 
 
+def _prefix_file(path: str, n_bytes: int, out: str) -> str:
+    """Copy the first ``n_bytes`` of ``path`` to ``out``; return ``out``."""
+    with open(path, "rb") as source, open(out, "wb") as target:
+        while n_bytes > 0:
+            block = source.read(min(n_bytes, 1 << 24))
+            if not block:
+                break
+            target.write(block)
+            n_bytes -= len(block)
+    return out
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         description="Train bpetrain, rustbpe and Hugging Face tokenizers on one file; "
@@ -640,6 +660,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma list of trainers from " + ",".join(TRAINERS) + "; bpetrain, the baseline, always "
         "runs (default: all three, bpetrain only in raw-whole mode)",
     )
+    parser.add_argument("--max-bytes", type=int, metavar="N", help="train on the first N bytes of FILE only")
     parser.add_argument("--repeat", type=int, default=1, help="runs per trainer, each in a new process (default 1)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds before a run is killed (default 1800)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
@@ -678,7 +699,14 @@ def main(argv: list[str] | None = None) -> int:
     unknown = sorted(set(args.peers) - set(TRAINERS))
     if unknown:
         parser.error(f"unknown trainers in --peers: {', '.join(unknown)} (choose from {', '.join(TRAINERS)})")
-    report = run_benchmark(args)
+    args.input_name = args.file
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.max_bytes is not None:
+            if args.max_bytes < 1:
+                parser.error("--max-bytes must be at least 1")
+            args.input_name = f"{args.file}, first {args.max_bytes} bytes"
+            args.file = _prefix_file(args.file, args.max_bytes, os.path.join(tmp, os.path.basename(args.file)))
+        report = run_benchmark(args)
     print(render_all(report))
     if args.json:
         with open(args.json, "w") as f:

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The pair table's slow paths: allocating, growing and deleting slots, and growing and
 shrinking occurrence lists (the lookups are ``cdef inline`` in ``_pairs.pxd``)."""
-from libc.stdint cimport INT32_MAX
+from libc.stdint cimport UINT32_MAX
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy
 
@@ -52,7 +52,9 @@ cdef int64_t table_insert(PairTable* table, uint64_t key) except -1 nogil:
     table.slots[i].count = 0
     table.slots[i].occ = NULL
     table.slots[i].n_occ = 0
-    table.slots[i].cap_occ = 0
+    table.slots[i].last = 0
+    table.slots[i].n_bytes = 0
+    table.slots[i].cap = 0
     table.used += 1
     return <int64_t>i
 
@@ -62,7 +64,7 @@ cdef void table_delete(PairTable* table, int64_t index) noexcept nogil:
     it move up unless they would leave their probe's range)."""
     cdef PairSlot* slots = table.slots
     cdef uint64_t hole = <uint64_t>index, j = <uint64_t>index, start
-    if slots[index].cap_occ > 0:
+    if slots[index].cap > 0:
         free(slots[index].occ)
     while True:
         j = (j + 1) & table.mask
@@ -83,36 +85,68 @@ cdef void table_free(PairTable* table) noexcept nogil:
     if table.slots == NULL:
         return
     for i in range(table.mask + 1):
-        if table.slots[i].key != EMPTY and table.slots[i].cap_occ > 0:
+        if table.slots[i].key != EMPTY and table.slots[i].cap > 0:
             free(table.slots[i].occ)
     free(table.slots)
     table.slots = NULL
 
 
-cdef int grow_list(PairSlot* slot) except -1 nogil:
-    """Give a full occurrence list (or one about to leave the slot) room for about half as
-    many entries again, in its own block. Raises MemoryError (the list unchanged)."""
-    cdef int64_t cap = min(4 + <int64_t>slot.n_occ + (slot.n_occ >> 1), INT32_MAX)  # < n_slots
-    cdef pos_t* grown
-    if slot.cap_occ == 0:
-        grown = <pos_t*>malloc(cap * sizeof(pos_t))
+cdef int grow_list(PairSlot* slot, uint32_t extra) except -1 nogil:
+    """Give an occurrence list (or one about to leave the slot) room for ``extra`` more
+    bytes and about half as many again, in its own block. Raises MemoryError (the list
+    unchanged)."""
+    cdef uint64_t cap = 8 + <uint64_t>slot.n_bytes + (slot.n_bytes >> 1)
+    cdef uint8_t* grown
+    cap = min(max(cap, <uint64_t>slot.n_bytes + extra), UINT32_MAX)
+    if slot.cap == 0:
+        grown = <uint8_t*>malloc(cap)
         if grown != NULL:
-            memcpy(grown, &slot.occ, slot.n_occ * sizeof(pos_t))
+            memcpy(grown, &slot.occ, slot.n_bytes)
     else:
-        grown = <pos_t*>realloc(slot.occ, cap * sizeof(pos_t))
+        grown = <uint8_t*>realloc(slot.occ, cap)
     if grown == NULL:
         with gil:
             raise MemoryError()
     slot.occ = grown
-    slot.cap_occ = <int32_t>cap
+    slot.cap = <uint32_t>cap
     return 0
 
 
 cdef void fit_list(PairSlot* slot) noexcept nogil:
-    """Shrink an occurrence list's own block to its entries (at least one); if the
+    """Shrink an occurrence list's own block to its bytes (at least one); if the
     allocator cannot, the larger block is kept."""
-    cdef int32_t cap = max(slot.n_occ, 1)
-    cdef pos_t* shrunk = <pos_t*>realloc(slot.occ, cap * sizeof(pos_t))
+    cdef uint32_t cap = max(slot.n_bytes, 1)
+    cdef uint8_t* shrunk = <uint8_t*>realloc(slot.occ, cap)
     if shrunk != NULL:
         slot.occ = shrunk
-        slot.cap_occ = cap
+        slot.cap = cap
+
+
+def _py_varints(positions):
+    """Tests: encode increasing ``positions`` (ints in [0, 2**31)) as an occurrence list
+    does; return its bytes and the positions decoded back."""
+    cdef PairSlot slot
+    cdef uint32_t delta
+    cdef const uint8_t* at
+    cdef const uint8_t* end
+    cdef int64_t p = 0
+    slot.n_occ = 0
+    slot.last = 0
+    slot.n_bytes = 0
+    slot.cap = 0
+    slot.occ = NULL
+    try:
+        for position in positions:
+            append(&slot, position)
+        encoded = bytes(list_bytes(&slot)[:slot.n_bytes])
+        at = list_bytes(&slot)
+        end = at + slot.n_bytes
+        decoded = []
+        while at < end:
+            at = get_varint(at, &delta)
+            p += delta
+            decoded.append(p)
+    finally:
+        if slot.cap > 0:
+            free(slot.occ)
+    return encoded, decoded

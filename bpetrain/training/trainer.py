@@ -540,11 +540,10 @@ class BpeTrainer:
     # ---------------------------------------------------------------- training
 
     def _train_counter(self, counter: PieceCounter, base: Tokenizer | None, *, stacklevel: int) -> Tokenizer:
-        """Train on a counter's pieces; the counter is emptied so its memory can go."""
-        table = counter.table()
-        counter.clear()
+        """Train on a counter's pieces; the counter is emptied so its memory can go, and the
+        table of its pieces once the kernel has copied them (no reference is kept here)."""
         return self._train_table(
-            table,
+            _take_table(counter),
             time.perf_counter() - counter.seconds,
             base,
             counter.pat_str,
@@ -747,6 +746,13 @@ def base_tokens(base: Tokenizer, table: PieceTable) -> tuple[np.ndarray, np.ndar
 
 class BasePatternWarning(UserWarning):
     """Extending a base with another split pattern than the one it was trained on."""
+
+
+def _take_table(counter: PieceCounter) -> PieceTable:
+    """The counter's pieces as a table; the counter is emptied."""
+    table = counter.table()
+    counter.clear()
+    return table
 
 
 def _check_int(name: str, value) -> None:
