@@ -10,8 +10,8 @@ cdef struct IdBuffer:
     int64_t size
     int64_t cap
 
-# One entry of a piece cache (32 bytes; bpetrain.encoding._piece): a piece of 3..16 bytes
-# and its two to five token ids. ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of ids
+# One entry of a piece table (32 bytes; bpetrain.encoding._piece): a piece of 3..16 bytes
+# and its one to five token ids. ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of ids
 # << 8) | length (0: empty).
 cdef struct CacheEntry:
     uint64_t meta
@@ -19,15 +19,24 @@ cdef struct CacheEntry:
     uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none
     uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits
 
+# A piece table (bpetrain.encoding._piece.PieceCache owns one): open addressing, linear
+# probing, at most half full; grows by doubling up to ``limit`` entries, then is emptied
+# when full.
+cdef struct PieceTable:
+    CacheEntry* entries  # 2**(64 - shift) entries (calloc'ed; meta 0: empty)
+    uint64_t mask        # entries - 1
+    int shift
+    int64_t used         # entries in use
+    int64_t limit        # most entries it grows to (a power of two, at least 2)
+
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
-# demand), and the piece cache it reads (this call's alone; NULL: none).
+# demand), and the piece table it reads and fills (this call's alone; NULL: none).
 cdef struct Scratch:
     token_t* tok       # the token id at each token's first byte
     uint64_t* bits     # bit i set: byte i starts a token
     uint64_t* heap     # min-heap of (rank << 32) | start
     int64_t cap        # bytes the arrays can hold
-    CacheEntry* cache  # the piece cache: 2**(64 - cache_shift) entries
-    int cache_shift
+    PieceTable* cache  # the piece table (owned by a PieceCache), or NULL
 
 # Grow (doubling) or free the buffers; free_buffers is NULL-safe.
 cdef int grow_ids(IdBuffer* out, int64_t need) except -1 nogil
