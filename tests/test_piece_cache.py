@@ -441,32 +441,52 @@ def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads
 # ------------------------------------------------------------------ the table: what it holds, growth, limit
 
 
-def test_the_cache_holds_single_token_pieces_of_3_to_16_bytes_only():
-    """Every piece of 3 to 16 bytes seen is stored, one token or several (up to five ids);
-    pieces of 1, 2 or more than 16 bytes, and of more than five ids, are not."""
+def test_the_cache_holds_every_piece_of_3_to_64_bytes():
+    """Every piece of 3 to 16 bytes seen is stored in an entry, one token or several (up
+    to five ids); one of 17 to 64 bytes in an entry and the arena (its bytes, then its
+    ids as uint32); pieces of 1, 2 or more than 64 bytes, and short ones of more than
+    five ids, are not."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"abc", b"abcd" * 4, b"xy"]:
         ranks[token] = len(ranks)
     enc = Encoding("held", pat_str=None, mergeable_ranks=ranks)
-    tables = enc._bpe._py_spare_tables
-    assert tables == []
+    assert enc._bpe._py_spare_tables == []
 
-    def used(text):
+    def held(text):
         assert enc.encode_ordinary(text) == enc._bpe.encode_bytes(text.encode(), as_list=True)
-        [(size, in_use)] = enc._bpe._py_spare_tables
+        [(size, used, arena)] = enc._bpe._py_spare_tables
         assert size == 1024
-        return in_use
+        return used, arena
 
-    assert used("abc") == 1  # one token
-    assert used("abc") == 1  # found, not stored again
-    assert used("abcd" * 4) == 2  # one token of 16 bytes
-    assert used("xyz") == 3  # two tokens
-    assert used("a") == used("xy") == 3  # 1 and 2 bytes: the direct tables
-    assert used("abcd" * 4 + "a") == 3  # 17 bytes: not held
-    assert used("qrstuv") == 3  # six ids: not held
-    assert used("qrstu") == 4  # five ids
+    assert held("abc") == (1, 0)  # one token
+    assert held("abc") == (1, 0)  # found, not stored again
+    assert held("abcd" * 4) == (2, 0)  # one token of 16 bytes
+    assert held("xyz") == (3, 0)  # two tokens
+    assert held("a") == held("xy") == (3, 0)  # 1 and 2 bytes: the direct tables
+    assert held("qrstuv") == (3, 0)  # six ids: not held
+    assert held("qrstu") == (4, 0)  # five ids
+    assert held("abcd" * 4 + "a") == (5, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
+    assert held("abcd" * 4 + "a") == (5, 85)  # found in the arena
+    assert held("q" * 64) == (6, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
+    assert held("q" * 65) == (6, 405)  # 65 bytes: not held
     enc.clear_cache()
     assert enc._bpe._py_spare_tables == []
+
+
+def test_a_full_arena_empties_the_table():
+    """The arena grows to 16 bytes per entry of the limit; a piece that does not fit
+    empties the table (entries and arena) before it is stored."""
+    ranks = {bytes([i]): i for i in range(256)}  # no merges: a piece of n bytes has n ids
+    enc = Encoding("arena", pat_str=None, mergeable_ranks=ranks, cache_size=64)  # arena: 1,024 bytes
+    pieces = [f"{k:040d}" for k in range(12)]  # 40 bytes, 40 ids: 200 bytes each
+    seen = []
+    for piece in pieces:
+        assert enc.encode_ordinary(piece) == list(piece.encode())
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        seen.append((used, arena))
+    assert seen[:6] == [(1, 200), (2, 400), (3, 600), (4, 800), (5, 1000), (1, 200)]
+    for piece in pieces:  # the last ones found, the others stored again
+        assert enc.encode_ordinary(piece) == list(piece.encode())
 
 
 def test_the_cache_grows_to_its_limit_then_is_emptied():
@@ -479,8 +499,8 @@ def test_the_cache_grows_to_its_limit_then_is_emptied():
     seen = []
     for k, piece in enumerate(pieces):
         assert enc.encode_ordinary(piece) == none.encode_ordinary(piece) == list(piece.encode())
-        [(size, used)] = enc._bpe._py_spare_tables
-        assert used <= size // 2
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        assert used <= size // 2 and arena == 0
         seen.append((size, used))
     assert seen[511] == (1024, 512) and seen[512] == (2048, 513)
     assert seen[1024] == (4096, 1025) and seen[2047] == (4096, 2048)
@@ -502,14 +522,17 @@ def test_small_tables_where_every_piece_shares_probes(trained, size):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.binary(max_size=40), min_size=1, max_size=30))
-def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces):
-    """Invalid UTF-8 and every length around the cached range (the piece table reads the
-    bytes, not characters): a table of 8 entries against none."""
+@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17])),
+                min_size=1, max_size=30),
+       st.sampled_from([8, 64]))
+def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
+    """Invalid UTF-8 and every length around the held ranges (3 to 16 bytes in an entry,
+    17 to 64 in the arena, longer not held; the table reads bytes, not characters): a
+    table of 8 entries (an arena of 128 bytes) or 64 against none."""
     _, none, _ = encoders
     data = np.frombuffer(b"".join(pieces), dtype=np.uint8) if any(pieces) else np.zeros(0, dtype=np.uint8)
     offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
-    small = _encoder.BytePairEncoder(none.mergeable_ranks, cache_size=8)
+    small = _encoder.BytePairEncoder(none.mergeable_ranks, cache_size=size)
     expected = [i for p in pieces for i in none._bpe.encode_bytes(p, as_list=True)]
     for _ in range(2):
         assert small.encode_table(data, offsets, cached=True, as_list=True) == expected

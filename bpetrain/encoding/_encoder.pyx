@@ -945,7 +945,7 @@ cdef class BytePairEncoder:
 
     @property
     def _py_spare_tables(self):
-        """Test hook: (entries, entries in use) of each spare piece table."""
+        """Test hook: (entries, entries in use, arena bytes in use) of each spare piece table."""
         return self.caches.spares_in_use
 
     @property

@@ -9,11 +9,14 @@ from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratc
 from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, load_head, token_rank
 
 cdef enum:
-    CACHE_PIECE = 16  # longest piece the piece table holds (bytes)
-    CACHE_IDS = 5     # most ids of a piece it holds (21 bits each: three in ids, two in meta)
+    CACHE_PIECE = 16  # longest piece the piece table holds in an entry (bytes)
+    CACHE_IDS = 5     # most ids of such a piece it holds (21 bits each: three in ids, two in meta)
+    LONG_PIECE = 64   # longest piece it holds at all (17 bytes and more: in its arena)
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil
+cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                     Scratch* scratch) except -1 nogil
 cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
                     uint64_t key0, uint64_t key1, uint64_t h) except -1 nogil
 
@@ -30,9 +33,10 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
     A piece of 1 or 2 bytes is looked up in the direct tables; one of 3 to
     ``CACHE_PIECE`` bytes in the call's piece table (``scratch.cache``, if any), which
     holds every such piece seen with its ids, one token or several: most pieces of real
-    text are found there with one probe, in a table far smaller than the vocabulary's;
-    a piece not found goes to :func:`encode_new`. Without a table, or for a longer piece,
-    the whole-token table (``token_rank``), then :func:`encode_merged`.
+    text are found there with one probe; a piece not found goes to :func:`encode_new`.
+    One of up to ``LONG_PIECE`` bytes goes to :func:`encode_long`, the same table's
+    lookup for longer pieces. Without a table, or for a longer piece, the whole-token
+    table (``token_rank``), then :func:`encode_merged`.
     """
     cdef token_t rank
     cdef uint64_t key0, key1, h, meta, ids, i
@@ -71,6 +75,8 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
                 out.size += count
                 return 0
             i = (i + 1) & table.mask
+    elif n <= LONG_PIECE and table != NULL:
+        return encode_long(t, piece, n, out, scratch)
     else:
         rank = token_rank(t, piece, n)
     if rank == NO_RANK:

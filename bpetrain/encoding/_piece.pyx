@@ -18,13 +18,13 @@ and stored there (:func:`encode_new`) if it has at most ``CACHE_IDS`` ids.
 """
 cimport cython
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free
-from libc.string cimport memset
+from libc.stdlib cimport calloc, free, realloc
+from libc.string cimport memcmp, memcpy, memset
 
 from bpetrain.encoding._buffers cimport grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport LINEAR_PIECE, encode_linear
-from bpetrain.encoding._tables cimport clz64
+from bpetrain.encoding._tables cimport clz64, hash_bytes
 
 #: Entries a new piece table starts with (32 bytes each: 32 KiB), or its limit if smaller.
 FIRST_ENTRIES = 1 << 10
@@ -49,32 +49,118 @@ cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
     return 0
 
 
+cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                     Scratch* scratch) except -1 nogil:
+    """The ids of a piece of 17 to ``LONG_PIECE`` bytes, through the piece table
+    ``scratch.cache``; ``out`` has room for ``n`` more ids. Its entry is found by the
+    piece's first eight bytes, length and ``hash_bytes``, and its bytes are compared
+    with those in the table's arena; a piece not found is looked up in the whole-token
+    table, else merged (:func:`encode_merged`), and stored (:func:`store_long`). Long
+    pieces repeat in real text: runs of spaces in code, words of other scripts (in
+    UTF-8, 17 bytes are nine Cyrillic letters)."""
+    cdef PieceTable* table = scratch.cache
+    cdef uint64_t key0 = load_head(piece, n)
+    cdef uint64_t h = hash_bytes(piece, n, key0)
+    cdef uint64_t i = h >> table.shift, meta
+    cdef const CacheEntry* entry
+    cdef const uint8_t* kept
+    cdef int64_t count, before = out.size
+    cdef token_t rank
+    while True:
+        entry = &table.entries[i]
+        meta = entry.meta
+        if meta == 0:
+            break
+        if meta & 0xFF == <uint64_t>n and entry.key0 == key0 and entry.key1 == h:
+            kept = table.arena + (meta >> 16)
+            if memcmp(kept, piece, n) == 0:
+                count = (meta >> 8) & 0xFF
+                memcpy(out.ids + out.size, kept + n, count * sizeof(uint32_t))
+                out.size += count
+                return 0
+        i = (i + 1) & table.mask
+    rank = token_rank(t, piece, n)
+    if rank != NO_RANK:
+        out.ids[out.size] = rank
+        out.size += 1
+    else:
+        encode_merged(t, piece, n, out, scratch)
+    store_long(table, piece, n, out.ids + before, out.size - before, key0, h)
+    return 0
+
+
 cdef void store(PieceTable* table, uint64_t key0, uint64_t key1, int64_t n, const uint32_t* ids, int64_t count,
                 uint64_t h) noexcept nogil:
-    """Put a piece the table does not hold, with its ``count`` (1 to ``CACHE_IDS``) ids, in
-    ``table``. A table may be half full: one that is grows to twice its entries
-    (:func:`grow`) or, at its limit (or with no memory to grow), is emptied (:func:`empty`)
-    first."""
-    cdef uint64_t meta = (<uint64_t>count << 8) | <uint64_t>n, packed = 0, i
+    """Put a piece of 3 to ``CACHE_PIECE`` bytes that the table does not hold, with its
+    ``count`` (1 to ``CACHE_IDS``) ids, in ``table`` (:func:`make_room` first)."""
+    cdef uint64_t meta = (<uint64_t>count << 8) | <uint64_t>n, packed = 0
     cdef int64_t k
-    cdef CacheEntry* entry
-    if (table.used + 1) * 2 > <int64_t>(table.mask + 1):
-        if <int64_t>(table.mask + 1) >= table.limit or not grow(table):
-            empty(table)
+    make_room(table)
     for k in range(count):
         if k < 3:
             packed |= <uint64_t>ids[k] << (ID_BITS * k)
         else:
             meta |= <uint64_t>ids[k] << (16 + ID_BITS * (k - 3))
-    i = h >> table.shift
+    put(table, h, meta, key0, key1, packed)
+
+
+cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const uint32_t* ids, int64_t count,
+                     uint64_t key0, uint64_t h) noexcept nogil:
+    """Put a piece of 17 to ``LONG_PIECE`` bytes that the table does not hold, with its
+    ``count`` ids, in ``table``: its bytes and ids at the end of the arena, which grows
+    by doubling up to ``16 * limit`` bytes; a table whose arena is full is emptied
+    first (:func:`empty`). Without memory to grow the arena, the piece is not stored."""
+    cdef int64_t need = n + count * <int64_t>sizeof(uint32_t), cap
+    cdef uint8_t* grown
+    make_room(table)
+    if table.arena_used + need > 16 * table.limit:
+        empty(table)
+        if need > 16 * table.limit:
+            return
+    if table.arena_used + need > table.arena_cap:
+        cap = table.arena_cap if table.arena_cap else 4096
+        while cap < table.arena_used + need:
+            cap *= 2
+        grown = <uint8_t*>realloc(table.arena, <size_t>cap)
+        if grown == NULL:
+            return
+        table.arena = grown
+        table.arena_cap = cap
+    memcpy(table.arena + table.arena_used, piece, n)
+    memcpy(table.arena + table.arena_used + n, ids, count * sizeof(uint32_t))
+    put(table, h, (<uint64_t>table.arena_used << 16) | (<uint64_t>count << 8) | <uint64_t>n, key0, h, 0)
+    table.arena_used += need
+
+
+cdef void make_room(PieceTable* table) noexcept nogil:
+    """Make ``table`` take one more entry and stay at most half full: a table that is
+    half full grows to twice its entries (:func:`grow`) or, at its limit (or with no
+    memory to grow), is emptied (:func:`empty`)."""
+    if (table.used + 1) * 2 > <int64_t>(table.mask + 1):
+        if <int64_t>(table.mask + 1) >= table.limit or not grow(table):
+            empty(table)
+
+
+cdef void put(PieceTable* table, uint64_t h, uint64_t meta, uint64_t key0, uint64_t key1,
+              uint64_t ids) noexcept nogil:
+    """Write an entry in the first free slot from ``h``'s (the table has one free)."""
+    cdef uint64_t i = h >> table.shift
+    cdef CacheEntry* entry
     while table.entries[i].meta != 0:
         i = (i + 1) & table.mask
     entry = &table.entries[i]
     entry.meta = meta
     entry.key0 = key0
     entry.key1 = key1
-    entry.ids = packed
+    entry.ids = ids
     table.used += 1
+
+
+cdef inline uint64_t entry_hash(const CacheEntry* entry) noexcept nogil:
+    """The hash an entry was stored under: ``piece_hash`` of its key, or, for a piece of
+    more than ``CACHE_PIECE`` bytes, the ``hash_bytes`` kept in ``key1``."""
+    cdef int64_t n = <int64_t>(entry.meta & 0xFF)
+    return entry.key1 if n > CACHE_PIECE else piece_hash(entry.key0, entry.key1, n)
 
 
 cdef bint grow(PieceTable* table) noexcept nogil:
@@ -91,7 +177,7 @@ cdef bint grow(PieceTable* table) noexcept nogil:
     table.shift -= 1
     for k in range(size):
         if old[k].meta != 0:
-            i = piece_hash(old[k].key0, old[k].key1, <int64_t>(old[k].meta & 0xFF)) >> table.shift
+            i = entry_hash(&old[k]) >> table.shift
             while grown[i].meta != 0:
                 i = (i + 1) & table.mask
             grown[i] = old[k]
@@ -100,9 +186,10 @@ cdef bint grow(PieceTable* table) noexcept nogil:
 
 
 cdef void empty(PieceTable* table) noexcept nogil:
-    """Drop every entry of ``table``, keeping its size."""
+    """Drop every entry of ``table`` and empty its arena, keeping their sizes."""
     memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
     table.used = 0
+    table.arena_used = 0
 
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
@@ -145,10 +232,14 @@ cdef class PieceCache:
         self.table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
         self.table.used = 0
         self.table.limit = limit
+        self.table.arena = NULL
+        self.table.arena_used = 0
+        self.table.arena_cap = 0
         self.epoch = epoch
 
     def __dealloc__(self):
         free(self.table.entries)
+        free(self.table.arena)
 
     @property
     def size(self):
@@ -159,6 +250,11 @@ cdef class PieceCache:
     def used(self):
         """int: entries holding a piece (at most half of :attr:`size`)."""
         return self.table.used
+
+    @property
+    def arena_used(self):
+        """int: bytes of the arena in use (pieces of 17 to ``LONG_PIECE`` bytes and their ids)."""
+        return self.table.arena_used
 
 
 @cython.final
@@ -202,8 +298,9 @@ cdef class PieceCaches:
 
     @property
     def spares_in_use(self):
-        """list of (int, int): the entries and the entries in use of each spare table (for tests)."""
-        return [(cache.size, cache.used) for cache in self.spares]
+        """list of (int, int, int): the entries, the entries in use and the arena bytes in use
+        of each spare table (for tests)."""
+        return [(cache.size, cache.used, cache.arena_used) for cache in self.spares]
 
     cdef object take(self, Scratch* scratch):
         """Point ``scratch`` at a piece table for this call alone: a spare one, or a new one.
