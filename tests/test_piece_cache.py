@@ -132,7 +132,7 @@ def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
 def test_cache_size_setting(trained):
     _, none, _, text = trained
     enc = Encoding("sized", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
-    assert enc.cache_size == 1 << 16
+    assert enc.cache_size == 1 << 18
     sample = text[:5000]
     expected = none.encode_ordinary(sample)
     for size, entries in [(0, 0), (1, 2), (1000, 1024), (4096, 4096)]:

@@ -146,9 +146,9 @@ BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS = 0, 1, 2
 #: for them, a longer run does once.
 LINEAR_AFTER = 1 << 16
 
-#: Most entries of a new encoder's piece tables (32 bytes each: each grows to 2 MiB, from
-#: 32 KiB, holding up to 32,768 pieces).
-DEFAULT_CACHE_SIZE = 1 << 16
+#: Most entries of a new encoder's piece tables (32 bytes each: each grows from 32 KiB to
+#: 8 MiB, holding up to 131,072 pieces, with an arena of up to 4 MiB for the long ones).
+DEFAULT_CACHE_SIZE = 1 << 18
 
 
 def text_lengths(list texts not None):
@@ -909,12 +909,14 @@ cdef class BytePairEncoder:
     def cache_size(self):
         """int: most entries of each piece table (32 bytes each), 0 if there is none.
 
-        A piece table maps every piece of 3 to 16 bytes the calls have seen to its ids, one
-        token or several (up to five; a piece of more is merged each time), so a piece
-        seen before is one probe of a table far smaller than the vocabulary's, with no
-        whole-token lookup and no merge. Open addressing, at most half full: a table
-        starts with 1,024 entries (or this size if smaller), doubles when half full up
-        to this size, and once half full at this size is emptied and refilled from the
+        A piece table maps every piece of 3 to 64 bytes the calls have seen to its ids,
+        one token or several (a piece of up to 16 bytes and five ids in an entry; a longer
+        one with its bytes and ids in an arena of up to 16 bytes per entry of this size;
+        a piece of up to 16 bytes with more ids is merged each time), so a piece seen
+        before is one probe of this table, with no whole-token lookup and no merge. Open
+        addressing, at most half full: a table starts with 1,024 entries (or this size if
+        smaller), doubles when half full up to this size, and once full at this size
+        (entries or arena) is emptied and refilled from the
         pieces that come next (so memory stays bounded and text of a new kind is not
         shut out by the pieces of the first). Each call that runs takes a table of its
         own (the last one given back, or a new, empty one) and gives it back when it

@@ -109,14 +109,15 @@ cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const u
     """Put a piece of 17 to ``LONG_PIECE`` bytes that the table does not hold, with its
     ``count`` ids, in ``table``: its bytes and ids at the end of the arena, which grows
     by doubling up to ``16 * limit`` bytes; a table whose arena is full is emptied
-    first (:func:`empty`). Without memory to grow the arena, the piece is not stored."""
+    first (:func:`empty`). A piece that would not fit in an empty arena, or finds no
+    memory to grow it, is not stored."""
     cdef int64_t need = n + count * <int64_t>sizeof(uint32_t), cap
     cdef uint8_t* grown
+    if need > 16 * table.limit:
+        return  # would not fit in an empty arena
     make_room(table)
     if table.arena_used + need > 16 * table.limit:
         empty(table)
-        if need > 16 * table.limit:
-            return
     if table.arena_used + need > table.arena_cap:
         cap = table.arena_cap if table.arena_cap else 4096
         while cap < table.arena_used + need:
