@@ -64,7 +64,7 @@ def test_hypothesis_tiny_cache_gives_the_ids_of_no_cache_and_tiktoken(encoders, 
 
 def test_pieces_that_differ_only_after_eight_bytes():
     """Same length, same first eight bytes, two ids each: only the key's second word
-    tells the pieces apart in a two-entry cache."""
+    tells the pieces apart in a two-entry table."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"ab", b"cd", b"ef", b"gh", b"abcd", b"efgh", b"abcdefgh"]:
         ranks[token] = len(ranks)
@@ -75,11 +75,11 @@ def test_pieces_that_differ_only_after_eight_bytes():
             assert tiny.encode_ordinary(text) == [ranks[b"abcdefgh"], *text[8:].encode()]
 
 
-def test_entries_hold_up_to_five_ids_and_two_pieces_per_hash():
+def test_entries_hold_up_to_five_ids_and_a_two_entry_table_takes_turns():
     """Pieces of 3 to 5 ids are kept (ids 3 and 4 beside the length and count), longer
-    ones are merged every time; a cache of two entries is one pair of ways, so the
-    pieces taking turns in it are found in either way, pushed to the second and evicted.
-    Ranks near 2**21 fill every bit of an id."""
+    ones are merged every time; a table of two entries holds one piece, so the pieces
+    taking turns in it empty it each time one is stored. Ranks near 2**21 fill every bit
+    of an id."""
     ranks = {bytes([b]): 2**21 - 2 - 3 * b for b in range(256)}  # no merges: a piece of n bytes has n ids
     tiny = Encoding("five", pat_str=None, mergeable_ranks=ranks, cache_size=2)
     rng = random.Random(5)
@@ -132,7 +132,7 @@ def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
 def test_cache_size_setting(trained):
     _, none, _, text = trained
     enc = Encoding("sized", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
-    assert enc.cache_size == 1 << 14
+    assert enc.cache_size == 1 << 18
     sample = text[:5000]
     expected = none.encode_ordinary(sample)
     for size, entries in [(0, 0), (1, 2), (1000, 1024), (4096, 4096)]:
@@ -436,3 +436,103 @@ def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads
     assert np.diff(offsets).tolist() == [len(e) for e in expected]
     assert none.count_batch(texts, num_threads=num_threads) == [len(e) for e in expected]
     assert [sys.getsizeof(t) for t in texts] == sizes
+
+
+# ------------------------------------------------------------------ the table: what it holds, growth, limit
+
+
+def test_the_cache_holds_every_piece_of_3_to_64_bytes():
+    """Every piece of 3 to 16 bytes seen is stored in an entry, one token or several (up
+    to five ids); one of 17 to 64 bytes in an entry and the arena (its bytes, then its
+    ids as uint32); pieces of 1, 2 or more than 64 bytes, and short ones of more than
+    five ids, are not."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for token in [b"abc", b"abcd" * 4, b"xy"]:
+        ranks[token] = len(ranks)
+    enc = Encoding("held", pat_str=None, mergeable_ranks=ranks)
+    assert enc._bpe._py_spare_tables == []
+
+    def held(text):
+        assert enc.encode_ordinary(text) == enc._bpe.encode_bytes(text.encode(), as_list=True)
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        assert size == 1024
+        return used, arena
+
+    assert held("abc") == (1, 0)  # one token
+    assert held("abc") == (1, 0)  # found, not stored again
+    assert held("abcd" * 4) == (2, 0)  # one token of 16 bytes
+    assert held("xyz") == (3, 0)  # two tokens
+    assert held("a") == held("xy") == (3, 0)  # 1 and 2 bytes: the direct tables
+    assert held("qrstuv") == (3, 0)  # six ids: not held
+    assert held("qrstu") == (4, 0)  # five ids
+    assert held("abcd" * 4 + "a") == (5, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
+    assert held("abcd" * 4 + "a") == (5, 85)  # found in the arena
+    assert held("q" * 64) == (6, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
+    assert held("q" * 65) == (6, 405)  # 65 bytes: not held
+    enc.clear_cache()
+    assert enc._bpe._py_spare_tables == []
+
+
+def test_a_full_arena_empties_the_table():
+    """The arena grows to 16 bytes per entry of the limit; a piece that does not fit
+    empties the table (entries and arena) before it is stored."""
+    ranks = {bytes([i]): i for i in range(256)}  # no merges: a piece of n bytes has n ids
+    enc = Encoding("arena", pat_str=None, mergeable_ranks=ranks, cache_size=64)  # arena: 1,024 bytes
+    pieces = [f"{k:040d}" for k in range(12)]  # 40 bytes, 40 ids: 200 bytes each
+    seen = []
+    for piece in pieces:
+        assert enc.encode_ordinary(piece) == list(piece.encode())
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        seen.append((used, arena))
+    assert seen[:6] == [(1, 200), (2, 400), (3, 600), (4, 800), (5, 1000), (1, 200)]
+    for piece in pieces:  # the last ones found, the others stored again
+        assert enc.encode_ordinary(piece) == list(piece.encode())
+
+
+def test_the_cache_grows_to_its_limit_then_is_emptied():
+    """A table doubles when half full, up to ``cache_size`` entries; half full at that size
+    it is emptied before the next piece is stored. The ids stay those without a cache."""
+    ranks = {bytes([i]): i for i in range(256)}
+    enc = Encoding("grows", pat_str=None, mergeable_ranks=ranks, cache_size=4096)
+    none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
+    pieces = [f"{k:05d}" for k in range(5000)]  # distinct, five ids each
+    seen = []
+    for k, piece in enumerate(pieces):
+        assert enc.encode_ordinary(piece) == none.encode_ordinary(piece) == list(piece.encode())
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        assert used <= size // 2 and arena == 0
+        seen.append((size, used))
+    assert seen[511] == (1024, 512) and seen[512] == (2048, 513)
+    assert seen[1024] == (4096, 1025) and seen[2047] == (4096, 2048)
+    assert seen[2048] == (4096, 1)  # full at its limit: emptied, then the new piece stored
+    assert seen[-1] == (4096, 5000 - 2 * 2048)
+    for piece in pieces[-100:] + pieces[:100]:  # found again, or stored again
+        assert enc.encode_ordinary(piece) == list(piece.encode())
+
+
+@pytest.mark.parametrize("size", [2, 4, 8, 64])
+def test_small_tables_where_every_piece_shares_probes(trained, size):
+    """In a table of a few entries most pieces land on the same slots (collisions in the
+    slot, resolved by comparing all 16 bytes and the length); ids must not change."""
+    _, none, theirs, text = trained
+    enc = Encoding("small", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks, cache_size=size)
+    docs = [text[i : i + 500] for i in range(0, 60_000, 500)]
+    for _ in range(2):
+        assert [enc.encode_ordinary(d) for d in docs] == [theirs.encode_ordinary(d) for d in docs]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17])),
+                min_size=1, max_size=30),
+       st.sampled_from([8, 64]))
+def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
+    """Invalid UTF-8 and every length around the held ranges (3 to 16 bytes in an entry,
+    17 to 64 in the arena, longer not held; the table reads bytes, not characters): a
+    table of 8 entries (an arena of 128 bytes) or 64 against none."""
+    _, none, _ = encoders
+    data = np.frombuffer(b"".join(pieces), dtype=np.uint8) if any(pieces) else np.zeros(0, dtype=np.uint8)
+    offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
+    small = _encoder.BytePairEncoder(none.mergeable_ranks, cache_size=size)
+    expected = [i for p in pieces for i in none._bpe.encode_bytes(p, as_list=True)]
+    for _ in range(2):
+        assert small.encode_table(data, offsets, cached=True, as_list=True) == expected

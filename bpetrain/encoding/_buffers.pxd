@@ -1,6 +1,6 @@
 # cython: language_level=3
 """The encoders' working memory: the output ids and the scratch arrays of one call."""
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from bpetrain._types cimport token_t
 
@@ -10,24 +10,38 @@ cdef struct IdBuffer:
     int64_t size
     int64_t cap
 
-# One entry of a piece cache (32 bytes; bpetrain.encoding._piece): a piece of 3..16 bytes
-# and its two to five token ids. ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of ids
-# << 8) | length (0: empty).
+# One entry of a piece table (32 bytes; bpetrain.encoding._piece). A piece of 3..16 bytes
+# and its one to five token ids: ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of
+# ids << 8) | length. A piece of 17..64 bytes: ``meta`` is (offset << 16) | (number of
+# ids << 8) | length, where the table's ``arena`` holds, from ``offset``, the piece's
+# bytes and then its ids (uint32). meta 0: an empty entry.
 cdef struct CacheEntry:
     uint64_t meta
     uint64_t key0      # the piece's bytes 0..7 (``load_head``)
-    uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none
-    uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits
+    uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none; a longer piece: its ``hash_bytes``
+    uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits (unused for a longer piece)
+
+# A piece table (bpetrain.encoding._piece.PieceCache owns one): open addressing, linear
+# probing, at most half full; grows by doubling up to ``limit`` entries, and its arena
+# up to ``16 * limit`` bytes; emptied when either is full.
+cdef struct PieceTable:
+    CacheEntry* entries  # 2**(64 - shift) entries (calloc'ed; meta 0: empty)
+    uint64_t mask        # entries - 1
+    int shift
+    int64_t used         # entries in use
+    int64_t limit        # most entries it grows to (a power of two, at least 2)
+    uint8_t* arena       # the bytes and ids of the pieces of 17..64 bytes (malloc'ed, or NULL)
+    int64_t arena_used   # bytes of it in use
+    int64_t arena_cap    # bytes allocated
 
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
-# demand), and the piece cache it reads (this call's alone; NULL: none).
+# demand), and the piece table it reads and fills (this call's alone; NULL: none).
 cdef struct Scratch:
     token_t* tok       # the token id at each token's first byte
     uint64_t* bits     # bit i set: byte i starts a token
     uint64_t* heap     # min-heap of (rank << 32) | start
     int64_t cap        # bytes the arrays can hold
-    CacheEntry* cache  # the piece cache: 2**(64 - cache_shift) entries
-    int cache_shift
+    PieceTable* cache  # the piece table (owned by a PieceCache), or NULL
 
 # Grow (doubling) or free the buffers; free_buffers is NULL-safe.
 cdef int grow_ids(IdBuffer* out, int64_t need) except -1 nogil

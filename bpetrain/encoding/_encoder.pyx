@@ -3,7 +3,7 @@
 
 A text is cut into pieces by the compiled split pattern (``bpetrain.splitting._matcher``)
 and each piece becomes token ids by tiktoken's rule (``bpetrain.encoding._piece``: the
-whole-token lookup, inlined into the loop here, then the piece cache and the merging
+piece table and the whole-token lookup, inlined into the loop here, then the merging
 encoders of ``_heap`` and ``_linear``), over a vocabulary's tables (``_tables``). This
 module holds the loops over texts (one text, a batch, the text between special tokens,
 counts with a limit), the special-token search (:class:`Needles`) and the output (lists
@@ -146,8 +146,9 @@ BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS = 0, 1, 2
 #: for them, a longer run does once.
 LINEAR_AFTER = 1 << 16
 
-#: Entries of a new encoder's piece cache (32 bytes each: 512 KiB, within a core's L2).
-DEFAULT_CACHE_SIZE = 1 << 14
+#: Most entries of a new encoder's piece tables (32 bytes each: each grows from 32 KiB to
+#: 8 MiB, holding up to 131,072 pieces, with an arena of up to 4 MiB for the long ones).
+DEFAULT_CACHE_SIZE = 1 << 18
 
 
 def text_lengths(list texts not None):
@@ -383,7 +384,7 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
     ``specials`` (``start`` 0 and ``end`` ``n``), each of them found is its id
     (:func:`encode_segments`)."""
     cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-    cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+    cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
     cdef Stack stack = Stack(NULL, 0, 0)
     cdef int64_t n_read
     bpe.warm(end - start)
@@ -565,7 +566,7 @@ cdef class BytePairEncoder:
         cdef const char** data = <const char**>malloc((n_pieces + 1) * sizeof(char*))
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_pieces + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
             if data == NULL or lengths == NULL:
@@ -587,7 +588,7 @@ cdef class BytePairEncoder:
         """Encode ``data`` as one piece (no pre-tokenization); returns as :meth:`encode_pieces`.
         ValueError if ``data`` is 2**32 bytes or longer (positions in the heap are 32-bit)."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         self.warm(data.shape[0])
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
@@ -626,7 +627,7 @@ cdef class BytePairEncoder:
             If ``offsets`` does not describe ``data``.
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cdef Py_ssize_t i, n_pieces = offsets.shape[0] - 1
         cdef const uint8_t* start = &data[0] if data.shape[0] else NULL
         if n_pieces < 0 or offsets[0] != 0 or offsets[n_pieces] != data.shape[0]:
@@ -739,7 +740,7 @@ cdef class BytePairEncoder:
         cdef const char** data = <const char**>malloc((n_texts + 1) * sizeof(char*))
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cdef Stack stack = Stack(NULL, 0, 0)
         cdef int64_t n_read, count, total = 0, bad = -1
         cdef bint keep = output != BATCH_COUNTS
@@ -805,7 +806,7 @@ cdef class BytePairEncoder:
             If ``text`` holds a lone surrogate (not encodable as UTF-8).
         """
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cdef int64_t count, n_read
         cdef Py_ssize_t n
         cdef const uint8_t* data
@@ -834,7 +835,7 @@ cdef class BytePairEncoder:
         cdef Py_ssize_t n_pieces = len(pieces), i, length
         cdef const char* data
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cdef int64_t count = 0
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
@@ -855,7 +856,7 @@ cdef class BytePairEncoder:
         """Test hook: encode ``data`` as one piece on one path ("small", "heap" or "linear"),
         without the whole-token lookup; a list of int."""
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+        cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
         cdef int64_t n = data.shape[0]
         if path not in ("small", "heap", "linear"):
             raise ValueError(f"path must be 'small', 'heap' or 'linear', got {path!r}")
@@ -906,18 +907,25 @@ cdef class BytePairEncoder:
 
     @property
     def cache_size(self):
-        """int: entries of each piece cache (32 bytes each), 0 if there is none.
+        """int: most entries of each piece table (32 bytes each), 0 if there is none.
 
-        A piece cache maps pieces of 3 to 16 bytes that are not one token to their ids
-        (up to five; two entries per hash value; a single token is found in the
-        whole-token table first). Each call
-        that runs takes a cache of its own (the last one given back, or a new, empty one)
-        and gives it back when it returns, so threads never share a cache while they
-        encode (shared caches cost a second thread a sixth of its speed: every miss wrote
-        cache lines the other core was reading), and a thread's next call finds the
-        pieces it has seen. There are as many caches as calls have run at once. Setting
-        the size drops every cache (rounded up to a power of two, at least 2; 0: no
-        cache); calls already running finish with theirs.
+        A piece table maps every piece of 3 to 64 bytes the calls have seen to its ids,
+        one token or several (a piece of up to 16 bytes and five ids in an entry; a longer
+        one with its bytes and ids in an arena of up to 16 bytes per entry of this size;
+        a piece of up to 16 bytes with more ids is merged each time), so a piece seen
+        before is one probe of this table, with no whole-token lookup and no merge. Open
+        addressing, at most half full: a table starts with 1,024 entries (or this size if
+        smaller), doubles when half full up to this size, and once full at this size
+        (entries or arena) is emptied and refilled from the
+        pieces that come next (so memory stays bounded and text of a new kind is not
+        shut out by the pieces of the first). Each call that runs takes a table of its
+        own (the last one given back, or a new, empty one) and gives it back when it
+        returns, so threads never share a table while they encode (shared tables cost a
+        second thread a sixth of its speed: every store wrote cache lines the other core
+        was reading), and a thread's next call finds the pieces it has seen. There are
+        as many tables as calls have run at once. Setting the size drops every table
+        (rounded up to a power of two, at least 2; 0: no table); calls already running
+        finish with theirs.
 
         Raises
         ------
@@ -934,8 +942,13 @@ cdef class BytePairEncoder:
 
     @property
     def spare_caches(self):
-        """int: piece caches kept for the next calls (at most as many as calls ran at once)."""
+        """int: piece tables kept for the next calls (at most as many as calls ran at once)."""
         return self.caches.n_spares
+
+    @property
+    def _py_spare_tables(self):
+        """Test hook: (entries, entries in use, arena bytes in use) of each spare piece table."""
+        return self.caches.spares_in_use
 
     @property
     def token_lengths(self):

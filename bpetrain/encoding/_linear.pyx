@@ -96,7 +96,7 @@ cdef int merges_in_rank_order(const RankTables* t) except -1:
     token; and the trie's node ids must fit the 24 bits of an edge key.
     """
     cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-    cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL, 0)
+    cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
     cdef int64_t length, rank
     cdef const uint8_t* data
     cdef bint agree = t.n_nodes < (1 << 24) - 1

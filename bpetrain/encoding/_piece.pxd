@@ -1,29 +1,48 @@
 # cython: language_level=3
-"""One piece to its token ids: the whole-token lookup, inlined into each text loop, and,
-for the pieces that need merging, the piece cache and the encoder chosen by length."""
+"""One piece to its token ids: the piece table and the whole-token lookup, inlined into
+each text loop, and, for the pieces that need merging, the encoder chosen by length."""
 cimport cython
-from libc.stdint cimport int64_t, uint8_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from bpetrain._types cimport token_t
-from bpetrain.encoding._buffers cimport IdBuffer, Scratch, grow_ids
-from bpetrain.encoding._tables cimport NO_RANK, RankTables, token_rank
+from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratch, grow_ids
+from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, load_head, token_rank
 
 cdef enum:
-    CACHE_PIECE = 16  # longest piece the piece cache holds (bytes)
-    CACHE_IDS = 5     # most ids of a cached piece (21 bits each: three in ids, two in meta)
+    CACHE_PIECE = 16  # longest piece the piece table holds in an entry (bytes)
+    CACHE_IDS = 5     # most ids of such a piece it holds (21 bits each: three in ids, two in meta)
+    LONG_PIECE = 64   # longest piece it holds at all (17 bytes and more: in its arena)
 
-cdef int encode_missed(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil
+cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                     Scratch* scratch) except -1 nogil
+cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
+                    uint64_t key0, uint64_t key1, uint64_t h) except -1 nogil
+
+
+cdef inline uint64_t piece_hash(uint64_t key0, uint64_t key1, int64_t n) noexcept nogil:
+    """The hash of a piece of ``n`` <= 16 bytes whose bytes 0..7 are ``key0`` and 8..15 ``key1``."""
+    return (((key0 ^ <uint64_t>n) * FIB) ^ key1) * FIB
 
 
 cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                              Scratch* scratch) except -1 nogil:
     """Append the token ids of one piece of ``n`` bytes to ``out``.
 
-    A piece that is one token is found in the whole-token table, here, inline in the
-    splitting loop (nine pieces in ten); any other goes to :func:`encode_missed`.
+    A piece of 1 or 2 bytes is looked up in the direct tables; one of 3 to
+    ``CACHE_PIECE`` bytes in the call's piece table (``scratch.cache``, if any), which
+    holds every such piece seen with its ids, one token or several: most pieces of real
+    text are found there with one probe; a piece not found goes to :func:`encode_new`.
+    One of up to ``LONG_PIECE`` bytes goes to :func:`encode_long`, the same table's
+    lookup for longer pieces. Without a table, or for a longer piece, the whole-token
+    table (``token_rank``), then :func:`encode_merged`.
     """
     cdef token_t rank
+    cdef uint64_t key0, key1, h, meta, ids, i
+    cdef const CacheEntry* entry
+    cdef PieceTable* table = scratch.cache
+    cdef int64_t count, k
     if n == 0:
         return 0
     if out.size + n > out.cap:
@@ -32,21 +51,47 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
         rank = t.byte_rank[piece[0]]
     elif n == 2:
         rank = t.byte_pair[(<int>piece[0] << 8) | piece[1]]
+    elif n <= CACHE_PIECE and table != NULL:
+        key0 = load_head(piece, n)
+        key1 = load_head(piece + 8, n - 8)
+        h = piece_hash(key0, key1, n)
+        i = h >> table.shift
+        while True:
+            entry = &table.entries[i]
+            meta = entry.meta
+            if meta == 0:
+                return encode_new(t, piece, n, out, scratch, key0, key1, h)
+            if meta & 0xFF == <uint64_t>n and entry.key0 == key0 and entry.key1 == key1:
+                count = (meta >> 8) & 0xFF
+                ids = entry.ids
+                out.ids[out.size] = <uint32_t>(ids & ID_MASK)
+                if count > 1:
+                    for k in range(1, count if count < 3 else 3):
+                        out.ids[out.size + k] = <uint32_t>((ids >> (ID_BITS * k)) & ID_MASK)
+                    if count > 3:
+                        out.ids[out.size + 3] = <uint32_t>((meta >> 16) & ID_MASK)
+                    if count > 4:
+                        out.ids[out.size + 4] = <uint32_t>((meta >> (16 + ID_BITS)) & ID_MASK)
+                out.size += count
+                return 0
+            i = (i + 1) & table.mask
+    elif n <= LONG_PIECE and table != NULL:
+        return encode_long(t, piece, n, out, scratch)
     else:
         rank = token_rank(t, piece, n)
     if rank == NO_RANK:
-        return encode_missed(t, piece, n, out, scratch)
+        return encode_merged(t, piece, n, out, scratch)
     out.ids[out.size] = rank
     out.size += 1
     return 0
 
 
-# The piece caches of one encoder: each running call takes one of its own (take) and
+# The piece tables of one encoder: each running call takes one of its own (take) and
 # gives it back when it returns (give_back).
 @cython.final
 cdef class PieceCaches:
-    cdef list spares      # caches given back, for the next calls
-    cdef int64_t entries  # entries of each (a power of two; 0: no cache)
-    cdef int64_t epoch    # bumped when the caches are dropped
+    cdef list spares      # tables given back, for the next calls
+    cdef int64_t entries  # most entries of each (a power of two; 0: no table)
+    cdef int64_t epoch    # bumped when the tables are dropped
     cdef object take(self, Scratch* scratch)
     cdef void give_back(self, object cache)

@@ -1,8 +1,10 @@
 # cython: language_level=3
 """One piece to its token ids, by tiktoken's rule; four paths give that result:
 
-1. The whole piece is looked up first (``_tables.token_rank``; :func:`encode_piece`,
-   inlined into each text loop): most pieces of real text are one token.
+1. The whole piece is looked up first: in the call's piece table (pieces of 3 to
+   ``CACHE_PIECE`` bytes seen before, one token or several: :func:`encode_piece`,
+   inlined into each text loop, and :class:`PieceCaches`), else in the whole-token table
+   (``_tables.token_rank``): most pieces of real text are one token.
 2. Pieces of at least ``LINEAR_PIECE`` bytes go to the linear encoder
    (``bpetrain.encoding._linear``), where the vocabulary merges in rank order
    (``RankTables.linear``); without it paths 3 and 4 take every piece.
@@ -11,76 +13,184 @@
 4. Longer pieces, where the linear encoder does not apply, use the heap + bitfield
    encoder (``bpetrain.encoding._heap.encode_heap``).
 
-In front of paths 2 to 4, a piece of 3 to ``CACHE_PIECE`` bytes is looked up in the
-call's piece cache (:func:`encode_missed`, :class:`PieceCaches`).
+A piece of 3 to ``CACHE_PIECE`` bytes not in the piece table is found by paths 1 to 4
+and stored there (:func:`encode_new`) if it has at most ``CACHE_IDS`` ids.
 """
 cimport cython
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, realloc
+from libc.string cimport memcmp, memcpy, memset
 
-from bpetrain.encoding._buffers cimport CacheEntry, grow_scratch
+from bpetrain.encoding._buffers cimport grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport LINEAR_PIECE, encode_linear
-from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, clz64, load_head
+from bpetrain.encoding._tables cimport clz64, hash_bytes
+
+#: Entries a new piece table starts with (32 bytes each: 32 KiB), or its limit if smaller.
+FIRST_ENTRIES = 1 << 10
 
 
-cdef int encode_missed(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
-                       Scratch* scratch) except -1 nogil:
-    """The ids of a piece of ``n`` >= 2 bytes that is not one token; ``out`` has room
-    for ``n`` more. One of 3 to ``CACHE_PIECE`` bytes is looked up in the piece cache,
-    if ``scratch`` has one (this call's alone: :class:`PieceCaches`); a miss is merged
-    and, if it makes at most ``CACHE_IDS`` ids, stored. The cache holds only pieces
-    that need merging, so it stays small enough to be found in a core's cache.
-
-    The entries are in pairs (two ways of one set, the 64 bytes of one cache line when
-    the entries are aligned): a piece hashes to a pair and is looked for in both; a new
-    piece goes first and the first moves second, so of two pieces of one hash the newer
-    two stay. On 1 MB of Spanish and English fortunes (cl100k_base), counted with a model of
-    the cache, one entry per hash and three ids merged 27,192 pieces, two ways and five ids
-    23,967, of 21,390 distinct.
-    An entry keeps ids 0 to 2 in ``ids`` and ids 3 and 4 above the length and count of
-    ``meta`` (:c:type:`CacheEntry`).
-    """
-    cdef uint64_t key0 = 0, key1 = 0, ids, meta, h
-    cdef CacheEntry* entry
-    cdef int64_t before, i, count
-    if scratch.cache == NULL or n < 3 or n > CACHE_PIECE:
-        return encode_merged(t, piece, n, out, scratch)
-    key0 = load_head(piece, n)
-    if n > 8:
-        key1 = load_head(piece + 8, n - 8)
-    h = (((key0 ^ <uint64_t>n) * FIB) ^ key1) * FIB
-    entry = &scratch.cache[(h >> scratch.cache_shift) & ~(<uint64_t>1)]  # the first of the pair
-    for i in range(2):
-        meta = entry[i].meta
-        if meta & 0xFF == <uint64_t>n and entry[i].key0 == key0 and entry[i].key1 == key1:
-            count = (meta >> 8) & 0xFF
-            ids = entry[i].ids
-            for i in range(count if count < 3 else 3):
-                out.ids[out.size + i] = <uint32_t>((ids >> (ID_BITS * i)) & ID_MASK)
-            if count > 3:
-                out.ids[out.size + 3] = <uint32_t>((meta >> 16) & ID_MASK)
-            if count > 4:
-                out.ids[out.size + 4] = <uint32_t>((meta >> (16 + ID_BITS)) & ID_MASK)
-            out.size += count
-            return 0
-    before = out.size
-    encode_merged(t, piece, n, out, scratch)
-    count = out.size - before
-    if count <= CACHE_IDS:
-        ids = 0
-        meta = (<uint64_t>count << 8) | <uint64_t>n
-        for i in range(count):
-            if i < 3:
-                ids |= <uint64_t>out.ids[before + i] << (ID_BITS * i)
-            else:
-                meta |= <uint64_t>out.ids[before + i] << (16 + ID_BITS * (i - 3))
-        entry[1] = entry[0]
-        entry[0].meta = meta
-        entry[0].key0 = key0
-        entry[0].key1 = key1
-        entry[0].ids = ids
+cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
+                    uint64_t key0, uint64_t key1, uint64_t h) except -1 nogil:
+    """The ids of a piece of 3 to ``CACHE_PIECE`` bytes that the piece table
+    ``scratch.cache`` does not hold (``key0``, ``key1``: its bytes 0..7 and 8..15,
+    ``load_head``; ``h``: ``piece_hash``); ``out`` has room for ``n`` more ids. The piece
+    is looked up in the whole-token table, else merged (:func:`encode_merged`), and, if
+    it has at most ``CACHE_IDS`` ids, stored (:func:`store`)."""
+    cdef token_t rank = token_rank(t, piece, n)
+    cdef int64_t before = out.size
+    if rank != NO_RANK:
+        out.ids[out.size] = rank
+        out.size += 1
+    else:
+        encode_merged(t, piece, n, out, scratch)
+    if out.size - before <= CACHE_IDS:
+        store(scratch.cache, key0, key1, n, out.ids + before, out.size - before, h)
     return 0
+
+
+cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                     Scratch* scratch) except -1 nogil:
+    """The ids of a piece of 17 to ``LONG_PIECE`` bytes, through the piece table
+    ``scratch.cache``; ``out`` has room for ``n`` more ids. Its entry is found by the
+    piece's first eight bytes, length and ``hash_bytes``, and its bytes are compared
+    with those in the table's arena; a piece not found is looked up in the whole-token
+    table, else merged (:func:`encode_merged`), and stored (:func:`store_long`). Long
+    pieces repeat in real text: runs of spaces in code, words of other scripts (in
+    UTF-8, 17 bytes are nine Cyrillic letters)."""
+    cdef PieceTable* table = scratch.cache
+    cdef uint64_t key0 = load_head(piece, n)
+    cdef uint64_t h = hash_bytes(piece, n, key0)
+    cdef uint64_t i = h >> table.shift, meta
+    cdef const CacheEntry* entry
+    cdef const uint8_t* kept
+    cdef int64_t count, before = out.size
+    cdef token_t rank
+    while True:
+        entry = &table.entries[i]
+        meta = entry.meta
+        if meta == 0:
+            break
+        if meta & 0xFF == <uint64_t>n and entry.key0 == key0 and entry.key1 == h:
+            kept = table.arena + (meta >> 16)
+            if memcmp(kept, piece, n) == 0:
+                count = (meta >> 8) & 0xFF
+                memcpy(out.ids + out.size, kept + n, count * sizeof(uint32_t))
+                out.size += count
+                return 0
+        i = (i + 1) & table.mask
+    rank = token_rank(t, piece, n)
+    if rank != NO_RANK:
+        out.ids[out.size] = rank
+        out.size += 1
+    else:
+        encode_merged(t, piece, n, out, scratch)
+    store_long(table, piece, n, out.ids + before, out.size - before, key0, h)
+    return 0
+
+
+cdef void store(PieceTable* table, uint64_t key0, uint64_t key1, int64_t n, const uint32_t* ids, int64_t count,
+                uint64_t h) noexcept nogil:
+    """Put a piece of 3 to ``CACHE_PIECE`` bytes that the table does not hold, with its
+    ``count`` (1 to ``CACHE_IDS``) ids, in ``table`` (:func:`make_room` first)."""
+    cdef uint64_t meta = (<uint64_t>count << 8) | <uint64_t>n, packed = 0
+    cdef int64_t k
+    make_room(table)
+    for k in range(count):
+        if k < 3:
+            packed |= <uint64_t>ids[k] << (ID_BITS * k)
+        else:
+            meta |= <uint64_t>ids[k] << (16 + ID_BITS * (k - 3))
+    put(table, h, meta, key0, key1, packed)
+
+
+cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const uint32_t* ids, int64_t count,
+                     uint64_t key0, uint64_t h) noexcept nogil:
+    """Put a piece of 17 to ``LONG_PIECE`` bytes that the table does not hold, with its
+    ``count`` ids, in ``table``: its bytes and ids at the end of the arena, which grows
+    by doubling up to ``16 * limit`` bytes; a table whose arena is full is emptied
+    first (:func:`empty`). A piece that would not fit in an empty arena, or finds no
+    memory to grow it, is not stored."""
+    cdef int64_t need = n + count * <int64_t>sizeof(uint32_t), cap
+    cdef uint8_t* grown
+    if need > 16 * table.limit:
+        return  # would not fit in an empty arena
+    make_room(table)
+    if table.arena_used + need > 16 * table.limit:
+        empty(table)
+    if table.arena_used + need > table.arena_cap:
+        cap = table.arena_cap if table.arena_cap else 4096
+        while cap < table.arena_used + need:
+            cap *= 2
+        grown = <uint8_t*>realloc(table.arena, <size_t>cap)
+        if grown == NULL:
+            return
+        table.arena = grown
+        table.arena_cap = cap
+    memcpy(table.arena + table.arena_used, piece, n)
+    memcpy(table.arena + table.arena_used + n, ids, count * sizeof(uint32_t))
+    put(table, h, (<uint64_t>table.arena_used << 16) | (<uint64_t>count << 8) | <uint64_t>n, key0, h, 0)
+    table.arena_used += need
+
+
+cdef void make_room(PieceTable* table) noexcept nogil:
+    """Make ``table`` take one more entry and stay at most half full: a table that is
+    half full grows to twice its entries (:func:`grow`) or, at its limit (or with no
+    memory to grow), is emptied (:func:`empty`)."""
+    if (table.used + 1) * 2 > <int64_t>(table.mask + 1):
+        if <int64_t>(table.mask + 1) >= table.limit or not grow(table):
+            empty(table)
+
+
+cdef void put(PieceTable* table, uint64_t h, uint64_t meta, uint64_t key0, uint64_t key1,
+              uint64_t ids) noexcept nogil:
+    """Write an entry in the first free slot from ``h``'s (the table has one free)."""
+    cdef uint64_t i = h >> table.shift
+    cdef CacheEntry* entry
+    while table.entries[i].meta != 0:
+        i = (i + 1) & table.mask
+    entry = &table.entries[i]
+    entry.meta = meta
+    entry.key0 = key0
+    entry.key1 = key1
+    entry.ids = ids
+    table.used += 1
+
+
+cdef inline uint64_t entry_hash(const CacheEntry* entry) noexcept nogil:
+    """The hash an entry was stored under: ``piece_hash`` of its key, or, for a piece of
+    more than ``CACHE_PIECE`` bytes, the ``hash_bytes`` kept in ``key1``."""
+    cdef int64_t n = <int64_t>(entry.meta & 0xFF)
+    return entry.key1 if n > CACHE_PIECE else piece_hash(entry.key0, entry.key1, n)
+
+
+cdef bint grow(PieceTable* table) noexcept nogil:
+    """Move the entries of ``table`` into twice as many; False (and no change) if there is
+    no memory for them."""
+    cdef int64_t size = <int64_t>(table.mask + 1), k
+    cdef CacheEntry* old = table.entries
+    cdef CacheEntry* grown = <CacheEntry*>calloc(<size_t>(2 * size), sizeof(CacheEntry))
+    cdef uint64_t i
+    if grown == NULL:
+        return False
+    table.entries = grown
+    table.mask = <uint64_t>(2 * size - 1)
+    table.shift -= 1
+    for k in range(size):
+        if old[k].meta != 0:
+            i = entry_hash(&old[k]) >> table.shift
+            while grown[i].meta != 0:
+                i = (i + 1) & table.mask
+            grown[i] = old[k]
+    free(old)
+    return True
+
+
+cdef void empty(PieceTable* table) noexcept nogil:
+    """Drop every entry of ``table`` and empty its arena, keeping their sizes."""
+    memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
+    table.used = 0
+    table.arena_used = 0
 
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
@@ -106,37 +216,57 @@ cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdB
 
 @cython.final
 cdef class PieceCache:
-    """The entries of a piece cache: ``size`` (a power of two, at least 2, as
-    :attr:`PieceCaches.size` rounds it) zeroed :c:type:`CacheEntry` records, freed with
-    the object."""
-    cdef CacheEntry* entries
-    cdef int shift
-    cdef readonly int64_t size
+    """One piece table (:c:type:`PieceTable`): ``FIRST_ENTRIES`` zeroed entries, or
+    ``limit`` if fewer, growing to ``limit`` (a power of two, at least 2, as
+    :attr:`PieceCaches.size` rounds it); freed with the object."""
+    cdef PieceTable table
     cdef int64_t epoch  # the pool's epoch when it was made
 
-    def __cinit__(self, int64_t size, int64_t epoch):
-        if size < 2 or size & (size - 1):
-            raise ValueError(f"a piece cache holds a power of two entries, at least 2; got {size}")
-        self.entries = <CacheEntry*>calloc(<size_t>size, sizeof(CacheEntry))
-        if self.entries == NULL:
-            raise MemoryError(f"no memory for a piece cache of {size} entries")
-        self.size = size
-        self.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
+    def __cinit__(self, int64_t limit, int64_t epoch):
+        cdef int64_t size = min(FIRST_ENTRIES, limit)
+        if limit < 2 or limit & (limit - 1):
+            raise ValueError(f"a piece table holds a power of two entries, at least 2; got {limit}")
+        self.table.entries = <CacheEntry*>calloc(<size_t>size, sizeof(CacheEntry))
+        if self.table.entries == NULL:
+            raise MemoryError(f"no memory for a piece table of {size} entries")
+        self.table.mask = <uint64_t>(size - 1)
+        self.table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
+        self.table.used = 0
+        self.table.limit = limit
+        self.table.arena = NULL
+        self.table.arena_used = 0
+        self.table.arena_cap = 0
         self.epoch = epoch
 
     def __dealloc__(self):
-        free(self.entries)
+        free(self.table.entries)
+        free(self.table.arena)
+
+    @property
+    def size(self):
+        """int: entries now (it grows by doubling to its limit)."""
+        return <int64_t>(self.table.mask + 1)
+
+    @property
+    def used(self):
+        """int: entries holding a piece (at most half of :attr:`size`)."""
+        return self.table.used
+
+    @property
+    def arena_used(self):
+        """int: bytes of the arena in use (pieces of 17 to ``LONG_PIECE`` bytes and their ids)."""
+        return self.table.arena_used
 
 
 @cython.final
 cdef class PieceCaches:
-    """The piece caches of one encoder (``BytePairEncoder.cache_size`` says what a piece
-    cache is and why each call takes its own).
+    """The piece tables of one encoder (``BytePairEncoder.cache_size`` says what a piece
+    table is and why each call takes its own).
 
     Parameters
     ----------
     size : int
-        Entries of each cache (:attr:`size`).
+        Most entries of each table (:attr:`size`).
     """
 
     def __cinit__(self, size):
@@ -145,7 +275,7 @@ cdef class PieceCaches:
 
     @property
     def size(self):
-        """int: entries of each piece cache, 0 if there is none (``BytePairEncoder.cache_size``
+        """int: most entries of each piece table, 0 if there is none (``BytePairEncoder.cache_size``
         says what setting it does and what it raises)."""
         return self.entries
 
@@ -159,26 +289,31 @@ cdef class PieceCaches:
         while entries < size:
             entries <<= 1
         self.entries = entries if size else 0
-        self.spares = []  # caches taken now are not given back (their size is the old one)
+        self.spares = []  # tables taken now are not given back (their limit is the old one)
         self.epoch += 1
 
     @property
     def n_spares(self):
-        """int: caches kept for the next calls (at most as many as calls ran at once)."""
+        """int: tables kept for the next calls (at most as many as calls ran at once)."""
         return len(self.spares)
 
+    @property
+    def spares_in_use(self):
+        """list of (int, int, int): the entries, the entries in use and the arena bytes in use
+        of each spare table (for tests)."""
+        return [(cache.size, cache.used, cache.arena_used) for cache in self.spares]
+
     cdef object take(self, Scratch* scratch):
-        """Point ``scratch`` at a piece cache for this call alone: a spare one, or a new one.
-        Returns it (or None: no cache), for :meth:`give_back` once the kernel has returned."""
+        """Point ``scratch`` at a piece table for this call alone: a spare one, or a new one.
+        Returns it (or None: no table), for :meth:`give_back` once the kernel has returned."""
         cdef PieceCache cache
         if self.entries == 0:
             return None
         cache = self.spares.pop() if self.spares else PieceCache(self.entries, self.epoch)
-        scratch.cache = cache.entries
-        scratch.cache_shift = cache.shift
+        scratch.cache = &cache.table
         return cache
 
     cdef void give_back(self, object cache):
-        """Keep ``cache`` for the next call, unless the caches were dropped since it was taken."""
+        """Keep ``cache`` for the next call, unless the tables were dropped since it was taken."""
         if cache is not None and (<PieceCache>cache).epoch == self.epoch:
             self.spares.append(cache)

@@ -15,15 +15,18 @@ splits text with the compiled splitter, without the GIL; other patterns split wi
 tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before encoding, as
 tiktoken does.
 
-The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of the
-pieces of 3 to 16 bytes it had to merge (up to five ids each; 32 bytes an entry, two
-entries per hash value, the newest two win; a piece that is one token is found in the
-vocabulary's table first). Real text repeats its pieces, so many are then found without
-a merge. Each call that runs takes a cache of its own and gives it back when it returns,
-so threads never share one while they encode, and a thread's next call finds the pieces
-its last one stored: there are as many caches as calls ran at once (512 KiB each at the
-default size). The cache never changes an id (an entry is used only if its bytes equal
-the piece).
+The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of every
+piece of 3 to 64 bytes it has seen, one token or several (one of up to 16 bytes and five
+ids in an entry of 32 bytes; a longer one with its bytes and ids in an arena of up to 16
+bytes per entry; a piece of up to 16 bytes with more ids is not kept). Real text repeats
+its pieces, so most are then found with one probe of this table, without a probe of the
+vocabulary's whole-token table or a merge. A cache starts with 1,024 entries and doubles
+when half full, up to ``cache_size`` entries (by default 262,144: 8 MiB, 131,072 pieces,
+and an arena of up to 4 MiB); once full at that size it is emptied and refilled from the
+pieces that come next. Each call that runs takes a cache of its own and gives it back
+when it returns, so threads never share one while they encode, and a thread's next call
+finds the pieces its last one stored: there are as many caches as calls ran at once. The
+cache never changes an id (an entry is used only if all its bytes equal the piece).
 """
 from __future__ import annotations
 
@@ -116,8 +119,8 @@ class Encoding(TokenCounting, Decoding):
         If given (and not 0), checked against the number of ranks plus the number of
         special tokens and against the largest id + 1 (tiktoken's option).
     cache_size : int, optional
-        Entries of the piece cache (:attr:`cache_size`; default ``DEFAULT_CACHE_SIZE``,
-        16384 entries, 512 KiB; 0: none).
+        Most entries of each piece cache (:attr:`cache_size`; default ``DEFAULT_CACHE_SIZE``,
+        262,144 entries, 8 MiB, and an arena of up to 4 MiB; 0: none).
     unicode_version : {"tiktoken", "regex"} or bpetrain.splitting.unicode.UnicodeTable, default "tiktoken"
         Whose character classes (``\\p{L}``, ``\\s``, ...) split the text: tiktoken's
         engine's, as tiktoken splits (the ids are tiktoken's on every code point), the
@@ -211,8 +214,8 @@ class Encoding(TokenCounting, Decoding):
 
     @property
     def cache_size(self) -> int:
-        """Entries of the piece cache (one per running call: see the module notes), 0 if
-        there is none; settable. Setting the size drops every cache (the new size is
+        """Most entries of the piece cache (one per running call, grown on demand: see the
+        module notes), 0 if there is none; settable. Setting the size drops every cache (the new size is
         rounded up to a power of two; 0 turns them off); calls already running finish
         with theirs.
 
