@@ -23,10 +23,18 @@ from bpetrain.splitting.pattern import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
 BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+#: Patterns the DFA cannot express, and why (the backtracking program runs them).
+NO_DFA = {"superbpe-original": "a lookahead at more than one character"}
 # engine: the backtracking program alone; dfa: the program's DFA alone (bpetrain.splitting._dfa)
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
-             for how in ("engine", "dfa", "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None)
+             for how in ("engine", "dfa" if name not in NO_DFA else None,
+                         "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None)
              if how]
+
+
+@pytest.mark.parametrize("name", sorted(NO_DFA))
+def test_patterns_without_a_dfa_say_why(name):
+    assert split_pattern(SPLIT_PATTERNS[name]).program.dfa_reason == NO_DFA[name]
 
 
 def program(name: str, how: str) -> Program:
