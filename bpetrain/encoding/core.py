@@ -610,21 +610,23 @@ class Encoding(TokenCounting, Decoding):
         yield from stream.encode_stream(self, chunks, self._specials.strings(allowed_special, disallowed_special),
                                         block_chars)
 
-    def _encode_range(self, data: bytes, start: int, as_list: bool) -> np.ndarray | list[int]:
-        """Ids of the pieces of ``data[start:]`` (``start`` 0 or a safe cut), split by the
-        compiled pattern: a text of ``LONG_TEXT`` bytes or more on one thread per core, cut
+    def _encode_range(self, data: bytes, start: int, as_list: bool, stop: int | None = None) -> np.ndarray | list[int]:
+        """Ids of the pieces of ``data[start:stop]`` (``start`` 0 or a safe cut; ``stop`` the
+        end, by default, or a safe cut, the pattern seeing what follows it), split by the
+        compiled pattern: a range of ``LONG_TEXT`` bytes or more on one thread per core, cut
         at safe cuts near equal shares (no piece crosses one, so the ids joined are the ids
         of the whole text)."""
-        n_blocks = min(usable_cores(), (len(data) - start) // (LONG_TEXT // 2))
-        if len(data) - start < LONG_TEXT or n_blocks < 2:
-            return self._bpe.encode_text(data, self._pattern, as_list, start, len(data))
+        stop = len(data) if stop is None else stop
+        n_blocks = min(usable_cores(), (stop - start) // (LONG_TEXT // 2))
+        if stop - start < LONG_TEXT or n_blocks < 2:
+            return self._bpe.encode_text(data, self._pattern, as_list, start, stop)
         cuts = [start]
         for k in range(1, n_blocks):
-            target = start + (len(data) - start) * k // n_blocks
+            target = start + (stop - start) * k // n_blocks
             cut = self._pattern.safe_cut(data, max(cuts[-1], target - LONG_TEXT // 4), target)
             if cut > cuts[-1]:
                 cuts.append(cut)
-        cuts.append(len(data))
+        cuts.append(stop)
         parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, False, a, b), cuts, cuts[1:],
                            num_threads=len(cuts) - 1)
         return self._bpe.join_as_list(parts) if as_list else np.concatenate(parts)

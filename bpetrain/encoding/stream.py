@@ -31,25 +31,30 @@ def encode_stream(enc, chunks: Iterable[str], strings: Strings, block_chars: int
     cuts = Cuts(enc.pat_str, strings.allowed | strings.disallowed, unicode_version=enc.unicode_version)
     blocks = map(_utf8, _gathered(chunks, block_chars))
     context = ""  # the character before a block that does not start a string (for ^ and \A)
-    for data, stop, _, continued in cuts.cut_blocks(blocks):
+    for data, stop, final, continued in cuts.cut_blocks(blocks):
         text = bytes(data[:stop]).decode("utf-8")
         check_disallowed(text, strings.disallowed)
-        yield _encode_after(enc, context if continued else "", text, strings.allowed)
+        following = b"" if final else bytes(data[stop:])
+        yield _encode_after(enc, context if continued else "", text, strings.allowed, following)
         context = text[-1:] if text else context
 
 
-def _encode_after(enc, context: str, text: str, allowed: frozenset[str]) -> np.ndarray:
-    """Ids of ``text`` where it follows ``context`` (one character, or "" at the start):
-    the first stretch before a special token is encoded in place after ``context``.
-    Both come from valid UTF-8 (no lone surrogates)."""
-    if not context:
-        return enc._encode(text, False, enc._specials.strings(allowed, ()) if allowed else enc._specials.none)
+def _encode_after(enc, context: str, text: str, allowed: frozenset[str], following: bytes) -> np.ndarray:
+    """Ids of ``text`` where it follows ``context`` (one character, or "" at the start)
+    and is followed by ``following`` (UTF-8 bytes; empty at the text's end): each stretch
+    between special tokens is encoded in place, the first after ``context``, the last
+    with ``following`` in view of the split pattern (``$``, lookaheads), which a safe cut
+    lets no piece cross. ``context`` and ``text`` come from valid UTF-8 (no lone surrogates)."""
     parts = special_regex(allowed).split(text, maxsplit=1) if allowed else [text]
-    data = (context + parts[0]).encode("utf-8")
-    first = enc._encode_range(data, len(context.encode("utf-8")), False)
-    if len(parts) == 1:
+    before = context.encode("utf-8")
+    stretch = parts[0].encode("utf-8")
+    last = len(parts) == 1
+    data = before + stretch + (following if last else b"")
+    first = enc._encode_range(data, len(before), False, stop=len(before) + len(stretch))
+    if last:
         return first
-    return np.concatenate([first, [enc.special_tokens[parts[1]]], _encode_after(enc, "", parts[2], allowed)])
+    rest = _encode_after(enc, "", parts[2], allowed, following)
+    return np.concatenate([first, [enc.special_tokens[parts[1]]], rest])
 
 
 def _utf8(text: str) -> bytes:
