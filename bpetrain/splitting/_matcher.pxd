@@ -138,6 +138,19 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* text, Py_ssize_t star
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                            Py_ssize_t* next) noexcept nogil
 
+# ``dfa_pieces`` of text[start:end] in two interleaved readings that meet (see _matcher.pyx):
+# at most 2 * span pieces, with room for 3 * span in ``bounds`` (6 * span entries).
+cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
+                                       Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t span,
+                                       Py_ssize_t* next) noexcept nogil
+
+cdef enum:
+    DFA_SPAN = 512  # bytes a reading of dfa_pieces_interleaved covers
+
+# Whether the DFA alone splits the text (no hand-written code): ``split_pieces`` is ``dfa_pieces``.
+cdef inline bint dfa_splits(const Tables* t) noexcept nogil:
+    return t.dfa_trans != NULL and not t.native and not t.blocks
+
 # ``piece_end`` by the DFA.
 cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil
