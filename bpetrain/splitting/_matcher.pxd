@@ -105,7 +105,7 @@ cdef struct Tables:
     uint32_t dfa_start[2]         # the start state's row offset away from / at the string's start
     int dfa_shift                 # row offset >> dfa_shift = state
     const uint32_t* dfa_pairs     # the same on two ASCII bytes at once (_dfa.pair_table), NULL: none
-    const uint8_t* dfa_codes      # byte < 0x80 -> its class's index among the ASCII classes
+    const uint8_t* dfa_codes      # byte -> its class's index among the ASCII classes (one more: >= 0x80)
     int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
     int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
 

@@ -616,23 +616,26 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.done = start >= stop or max_pieces <= 0
 
 
-cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end) noexcept nogil:
+cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos) noexcept nogil:
     # The fast loop takes the usual end of a piece (DFA_CUT) without a branch: it writes
     # the position as the end of the current piece whatever the flag says and counts it
     # only then, and notes where a match ends (``last``: the current piece's if after its
-    # start). DFA_SLOW (no thread left), the end of the text and ``stop`` are dealt with
-    # by ``_dfa_settle``.
+    # start). DFA_SLOW (no thread left) where a match ended in the piece ends the piece
+    # there and reads on from it; other DFA_SLOWs, the end of the text and ``stop`` are
+    # dealt with by ``_dfa_settle``. (A piece is at least a byte long: there are never more
+    # pieces than bytes read.)
     cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
     cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
     cdef Py_ssize_t* bounds = r.bounds
     cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
+    cdef Py_ssize_t first = r.first
     cdef uint32_t off = r.off, poff, e = 0
     while pos < limit and count < max_pieces:
         if pairs != NULL:  # two ASCII bytes a step while it can
             poff = (off >> shift) << pair_shift
-            while pos + 1 < limit and count + 1 < max_pieces and ((s[pos] | s[pos + 1]) & 0x80) == 0:
+            while pos + 1 < limit and count + 1 < max_pieces:  # a byte >= 0x80 makes PAIR_SLOW
                 e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
                 if e & PAIR_SLOW:
                     break
@@ -648,8 +651,14 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 break
         e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
         if e & DFA_SLOW:
-            r.stuck = True
-            break
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else r.piece):
+                r.stuck = True
+                break
+            bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
+            count += 1
+            pos = last
+            off = t.dfa_start[pos == bos]
+            continue
         bounds[2 * count + 1] = pos
         count += e & DFA_CUT
         last = pos if e & DFA_MATCH else last
@@ -670,8 +679,11 @@ cdef inline bint _dfa_halted(const DfaRun* r) noexcept nogil:
 cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t* s, Py_ssize_t end) noexcept nogil:
     # ``_dfa_fast`` on two readings at once (``t.dfa_pairs`` not NULL), a step of each in
     # turn: each step's table read waits on the one before it in the same reading only,
-    # so the CPU overlaps the two chains. Stops when either reading halts (_dfa_halted).
-    # The states are kept as pair-table row offsets, converted for a single step.
+    # so the CPU overlaps the two chains. The inner loop takes two bytes of each a step,
+    # as many steps as both readings have bytes and room for (a step adds at most two
+    # pieces), without other tests; a PAIR_SLOW (or too few bytes) goes one character at a
+    # time in that reading. Stops when either reading halts (_dfa_halted). The states are
+    # kept as pair-table row offsets, converted for a single step.
     cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
@@ -680,57 +692,74 @@ cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t
     cdef Py_ssize_t* bbounds = b.bounds
     cdef Py_ssize_t apos = a.pos, alast = a.last, acount = a.count, alimit = a.limit, amax = a.max_pieces
     cdef Py_ssize_t bpos = b.pos, blast = b.last, bcount = b.count, blimit = b.limit, bmax = b.max_pieces
-    cdef uint32_t aoff = (a.off >> shift) << pair_shift, boff = (b.off >> shift) << pair_shift, e
-    cdef Py_ssize_t n
+    cdef Py_ssize_t afirst = a.first, bfirst = b.first
+    cdef uint32_t aoff = (a.off >> shift) << pair_shift, boff = (b.off >> shift) << pair_shift, ea, eb
+    cdef uint32_t restart = (t.dfa_start[0] >> shift) << pair_shift  # neither reading starts at bos
+    cdef Py_ssize_t n, steps
     while True:
-        e = PAIR_SLOW
-        if apos + 1 < alimit and acount + 1 < amax and ((s[apos] | s[apos + 1]) & 0x80) == 0:
-            e = pairs[aoff + ((<uint32_t>codes[s[apos]] << code_shift) | codes[s[apos + 1]])]
-        if e & PAIR_SLOW:
+        # (a character of several bytes may have taken a reading past its limit)
+        steps = max(min(min(alimit - apos, blimit - bpos), min(amax - acount, bmax - bcount)) >> 1, 0)
+        ea = eb = 0
+        while steps > 0:
+            ea = pairs[aoff + ((<uint32_t>codes[s[apos]] << code_shift) | codes[s[apos + 1]])]
+            eb = pairs[boff + ((<uint32_t>codes[s[bpos]] << code_shift) | codes[s[bpos + 1]])]
+            if (ea | eb) & PAIR_SLOW:
+                break
+            abounds[2 * acount + 1] = apos
+            acount += ea & PAIR_CUT0
+            abounds[2 * acount + 1] = apos + 1
+            acount += (ea >> 1) & 1
+            alast = apos + 1 if ea & PAIR_MATCH1 else apos if ea & PAIR_MATCH0 else alast
+            aoff = ea & ~(<uint32_t>PAIR_FLAGS)
+            apos += 2
+            bbounds[2 * bcount + 1] = bpos
+            bcount += eb & PAIR_CUT0
+            bbounds[2 * bcount + 1] = bpos + 1
+            bcount += (eb >> 1) & 1
+            blast = bpos + 1 if eb & PAIR_MATCH1 else bpos if eb & PAIR_MATCH0 else blast
+            boff = eb & ~(<uint32_t>PAIR_FLAGS)
+            bpos += 2
+            steps -= 1
+        # one character in each reading that could not take a pair (none took one if
+        # steps is 0: then both go a character)
+        if steps == 0 or ea & PAIR_SLOW:
             if apos >= alimit or acount >= amax:
                 break
-            e = trans[((aoff >> pair_shift) << shift) + _dfa_class(t, s, apos, end, &n)]
-            if e & DFA_SLOW:
-                a.stuck = True
-                a.e = e
-                break
+            ea = trans[((aoff >> pair_shift) << shift) + _dfa_class(t, s, apos, end, &n)]
+            if ea & DFA_SLOW:
+                if ea & DFA_CUT or alast <= (abounds[2 * acount - 1] if acount > afirst else a.piece):
+                    a.stuck = True
+                    a.e = ea
+                    break
+                abounds[2 * acount + 1] = alast  # back to the last match (as _dfa_fast)
+                acount += 1
+                apos = alast
+                aoff = restart
+                continue
             abounds[2 * acount + 1] = apos
-            acount += e & DFA_CUT
-            alast = apos if e & DFA_MATCH else alast
-            aoff = ((e & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
+            acount += ea & DFA_CUT
+            alast = apos if ea & DFA_MATCH else alast
+            aoff = ((ea & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
             apos += n
-        else:
-            abounds[2 * acount + 1] = apos
-            acount += e & PAIR_CUT0
-            abounds[2 * acount + 1] = apos + 1
-            acount += (e >> 1) & 1
-            alast = apos + 1 if e & PAIR_MATCH1 else apos if e & PAIR_MATCH0 else alast
-            aoff = e & ~(<uint32_t>PAIR_FLAGS)
-            apos += 2
-        e = PAIR_SLOW
-        if bpos + 1 < blimit and bcount + 1 < bmax and ((s[bpos] | s[bpos + 1]) & 0x80) == 0:
-            e = pairs[boff + ((<uint32_t>codes[s[bpos]] << code_shift) | codes[s[bpos + 1]])]
-        if e & PAIR_SLOW:
+        if steps == 0 or eb & PAIR_SLOW:
             if bpos >= blimit or bcount >= bmax:
                 break
-            e = trans[((boff >> pair_shift) << shift) + _dfa_class(t, s, bpos, end, &n)]
-            if e & DFA_SLOW:
-                b.stuck = True
-                b.e = e
-                break
+            eb = trans[((boff >> pair_shift) << shift) + _dfa_class(t, s, bpos, end, &n)]
+            if eb & DFA_SLOW:
+                if eb & DFA_CUT or blast <= (bbounds[2 * bcount - 1] if bcount > bfirst else b.piece):
+                    b.stuck = True
+                    b.e = eb
+                    break
+                bbounds[2 * bcount + 1] = blast  # back to the last match (as _dfa_fast)
+                bcount += 1
+                bpos = blast
+                boff = restart
+                continue
             bbounds[2 * bcount + 1] = bpos
-            bcount += e & DFA_CUT
-            blast = bpos if e & DFA_MATCH else blast
-            boff = ((e & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
+            bcount += eb & DFA_CUT
+            blast = bpos if eb & DFA_MATCH else blast
+            boff = ((eb & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
             bpos += n
-        else:
-            bbounds[2 * bcount + 1] = bpos
-            bcount += e & PAIR_CUT0
-            bbounds[2 * bcount + 1] = bpos + 1
-            bcount += (e >> 1) & 1
-            blast = bpos + 1 if e & PAIR_MATCH1 else bpos if e & PAIR_MATCH0 else blast
-            boff = e & ~(<uint32_t>PAIR_FLAGS)
-            bpos += 2
     a.pos = apos
     a.last = alast
     a.count = acount
@@ -802,7 +831,7 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
     cdef DfaRun r
     _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces)
     while not r.done:
-        _dfa_fast(&r, t, s, end)
+        _dfa_fast(&r, t, s, end, bos)
         _dfa_settle(&r, t, s, end, bos)
     next[0] = r.piece
     return r.count
@@ -838,10 +867,10 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
         if _dfa_halted(&b):
             _dfa_settle(&b, t, s, end, bos)
     while not a.done:
-        _dfa_fast(&a, t, s, end)
+        _dfa_fast(&a, t, s, end, bos)
         _dfa_settle(&a, t, s, end, bos)
     while not b.done:
-        _dfa_fast(&b, t, s, end)
+        _dfa_fast(&b, t, s, end, bos)
         _dfa_settle(&b, t, s, end, bos)
     count = a.count
     a_next = a.piece
@@ -1011,7 +1040,7 @@ cdef class Program:
             if len(pairs):
                 size = int(round(pairs.shape[1] ** 0.5))
                 if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
-                        or codes.shape != (128,) or int(codes.max()) >= size \
+                        or codes.shape != (256,) or int(codes.max()) >= size \
                         or int(pairs.max()) >> 5 >= len(trans) * size:
                     raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
                 owned.update(dfa_pairs=pairs, dfa_codes=codes)
