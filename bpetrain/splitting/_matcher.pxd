@@ -108,6 +108,7 @@ cdef struct Tables:
     const uint8_t* dfa_codes      # byte -> its class's index among the ASCII classes (one more: >= 0x80)
     int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
     int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
+    bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
 
 
 cdef class Program:

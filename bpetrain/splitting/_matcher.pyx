@@ -854,7 +854,7 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
     cdef DfaRun a, b
     cdef Py_ssize_t g = start + span, b_stop = start + 2 * span, j = 0, count, a_next, b_start
     cdef Py_ssize_t* b_bounds = bounds + 4 * span
-    if t.dfa_pairs == NULL or span < 8 or bos > start or stop - start < 2 * span:
+    if not t.dfa_interleave or span < 8 or bos > start or stop - start < 2 * span:
         return dfa_pieces(t, s, start, stop, end, bos, bounds, 2 * span, next)
     while (s[g] & 0xC0) == 0x80 and g < start + span + 3:
         g += 1
@@ -1037,6 +1037,7 @@ cdef class Program:
             pairs = np.ascontiguousarray(arrays["dfa_pairs"], dtype=np.uint32)
             codes = np.ascontiguousarray(arrays["dfa_codes"], dtype=np.uint8)
             self.tables.dfa_pairs = NULL
+            self.tables.dfa_interleave = False
             if len(pairs):
                 size = int(round(pairs.shape[1] ** 0.5))
                 if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
@@ -1048,6 +1049,11 @@ cdef class Program:
                 self.tables.dfa_codes = <const uint8_t*><Py_ssize_t>codes.ctypes.data
                 self.tables.dfa_code_shift = size.bit_length() - 1
                 self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
+                # Two readings pay where the loop runs long: not where ASCII text has gaps that
+                # no piece covers (every one stops the loop), as ``bloom``'s and ``falcon``'s
+                # whitespace (benchmarks/README.md, Splitting).
+                restart = trans[int(start[0]) // width][dfa_class]
+                self.tables.dfa_interleave = not bool(np.any(restart & 4))
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
