@@ -11,6 +11,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+import regex
 import zstandard
 from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import given, settings
@@ -406,3 +407,29 @@ def test_count_tasks_count_a_changed_file_as_local_counting_does(tmp_path, chang
     counter = functools.reduce(cluster.merge_counts, counters)
     assert as_counter(counter.table()) == _counts_of(final)
     assert counter.n_input_bytes == len(final)
+
+
+#: Patterns the DFA alone splits (no hand-written code), which the counter reads with two
+#: interleaved readings: Qwen2's and Mistral's (tekken).
+DFA_ONLY = {
+    "qwen2": PATTERNS["llama3"].replace(r"\p{N}{1,3}", r"\p{N}"),
+    "tekken": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"""
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+}
+
+
+@pytest.mark.parametrize("name", DFA_ONLY)
+def test_dfa_counts_pieces_in_text_order(text, name):
+    """Counting by the DFA's two interleaved readings: every piece counted once, and the
+    table's order (the order pieces were first seen) is the text's."""
+    pat_str = DFA_ONLY[name]
+    counter = PieceCounter(pat_str)
+    program = counter._program
+    assert program is not None and program.has_dfa and not program.native and not program.blocks
+    counter.count_text(text, len(text), final=True)
+    table = counter.table()
+    pieces = [m.group().encode("utf-8", "surrogateescape")
+              for m in regex.finditer(pat_str, text.decode("utf-8", "surrogateescape"))]
+    assert as_counter(table) == Counter(pieces)
+    assert [table.piece(i) for i in range(len(table.counts))] == list(dict.fromkeys(pieces))

@@ -266,6 +266,83 @@ def _check_generated(data) -> None:
         engine = Program(example.pat_str, stored_program(example.pat_str), dfa=False)
         for doc in [*docs, b"".join(docs)]:
             check(engine, example.pat_str, doc)
+            if sp.program.has_dfa:
+                check_interleaved(sp.program, example.pat_str, doc)
+
+
+# --- the DFA's two interleaved readings -----------------------------------------------------
+
+#: Spans (bytes each reading covers) small enough that the two readings of the DFA meet, or
+#: fail to, many times in a short text; odd ones start the second reading at odd places.
+SPANS = (8, 9, 16, 61)
+
+
+def check_interleaved(program, pat_str: str, data: bytes, *, stop=None, at_start=True, want=None) -> None:
+    """The DFA's pieces read by two interleaved readings, for every span of :data:`SPANS`,
+    are those of one reading (``span=0``), which are ``want`` or else those of
+    ``regex.finditer``."""
+    one = program.split(data, stop, at_start=at_start, span=0)
+    if want is not None:
+        assert one == want, (pat_str, data[:200])
+    elif stop is None and at_start:
+        assert one == reference(pat_str, data), (pat_str, data[:200])
+    for span in SPANS:
+        got = program.split(data, stop, at_start=at_start, span=span)
+        if got != one:
+            at = next((i for i, (a, b) in enumerate(zip(got, one)) if a != b), min(len(got), len(one)))
+            raise AssertionError(f"pattern {pat_str!r}, span {span}, on {data[:200]!r} ({len(data)} bytes): piece "
+                                 f"{at} differs: got {got[at:at + 3]!r}, one reading gives {one[at:at + 3]!r}")
+
+
+_DFA_PUBLISHED = [name for name in PUBLISHED if SplitPattern(PUBLISHED[name]).program.has_dfa]
+
+
+@pytest.mark.parametrize("name", _DFA_PUBLISHED)
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_interleaved_readings_published_hypothesis(name, data):
+    pat_str = PUBLISHED[name]
+    program = Program(pat_str, stored_program(pat_str))  # the DFA alone, no hand-written code
+    docs = data.draw(st.lists(documents(_CHARS[name], _SAMPLES.get(name, ())), min_size=1, max_size=4))
+    check_interleaved(program, pat_str, b"".join(docs))
+
+
+@pytest.mark.parametrize("name", ["qwen2", "tekken", "gpt2", "deepseek_v3", "bloom_llamacpp"])
+def test_interleaved_readings_real_and_adversarial_text(name, prose):
+    pat_str = PUBLISHED[name]
+    program = Program(pat_str, stored_program(pat_str))
+    check_interleaved(program, pat_str, prose[:60_000])
+    check_interleaved(program, pat_str, MULTILINGUAL.encode("utf-8") * 2)
+    for data in ADVERSARIAL:
+        check_interleaved(program, pat_str, data[:20_000])
+    for stop in (0, 1, 999, 5000, 20_000):  # pieces that start before stop, the rest as context
+        check_interleaved(program, pat_str, prose[:20_000], stop=stop, at_start=False)
+
+
+@pytest.mark.parametrize(
+    ("pat_str", "data", "want"),
+    [
+        (r"(?s:..)", b"ab" * 700, None),  # odd spans: the second reading is always a byte off
+        (r"(?s:..)", "\u00e9".encode() * 700, None),  # and inside characters
+        (r"\s+(?!\S)|\s+|\S+", b" " * 3000 + b"x" + b"\n" * 3000, None),  # one long piece past both readings
+        (r"\s+(?!\S)|\s+|\S+", (b" " * 37 + b"x") * 80, None),
+        (r"\w+(?=\s)|\s", b"word " * 200 + b"end", None),  # gaps that no piece covers
+        # the regex module backtracks exponentially on these: the pieces are given
+        (r"(a|aa)+$", b"a" * 1500, [b"a" * 1500]),  # one piece: the whole text
+        (r"(a|aa)+$", b"a" * 1000 + b"b", []),  # no piece at all
+        (r"(a|aa)+$|b", b"a" * 700 + b"b" + b"a" * 700, [b"b", b"a" * 700]),
+    ],
+)
+def test_interleaved_readings_that_meet_late_or_never(pat_str, data, want):
+    program = Program(pat_str, stored_program(pat_str))
+    assert program.has_dfa, program.dfa_reason
+    check_interleaved(program, pat_str, data, want=want)
+
+
+def test_interleaved_readings_reject_a_negative_span():
+    program = Program(r"\w+|\W", stored_program(r"\w+|\W"))
+    with pytest.raises(ValueError, match="span must be >= 0"):
+        program.split(b"abc", span=-1)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

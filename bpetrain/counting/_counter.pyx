@@ -15,7 +15,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 import numpy as np
 
-from bpetrain.splitting._matcher cimport Program, Stack, Tables, free_stack, split_pieces
+from bpetrain.splitting._matcher cimport (DFA_SPAN, Program, Stack, Tables, dfa_pieces_interleaved, dfa_splits,
+                                          free_stack, split_pieces)
 
 cdef extern from *:
     """
@@ -197,21 +198,37 @@ cdef class PieceCounts:
     cdef int _split(self, const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                     Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos) except -1 nogil:
         """Count the pieces that start in ``[start, stop)`` of the text ``text[0:end]``
-        (``bos``: where the string starts, -1 if before ``text``), a batch at a time."""
-        cdef Py_ssize_t bounds[2 * BATCH]
-        cdef uint64_t keys[BATCH]
-        cdef Py_ssize_t n, i, a
+        (``bos``: where the string starts, -1 if before ``text``), a batch at a time (the
+        DFA's two interleaved readings give up to ``2 * DFA_SPAN`` pieces a call, hashed
+        ``BATCH`` at a time)."""
+        cdef Py_ssize_t bounds[6 * DFA_SPAN]
+        cdef Py_ssize_t n, done
+        cdef bint interleave = dfa_splits(t)
         while start < stop:
-            n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
-            for i in range(n):
-                a = bounds[2 * i]
-                keys[i] = _key(text + a, bounds[2 * i + 1] - a)
-            for i in range(n):
-                if i + AHEAD < n:  # the slot of a piece a few ahead, while this one is added
-                    a = bounds[2 * (i + AHEAD)]
-                    BPT_PREFETCH(&self.slots[_home(keys[i + AHEAD], bounds[2 * (i + AHEAD) + 1] - a, self.shift)])
-                a = bounds[2 * i]
-                self._add(text + a, bounds[2 * i + 1] - a, keys[i], 1)
+            if interleave:
+                n = dfa_pieces_interleaved(t, text, start, stop, end, bos, bounds, DFA_SPAN, &start)
+            else:
+                n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
+            done = 0
+            while done < n:
+                self._add_batch(text, bounds + 2 * done, min(BATCH, n - done))
+                done += BATCH
+        return 0
+
+    cdef int _add_batch(self, const uint8_t* text, const Py_ssize_t* bounds, Py_ssize_t n) except -1 nogil:
+        """Count ``n <= BATCH`` pieces ``text[bounds[2 * i]:bounds[2 * i + 1]]``, hashed first,
+        each slot fetched a few pieces ahead."""
+        cdef uint64_t keys[BATCH]
+        cdef Py_ssize_t i, a
+        for i in range(n):
+            a = bounds[2 * i]
+            keys[i] = _key(text + a, bounds[2 * i + 1] - a)
+        for i in range(n):
+            if i + AHEAD < n:  # the slot of a piece a few ahead, while this one is added
+                a = bounds[2 * (i + AHEAD)]
+                BPT_PREFETCH(&self.slots[_home(keys[i + AHEAD], bounds[2 * (i + AHEAD) + 1] - a, self.shift)])
+            a = bounds[2 * i]
+            self._add(text + a, bounds[2 * i + 1] - a, keys[i], 1)
         return 0
 
     def add(self, piece, int64_t count=1):

@@ -463,20 +463,22 @@ def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, 
 
     Returns
     -------
-    (pairs, codes) : numpy.ndarray of uint32, shape (n_states, size * size), and of uint8, shape (128,)
-        ``codes[b]``: the index of byte ``b``'s class among the ASCII classes (``size``
-        of them, rounded up to a power of two, at least 8). ``pairs[state, codes[a] * size
-        + codes[b]]``: the row offset (state * size * size) after reading ``a`` then ``b``,
-        with PAIR_CUT0/1 and PAIR_MATCH0/1 for what the two single transitions said; or
-        PAIR_SLOW if either is SLOW. Empty arrays if the table would be larger than
-        :data:`MAX_PAIR_BYTES`.
+    (pairs, codes) : numpy.ndarray of uint32, shape (n_states, size * size), and of uint8, shape (256,)
+        ``codes[b]``: the index of ASCII byte ``b``'s class among the ASCII classes, and
+        one index more for every byte >= 0x80 (``size``: their number, rounded up to a
+        power of two, at least 8). ``pairs[state, codes[a] * size + codes[b]]``: the row
+        offset (state * size * size) after reading ASCII ``a`` then ``b``, with
+        PAIR_CUT0/1 and PAIR_MATCH0/1 for what the two single transitions said; or
+        PAIR_SLOW if either is SLOW or either byte is not ASCII (so the loop need not test
+        that). Empty arrays if the table would be larger than :data:`MAX_PAIR_BYTES`.
     """
     n_states, width = trans.shape
     present = np.unique(ascii_class)
-    size = max(8, 1 << max(len(present) - 1, 0).bit_length())
+    size = max(8, 1 << len(present).bit_length())  # more than the ASCII classes: one code for the rest
     if n_states * size * size * 4 > MAX_PAIR_BYTES:
-        return np.zeros((0, 1), dtype=np.uint32), np.zeros(128, dtype=np.uint8)
-    codes = np.searchsorted(present, ascii_class).astype(np.uint8)
+        return np.zeros((0, 1), dtype=np.uint32), np.zeros(256, dtype=np.uint8)
+    codes = np.full(256, len(present), dtype=np.uint8)  # not ASCII: a code without a pair
+    codes[:128] = np.searchsorted(present, ascii_class)
     first = trans[:, present].astype(np.int64)  # (state, a)
     after = (first & ~7) // width  # the state after a
     second = trans[after[:, :, None], present[None, None, :]].astype(np.int64)  # (state, a, b)

@@ -105,9 +105,10 @@ cdef struct Tables:
     uint32_t dfa_start[2]         # the start state's row offset away from / at the string's start
     int dfa_shift                 # row offset >> dfa_shift = state
     const uint32_t* dfa_pairs     # the same on two ASCII bytes at once (_dfa.pair_table), NULL: none
-    const uint8_t* dfa_codes      # byte < 0x80 -> its class's index among the ASCII classes
+    const uint8_t* dfa_codes      # byte -> its class's index among the ASCII classes (one more: >= 0x80)
     int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
     int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
+    bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
 
 
 cdef class Program:
@@ -137,6 +138,19 @@ cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* 
 cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                            Py_ssize_t* next) noexcept nogil
+
+# ``dfa_pieces`` of text[start:end] in two interleaved readings that meet (see _matcher.pyx):
+# at most 2 * span pieces, with room for 3 * span in ``bounds`` (6 * span entries).
+cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
+                                       Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t span,
+                                       Py_ssize_t* next) noexcept nogil
+
+cdef enum:
+    DFA_SPAN = 512  # bytes a reading of dfa_pieces_interleaved covers
+
+# Whether the DFA alone splits the text (no hand-written code): ``split_pieces`` is ``dfa_pieces``.
+cdef inline bint dfa_splits(const Tables* t) noexcept nogil:
+    return t.dfa_trans != NULL and not t.native and not t.blocks
 
 # ``piece_end`` by the DFA.
 cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t end,

@@ -20,6 +20,7 @@ to, and are classed as the ``regex`` module classes that surrogate.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
+from libc.string cimport memmove
 
 import numpy as np
 
@@ -580,98 +581,314 @@ cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t po
     return pos
 
 
-cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
-                           Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
-                           Py_ssize_t* next) noexcept nogil:
+cdef struct DfaRun:
+    # One reading of the DFA (``dfa_pieces``), resumable: its pieces go to bounds[2 * i],
+    # bounds[2 * i + 1] for i < count (the starts of those from ``first`` on are filled in
+    # by ``_dfa_settle``); ``piece``: where the current piece starts; ``off``: the state's
+    # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``.
+    Py_ssize_t* bounds
+    Py_ssize_t max_pieces
+    Py_ssize_t count
+    Py_ssize_t first
+    Py_ssize_t stop
+    Py_ssize_t limit
+    Py_ssize_t pos
+    Py_ssize_t piece
+    Py_ssize_t last
+    uint32_t off
+    uint32_t e
+    bint stuck
+    bint done
+
+
+cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t end,
+                            Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces) noexcept nogil:
+    r.bounds = bounds
+    r.max_pieces = max_pieces
+    r.count = r.first = 0
+    r.stop = stop
+    r.limit = min(stop, end)
+    r.pos = r.piece = start
+    r.last = -1
+    r.off = t.dfa_start[start == bos]
+    r.e = 0
+    r.stuck = False
+    r.done = start >= stop or max_pieces <= 0
+
+
+cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos) noexcept nogil:
     # The fast loop takes the usual end of a piece (DFA_CUT) without a branch: it writes
     # the position as the end of the current piece whatever the flag says and counts it
     # only then, and notes where a match ends (``last``: the current piece's if after its
-    # start). DFA_SLOW (no thread left), the end of the text and ``stop`` are dealt with
-    # after it.
+    # start). DFA_SLOW (no thread left) where a match ended in the piece ends the piece
+    # there and reads on from it; other DFA_SLOWs, the end of the text and ``stop`` are
+    # dealt with by ``_dfa_settle``. (A piece is at least a byte long: there are never more
+    # pieces than bytes read.)
     cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
     cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
-    cdef uint32_t off, poff, e = 0
-    cdef Py_ssize_t pos, piece = start, last = -1, n = 1, count = 0, first, limit, i
-    if start >= stop or max_pieces <= 0:
-        next[0] = start
-        return 0
-    off = t.dfa_start[piece == bos]
-    pos = piece
-    while True:
-        limit = min(stop, end)
-        first = count
-        while pos < limit and count < max_pieces:
-            if pairs != NULL:  # two ASCII bytes a step while it can
-                poff = (off >> shift) << pair_shift
-                while pos + 1 < limit and count + 1 < max_pieces and ((s[pos] | s[pos + 1]) & 0x80) == 0:
-                    e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
-                    if e & PAIR_SLOW:
-                        break
-                    bounds[2 * count + 1] = pos
-                    count += e & PAIR_CUT0
-                    bounds[2 * count + 1] = pos + 1
-                    count += (e >> 1) & 1
-                    last = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last
-                    poff = e & ~(<uint32_t>PAIR_FLAGS)
-                    pos += 2
-                off = (poff >> pair_shift) << shift
-                if pos >= limit or count == max_pieces:
+    cdef Py_ssize_t* bounds = r.bounds
+    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
+    cdef Py_ssize_t first = r.first
+    cdef uint32_t off = r.off, poff, e = 0
+    while pos < limit and count < max_pieces:
+        if pairs != NULL:  # two ASCII bytes a step while it can
+            poff = (off >> shift) << pair_shift
+            while pos + 1 < limit and count + 1 < max_pieces:  # a byte >= 0x80 makes PAIR_SLOW
+                e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
+                if e & PAIR_SLOW:
                     break
-            e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
-            if e & DFA_SLOW:
+                bounds[2 * count + 1] = pos
+                count += e & PAIR_CUT0
+                bounds[2 * count + 1] = pos + 1
+                count += (e >> 1) & 1
+                last = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last
+                poff = e & ~(<uint32_t>PAIR_FLAGS)
+                pos += 2
+            off = (poff >> pair_shift) << shift
+            if pos >= limit or count == max_pieces:
                 break
+        e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
+        if e & DFA_SLOW:
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else r.piece):
+                r.stuck = True
+                break
+            bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
+            count += 1
+            pos = last
+            off = t.dfa_start[pos == bos]
+            continue
+        bounds[2 * count + 1] = pos
+        count += e & DFA_CUT
+        last = pos if e & DFA_MATCH else last
+        off = e & ~(<uint32_t>DFA_FLAGS)
+        pos += n
+    r.pos = pos
+    r.last = last
+    r.count = count
+    r.off = off
+    r.e = e
+
+
+cdef inline bint _dfa_halted(const DfaRun* r) noexcept nogil:
+    """Whether the fast loop stopped for ``_dfa_settle`` to go on."""
+    return r.stuck or r.pos >= r.limit or r.count >= r.max_pieces
+
+
+cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t* s, Py_ssize_t end) noexcept nogil:
+    # ``_dfa_fast`` on two readings at once (``t.dfa_pairs`` not NULL), a step of each in
+    # turn: each step's table read waits on the one before it in the same reading only,
+    # so the CPU overlaps the two chains. The inner loop takes two bytes of each a step,
+    # as many steps as both readings have bytes and room for (a step adds at most two
+    # pieces), without other tests; a PAIR_SLOW (or too few bytes) goes one character at a
+    # time in that reading. Stops when either reading halts (_dfa_halted). The states are
+    # kept as pair-table row offsets, converted for a single step.
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef const uint32_t* pairs = t.dfa_pairs
+    cdef const uint8_t* codes = t.dfa_codes
+    cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
+    cdef Py_ssize_t* abounds = a.bounds
+    cdef Py_ssize_t* bbounds = b.bounds
+    cdef Py_ssize_t apos = a.pos, alast = a.last, acount = a.count, alimit = a.limit, amax = a.max_pieces
+    cdef Py_ssize_t bpos = b.pos, blast = b.last, bcount = b.count, blimit = b.limit, bmax = b.max_pieces
+    cdef Py_ssize_t afirst = a.first, bfirst = b.first
+    cdef uint32_t aoff = (a.off >> shift) << pair_shift, boff = (b.off >> shift) << pair_shift, ea, eb
+    cdef uint32_t restart = (t.dfa_start[0] >> shift) << pair_shift  # neither reading starts at bos
+    cdef Py_ssize_t n, steps
+    while True:
+        # (a character of several bytes may have taken a reading past its limit)
+        steps = max(min(min(alimit - apos, blimit - bpos), min(amax - acount, bmax - bcount)) >> 1, 0)
+        ea = eb = 0
+        while steps > 0:
+            ea = pairs[aoff + ((<uint32_t>codes[s[apos]] << code_shift) | codes[s[apos + 1]])]
+            eb = pairs[boff + ((<uint32_t>codes[s[bpos]] << code_shift) | codes[s[bpos + 1]])]
+            if (ea | eb) & PAIR_SLOW:
+                break
+            abounds[2 * acount + 1] = apos
+            acount += ea & PAIR_CUT0
+            abounds[2 * acount + 1] = apos + 1
+            acount += (ea >> 1) & 1
+            alast = apos + 1 if ea & PAIR_MATCH1 else apos if ea & PAIR_MATCH0 else alast
+            aoff = ea & ~(<uint32_t>PAIR_FLAGS)
+            apos += 2
+            bbounds[2 * bcount + 1] = bpos
+            bcount += eb & PAIR_CUT0
+            bbounds[2 * bcount + 1] = bpos + 1
+            bcount += (eb >> 1) & 1
+            blast = bpos + 1 if eb & PAIR_MATCH1 else bpos if eb & PAIR_MATCH0 else blast
+            boff = eb & ~(<uint32_t>PAIR_FLAGS)
+            bpos += 2
+            steps -= 1
+        # one character in each reading that could not take a pair (none took one if
+        # steps is 0: then both go a character)
+        if steps == 0 or ea & PAIR_SLOW:
+            if apos >= alimit or acount >= amax:
+                break
+            ea = trans[((aoff >> pair_shift) << shift) + _dfa_class(t, s, apos, end, &n)]
+            if ea & DFA_SLOW:
+                if ea & DFA_CUT or alast <= (abounds[2 * acount - 1] if acount > afirst else a.piece):
+                    a.stuck = True
+                    a.e = ea
+                    break
+                abounds[2 * acount + 1] = alast  # back to the last match (as _dfa_fast)
+                acount += 1
+                apos = alast
+                aoff = restart
+                continue
+            abounds[2 * acount + 1] = apos
+            acount += ea & DFA_CUT
+            alast = apos if ea & DFA_MATCH else alast
+            aoff = ((ea & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
+            apos += n
+        if steps == 0 or eb & PAIR_SLOW:
+            if bpos >= blimit or bcount >= bmax:
+                break
+            eb = trans[((boff >> pair_shift) << shift) + _dfa_class(t, s, bpos, end, &n)]
+            if eb & DFA_SLOW:
+                if eb & DFA_CUT or blast <= (bbounds[2 * bcount - 1] if bcount > bfirst else b.piece):
+                    b.stuck = True
+                    b.e = eb
+                    break
+                bbounds[2 * bcount + 1] = blast  # back to the last match (as _dfa_fast)
+                bcount += 1
+                bpos = blast
+                boff = restart
+                continue
+            bbounds[2 * bcount + 1] = bpos
+            bcount += eb & DFA_CUT
+            blast = bpos if eb & DFA_MATCH else blast
+            boff = ((eb & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
+            bpos += n
+    a.pos = apos
+    a.last = alast
+    a.count = acount
+    a.off = (aoff >> pair_shift) << shift
+    b.pos = bpos
+    b.last = blast
+    b.count = bcount
+    b.off = (boff >> pair_shift) << shift
+
+
+cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
+                             Py_ssize_t bos) noexcept nogil:
+    # After the fast loop: the starts of the pieces it found, then DFA_SLOW at ``pos``, the
+    # end of the text or ``stop``; then the reading is done or starts again at ``piece``.
+    cdef Py_ssize_t* bounds = r.bounds
+    cdef Py_ssize_t pos = r.pos, piece = r.piece, last = r.last, count = r.count, first = r.first, i
+    cdef Py_ssize_t stop = r.stop, max_pieces = r.max_pieces
+    cdef uint32_t e
+    for i in range(first, count):
+        bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
+    if count > first:
+        piece = bounds[2 * count - 1]
+    if r.stuck:  # DFA_SLOW at pos
+        if r.e & DFA_CUT:  # the piece ends here, and no piece starts with this character
+            bounds[2 * count] = piece
             bounds[2 * count + 1] = pos
-            count += e & DFA_CUT
-            last = pos if e & DFA_MATCH else last
-            off = e & ~(<uint32_t>DFA_FLAGS)
-            pos += n
-        for i in range(first, count):
-            bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
-        if count > first:
-            piece = bounds[2 * count - 1]
-        if pos < limit and count < max_pieces:  # DFA_SLOW at pos
-            if e & DFA_CUT:  # the piece ends here, and no piece starts with this character
-                bounds[2 * count] = piece
-                bounds[2 * count + 1] = pos
-                count += 1
-                piece = _dfa_gap(t, s, pos, stop, end)
-            elif last > piece:  # back to the last match
-                bounds[2 * count] = piece
-                bounds[2 * count + 1] = last
-                count += 1
-                piece = last
-            else:  # no match at piece
-                piece = _dfa_gap(t, s, piece, stop, end)
-        elif count == max_pieces or piece >= stop:
-            break
-        elif pos >= end:
-            e = t.dfa_eot[off >> t.dfa_shift]
-            if e:
-                last = end if e == 1 else end - 1
-            if last > piece:
-                bounds[2 * count] = piece
-                bounds[2 * count + 1] = last
-                count += 1
-                piece = last
-            else:
-                piece = _dfa_gap(t, s, piece, stop, end)
-        elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
-            pos = dfa_piece_end(t, s, piece, end, bos)
-            if pos < 0:
-                piece = _dfa_gap(t, s, piece, stop, end)
-            else:
-                bounds[2 * count] = piece
-                bounds[2 * count + 1] = pos
-                count += 1
-                piece = pos
-        if count == max_pieces or piece >= stop:
-            break
-        off = t.dfa_start[piece == bos]
-        pos = piece
-    next[0] = piece
-    return count
+            count += 1
+            piece = _dfa_gap(t, s, pos, stop, end)
+        elif last > piece:  # back to the last match
+            bounds[2 * count] = piece
+            bounds[2 * count + 1] = last
+            count += 1
+            piece = last
+        else:  # no match at piece
+            piece = _dfa_gap(t, s, piece, stop, end)
+    elif count == max_pieces or piece >= stop:
+        pass
+    elif pos >= end:
+        e = t.dfa_eot[r.off >> t.dfa_shift]
+        if e:
+            last = end if e == 1 else end - 1
+        if last > piece:
+            bounds[2 * count] = piece
+            bounds[2 * count + 1] = last
+            count += 1
+            piece = last
+        else:
+            piece = _dfa_gap(t, s, piece, stop, end)
+    elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
+        pos = dfa_piece_end(t, s, piece, end, bos)
+        if pos < 0:
+            piece = _dfa_gap(t, s, piece, stop, end)
+        else:
+            bounds[2 * count] = piece
+            bounds[2 * count + 1] = pos
+            count += 1
+            piece = pos
+    r.count = r.first = count
+    r.piece = r.pos = piece
+    r.last = last
+    r.stuck = False
+    r.done = count == max_pieces or piece >= stop
+    r.off = t.dfa_start[piece == bos]
+
+
+cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
+                           Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
+                           Py_ssize_t* next) noexcept nogil:
+    cdef DfaRun r
+    _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces)
+    while not r.done:
+        _dfa_fast(&r, t, s, end, bos)
+        _dfa_settle(&r, t, s, end, bos)
+    next[0] = r.piece
+    return r.count
+
+
+cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
+                                       Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t span,
+                                       Py_ssize_t* next) noexcept nogil:
+    # Reading A splits text[start:g] (g = start + span, moved to a character's first byte)
+    # from where it truly starts; reading B splits text[g:start + 2 * span] as if a piece
+    # started at g, interleaved with A (_dfa_fast2). Then A reads on, piece by piece, until
+    # it starts a piece, or skips to a place, where B starts a piece: from such a place on,
+    # the pieces depend on the text after it only (no lookbehind, and it is not ``bos``),
+    # so B's pieces from there are A's. If A passes B's last piece start without that, B's
+    # reading is dropped and A's pieces so far are returned.
+    #
+    # Each piece is at least a byte long: A's pieces (all starting before start + 2 * span)
+    # fit in bounds[0 : 4 * span], B's (starting in [g, start + 2 * span)) in the span
+    # after, and at most 2 * span come back.
+    cdef DfaRun a, b
+    cdef Py_ssize_t g = start + span, b_stop = start + 2 * span, j = 0, count, a_next, b_start
+    cdef Py_ssize_t* b_bounds = bounds + 4 * span
+    if not t.dfa_interleave or span < 8 or bos > start or stop - start < 2 * span:
+        return dfa_pieces(t, s, start, stop, end, bos, bounds, 2 * span, next)
+    while (s[g] & 0xC0) == 0x80 and g < start + span + 3:
+        g += 1
+    _dfa_begin(&a, t, start, g, end, bos, bounds, 2 * span)
+    _dfa_begin(&b, t, g, b_stop, end, bos, b_bounds, span)
+    while not a.done and not b.done:
+        _dfa_fast2(&a, &b, t, s, end)
+        if _dfa_halted(&a):
+            _dfa_settle(&a, t, s, end, bos)
+        if _dfa_halted(&b):
+            _dfa_settle(&b, t, s, end, bos)
+    while not a.done:
+        _dfa_fast(&a, t, s, end, bos)
+        _dfa_settle(&a, t, s, end, bos)
+    while not b.done:
+        _dfa_fast(&b, t, s, end, bos)
+        _dfa_settle(&b, t, s, end, bos)
+    count = a.count
+    a_next = a.piece
+    while True:
+        while j < b.count and b_bounds[2 * j] < a_next:
+            j += 1
+        if j == b.count:  # no place left where the two can meet
+            next[0] = a_next
+            return count
+        b_start = b_bounds[2 * j]
+        if b_start == a_next:  # they meet: B's pieces from j on are A's
+            memmove(bounds + 2 * count, b_bounds + 2 * j, 2 * (b.count - j) * sizeof(Py_ssize_t))
+            next[0] = b.piece
+            return count + b.count - j
+        count += dfa_pieces(t, s, a_next, b_start, end, bos, bounds + 2 * count, 2 * span - count, &a_next)
+        if a_next < b_start:  # no room left (cannot happen: see above)
+            next[0] = a_next
+            return count
 
 
 cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
@@ -679,7 +896,7 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
     cdef PieceReader reader
-    if t.dfa_trans != NULL and not t.native and not t.blocks:
+    if dfa_splits(t):
         return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next)
     start_reading(&reader, t, bos)
     while start < stop and count < max_pieces:
@@ -820,10 +1037,11 @@ cdef class Program:
             pairs = np.ascontiguousarray(arrays["dfa_pairs"], dtype=np.uint32)
             codes = np.ascontiguousarray(arrays["dfa_codes"], dtype=np.uint8)
             self.tables.dfa_pairs = NULL
+            self.tables.dfa_interleave = False
             if len(pairs):
                 size = int(round(pairs.shape[1] ** 0.5))
                 if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
-                        or codes.shape != (128,) or int(codes.max()) >= size \
+                        or codes.shape != (256,) or int(codes.max()) >= size \
                         or int(pairs.max()) >> 5 >= len(trans) * size:
                     raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
                 owned.update(dfa_pairs=pairs, dfa_codes=codes)
@@ -831,6 +1049,11 @@ cdef class Program:
                 self.tables.dfa_codes = <const uint8_t*><Py_ssize_t>codes.ctypes.data
                 self.tables.dfa_code_shift = size.bit_length() - 1
                 self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
+                # Two readings pay where the loop runs long: not where ASCII text has gaps that
+                # no piece covers (every one stops the loop), as ``bloom``'s and ``falcon``'s
+                # whitespace (benchmarks/README.md, Splitting).
+                restart = trans[int(start[0]) // width][dfa_class]
+                self.tables.dfa_interleave = not bool(np.any(restart & 4))
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
@@ -850,24 +1073,36 @@ cdef class Program:
         """The rules that read the pattern's ASCII text 64 bytes at a time (0: none)."""
         return self.tables.blocks
 
-    def split(self, data, stop=None, *, bint at_start=True):
+    def split(self, data, stop=None, *, bint at_start=True, Py_ssize_t span=DFA_SPAN):
         """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.
 
         Pieces that start before ``stop`` (default: the end) are returned; the text after
-        ``stop`` is context only. ``at_start``: ``data`` starts the string (``^``).
+        ``stop`` is context only. ``at_start``: ``data`` starts the string (``^``). ``span``:
+        where the DFA splits, the bytes each of its two interleaved readings covers
+        (:c:func:`dfa_pieces_interleaved`; 0: one reading; tests give small spans to make
+        the readings meet often).
         """
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
-        cdef Py_ssize_t n = len(data), i = 0, k, found
+        cdef Py_ssize_t n = len(data), i = 0, k, found, bos = 0 if at_start else -1
         cdef Py_ssize_t last = n if stop is None else stop
-        cdef Py_ssize_t bounds[2 * 64]
+        cdef Py_ssize_t* bounds
+        cdef bint interleave
         cdef Stack stack = Stack(NULL, 0, 0)
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
+        if span < 0:
+            raise ValueError(f"span must be >= 0, got {span}")
         raw = bytes(data)
         pieces = []
+        interleave = dfa_splits(&self.tables) and span > 0
+        buffer = np.empty(6 * span if interleave else 128, dtype=np.intp)
+        bounds = <Py_ssize_t*><Py_ssize_t>buffer.ctypes.data
         try:
             while i < last:
-                found = split_pieces(&self.tables, &stack, &view[0], i, last, n, 0 if at_start else -1, bounds, 64, &i)
+                if interleave:
+                    found = dfa_pieces_interleaved(&self.tables, &view[0], i, last, n, bos, bounds, span, &i)
+                else:
+                    found = split_pieces(&self.tables, &stack, &view[0], i, last, n, bos, bounds, 64, &i)
                 for k in range(found):
                     pieces.append(raw[bounds[2 * k] : bounds[2 * k + 1]])
         finally:
@@ -879,12 +1114,15 @@ cdef class Program:
         the GIL (for benchmarks)."""
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef Py_ssize_t n = len(data), i = 0, count = 0
-        cdef Py_ssize_t bounds[2 * 64]
+        cdef Py_ssize_t bounds[6 * DFA_SPAN]
         cdef Stack stack = Stack(NULL, 0, 0)
         try:
             with nogil:
                 while i < n:
-                    count += split_pieces(&self.tables, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
+                    if dfa_splits(&self.tables):
+                        count += dfa_pieces_interleaved(&self.tables, &view[0], i, n, n, 0, bounds, DFA_SPAN, &i)
+                    else:
+                        count += split_pieces(&self.tables, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
         finally:
             free_stack(&stack)
         return count
