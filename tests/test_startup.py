@@ -7,6 +7,7 @@ import base64
 import hashlib
 import importlib
 import os
+import pathlib
 import random
 import subprocess
 import sys
@@ -25,8 +26,11 @@ HEAVY = ("numpy", "regex", "tqdm", "bpetrain.encoding._encoder", "bpetrain.train
 
 
 def _loaded_after(code: str) -> set[str]:
+    """The modules a fresh process has loaded after ``code``, run from the folder that holds the
+    bpetrain under test (an installed one is not shadowed by the source folder)."""
+    home = pathlib.Path(bpetrain.__file__).parents[1]
     out = subprocess.run([sys.executable, "-c", f"{code}\nimport sys; print(' '.join(sys.modules))"],
-                         capture_output=True, text=True, check=True).stdout.split()
+                         capture_output=True, text=True, check=True, cwd=home).stdout.split()
     return set(out)
 
 
