@@ -676,6 +676,42 @@ cdef inline bint _dfa_halted(const DfaRun* r) noexcept nogil:
     return r.stuck or r.pos >= r.limit or r.count >= r.max_pieces
 
 
+cdef enum:
+    STEP_ON = 0     # the reading took a character
+    STEP_AGAIN = 1  # it went back to its last match: take the loop again
+    STEP_HALT = 2   # it reached its limit or its room, or is stuck (DFA_SLOW, for _dfa_settle)
+
+
+cdef inline int _dfa_char2(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, uint32_t restart,
+                           Py_ssize_t* pos, Py_ssize_t* last, Py_ssize_t* count, uint32_t* off) noexcept nogil:
+    # One character of reading ``r`` in ``_dfa_fast2``, where it could not take a pair;
+    # ``pos``, ``last``, ``count`` and ``off`` (a pair-table row offset) are the loop's copies
+    # of its fields. As ``_dfa_fast`` takes a character: the usual DFA_SLOW (no thread
+    # left) goes back to the last match in the piece; any other stops the reading there.
+    cdef Py_ssize_t n
+    cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift
+    cdef uint32_t e
+    if pos[0] >= r.limit or count[0] >= r.max_pieces:
+        return STEP_HALT
+    e = t.dfa_trans[((off[0] >> pair_shift) << shift) + _dfa_class(t, s, pos[0], end, &n)]
+    if e & DFA_SLOW:
+        if e & DFA_CUT or last[0] <= (r.bounds[2 * count[0] - 1] if count[0] > r.first else r.piece):
+            r.stuck = True
+            r.e = e
+            return STEP_HALT
+        r.bounds[2 * count[0] + 1] = last[0]  # back to the last match (as _dfa_fast)
+        count[0] += 1
+        pos[0] = last[0]
+        off[0] = restart
+        return STEP_AGAIN
+    r.bounds[2 * count[0] + 1] = pos[0]
+    count[0] += e & DFA_CUT
+    last[0] = pos[0] if e & DFA_MATCH else last[0]
+    off[0] = ((e & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
+    pos[0] += n
+    return STEP_ON
+
+
 cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t* s, Py_ssize_t end) noexcept nogil:
     # ``_dfa_fast`` on two readings at once (``t.dfa_pairs`` not NULL), a step of each in
     # turn: each step's table read waits on the one before it in the same reading only,
@@ -684,7 +720,6 @@ cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t
     # pieces), without other tests; a PAIR_SLOW (or too few bytes) goes one character at a
     # time in that reading. Stops when either reading halts (_dfa_halted). The states are
     # kept as pair-table row offsets, converted for a single step.
-    cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
     cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
@@ -692,10 +727,10 @@ cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t
     cdef Py_ssize_t* bbounds = b.bounds
     cdef Py_ssize_t apos = a.pos, alast = a.last, acount = a.count, alimit = a.limit, amax = a.max_pieces
     cdef Py_ssize_t bpos = b.pos, blast = b.last, bcount = b.count, blimit = b.limit, bmax = b.max_pieces
-    cdef Py_ssize_t afirst = a.first, bfirst = b.first
     cdef uint32_t aoff = (a.off >> shift) << pair_shift, boff = (b.off >> shift) << pair_shift, ea, eb
     cdef uint32_t restart = (t.dfa_start[0] >> shift) << pair_shift  # neither reading starts at bos
-    cdef Py_ssize_t n, steps
+    cdef Py_ssize_t steps
+    cdef int step
     while True:
         # (a character of several bytes may have taken a reading past its limit)
         steps = max(min(min(alimit - apos, blimit - bpos), min(amax - acount, bmax - bcount)) >> 1, 0)
@@ -723,43 +758,17 @@ cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t
         # one character in each reading that could not take a pair (none took one if
         # steps is 0: then both go a character)
         if steps == 0 or ea & PAIR_SLOW:
-            if apos >= alimit or acount >= amax:
+            step = _dfa_char2(a, t, s, end, restart, &apos, &alast, &acount, &aoff)
+            if step == STEP_HALT:
                 break
-            ea = trans[((aoff >> pair_shift) << shift) + _dfa_class(t, s, apos, end, &n)]
-            if ea & DFA_SLOW:
-                if ea & DFA_CUT or alast <= (abounds[2 * acount - 1] if acount > afirst else a.piece):
-                    a.stuck = True
-                    a.e = ea
-                    break
-                abounds[2 * acount + 1] = alast  # back to the last match (as _dfa_fast)
-                acount += 1
-                apos = alast
-                aoff = restart
+            if step == STEP_AGAIN:
                 continue
-            abounds[2 * acount + 1] = apos
-            acount += ea & DFA_CUT
-            alast = apos if ea & DFA_MATCH else alast
-            aoff = ((ea & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
-            apos += n
         if steps == 0 or eb & PAIR_SLOW:
-            if bpos >= blimit or bcount >= bmax:
+            step = _dfa_char2(b, t, s, end, restart, &bpos, &blast, &bcount, &boff)
+            if step == STEP_HALT:
                 break
-            eb = trans[((boff >> pair_shift) << shift) + _dfa_class(t, s, bpos, end, &n)]
-            if eb & DFA_SLOW:
-                if eb & DFA_CUT or blast <= (bbounds[2 * bcount - 1] if bcount > bfirst else b.piece):
-                    b.stuck = True
-                    b.e = eb
-                    break
-                bbounds[2 * bcount + 1] = blast  # back to the last match (as _dfa_fast)
-                bcount += 1
-                bpos = blast
-                boff = restart
+            if step == STEP_AGAIN:
                 continue
-            bbounds[2 * bcount + 1] = bpos
-            bcount += eb & DFA_CUT
-            blast = bpos if eb & DFA_MATCH else blast
-            boff = ((eb & ~(<uint32_t>DFA_FLAGS)) >> shift) << pair_shift
-            bpos += n
     a.pos = apos
     a.last = alast
     a.count = acount
