@@ -616,6 +616,18 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.done = start >= stop or max_pieces <= 0
 
 
+cdef inline void _take_pair(Py_ssize_t* bounds, Py_ssize_t pos, uint32_t e, Py_ssize_t* count,
+                            Py_ssize_t* last) noexcept nogil:
+    # A reading takes the two bytes at ``pos`` by pair-table entry ``e`` (not PAIR_SLOW): a
+    # piece ends before either byte where e says so (the end is written whether or not it
+    # counts: the next one overwrites it), and the last match moves to after either byte.
+    bounds[2 * count[0] + 1] = pos
+    count[0] += e & PAIR_CUT0
+    bounds[2 * count[0] + 1] = pos + 1
+    count[0] += (e >> 1) & 1
+    last[0] = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last[0]
+
+
 cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos) noexcept nogil:
     # The fast loop takes the usual end of a piece (DFA_CUT) without a branch: it writes
     # the position as the end of the current piece whatever the flag says and counts it
@@ -639,11 +651,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
                 if e & PAIR_SLOW:
                     break
-                bounds[2 * count + 1] = pos
-                count += e & PAIR_CUT0
-                bounds[2 * count + 1] = pos + 1
-                count += (e >> 1) & 1
-                last = pos + 1 if e & PAIR_MATCH1 else pos if e & PAIR_MATCH0 else last
+                _take_pair(bounds, pos, e, &count, &last)
                 poff = e & ~(<uint32_t>PAIR_FLAGS)
                 pos += 2
             off = (poff >> pair_shift) << shift
@@ -740,18 +748,10 @@ cdef inline void _dfa_fast2(DfaRun* a, DfaRun* b, const Tables* t, const uint8_t
             eb = pairs[boff + ((<uint32_t>codes[s[bpos]] << code_shift) | codes[s[bpos + 1]])]
             if (ea | eb) & PAIR_SLOW:
                 break
-            abounds[2 * acount + 1] = apos
-            acount += ea & PAIR_CUT0
-            abounds[2 * acount + 1] = apos + 1
-            acount += (ea >> 1) & 1
-            alast = apos + 1 if ea & PAIR_MATCH1 else apos if ea & PAIR_MATCH0 else alast
+            _take_pair(abounds, apos, ea, &acount, &alast)
             aoff = ea & ~(<uint32_t>PAIR_FLAGS)
             apos += 2
-            bbounds[2 * bcount + 1] = bpos
-            bcount += eb & PAIR_CUT0
-            bbounds[2 * bcount + 1] = bpos + 1
-            bcount += (eb >> 1) & 1
-            blast = bpos + 1 if eb & PAIR_MATCH1 else bpos if eb & PAIR_MATCH0 else blast
+            _take_pair(bbounds, bpos, eb, &bcount, &blast)
             boff = eb & ~(<uint32_t>PAIR_FLAGS)
             bpos += 2
             steps -= 1
