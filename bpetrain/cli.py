@@ -52,6 +52,10 @@ def _trainer(args: argparse.Namespace, vocab_size: int) -> BpeTrainer:
     )
 
 
+#: The command-line flag of a superword option whose name differs from the keyword's.
+SUPERWORD_FLAGS = {"forbid_colon_space": "--allow-colon-space"}
+
+
 def _superword_options(args: argparse.Namespace) -> dict:
     """The superword options given on the command line (``--max-words-per-token 0``: no limit)."""
     options = _given(args, ("superword_transition", "superword_pat_str", "max_words_per_token"))
@@ -151,9 +155,15 @@ def _train_parity(args: argparse.Namespace) -> int:
     if args.language and args.language_field:
         raise ValueError("give the languages as --language NAME=FILE or as JSON Lines FILEs with --language-field, "
                          "not both")
-    if args.counts or args.base or args.client or args.report:
-        raise ValueError("parity-aware training (--language, --language-field) reads text files; --counts, --base, "
-                         "--scheduler and --report apply to plain training")
+    plain_only = [option for option, given in (
+        ("--counts", args.counts), ("--base", args.base), ("--new-ids-from", args.new_ids_from is not None),
+        ("--scheduler", args.client), ("--report", args.report), ("--skip-unreadable", args.skip_unreadable),
+        *((SUPERWORD_FLAGS.get(name, f"--{name.replace('_', '-')}"), True) for name in _superword_options(args)))
+        if given]
+    if plain_only:
+        raise ValueError(f"parity-aware training (--language, --language-field) takes no {', '.join(plain_only)}: "
+                         "--counts, --base, --new-ids-from, --scheduler, --report, --skip-unreadable and the superword "
+                         "options apply to plain training")
     if args.language and args.files:
         raise ValueError(f"with --language NAME=FILE every file belongs to a language; {args.files[0]} does not")
     check_output(args.output)
@@ -165,6 +175,10 @@ def _train_parity(args: argparse.Namespace) -> int:
         **({"variant": args.parity_variant} if args.parity_variant else {}),
     )
     if args.language_field:
+        named = [item for item in args.dev if "=" in item and not os.path.exists(item)]
+        if named:
+            raise ValueError(f"--dev {named[0]}: with --language-field the dev set is JSON Lines FILEs whose records "
+                             f"name their language in {args.language_field!r}, given as --dev FILE (no NAME=)")
         languages, dev = args.files, args.dev or None
     else:
         languages = _named_values(args.language, "--language", str)

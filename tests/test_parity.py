@@ -391,3 +391,59 @@ def test_report_measures_parity_on_parallel_texts(tmp_path):
     assert parity == max(r["n_tokens"] for r in per_text) / min(r["n_tokens"] for r in per_text)
     assert 1 <= parity < plain_parity
     assert report.build_report(fair, texts=texts[:1])["models"][0]["compression"]["parity"] is None
+
+
+def test_cli_train_parity_language_field(tmp_path, capsys):
+    """``train --language-field FIELD --dev FILE``: records grouped by a field, from two files
+    (languages interleaved, the text under ``--text-field``), with a dev set of records: the
+    merges of the Python API on the same files, and of ``train_from_iterator`` on the texts
+    grouped by hand."""
+    from bpetrain import Tokenizer
+    from bpetrain.cli import main
+
+    records = [{"lang": name, "body": doc} for name, docs in LANGUAGES.items() for doc in docs]
+    random.Random(5).shuffle(records)
+    files = [tmp_path / "part1.jsonl", tmp_path / "part2.jsonl"]
+    for path, part in zip(files, (records[::2], records[1::2])):
+        path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in part), encoding="utf-8")
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text("".join(json.dumps({"lang": n, "body": d}, ensure_ascii=False) + "\n"
+                           for n, docs in DEV.items() for d in docs), encoding="utf-8")
+    out = tmp_path / "parity.bpe"
+    argv = ["train", *map(str, files), "--language-field", "lang", "--text-field", "body", "--dev", str(dev),
+            "--vocab-size", "500", "--parity-variant", "window", "--window-size", "6", "-o", str(out), "-q"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "3 languages, 244 merges" in err and "dev bytes/token" in err
+    trained = Tokenizer.load(out)
+    trainer = ParityBpeTrainer(500, variant="window", window_size=6, show_progress=False)
+    assert trained == trainer.train(files, dev=[dev], language_field="lang", text_field="body")
+    # the records' order within a language is kept, so grouping by hand gives the same merges
+    grouped = {name: [r["body"] for r in records if r["lang"] == name] for name in LANGUAGES}
+    by_hand = ParityBpeTrainer(500, variant="window", window_size=6, show_progress=False)
+    assert trained.merges == by_hand.train_from_iterator(grouped, dev=DEV).merges
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [(["--dev", "en=dev.jsonl"], "no NAME="), (["--dev", "dev.jsonl", "--documents", "line"], "documents='line'"),
+     (["--dev", "dev.jsonl", "--input-format", "text"], "input_format='text'"),
+     (["--dev", "dev.jsonl", "--superword-transition", "300"], "takes no --superword-transition"),
+     (["--dev", "dev.jsonl", "--allow-colon-space", "--new-ids-from", "400"],
+      "takes no --new-ids-from, --allow-colon-space"),
+     (["--dev", "dev.jsonl", "--skip-unreadable"], "takes no --skip-unreadable")],
+)
+def test_cli_parity_language_field_errors(tmp_path, capsys, monkeypatch, extra, message):
+    """Options that parity-aware training of records would ignore are refused, before any output."""
+    from bpetrain.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    for name in ("train.jsonl", "dev.jsonl"):
+        (tmp_path / name).write_text("".join(json.dumps({"lang": n, "text": d}) + "\n"
+                                             for n, docs in DEV.items() for d in docs), encoding="utf-8")
+    argv = ["train", "train.jsonl", "--language-field", "lang", "--vocab-size", "300", "-o", "m.bpe", "-q", *extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "m.bpe").exists()

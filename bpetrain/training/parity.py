@@ -194,7 +194,8 @@ class ParityBpeTrainer:
             language, with the same names. Required unless the trainer has ``ratio``.
         language_field : str, optional
             The JSON Lines field that names each record's language (``languages`` and
-            ``dev`` are then files of records; ``text_field`` holds the text).
+            ``dev`` are then files of records, each record a document; ``text_field``
+            holds the text).
         documents, input_format, text_field, num_threads
             As for :meth:`BpeTrainer.train`.
 
@@ -205,13 +206,17 @@ class ParityBpeTrainer:
         Raises
         ------
         ValueError
-            If a language has no text, the dev set names other languages, or the
-            ratios do not name one per language; as :meth:`BpeTrainer.train` for bad files.
+            If a language has no text, the dev set names other languages, the
+            ratios do not name one per language, or ``documents`` or ``input_format`` is
+            given with ``language_field``; as :meth:`BpeTrainer.train` for bad files.
         """
         started = time.perf_counter()
         reading = {"documents": documents, "input_format": input_format, "text_field": text_field,
                    "num_threads": num_threads}
         if language_field is not None:
+            if documents != "file" or input_format not in ("auto", "jsonl"):
+                raise ValueError(f"with language_field every record is a document of JSON Lines: documents="
+                                 f"{documents!r} and input_format={input_format!r} do not apply (leave them out)")
             counters = self._count_records(languages, language_field, text_field)
             dev_counters = None if dev is None else self._count_records(dev, language_field, text_field)
         else:
