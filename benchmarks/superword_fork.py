@@ -78,7 +78,7 @@ def main() -> int:
         print(f"skipped: {', '.join(missing)} not found (the fork's merges come from its own build and run)")
         return 0
     fork1, fork2 = read_merges(args.fork_stage1), read_merges(args.fork_stage2)
-    common = dict(pat_str=args.pat_str, tie_break="hf", show_progress=False)
+    common = {"pat_str": args.pat_str, "tie_break": "hf", "show_progress": False}
     ours1 = pairs(BpeTrainer(256 + len(fork1), **common).train(args.corpus, documents="line"))
     print(f"stage 1, {len(fork1)} merges: {'identical' if ours1 == fork1 else first_difference(ours1, fork1)}")
     transition = 256 + args.inherit - 1

@@ -44,9 +44,9 @@ from bpetrain import BpeTrainer, Tokenizer
 
 #: Each rule's stage-2 pattern and constraints (those of the authors' code at the time).
 RULES = {
-    "superbpe": dict(superword_pat_str="superbpe", max_words_per_token=4, forbid_colon_space=True),
-    "superbpe-original": dict(superword_pat_str="superbpe-original", max_words_per_token=None,
-                              forbid_colon_space=False),
+    "superbpe": {"superword_pat_str": "superbpe", "max_words_per_token": 4, "forbid_colon_space": True},
+    "superbpe-original": {"superword_pat_str": "superbpe-original", "max_words_per_token": None,
+                          "forbid_colon_space": False},
 }
 
 
@@ -84,7 +84,7 @@ def compare(args) -> None:
         print(f"held-out: {label}, {len(text.encode())} bytes")
     runs = [("plain", BpeTrainer(args.vocab_size, show_progress=False), None)]
     for rule in args.rule:
-        options = dict(RULES[rule], show_progress=False)
+        options = {**RULES[rule], "show_progress": False}
         if args.max_words_per_token is not None:
             options["max_words_per_token"] = args.max_words_per_token or None
         if args.allow_colon_space:
@@ -99,7 +99,8 @@ def compare(args) -> None:
         started = time.perf_counter()
         tokenizer = trainer.train(args.corpus, base=base)
         seconds = time.perf_counter() - started
-        plain = plain or tokenizer
+        if plain is None:
+            plain = tokenizer
         encoding = tokenizer.encoding()
         reference = tiktoken.Encoding("peer", pat_str=tokenizer.pat_str, mergeable_ranks=tokenizer.mergeable_ranks,
                                       special_tokens={})
