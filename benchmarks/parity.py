@@ -93,7 +93,7 @@ def main() -> None:
     dev = {n: parts[n][2] for n in names}
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs (shared: timings are noisy)")
     print("training MB: " + ", ".join(f"{n} {sum(len(f.encode()) for f in train[n]) / 1e6:.2f}" for n in names)
-          + f"; held-out MB: " + ", ".join(f"{n} {len(held[n].encode()) / 1e6:.2f}" for n in names)
+          + "; held-out MB: " + ", ".join(f"{n} {len(held[n].encode()) / 1e6:.2f}" for n in names)
           + f"; dev set: {dev_bytes / 1e3:.0f} kB per language")
     runs = {
         "plain": lambda: BpeTrainer(args.vocab_size, show_progress=False).train_from_iterator(

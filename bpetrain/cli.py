@@ -12,6 +12,8 @@ from bpetrain._util.version import __version__, kernels_missing
 from bpetrain.splitting.names import PATTERNS
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from bpetrain.tokenizer import Tokenizer
     from bpetrain.training.trainer import BpeTrainer
 

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer, Encoding
 from bpetrain._reference import encode_piece_ranks
-from bpetrain.splitting.pattern import replace_surrogates
 
 SPECIALS = {"<|endoftext|>": 700, "<|fim_prefix|>": 701}
 FRAGMENTS = [

@@ -6,7 +6,6 @@ import json
 import random
 import warnings
 
-import numpy as np
 import pytest
 from helpers import MULTILINGUAL, random_corpus
 

@@ -1,7 +1,6 @@
 """bpetrain report: the JSON numbers against independent encodes, the HTML page, the CLI checks."""
 from __future__ import annotations
 
-import hashlib
 import html
 import json
 import re
@@ -9,11 +8,10 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import VOCABS, require, stdlib_text
+from helpers import stdlib_text
 
 from bpetrain import BpeTrainer, Tokenizer
 from bpetrain.cli import main
-from bpetrain.registry import ENCODINGS, EncodingSpec, VocabFile
 from bpetrain.report import build_report, read_texts, readable_token
 
 #: Text with tokens that need escaping: HTML characters, control bytes, a special token string.

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 import warnings
 from collections.abc import Mapping
 
