@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from bpetrain._util.threads import check_num_threads, thread_map, usable_cores
 from bpetrain.encoding._args import check_text
@@ -20,6 +19,9 @@ from bpetrain.encoding._encoder import BATCH_COUNTS, BATCH_LISTS, DisallowedText
 from bpetrain.encoding.special import Strings, check_disallowed, special_regex
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BATCH_CHUNK", "SMALLEST_CHUNK", "batch_chunks", "batch_output", "encode_batch"]
 
@@ -87,6 +89,8 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
         return lists
     if len(parts) == 1:
         return parts[0]
+    import numpy as np  # arrays out: not imported for lists
+
     if output == BATCH_COUNTS:
         return np.concatenate(parts)
     starts = np.cumsum([0] + [len(ids) for ids, _ in parts[:-1]])
@@ -126,6 +130,8 @@ def batch_chunks(texts: list[str], lengths: np.ndarray, num_threads: int) -> lis
     thread then costs little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
+    import numpy as np
+
     ends = np.cumsum(lengths)
     total = int(ends[-1])
     n_chunks = max(-(-total // BATCH_CHUNK), min(4 * num_threads, -(-total // SMALLEST_CHUNK)))
@@ -139,6 +145,8 @@ def batch_output(arrays: list[np.ndarray], output: int):
     """Per-text id arrays in the batch kernel's ``output`` form."""
     if output == BATCH_LISTS:
         return [ids.tolist() for ids in arrays]
+    import numpy as np
+
     lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     if output == BATCH_COUNTS:
         return lengths
