@@ -196,8 +196,8 @@ def test_loading_a_rank_file_loads_no_other_format(tmp_path):
 def test_loading_and_encoding_never_import_numpy(tmp_path):
     """Loading a rank file or making an Encoding, then encode, encode_ordinary, decode and
     the special-token paths, import no numpy once the cache holds the compiled pattern (the
-    first process compiles it, with numpy); encode_to_numpy does, and gives the same ids.
-    (Batches still do: their texts' lengths and chunks are numpy arrays.)"""
+    first process compiles it, with numpy), nor do batches of lists (on two threads: the
+    texts cut into chunks); encode_to_numpy does, and gives the same ids."""
     path = tmp_path / "small.tiktoken"
     tokens = [bytes([i]) for i in range(256)] + [b"he", b"ll", b"hell", b"hello", b" w", b" wor", b" world"]
     path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
@@ -211,6 +211,8 @@ def test_loading_and_encoding_never_import_numpy(tmp_path):
         "assert enc.encode_ordinary('hello world') == [259, 262] and enc.decode(ids) == 'hello world <|end|>'\n"
         "assert enc.decode_bytes([259]) == b'hello' and enc.encode('hello', disallowed_special=()) == [259]\n"
         "assert other.encode('he<|e|>', allowed_special={'<|e|>'}) == [256, 257]\n"
+        "assert enc.encode_ordinary_batch(['hello', 'world'] * 3000, num_threads=2)[-2:] == [[259], [119, 111, 114, 108, 100]]\n"
+        "assert enc.encode_batch(['hello <|end|>'], allowed_special='all') == [[259, 32, 300]]\n"
         "print('numpy' in sys.modules)\n"
         "assert enc.encode_to_numpy('hello world').tolist() == [259, 262] and 'numpy' in sys.modules\n")
     home = pathlib.Path(bpetrain.__file__).parents[1]

@@ -9,8 +9,10 @@ special tokens it cannot look for) go one by one through :meth:`bpetrain.Encodin
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from bpetrain._util.threads import check_num_threads, thread_map, usable_cores
@@ -123,21 +125,20 @@ def _encode_chunk(enc, texts: list[str], output: int, allowed: frozenset[str], d
         return batch_output([enc._encode(item, False, each) for item in texts], output)
 
 
-def batch_chunks(texts: list[str], lengths: np.ndarray, num_threads: int) -> list[list[str]]:
-    """``texts`` (of ``lengths`` characters) cut into consecutive chunks of about as many
-    characters each: at most about ``BATCH_CHUNK``, and at least four per thread where that
-    leaves chunks of ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a
-    thread then costs little), or one chunk on one thread."""
+def batch_chunks(texts: list[str], lengths: Sequence[int], num_threads: int) -> list[list[str]]:
+    """``texts`` (of ``lengths`` characters: ints, an ``array.array`` or numpy array) cut
+    into consecutive chunks of about as many characters each: at most about
+    ``BATCH_CHUNK``, and at least four per thread where that leaves chunks of
+    ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a thread then costs
+    little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
-    import numpy as np
-
-    ends = np.cumsum(lengths)
-    total = int(ends[-1])
+    ends = list(accumulate(map(int, lengths)))
+    total = ends[-1]
     n_chunks = max(-(-total // BATCH_CHUNK), min(4 * num_threads, -(-total // SMALLEST_CHUNK)))
     n_chunks = min(len(texts), n_chunks)
-    cuts = np.searchsorted(ends, [total * k // n_chunks for k in range(1, n_chunks)], side="right")
-    bounds = [0, *sorted({int(c) for c in cuts} - {0, len(texts)}), len(texts)]
+    cuts = [bisect_right(ends, total * k // n_chunks) for k in range(1, n_chunks)]
+    bounds = [0, *sorted(set(cuts) - {0, len(texts)}), len(texts)]
     return [texts[a:b] for a, b in zip(bounds, bounds[1:])]
 
 

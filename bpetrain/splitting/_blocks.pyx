@@ -159,20 +159,24 @@ def _build_tables():
             _ascii_standard = False
     _n_fold_extra = 0
     cdef const uint8_t[::1] bits
-    cdef Py_ssize_t cp
+    cdef Py_ssize_t cp, j, k
     for letter in "sdmtlver":
         bits = _packed_members(letter, "i", None)
-        for cp in range(N_CODE_POINTS):
-            if not bits[cp >> 3] or not bits[cp >> 3] & (0x80 >> (cp & 7)):
+        for j in range(N_CODE_POINTS // 8):
+            if not bits[j]:
                 continue
-            if cp < 128:
-                _fold_ascii[cp] = ord(letter)
-            else:
-                if _n_fold_extra == 16:
-                    raise RuntimeError("too many case variants of the contraction letters")
-                _fold_extra_cp[_n_fold_extra] = cp
-                _fold_extra_to[_n_fold_extra] = ord(letter)
-                _n_fold_extra += 1
+            for k in range(8):
+                if not bits[j] & (0x80 >> k):
+                    continue
+                cp = 8 * j + k
+                if cp < 128:
+                    _fold_ascii[cp] = ord(letter)
+                else:
+                    if _n_fold_extra == 16:
+                        raise RuntimeError("too many case variants of the contraction letters")
+                    _fold_extra_cp[_n_fold_extra] = cp
+                    _fold_extra_to[_n_fold_extra] = ord(letter)
+                    _n_fold_extra += 1
 
 
 def _packed_members(source, flags, unicode):
