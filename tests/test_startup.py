@@ -194,15 +194,16 @@ def test_loading_a_rank_file_loads_no_other_format(tmp_path):
 
 
 def test_loading_and_encoding_never_import_numpy(tmp_path):
-    """Loading a rank file or making an Encoding, then encode, encode_ordinary, decode and
-    the special-token paths, import no numpy once the cache holds the compiled pattern (the
-    first process compiles it, with numpy), nor do batches of lists (on two threads: the
-    texts cut into chunks); encode_to_numpy does, and gives the same ids."""
+    """Loading a rank file or making an Encoding (the registry's module imported too), then
+    encode, encode_ordinary, decode and the special-token paths, import no numpy once the
+    cache holds the compiled pattern (the first process compiles it, with numpy), nor do
+    batches of lists (on two threads: the texts cut into chunks); encode_to_numpy does, and
+    gives the same ids."""
     path = tmp_path / "small.tiktoken"
     tokens = [bytes([i]) for i in range(256)] + [b"he", b"ll", b"hell", b"hello", b" w", b" wor", b" world"]
     path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
     code = (
-        "import sys, bpetrain\n"
+        "import sys, bpetrain, bpetrain.registry  # get_encoding's module: GPT-2's reader only when used\n"
         f"enc = bpetrain.load_tiktoken({os.fspath(path)!r}, pat_str='cl100k', special_tokens={{'<|end|>': 300}})\n"
         "ranks = {bytes([i]): i for i in range(256)} | {b'he': 256}\n"
         "other = bpetrain.Encoding('x', pat_str='o200k', mergeable_ranks=ranks, special_tokens={'<|e|>': 257})\n"
