@@ -39,7 +39,6 @@ from typing import NamedTuple
 from bpetrain import formats
 from bpetrain._util.read import sha256_file
 from bpetrain.encoding.core import Encoding
-from bpetrain.formats.gpt2 import load_files
 from bpetrain.formats.tiktoken import read_tiktoken, sidecar_path
 from bpetrain.splitting.pattern import PATTERNS
 
@@ -213,6 +212,8 @@ def get_encoding(encoding_name: str) -> Encoding:
             if len(paths) == 1:
                 ranks = read_tiktoken(paths[0])
             else:
+                from bpetrain.formats.gpt2 import load_files  # GPT-2's two files: its reader imports numpy
+
                 ranks = _ranks(load_files(*paths))
             _loaded[encoding_name] = RegisteredEncoding(
                 encoding_name,
@@ -410,6 +411,8 @@ def resolve_model(ref, *, format: str | None = None, **options) -> formats.Model
     """
     source = locate_model(ref, format=format, **options)
     if len(source.paths) == 2:
+        from bpetrain.formats.gpt2 import load_files
+
         return load_files(*source.paths, **source.options)
     return formats.load(source.paths[0], source.format, **source.options)
 

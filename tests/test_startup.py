@@ -148,9 +148,11 @@ def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
     # without references to recognise, "like" is -1
     expected = {**_compiler.compile_program(PATTERNS["cl100k"], table), "like": np.array([-1])}
 
-    def same(arrays):
+    def same(views):  # memoryviews of the arrays (an empty one flat)
+        arrays = {k: np.asarray(view) for k, view in views.items()}
         return arrays.keys() == expected.keys() and all(
-            arrays[k].dtype == expected[k].dtype and np.array_equal(arrays[k], expected[k]) for k in expected)
+            arrays[k].dtype == expected[k].dtype and np.array_equal(arrays[k], expected[k].reshape(arrays[k].shape))
+            and arrays[k].shape == (expected[k].shape if expected[k].size else (0,)) for k in expected)
 
     assert same(_compiler.stored_program(PATTERNS["cl100k"], table))
     (path,) = [p for p in cache.iterdir() if p.name.startswith("arrays-")]
@@ -173,8 +175,8 @@ def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
 
 
 #: What a fresh process that loads a rank file and encodes a string must not import: the
-#: other formats' readers, the pre-tokenizer pipeline, training, progress bars. (numpy it
-#: still imports: the compiled splitter's tables and the encoder's arrays are numpy's.)
+#: other formats' readers, the pre-tokenizer pipeline, training, progress bars, and (once
+#: the compiled pattern is in the cache: test_loading_and_encoding_never_import_numpy) numpy.
 NOT_FOR_A_RANK_FILE = ("bpetrain.formats.hf", "bpetrain.formats.gpt2", "bpetrain.formats.minbpe",
                        "bpetrain.formats.model_file", "bpetrain.splitting.pipeline", "bpetrain.tokenizer",
                        "bpetrain.training.trainer", "tqdm")
@@ -189,6 +191,36 @@ def test_loading_a_rank_file_loads_no_other_format(tmp_path):
     loaded = _loaded_after(code)
     assert "bpetrain.formats.tiktoken" in loaded and not loaded.intersection(NOT_FOR_A_RANK_FILE), \
         sorted(loaded.intersection(NOT_FOR_A_RANK_FILE))
+
+
+def test_loading_and_encoding_never_import_numpy(tmp_path):
+    """Loading a rank file or making an Encoding (the registry's module imported too), then
+    encode, encode_ordinary, decode and the special-token paths, import no numpy once the
+    cache holds the compiled pattern (the first process compiles it, with numpy), nor do
+    batches of lists (on two threads: the texts cut into chunks); encode_to_numpy does, and
+    gives the same ids."""
+    path = tmp_path / "small.tiktoken"
+    tokens = [bytes([i]) for i in range(256)] + [b"he", b"ll", b"hell", b"hello", b" w", b" wor", b" world"]
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % rank for rank, t in enumerate(tokens)))
+    code = (
+        "import sys, bpetrain, bpetrain.registry  # get_encoding's module: GPT-2's reader only when used\n"
+        f"enc = bpetrain.load_tiktoken({os.fspath(path)!r}, pat_str='cl100k', special_tokens={{'<|end|>': 300}})\n"
+        "ranks = {bytes([i]): i for i in range(256)} | {b'he': 256}\n"
+        "other = bpetrain.Encoding('x', pat_str='o200k', mergeable_ranks=ranks, special_tokens={'<|e|>': 257})\n"
+        "ids = enc.encode('hello world <|end|>', allowed_special='all')\n"
+        "assert ids == [259, 262, 32, 300], ids\n"
+        "assert enc.encode_ordinary('hello world') == [259, 262] and enc.decode(ids) == 'hello world <|end|>'\n"
+        "assert enc.decode_bytes([259]) == b'hello' and enc.encode('hello', disallowed_special=()) == [259]\n"
+        "assert other.encode('he<|e|>', allowed_special={'<|e|>'}) == [256, 257]\n"
+        "assert enc.encode_ordinary_batch(['hello', 'world'] * 3000, num_threads=2)[-2:] == [[259], [119, 111, 114, 108, 100]]\n"
+        "assert enc.encode_batch(['hello <|end|>'], allowed_special='all') == [[259, 32, 300]]\n"
+        "print('numpy' in sys.modules)\n"
+        "assert enc.encode_to_numpy('hello world').tolist() == [259, 262] and 'numpy' in sys.modules\n")
+    home = pathlib.Path(bpetrain.__file__).parents[1]
+    env = {**os.environ, "BPETRAIN_CACHE_DIR": os.fspath(tmp_path / "cache")}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=home,
+                           env=env).stdout.split() for _ in range(2)]
+    assert runs[1] == ["False"], runs  # the second process reads the compiled patterns back
 
 
 def _vocabulary(seed: int) -> dict[bytes, int]:

@@ -1,7 +1,7 @@
 """Argument checks the modules of :mod:`bpetrain.encoding` share, with tiktoken's exceptions."""
 from __future__ import annotations
 
-import numpy as np
+from numbers import Integral  # numpy's integers are registered as Integral
 
 __all__ = ["as_bytes", "check_count", "check_text"]
 
@@ -22,7 +22,7 @@ def check_count(name: str, value: int, minimum: int) -> int:
     ValueError
         If it is below ``minimum``.
     """
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+    if not isinstance(value, Integral) or isinstance(value, bool):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}")

@@ -22,11 +22,22 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 import threading
+from array import array
 
-import numpy as np
-cimport numpy as cnp
+from cpython.array cimport array as c_array, clone
 
-cnp.import_array()
+# The three calls of NumPy's C API that make the arrays of encode_to_numpy, declared here
+# rather than by ``cimport numpy``, whose array types Cython imports (so numpy with them)
+# when this module is imported; the API is loaded on first use (load_numpy).
+cdef extern from "numpy/arrayobject.h":
+    ctypedef Py_ssize_t npy_intp
+    ctypedef struct PyArrayObject
+    enum:
+        NPY_UINT32
+    object PyArray_EMPTY(int nd, npy_intp* dims, int type_num, int fortran)
+    void* PyArray_DATA(PyArrayObject* array)
+    int _import_array() except -1
+
 
 from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_ids, grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
@@ -149,20 +160,21 @@ LINEAR_AFTER = 1 << 16
 #: Most entries of a new encoder's piece tables (32 bytes each: each grows from 32 KiB to
 #: 8 MiB, holding up to 131,072 pieces, with an arena of up to 4 MiB for the long ones).
 DEFAULT_CACHE_SIZE = 1 << 18
+cdef c_array _INT64 = array("q")  # the type of text_lengths' and encode_batch's offsets
 
 
 def text_lengths(list texts not None):
-    """The characters of each text, int64 array of shape (len(texts),), in one pass at C
-    speed (a batch of 3,000 documents took 0.25 ms in Python to check and measure,
-    before its first kernel call).
+    """The characters of each text, an int64 ``array.array`` of len(texts) items, in one
+    pass at C speed (a batch of 3,000 documents took 0.25 ms in Python to check and
+    measure, before its first kernel call).
 
     Raises
     ------
     TypeError
         If an item is not a ``str`` (subclasses are accepted).
     """
-    lengths = np.empty(len(texts), dtype=np.int64)
-    cdef int64_t[::1] view = lengths
+    cdef c_array lengths = clone(_INT64, len(texts), False)
+    cdef int64_t* view = <int64_t*>lengths.data.as_voidptr
     cdef Py_ssize_t i
     cdef object item
     for i in range(len(texts)):
@@ -247,12 +259,12 @@ cdef class Needles:
     """
     cdef bytes _data
     cdef const uint8_t* data       # the strings' UTF-8, concatenated
-    cdef object _ends              # int64 array, shape (n + 1,): string k is data[ends[k]:ends[k + 1]]
+    cdef object _ends              # int64 array.array, (n + 1,): string k is data[ends[k]:ends[k + 1]]
     cdef const int64_t* ends
     cdef int64_t n
     cdef uint8_t first[256]        # nonzero for a byte some string starts with
     cdef int lead                  # that byte, if only one; else -1
-    cdef object _ids               # uint32 array, shape (n,), or None
+    cdef object _ids               # uint32 array.array, (n,), or None
     cdef const uint32_t* ids       # the token id of each string, or NULL
 
     def __cinit__(self, strings, ids=None):
@@ -266,13 +278,16 @@ cdef class Needles:
             values = [int(item) for item in ids]
             if len(values) != len(encoded) or not all(0 <= item < 2**32 for item in values):
                 raise ValueError(f"ids must give each of the {len(encoded)} strings one id in [0, 2**32), got {values}")
-            self._ids = np.array(values, dtype=np.uint32)
-            self.ids = <const uint32_t*><Py_ssize_t>self._ids.ctypes.data
+            self._ids = array("I", values)
+            self.ids = <const uint32_t*><Py_ssize_t>self._ids.buffer_info()[0]
         self._data = b"".join(encoded)
         self.data = <const uint8_t*>PyBytes_AS_STRING(self._data)
-        self._ends = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(item) for item in encoded], out=self._ends[1:])
-        self.ends = <const int64_t*><Py_ssize_t>self._ends.ctypes.data
+        cdef int64_t total = 0
+        self._ends = array("q", [0])
+        for item in encoded:
+            total += len(item)
+            self._ends.append(total)
+        self.ends = <const int64_t*><Py_ssize_t>self._ends.buffer_info()[0]
         self.n = len(encoded)
         memset(self.first, 0, 256)
         for item in encoded:
@@ -748,8 +763,8 @@ cdef class BytePairEncoder:
             raise ValueError(f"output must be BATCH_LISTS, BATCH_ARRAYS or BATCH_COUNTS, got {output}")
         if specials is not None:
             specials.require_ids()
-        offsets = np.empty(n_texts + 1, dtype=np.int64)
-        cdef int64_t[::1] ends = offsets
+        cdef c_array offsets = clone(_INT64, n_texts + 1, False)  # numpy's only for arrays out
+        cdef int64_t* ends = <int64_t*>offsets.data.as_voidptr
         encoded = []  # the UTF-8 of the texts that are not ASCII, alive until the kernel returns
         cache = self.caches.take(&scratch)  # this call's alone until given back
         try:
@@ -780,10 +795,12 @@ cdef class BytePairEncoder:
             if bad >= 0:
                 raise DisallowedText(bad)
             if output == BATCH_LISTS:
-                return to_lists(self, out.ids, &ends[0], n_texts)
+                return to_lists(self, out.ids, ends, n_texts)
+            import numpy as np
+
             if output == BATCH_ARRAYS:
-                return to_array(&out), offsets
-            return np.diff(offsets)
+                return to_array(&out), np.frombuffer(offsets, dtype=np.int64)
+            return np.diff(np.frombuffer(offsets, dtype=np.int64))
         finally:
             self.caches.give_back(cache)
             free(data)
@@ -952,15 +969,34 @@ cdef class BytePairEncoder:
 
     @property
     def token_lengths(self):
-        """numpy.ndarray of int32, shape (n_ranks,): bytes of each rank's token (0: none)."""
-        return self._arrays[0]
+        """numpy.ndarray of int32, shape (n_ranks,): bytes of each rank's token (0: none); a
+        read-only view of the table."""
+        import numpy as np
+
+        view = np.frombuffer(self._arrays[0], dtype=np.int32)
+        view.flags.writeable = False
+        return view
+
+
+cdef bint _numpy_loaded = False
+
+
+cdef int load_numpy() except -1:
+    """Load NumPy's C API (``import_array``) the first time an array is made, not when this
+    module is imported: a process that only encodes to lists never imports numpy."""
+    global _numpy_loaded
+    _import_array()
+    _numpy_loaded = True
+    return 0
 
 
 cdef object to_array(IdBuffer* out):
     """Copy the ids into a new uint32 array (NumPy's C API: a typed memoryview of the new
     array cost ~0.5 us, a tenth of a call on a 1 KB text)."""
-    cdef cnp.npy_intp size = out.size
-    result = cnp.PyArray_EMPTY(1, &size, cnp.NPY_UINT32, 0)
+    if not _numpy_loaded:
+        load_numpy()
+    cdef npy_intp size = out.size
+    result = PyArray_EMPTY(1, &size, NPY_UINT32, 0)
     if out.size:
-        memcpy(cnp.PyArray_DATA(result), out.ids, out.size * sizeof(uint32_t))
+        memcpy(PyArray_DATA(<PyArrayObject*>result), out.ids, out.size * sizeof(uint32_t))
     return result

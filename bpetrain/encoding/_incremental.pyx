@@ -34,8 +34,6 @@ from cpython.pythread cimport (NOWAIT_LOCK, WAIT_LOCK, PyThread_acquire_lock, Py
                                PyThread_free_lock, PyThread_release_lock, PyThread_type_lock)
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND
 
-import numpy as np
-
 from bpetrain._types cimport token_t
 from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_ids, grow_scratch
 from bpetrain.encoding._encoder cimport BytePairEncoder
@@ -98,6 +96,8 @@ cdef class TokenAutomaton:
         cdef int64_t n = t.n_nodes + 1, rank, length, k, i
         cdef int32_t root = <int32_t>t.n_nodes
         self.root = root
+        import numpy as np  # counting tables: not imported by a process that only encodes
+
         parent = np.full(n, -1, dtype=np.int32)
         by_depth = np.empty(n, dtype=np.int32)
         starts = np.zeros(t.max_token_len + 2, dtype=np.int64)
@@ -299,6 +299,8 @@ cdef class RawIntervals:
         cdef const uint8_t* text = data
         with nogil:
             extend(ac, &self.pre, text, n)
+        import numpy as np
+
         order = np.zeros(n + 1, dtype=np.int64)
         size = np.ones(n + 1, dtype=np.int64)
         self._arrays = [order, size]

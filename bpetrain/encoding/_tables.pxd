@@ -60,7 +60,7 @@ cdef struct TokenSlot:
     uint32_t tail
     uint32_t meta
 
-# The tables of one vocabulary (numpy arrays own the memory the pointers read; read only
+# The tables of one vocabulary (array.array objects own the memory the pointers read; read only
 # once built, so threads share them).
 cdef struct RankTables:
     const uint8_t* token_bytes  # every token's bytes, by rank

@@ -20,16 +20,29 @@ into the two tokens BPE joins into it (``split_left``, ``split_right``; the rust
 (:func:`build_linear_tables`): only the linear encoder and the token automaton read
 them, so a first short encode does without.
 """
+from cpython.array cimport array, clone
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
 from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.string cimport memcpy
-
-import numpy as np
+from libc.string cimport memcpy, memset
 
 from bpetrain._types cimport token_t
 from bpetrain.encoding import _table_cache
+
+# The tables live in ``array.array``s (made by :func:`new_array`), not numpy arrays: making
+# an encoder, and encoding, do not import numpy. Their types by typecode: int32 "i",
+# int64 "q", uint8 "B", uint64 "Q".
+cdef array _INT32 = array("i"), _INT64 = array("q"), _UINT8 = array("B"), _UINT64 = array("Q")
+
+
+cdef array new_array(array like, Py_ssize_t n, int fill):
+    """A new array of ``n`` items of the type of ``like``, every byte ``fill`` (0, or 0xFF
+    for -1 and ``EMPTY``), or left as it comes (``fill`` -1)."""
+    cdef array out = clone(like, n, False)
+    if fill >= 0:
+        memset(out.data.as_voidptr, fill, n * like.ob_descr.itemsize)
+    return out
 
 
 cdef int table_shift(int64_t n_items, uint64_t* mask) noexcept:
@@ -49,7 +62,7 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
 
     Returns
     -------
-    list of numpy.ndarray
+    list of array.array
         The arrays that own the tables' memory, to keep alive as long as ``t`` is read;
         the first is the int32 length of each rank's token, shape (n_ranks,) (0: none).
 
@@ -84,14 +97,14 @@ cdef list build_tables(RankTables* t, dict mergeable_ranks):
         raise ValueError(f"ranks must be in [0, {ID_MASK - 1}] (the encoder packs three ranks in 64 bits), "
                          f"got {low}..{high}")
     t.n_ranks = high + 1
-    token_len = np.zeros(t.n_ranks, dtype=np.int32)
-    token_start = np.zeros(t.n_ranks + 1, dtype=np.int64)
-    token_bytes = np.empty(n_bytes, dtype=np.uint8)
-    given = np.zeros(t.n_ranks, dtype=np.uint8)
-    cdef int32_t* lengths = <int32_t*><Py_ssize_t>token_len.ctypes.data
-    cdef int64_t* starts = <int64_t*><Py_ssize_t>token_start.ctypes.data
-    cdef uint8_t* data = <uint8_t*><Py_ssize_t>token_bytes.ctypes.data
-    cdef uint8_t* seen = <uint8_t*><Py_ssize_t>given.ctypes.data
+    cdef array token_len = new_array(_INT32, t.n_ranks, 0)
+    cdef array token_start = new_array(_INT64, t.n_ranks + 1, 0)
+    cdef array token_bytes = new_array(_UINT8, n_bytes, -1)
+    cdef array given = new_array(_UINT8, t.n_ranks, 0)
+    cdef int32_t* lengths = <int32_t*>token_len.data.as_voidptr
+    cdef int64_t* starts = <int64_t*>token_start.data.as_voidptr
+    cdef uint8_t* data = token_bytes.data.as_uchars
+    cdef uint8_t* seen = given.data.as_uchars
     pos = 0
     while PyDict_Next(mergeable_ranks, &pos, &key, &value):  # each rank's length
         rank = <object>value
@@ -138,7 +151,7 @@ cdef list build_linear_tables(RankTables* t):
 
     Returns
     -------
-    list of numpy.ndarray
+    list of array.array
         The arrays that own their memory, to keep alive as long as ``t`` is read.
     """
     cdef list arrays = []
@@ -157,9 +170,9 @@ cdef int fill_whole(RankTables* t, int64_t n_tokens, list arrays) except -1:
     cdef const uint8_t* data
     cdef uint64_t head, i
     t.whole_shift = table_shift(n_tokens, &t.whole_mask)
-    table = np.empty((t.whole_mask + 1) * sizeof(TokenSlot), dtype=np.uint8)
+    cdef array table = new_array(_UINT8, (t.whole_mask + 1) * sizeof(TokenSlot), -1)
     arrays.append(table)
-    cdef TokenSlot* whole = <TokenSlot*><Py_ssize_t>table.ctypes.data
+    cdef TokenSlot* whole = <TokenSlot*>table.data.as_voidptr
     t.whole = whole
     with nogil:
         for i in range(t.whole_mask + 1):
@@ -181,9 +194,9 @@ cdef int fill_whole(RankTables* t, int64_t n_tokens, list arrays) except -1:
 
 cdef int fill_bytes(RankTables* t, list arrays) except -1:
     """The one-byte and two-byte ranks; every byte must be a token (byte-level BPE)."""
-    byte_pair = np.empty(65536, dtype=np.int32)
+    cdef array byte_pair = new_array(_INT32, 65536, -1)
     arrays.append(byte_pair)
-    cdef token_t* table = <token_t*><Py_ssize_t>byte_pair.ctypes.data
+    cdef token_t* table = <token_t*>byte_pair.data.as_voidptr
     cdef uint8_t two[8]  # 8, not 2: load_head reads a word (the bytes past 2 masked off)
     cdef int x, y
     t.byte_pair = table
@@ -210,12 +223,16 @@ cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
     a large vocabulary's table is read from the on-disk cache when it was kept there
     (:mod:`bpetrain.encoding._table_cache`), else built and kept."""
     cdef int64_t i
+    cdef array pairs
+    cdef const uint8_t[::1] slots
     key = None
     if n_splits >= _table_cache.MIN_SPLITS:
         key = _table_cache.vocabulary_key(arrays[0], arrays[2], __file__)
         kept = _table_cache.read_pairs(key, 3 * n_splits + 16)
         if kept is not None and len(kept) % 8 == 0 and (len(kept) // 8) & (len(kept) // 8 - 1) == 0:
-            pairs = np.frombuffer(kept, dtype=np.uint64).copy()
+            slots = kept
+            pairs = new_array(_UINT64, len(kept) // 8, -1)
+            memcpy(pairs.data.as_voidptr, &slots[0], len(kept))
             t.pair_shift = 64
             t.pair_mask = len(pairs) - 1
             i = t.pair_mask
@@ -231,18 +248,18 @@ cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
     return 0
 
 
-cdef object build_pairs(RankTables* t, int64_t n_splits):
-    """The pair table (numpy uint64, a power of two slots): every split of every token into
+cdef array build_pairs(RankTables* t, int64_t n_splits):
+    """The pair table (uint64 array, a power of two slots): every split of every token into
     two tokens; sets ``t.pair_shift`` and ``t.pair_mask``."""
     cdef int64_t rank, k, n_pairs = 0
     cdef int32_t length
     cdef const uint8_t* data
     cdef token_t left, right
     cdef uint64_t key, i
-    keys = np.empty(max(n_splits, 1), dtype=np.uint64)
-    values = np.empty(max(n_splits, 1), dtype=np.int32)
-    cdef uint64_t[::1] key_view = keys
-    cdef int32_t[::1] value_view = values
+    cdef array keys = new_array(_UINT64, max(n_splits, 1), -1)
+    cdef array values = new_array(_INT32, max(n_splits, 1), -1)
+    cdef uint64_t* key_view = <uint64_t*>keys.data.as_voidptr
+    cdef int32_t* value_view = <int32_t*>values.data.as_voidptr
     with nogil:
         for rank in range(t.n_ranks):
             length = t.token_len[rank]
@@ -258,8 +275,8 @@ cdef object build_pairs(RankTables* t, int64_t n_splits):
                 value_view[n_pairs] = <int32_t>rank
                 n_pairs += 1
     t.pair_shift = table_shift(n_pairs, &t.pair_mask)
-    pairs = np.full(t.pair_mask + 1, EMPTY, dtype=np.uint64)
-    cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
+    cdef array pairs = new_array(_UINT64, t.pair_mask + 1, 0xFF)  # all EMPTY
+    cdef uint64_t* table = <uint64_t*>pairs.data.as_voidptr
     with nogil:
         for k in range(n_pairs):
             key = key_view[k]
@@ -270,13 +287,13 @@ cdef object build_pairs(RankTables* t, int64_t n_splits):
     return pairs
 
 
-cdef int fill_filter(RankTables* t, pairs, list arrays) except -1:
+cdef int fill_filter(RankTables* t, array pairs, list arrays) except -1:
     """Point ``t`` at the pair table ``pairs`` (``t.pair_shift`` and ``t.pair_mask`` set)
     and build its filter: a bit for the hash of each pair in it."""
-    pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
+    cdef array pair_filter = new_array(_UINT64, (1 << FILTER_BITS) // 64, 0)
     arrays += [pairs, pair_filter]
-    cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
-    cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
+    cdef uint64_t* table = <uint64_t*>pairs.data.as_voidptr
+    cdef uint64_t* bits = <uint64_t*>pair_filter.data.as_voidptr
     cdef uint64_t k, key, i
     t.pairs = table
     t.pair_filter = bits
@@ -303,16 +320,16 @@ cdef int fill_trie(RankTables* t, int64_t n_deep, list arrays) except -1:
     cdef const uint8_t* data
     cdef uint64_t key, i, slot, mask
     cdef int shift
-    node2 = np.full(65536, -1, dtype=np.int32)
-    next_prefix = np.full(t.n_ranks, -1, dtype=np.int32)
+    cdef array node2 = new_array(_INT32, 65536, 0xFF)  # all -1
+    cdef array next_prefix = new_array(_INT32, t.n_ranks, 0xFF)
     arrays += [node2, next_prefix]
-    cdef int32_t* n2 = <int32_t*><Py_ssize_t>node2.ctypes.data
-    cdef token_t* prefix = <token_t*><Py_ssize_t>next_prefix.ctypes.data
+    cdef int32_t* n2 = <int32_t*>node2.data.as_voidptr
+    cdef token_t* prefix = <token_t*>next_prefix.data.as_voidptr
     t.node2 = n2
     t.next_prefix = prefix
     shift = table_shift(max(n_deep, 1), &mask)
-    draft = np.full(mask + 1, EMPTY, dtype=np.uint64)
-    cdef uint64_t* table = <uint64_t*><Py_ssize_t>draft.ctypes.data
+    cdef array draft = new_array(_UINT64, mask + 1, 0xFF)  # all EMPTY
+    cdef uint64_t* table = <uint64_t*>draft.data.as_voidptr
     with nogil:
         for rank in range(t.n_ranks):
             length = t.token_len[rank]
@@ -350,9 +367,9 @@ cdef int fill_trie(RankTables* t, int64_t n_deep, list arrays) except -1:
                 break  # node ids must fit 24 bits of an edge key: no linear encoder
     t.n_nodes = next_id
     t.edge_shift = table_shift(max(n_edges, 1), &t.edge_mask)
-    edges = np.full(t.edge_mask + 1, EMPTY, dtype=np.uint64)
+    cdef array edges = new_array(_UINT64, t.edge_mask + 1, 0xFF)  # all EMPTY
     arrays.append(edges)
-    cdef uint64_t* final = <uint64_t*><Py_ssize_t>edges.ctypes.data
+    cdef uint64_t* final = <uint64_t*>edges.data.as_voidptr
     t.edges = final
     with nogil:
         for k in range(mask + 1):
@@ -379,11 +396,11 @@ cdef int fill_splits(RankTables* t, list arrays) except -1:
     cdef token_t left, right, r
     cdef int x
     cdef const uint8_t* data
-    split_left = np.full(t.n_ranks, -1, dtype=np.int32)
-    split_right = np.full(t.n_ranks, -1, dtype=np.int32)
+    cdef array split_left = new_array(_INT32, t.n_ranks, 0xFF)  # all -1
+    cdef array split_right = new_array(_INT32, t.n_ranks, 0xFF)
     arrays += [split_left, split_right]
-    cdef token_t* sl = <token_t*><Py_ssize_t>split_left.ctypes.data
-    cdef token_t* sr = <token_t*><Py_ssize_t>split_right.ctypes.data
+    cdef token_t* sl = <token_t*>split_left.data.as_voidptr
+    cdef token_t* sr = <token_t*>split_right.data.as_voidptr
     t.split_left = sl
     t.split_right = sr
     for x in range(256):

@@ -9,10 +9,11 @@ special tokens it cannot look for) go one by one through :meth:`bpetrain.Encodin
 """
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from functools import partial
-
-import numpy as np
+from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from bpetrain._util.threads import check_num_threads, thread_map, usable_cores
 from bpetrain.encoding._args import check_text
@@ -20,6 +21,9 @@ from bpetrain.encoding._encoder import BATCH_COUNTS, BATCH_LISTS, DisallowedText
 from bpetrain.encoding.special import Strings, check_disallowed, special_regex
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["BATCH_CHUNK", "SMALLEST_CHUNK", "batch_chunks", "batch_output", "encode_batch"]
 
@@ -87,6 +91,8 @@ def encode_batch(enc, text: Sequence[str], num_threads: int, output: int, string
         return lists
     if len(parts) == 1:
         return parts[0]
+    import numpy as np  # arrays out: not imported for lists
+
     if output == BATCH_COUNTS:
         return np.concatenate(parts)
     starts = np.cumsum([0] + [len(ids) for ids, _ in parts[:-1]])
@@ -119,19 +125,20 @@ def _encode_chunk(enc, texts: list[str], output: int, allowed: frozenset[str], d
         return batch_output([enc._encode(item, False, each) for item in texts], output)
 
 
-def batch_chunks(texts: list[str], lengths: np.ndarray, num_threads: int) -> list[list[str]]:
-    """``texts`` (of ``lengths`` characters) cut into consecutive chunks of about as many
-    characters each: at most about ``BATCH_CHUNK``, and at least four per thread where that
-    leaves chunks of ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a
-    thread then costs little), or one chunk on one thread."""
+def batch_chunks(texts: list[str], lengths: Sequence[int], num_threads: int) -> list[list[str]]:
+    """``texts`` (of ``lengths`` characters: ints, an ``array.array`` or numpy array) cut
+    into consecutive chunks of about as many characters each: at most about
+    ``BATCH_CHUNK``, and at least four per thread where that leaves chunks of
+    ``SMALLEST_CHUNK`` characters or more (one chunk more or less on a thread then costs
+    little), or one chunk on one thread."""
     if num_threads == 1 or len(texts) < 2:
         return [texts]
-    ends = np.cumsum(lengths)
-    total = int(ends[-1])
+    ends = list(accumulate(map(int, lengths)))
+    total = ends[-1]
     n_chunks = max(-(-total // BATCH_CHUNK), min(4 * num_threads, -(-total // SMALLEST_CHUNK)))
     n_chunks = min(len(texts), n_chunks)
-    cuts = np.searchsorted(ends, [total * k // n_chunks for k in range(1, n_chunks)], side="right")
-    bounds = [0, *sorted({int(c) for c in cuts} - {0, len(texts)}), len(texts)]
+    cuts = [bisect_right(ends, total * k // n_chunks) for k in range(1, n_chunks)]
+    bounds = [0, *sorted(set(cuts) - {0, len(texts)}), len(texts)]
     return [texts[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
@@ -139,6 +146,8 @@ def batch_output(arrays: list[np.ndarray], output: int):
     """Per-text id arrays in the batch kernel's ``output`` form."""
     if output == BATCH_LISTS:
         return [ids.tolist() for ids in arrays]
+    import numpy as np
+
     lengths = np.fromiter(map(len, arrays), dtype=np.int64, count=len(arrays))
     if output == BATCH_COUNTS:
         return lengths

@@ -34,9 +34,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 import threading
 from functools import cached_property
 from itertools import repeat
-from typing import Literal
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal
 
 from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
 from bpetrain.encoding import stream, unstable
@@ -64,6 +62,9 @@ from bpetrain.encoding.token_counting import TokenCounting
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates, resolve_pattern, split_pattern
 from bpetrain.splitting.unicode import check_unicode_version
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where a call returns arrays: loading and encode() do without
 
 __all__ = ["Encoding"]
 
@@ -377,11 +378,15 @@ class Encoding(TokenCounting, Decoding):
         if strings.allowed:
             parts = special_regex(strings.allowed).split(text)
             none = self._specials.none
-            ids = np.concatenate([
-                np.array([self.special_tokens[part]], dtype=np.uint32) if i % 2 else self._encode(part, False, none)
-                for i, part in enumerate(parts)
+            if as_list:
+                return [i for k, part in enumerate(parts)
+                        for i in ([self.special_tokens[part]] if k % 2 else self._encode(part, True, none))]
+            import numpy as np
+
+            return np.concatenate([
+                np.array([self.special_tokens[part]], dtype=np.uint32) if k % 2 else self._encode(part, False, none)
+                for k, part in enumerate(parts)
             ])
-            return ids.tolist() if as_list else ids
         try:
             data = text.encode("utf-8")
         except UnicodeEncodeError:
@@ -629,7 +634,11 @@ class Encoding(TokenCounting, Decoding):
         cuts.append(stop)
         parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, False, a, b), cuts, cuts[1:],
                            num_threads=len(cuts) - 1)
-        return self._bpe.join_as_list(parts) if as_list else np.concatenate(parts)
+        if as_list:
+            return self._bpe.join_as_list(parts)
+        import numpy as np
+
+        return np.concatenate(parts)
 
     def _encode_split_by_regex(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         """Token ids of ``text`` split by the ``regex`` module (raw mode: one piece)."""

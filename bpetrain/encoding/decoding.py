@@ -7,9 +7,9 @@ lookups, which threads would only slow down).
 from __future__ import annotations
 
 import array
+import sys
 from collections.abc import Iterable, Mapping, Sequence
-
-import numpy as np
+from numbers import Integral  # numpy's integers are registered as Integral
 
 from bpetrain._util.threads import DEFAULT_THREADS, check_num_threads
 
@@ -115,6 +115,8 @@ class Decoding:
         character 0; in ``"aé"`` encoded as ``a``, ``c3``, ``a9`` the offsets are
         ``[0, 1, 1]``.
         """
+        import numpy as np
+
         token_bytes = self.decode_tokens_bytes(tokens)
         data = b"".join(token_bytes)
         text = data.decode("utf-8")
@@ -175,7 +177,7 @@ def unknown_token(token, owner: str, max_token_value: int) -> Exception:
     """The error for a token id that ``owner`` (``"encoding 'x'"``, for the message) does
     not hold, of tiktoken's type: ``TypeError`` for a non-integer, ``OverflowError``
     outside ``[0, 2**32)``, ``KeyError`` otherwise."""
-    if not isinstance(token, (int, np.integer)):
+    if not isinstance(token, Integral):
         return TypeError(f"token ids are integers, got {token!r} ({type(token).__name__})")
     if not 0 <= token < 2**32:
         return OverflowError(f"token id {token} is out of range: ids are 32-bit unsigned integers")
@@ -196,7 +198,8 @@ def as_token_ids(tokens) -> Iterable[int]:
     OverflowError
         If an id does not fit in 64 bits.
     """
-    if isinstance(tokens, np.ndarray):
+    numpy = sys.modules.get("numpy")  # not imported: ``tokens`` is no array
+    if numpy is not None and isinstance(tokens, numpy.ndarray):
         if tokens.dtype.kind not in "iu":
             raise TypeError(f"token ids must be integers, got an array of {tokens.dtype}")
         return tokens.tolist()

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from functools import lru_cache
+from numbers import Integral  # numpy's integers are registered as Integral
 from typing import Literal, NamedTuple
 
-import numpy as np
 import regex
 
 from bpetrain.encoding._args import check_text
@@ -169,7 +169,7 @@ def check_special(token, token_id) -> str:
         raise TypeError(f"special tokens are strings, got {token!r} ({type(token).__name__})")
     if not token:
         raise ValueError("a special token is the empty string; special tokens must be non-empty")
-    if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
+    if not isinstance(token_id, Integral) or isinstance(token_id, bool):
         raise TypeError(f"special token {token!r} has id {token_id!r}; ids are integers")
     if not 0 <= token_id < 2**32:
         raise OverflowError(f"special token {token!r} has id {token_id}; ids are in [0, 2**32)")

@@ -8,12 +8,14 @@ for the next parts (:meth:`bpetrain.Encoding.encode_stream`).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from bpetrain.encoding.special import Strings, check_disallowed, special_regex
 from bpetrain.splitting.cuts import Cuts
 from bpetrain.splitting.pattern import replace_surrogates
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["STREAM_BLOCK", "encode_stream"]
 
@@ -45,6 +47,8 @@ def _encode_after(enc, context: str, text: str, allowed: frozenset[str], followi
     between special tokens is encoded in place, the first after ``context``, the last
     with ``following`` in view of the split pattern (``$``, lookaheads), which a safe cut
     lets no piece cross. ``context`` and ``text`` come from valid UTF-8 (no lone surrogates)."""
+    import numpy as np
+
     parts = special_regex(allowed).split(text, maxsplit=1) if allowed else [text]
     before = context.encode("utf-8")
     stretch = parts[0].encode("utf-8")

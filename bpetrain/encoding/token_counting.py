@@ -12,13 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import islice
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from bpetrain.encoding._args import check_count, check_text
 from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter, TokenAutomaton
 from bpetrain.splitting._matcher import BacktrackLimitExceeded
 from bpetrain.splitting.pattern import replace_surrogates
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["COUNT_BATCH", "TokenCounting"]
 
@@ -226,6 +228,8 @@ class TokenCounting:
         """A function from a byte offset ``start`` of ``data`` (``text`` as UTF-8) on a
         character boundary to the end of the longest head from there (:meth:`split_into_chunks`),
         ``start`` if the character there alone has more than ``max_tokens`` tokens."""
+        import numpy as np
+
         max_tokens = min(max_tokens, len(data) + 1)  # no text has more tokens than bytes
         counter = None
         if self._pattern is not None or (self._split is None and self._bpe.linear):  # it has prefix tables
@@ -256,6 +260,8 @@ class TokenCounting:
 
     def _token_ends(self, text: str, data: bytes) -> np.ndarray:
         """Byte offset in ``data`` (``text`` as UTF-8) of the end of each token of ``text``."""
+        import numpy as np
+
         lengths = self._bpe.token_lengths
         if self._split is None:
             return np.cumsum(lengths[self._bpe.encode_bytes(data)])

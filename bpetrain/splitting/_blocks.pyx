@@ -34,8 +34,6 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 import threading
 
-import numpy as np
-
 from bpetrain.splitting.unicode import class_members
 
 cdef enum:
@@ -100,26 +98,38 @@ cdef int _n_fold_extra = 0
 
 
 def _class_flags(unicode):
-    """The flags of every code point (uint8, shape (0x110000,)) with the classes of the
+    """The flags of every code point (bytearray, 0x110000 bytes) with the classes of the
     Unicode table ``unicode`` (None: the regex module's; :mod:`bpetrain.splitting.unicode`)."""
-    flat = np.zeros(N_CODE_POINTS, dtype=np.uint8)
-    for flag, cls in (
+    flat = bytearray(N_CODE_POINTS)
+    cdef uint8_t[::1] out = flat
+    cdef const uint8_t[::1] bits
+    cdef Py_ssize_t i, k
+    cdef uint8_t byte, f
+    for f, cls in (
         (F_L, r"\p{L}"),
         (F_N, r"\p{N}"),
         (F_WS, r"\s"),
         (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
         (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
     ):
-        flat[_member_flags(cls, "", unicode)] |= flag
+        bits = _packed_members(cls, "", unicode)
+        for i in range(N_CODE_POINTS // 8):
+            byte = bits[i]
+            if byte:
+                for k in range(8):
+                    if byte & (0x80 >> k):  # numpy.packbits' order: the first code point in the high bit
+                        out[8 * i + k] |= f
     return flat
 
 
 def _install(int slot, flat):
-    """Make ``flat`` (flags per code point) the two-stage table of ``slot``."""
+    """Make ``flat`` (flags per code point, bytes-like) the two-stage table of ``slot``."""
     blocks = {}  # each distinct block of 256 flags once, numbered in order of appearance
-    stage1 = np.array([blocks.setdefault(row.tobytes(), len(blocks)) for row in flat.reshape(-1, 256)],
-                      dtype=np.uint16)
-    stage2 = np.frombuffer(b"".join(blocks), dtype=np.uint8).copy()
+    view = memoryview(flat)
+    stage1 = memoryview(bytearray(2 * (N_CODE_POINTS // 256))).cast("H")
+    for b in range(N_CODE_POINTS // 256):
+        stage1[b] = blocks.setdefault(bytes(view[256 * b : 256 * (b + 1)]), len(blocks))
+    stage2 = b"".join(blocks)
     _tables[slot] = (stage1, stage2)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
@@ -135,35 +145,47 @@ def _build_tables():
     flat = _class_flags(None)
     _install(0, flat)
     cdef int i
+    cdef bint upper, lower
     for i in range(128):
         _ascii_flags[i] = flat[i]
         _fold_ascii[i] = 0
-    codes = np.arange(128)
-    upper, lower = (codes >= 65) & (codes <= 90), (codes >= 97) & (codes <= 122)
     global _ascii_letters, _ascii_standard
-    _ascii_letters = bool(np.array_equal((flat[:128] & F_L) != 0, upper | lower)
-                          and np.array_equal((flat[:128] & F_W) != 0, lower)
-                          and np.array_equal((flat[:128] & F_U) != 0, upper))
-    _ascii_standard = bool(_ascii_letters
-                           and np.array_equal((flat[:128] & F_N) != 0, (codes >= 48) & (codes <= 57))
-                           and np.array_equal((flat[:128] & F_WS) != 0, ((codes >= 9) & (codes <= 13)) | (codes == 32)))
+    _ascii_letters = _ascii_standard = True
+    for i in range(128):
+        upper, lower = 65 <= i <= 90, 97 <= i <= 122
+        if (flat[i] & F_L != 0) != (upper or lower) or (flat[i] & F_W != 0) != lower or (flat[i] & F_U != 0) != upper:
+            _ascii_letters = _ascii_standard = False
+        if (flat[i] & F_N != 0) != (48 <= i <= 57) or (flat[i] & F_WS != 0) != (9 <= i <= 13 or i == 32):
+            _ascii_standard = False
     _n_fold_extra = 0
+    cdef const uint8_t[::1] bits
+    cdef Py_ssize_t cp, j, k
     for letter in "sdmtlver":
-        for cp in np.flatnonzero(_member_flags(letter, "i", None)):
-            if cp < 128:
-                _fold_ascii[cp] = ord(letter)
-            else:
-                if _n_fold_extra == 16:
-                    raise RuntimeError("too many case variants of the contraction letters")
-                _fold_extra_cp[_n_fold_extra] = cp
-                _fold_extra_to[_n_fold_extra] = ord(letter)
-                _n_fold_extra += 1
+        bits = _packed_members(letter, "i", None)
+        for j in range(N_CODE_POINTS // 8):
+            if not bits[j]:
+                continue
+            for k in range(8):
+                if not bits[j] & (0x80 >> k):
+                    continue
+                cp = 8 * j + k
+                if cp < 128:
+                    _fold_ascii[cp] = ord(letter)
+                else:
+                    if _n_fold_extra == 16:
+                        raise RuntimeError("too many case variants of the contraction letters")
+                    _fold_extra_cp[_n_fold_extra] = cp
+                    _fold_extra_to[_n_fold_extra] = ord(letter)
+                    _n_fold_extra += 1
 
 
-def _member_flags(source, flags, unicode):
-    """A bool per code point: does the one-character regex ``source`` match it."""
-    packed = np.frombuffer(class_members(source, flags, unicode), dtype=np.uint8)
-    return np.unpackbits(packed)[:N_CODE_POINTS].view(bool)
+def _packed_members(source, flags, unicode):
+    """The code points the one-character regex ``source`` matches (bytes, 0x110000 bits in
+    ``numpy.packbits``' order: :func:`bpetrain.splitting.unicode.class_members`)."""
+    packed = class_members(source, flags, unicode)
+    if len(packed) != N_CODE_POINTS // 8:
+        raise RuntimeError(f"the members of {source!r} are {len(packed)} bytes, not {N_CODE_POINTS // 8}")
+    return packed
 
 
 _tables = {}  # slot -> its (stage1, stage2)
@@ -633,6 +655,8 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
     cdef int which = PATTERN_CL100K if pattern == "cl100k" else PATTERN_O200K if pattern == "o200k" else PATTERN_GPT2
     cdef block_scan it
     cdef const uint8_t* text = &data[0] if n else NULL
+    import numpy as np  # for the tests: not imported by the splitter
+
     ends = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = ends
     blocks_init(&it, blocks_of(which))

@@ -23,12 +23,16 @@ import functools
 import hashlib
 import json
 import os
+import sys
 import zlib
+from typing import TYPE_CHECKING
 
-import numpy as np
 import regex
 
 from bpetrain._util.atomic import atomic_write
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "read_arrays", "store_arrays"]
 
@@ -82,21 +86,40 @@ def cached(key: str, compute) -> bytes:
     return packed
 
 
-def read_arrays(key: str) -> dict[str, np.ndarray] | None:
-    """The numpy arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version, or
-    None if there are none or they do not read back whole (zlib's checksum, the lengths);
-    writable copies."""
+#: The numpy dtypes :func:`read_arrays` reads (``dtype.str`` without the byte order) as the
+#: ``struct`` formats of the memoryviews it gives, and their sizes in bytes.
+_FORMATS = {"u1": ("B", 1), "i1": ("b", 1), "b1": ("?", 1), "u2": ("H", 2), "i2": ("h", 2),
+            "u4": ("I", 4), "i4": ("i", 4), "u8": ("Q", 8), "i8": ("q", 8)}
+_NATIVE = "<" if sys.byteorder == "little" else ">"
+
+
+def read_arrays(key: str) -> dict[str, memoryview] | None:
+    """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version, or
+    None if there are none or they do not read back whole (zlib's checksum, the lengths).
+
+    Returns
+    -------
+    dict of memoryview
+        Name -> a writable, C-contiguous memoryview with the array's shape and its dtype as
+        a ``struct`` format (int64 ``"q"``, uint16 ``"H"``, bool ``"?"``...); ``numpy.asarray``
+        gives the array (an empty one of shape (0,): a memoryview has no zeros in its
+        shape). Not numpy arrays, so that reading a compiled pattern at start-up does not
+        import numpy. Arrays of another byte order or dtype are not read (None).
+    """
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, zlib.error):
         with open(_arrays_path(key), "rb") as f:
             data = zlib.decompress(f.read(1 << 26))
         header, _, body = data.partition(b"\n")
+        body = memoryview(bytearray(body))
         arrays, offset = {}, 0
         for name, dtype, shape in json.loads(header):
-            count = int(np.prod(shape, dtype=np.int64))
-            size = count * np.dtype(dtype).itemsize
+            if dtype[0] not in ("|", _NATIVE) or not all(isinstance(n, int) and n >= 0 for n in shape):
+                return None
+            form, itemsize = _FORMATS[dtype[1:]]
+            size = itemsize * functools.reduce(int.__mul__, shape, 1)
             if offset + size > len(body):
                 return None
-            arrays[name] = np.frombuffer(body, dtype=dtype, count=count, offset=offset).reshape(shape).copy()
+            arrays[name] = body[offset : offset + size].cast(form, shape) if size else body[:0].cast(form)
             offset += size
         if offset == len(body):
             return arrays
@@ -107,6 +130,8 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
     """Keep ``arrays`` (name -> numpy array) on disk under ``key``, as :func:`cached` keeps a
     set: zlib-compressed, a JSON line of each array's name, dtype and shape, then their
     bytes; nothing if the cache cannot be written."""
+    import numpy as np
+
     header = json.dumps([[name, a.dtype.str, list(a.shape)] for name, a in arrays.items()]).encode()
     body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
     with contextlib.suppress(OSError):
@@ -123,6 +148,8 @@ def _arrays_path(key: str) -> str:
 
 def compute_members(source: str, flags: str) -> bytes:
     """:func:`members` without the cache: ask the ``regex`` module."""
+    import numpy as np
+
     prefix = f"(?{flags}:" if flags else "(?:"
     member = np.zeros(N_CODE_POINTS + 1, dtype=np.int8)
     for m in regex.finditer(prefix + source + ")+", _every_code_point()):
@@ -134,4 +161,6 @@ def compute_members(source: str, flags: str) -> bytes:
 @functools.cache
 def _every_code_point() -> str:
     """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
+    import numpy as np
+
     return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")

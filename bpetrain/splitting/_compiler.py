@@ -34,16 +34,16 @@ can be split in blocks there (see ``_matcher.last_safe_cut``).
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import sys
 import warnings
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
-from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, same_pieces
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -70,6 +70,9 @@ from bpetrain.splitting._matcher import (
     POSSESSIVE,
 )
 from bpetrain.splitting.unicode import UnicodeTable, class_members
+
+if TYPE_CHECKING:  # numpy and the DFA's builder are imported where a pattern is compiled:
+    import numpy as np  # not when its program is read back from the cache at start-up
 
 __all__ = ["Unsupported", "compile_program", "stored_program"]
 
@@ -490,6 +493,8 @@ class _Emitter:
 
 def _class_table(memberships: list[bytes]) -> np.ndarray:
     """uint64 per code point: bit k set if the code point is in set k."""
+    import numpy as np
+
     masks = np.zeros(N_CODE_POINTS, dtype=np.uint64)
     for k, packed in enumerate(memberships):
         member = np.unpackbits(np.frombuffer(packed, dtype=np.uint8))[:N_CODE_POINTS].astype(bool)
@@ -504,6 +509,8 @@ def _two_stage(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     Equal blocks of 256 code points are stored once (most of Unicode is a few kinds of
     block), and only the distinct blocks are sorted into signatures.
     """
+    import numpy as np
+
     blocks: dict[bytes, int] = {}
     rows = values.reshape(-1, 256)
     stage1 = np.empty(len(rows), dtype=np.uint16)
@@ -543,6 +550,10 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     Unsupported
         If the pattern needs the ``regex`` module (the message says why).
     """
+    import numpy as np
+
+    from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table
+
     if regex.DEFAULT_VERSION != regex.VERSION0:
         raise Unsupported("regex.DEFAULT_VERSION is not VERSION0")
     parser = _Parser(pat_str)
@@ -786,6 +797,8 @@ def _always_succeeds(code: list[list[int]], start: int) -> bool:
 def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:
     """Rows of ints as an int64 array of ``width`` columns; the last column is the row's
     last value, a uint64 mask (masks are stored as their bits)."""
+    import numpy as np
+
     array = np.zeros((len(rows), width), dtype=np.int64)
     for i, row in enumerate(rows):
         array[i, : len(row) - 1] = [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
@@ -845,6 +858,8 @@ def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: lis
         return
     for k in starts:
         if "i" not in sources[k][1]:
+            import numpy as np
+
             loses = np.frombuffer(memberships[k], np.uint8) & ~np.frombuffer(insensitive(k), np.uint8)
             if loses.any():
                 raise Unsupported(f"the case-sensitive {sources[k][0]!r} where a case-insensitive set can also "
@@ -868,10 +883,12 @@ def _fill_eol(node: Node, parser: _Parser) -> None:
 
 
 def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
-                   references: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+                   references: tuple[str, ...] = ()) -> dict[str, memoryview]:
     """:func:`compile_program`, kept on disk (:func:`bpetrain.splitting._charsets.store_arrays`)
     under the pattern, the Unicode table's digest, ``references`` and what compiled it
-    (:func:`_compiler_key`).
+    (:func:`_compiler_key`), as memoryviews of the arrays (``numpy.asarray`` gives them;
+    an empty one has the shape (0,): :func:`~bpetrain.splitting._charsets.read_arrays`),
+    whether read back or compiled now.
 
     ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
     the index of the first whose DFA cuts every text as this pattern's does
@@ -890,13 +907,18 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     arrays = read_arrays(key)
     if arrays is not None:
         return arrays
+    import numpy as np
+
+    from bpetrain.splitting._dfa import same_pieces
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         arrays = compile_program(pat_str, unicode)
         like = -1
         for i, reference in enumerate(references):
             try:
-                if same_pieces(arrays, stored_program(reference, unicode)):
+                other = {name: np.asarray(view) for name, view in stored_program(reference, unicode).items()}
+                if same_pieces(arrays, other):
                     like = i
                     break
             except Unsupported:
@@ -906,7 +928,8 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not caught:
         store_arrays(key, arrays)
-    return arrays
+    return {name: memoryview(np.ascontiguousarray(array.reshape(-1) if array.size == 0 else array))
+            for name, array in arrays.items()}
 
 
 @functools.cache
@@ -914,10 +937,11 @@ def _compiler_key() -> str:
     """The size and modification time of each module a compiled program depends on (this
     compiler, the Unicode tables, the character sets and the matcher whose instructions it
     emits): a changed or rebuilt module never reads a program another one compiled."""
-    from bpetrain.splitting import _charsets, _dfa, _matcher, unicode
+    from bpetrain.splitting import _charsets, _matcher, unicode
 
+    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: it imports numpy
     parts = []
-    for module in (sys.modules[__name__], _charsets, _dfa, _matcher, unicode):
-        stat = os.stat(module.__file__)
-        parts.append(f"{os.path.basename(module.__file__)}:{stat.st_size}:{stat.st_mtime_ns}")
+    for path in (__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__):
+        stat = os.stat(path)
+        parts.append(f"{os.path.basename(path)}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\0".join(parts)

@@ -113,7 +113,10 @@ cdef struct Tables:
 
 cdef class Program:
     cdef Tables tables
-    cdef object _arrays           # the numpy arrays that own the tables
+    cdef Instr* code              # the instructions, steps and alternatives (PyMem_Malloc'ed)
+    cdef Instr* steps
+    cdef Alternative* alternatives
+    cdef object _arrays           # the buffers (numpy arrays or memoryviews) that own the other tables
     cdef readonly str pat_str
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
 

@@ -19,10 +19,9 @@ the lone surrogate U+DC80 + (byte - 0x80) that ``errors="surrogateescape"`` deco
 to, and are classed as the ``regex`` module classes that surrogate.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdlib cimport free, realloc
-from libc.string cimport memmove
-
-import numpy as np
+from libc.string cimport memmove, memset
 
 from bpetrain.splitting import _blocks
 
@@ -45,18 +44,39 @@ class BacktrackLimitExceeded(ValueError):
     """The matcher backtracked more than :data:`MAX_BACKTRACKS` times at one place in a text."""
 
 
-INSTRUCTION = np.dtype([("mask", "<u8"), ("op", "<i4"), ("a", "<i4"), ("b", "<i4"), ("c", "<i4")], align=True)
-ALTERNATIVE = np.dtype([("tail_mask", "<u8"), ("prefix", "<u8"), ("after", "<u8"), ("start", "<i4"), ("first_step", "<i4"), ("n_steps", "<i4"),
-                        ("tail", "<i4"), ("guarded", "<i4"), ("linear", "<i4")], align=True)
+cdef int _rows(rows, Py_ssize_t width, const int64_t** data, Py_ssize_t* n) except -1:
+    """Point ``data`` at the int64 rows of ``width`` columns of the buffer ``rows`` (a
+    memoryview or numpy array; an empty one may have any shape), their number in ``n``."""
+    cdef const int64_t[:, ::1] view
+    n[0] = len(rows)
+    data[0] = NULL
+    if n[0]:
+        try:
+            view = rows
+        except (ValueError, TypeError):
+            raise ValueError("not a program from bpetrain.splitting._compiler.compile_program") from None
+        if view.shape[1] != width:
+            raise ValueError("not a program from bpetrain.splitting._compiler.compile_program")
+        data[0] = &view[0, 0]
+    return 0
 
 
-def _instructions(rows):
-    """Rows (op, a, b, c, 0, 0, mask bits) as an array of ``Instr``."""
-    out = np.zeros(max(len(rows), 1), dtype=INSTRUCTION)
-    if len(rows):
-        out["mask"] = rows[:, 6].view(np.uint64)
-        for k, name in enumerate(("op", "a", "b", "c")):
-            out[name] = rows[:, k]
+cdef Instr* _instructions(rows) except NULL:
+    """Rows (op, a, b, c, 0, 0, mask bits) as ``Instr`` (at least one), in memory the
+    caller frees with ``PyMem_Free``."""
+    cdef const int64_t* r
+    cdef Py_ssize_t n, i
+    _rows(rows, 7, &r, &n)
+    cdef Instr* out = <Instr*>PyMem_Malloc(max(n, 1) * sizeof(Instr))
+    if out == NULL:
+        raise MemoryError()
+    memset(out, 0, max(n, 1) * sizeof(Instr))
+    for i in range(n):
+        out[i].mask = <uint64_t>r[7 * i + 6]
+        out[i].op = <int32_t>r[7 * i]
+        out[i].a = <int32_t>r[7 * i + 1]
+        out[i].b = <int32_t>r[7 * i + 2]
+        out[i].c = <int32_t>r[7 * i + 3]
     return out
 
 
@@ -985,33 +1005,58 @@ cdef class Program:
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
                   *, bint dfa=True):
-        code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
-        owned = {name: np.ascontiguousarray(arrays[name]) for name in
-                 ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
-        if owned["stage1"].dtype != np.uint16 or owned["stage2"].dtype != np.uint16 or owned["follow"].shape != (64,) \
-                or owned["ascii_mask"].shape != (128,) or len(alternatives) > 64:
+        # The arrays are read through typed memoryviews (numpy arrays or the memoryviews of
+        # _charsets.read_arrays alike), so that a program read back from the cache at
+        # start-up needs no numpy; ``owned`` keeps the buffers alive.
+        cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
+        cdef const uint16_t[::1] stage1, stage2, dfa_class
+        cdef const uint32_t[:, ::1] trans, pairs
+        cdef const uint8_t[::1] eot, codes
+        cdef const int64_t* rows
+        cdef Py_ssize_t n_alternatives, i, n_states, width, size
+        cdef uint32_t largest
+        cdef bint bad
+        alternatives = arrays["alternatives"]
+        try:
+            ascii_mask, ascii_cand = arrays["ascii_mask"], arrays["ascii_cand"]
+            sig_mask, sig_cand, follow = arrays["sig_mask"], arrays["sig_cand"], arrays["follow"]
+            stage1, stage2 = arrays["stage1"], arrays["stage2"]
+        except (ValueError, TypeError):
+            raise ValueError("not a program from bpetrain.splitting._compiler.compile_program") from None
+        if follow.shape[0] != 64 or ascii_mask.shape[0] != 128 or ascii_cand.shape[0] != 128 \
+                or len(alternatives) > 64 or not len(sig_mask) or not len(stage1) or not len(stage2):
             raise ValueError("not a program from bpetrain.splitting._compiler.compile_program")
-        owned["code"] = _instructions(code)
-        owned["steps"] = _instructions(steps)
-        table = np.zeros(len(alternatives), dtype=ALTERNATIVE)
-        table["tail_mask"] = alternatives[:, 8].view(np.uint64)
-        table["prefix"] = alternatives[:, 6].view(np.uint64)
-        table["after"] = alternatives[:, 7].view(np.uint64)
-        for k, name in enumerate(("start", "first_step", "n_steps", "tail", "guarded", "linear")):
-            table[name] = alternatives[:, k]
-        owned["alternatives"] = table
+        owned = {name: arrays[name] for name in
+                 ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow", "code")}
         self._arrays = owned
         self.pat_str = pat_str
-        self.tables.code = <const Instr*><Py_ssize_t>owned["code"].ctypes.data
-        self.tables.steps = <const Instr*><Py_ssize_t>owned["steps"].ctypes.data
-        self.tables.alternatives = <const Alternative*><Py_ssize_t>table.ctypes.data
-        self.tables.ascii_mask = <const uint64_t*><Py_ssize_t>owned["ascii_mask"].ctypes.data
-        self.tables.ascii_cand = <const uint64_t*><Py_ssize_t>owned["ascii_cand"].ctypes.data
-        self.tables.stage1 = <const uint16_t*><Py_ssize_t>owned["stage1"].ctypes.data
-        self.tables.stage2 = <const uint16_t*><Py_ssize_t>owned["stage2"].ctypes.data
-        self.tables.sig_mask = <const uint64_t*><Py_ssize_t>owned["sig_mask"].ctypes.data
-        self.tables.sig_cand = <const uint64_t*><Py_ssize_t>owned["sig_cand"].ctypes.data
-        self.tables.follow = <const uint64_t*><Py_ssize_t>owned["follow"].ctypes.data
+        self.code = _instructions(arrays["code"])
+        self.steps = _instructions(arrays["steps"])
+        _rows(alternatives, 9, &rows, &n_alternatives)
+        self.alternatives = <Alternative*>PyMem_Malloc(max(n_alternatives, 1) * sizeof(Alternative))
+        if self.alternatives == NULL:
+            raise MemoryError()
+        memset(self.alternatives, 0, max(n_alternatives, 1) * sizeof(Alternative))
+        for i in range(n_alternatives):
+            self.alternatives[i].tail_mask = <uint64_t>rows[9 * i + 8]
+            self.alternatives[i].prefix = <uint64_t>rows[9 * i + 6]
+            self.alternatives[i].after = <uint64_t>rows[9 * i + 7]
+            self.alternatives[i].start = <int32_t>rows[9 * i]
+            self.alternatives[i].first_step = <int32_t>rows[9 * i + 1]
+            self.alternatives[i].n_steps = <int32_t>rows[9 * i + 2]
+            self.alternatives[i].tail = <int32_t>rows[9 * i + 3]
+            self.alternatives[i].guarded = <int32_t>rows[9 * i + 4]
+            self.alternatives[i].linear = <int32_t>rows[9 * i + 5]
+        self.tables.code = self.code
+        self.tables.steps = self.steps
+        self.tables.alternatives = self.alternatives
+        self.tables.ascii_mask = &ascii_mask[0]
+        self.tables.ascii_cand = &ascii_cand[0]
+        self.tables.stage1 = &stage1[0]
+        self.tables.stage2 = &stage2[0]
+        self.tables.sig_mask = &sig_mask[0]
+        self.tables.sig_cand = &sig_cand[0]
+        self.tables.follow = &follow[0]
         if blocks not in (0, _blocks.BLOCKS_CL100K_OPEN_RULES, _blocks.BLOCKS_NANOCHAT_RULES):
             raise ValueError(f"blocks must be 0 or one of _blocks.BLOCKS_*_RULES, got {blocks}")
         self.tables.unicode = 0
@@ -1026,43 +1071,57 @@ cdef class Program:
         if not self.dfa_reason and not dfa:
             self.dfa_reason = "not asked for"
         if not self.dfa_reason:
-            trans = np.ascontiguousarray(arrays["dfa_trans"], dtype=np.uint32)
-            dfa_class = np.ascontiguousarray(arrays["dfa_class"], dtype=np.uint16)
-            eot = np.ascontiguousarray(arrays["dfa_eot"], dtype=np.uint8)
+            try:
+                trans, dfa_class, eot = arrays["dfa_trans"], arrays["dfa_class"], arrays["dfa_eot"]
+            except (ValueError, TypeError):
+                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
             start = arrays["dfa_start"]
-            width = trans.shape[1]
-            if trans.ndim != 2 or width & (width - 1) or dfa_class.shape != (128,) or eot.shape != (len(trans),) \
-                    or not all(0 <= int(x) // width < len(trans) for x in start) \
-                    or int(trans.max(initial=0)) // width >= len(trans) \
-                    or int(dfa_class.max()) >= width or len(owned["sig_mask"]) > width:
+            n_states, width = trans.shape[0], trans.shape[1]
+            largest = 0
+            for i in range(n_states * width):
+                largest = max(largest, (&trans[0, 0])[i])
+            bad = any(dfa_class[i] >= width for i in range(dfa_class.shape[0]))
+            if bad or not n_states or width & (width - 1) or dfa_class.shape[0] != 128 or eot.shape[0] != n_states \
+                    or len(start) != 2 or not all(0 <= int(x) // width < n_states for x in start) \
+                    or largest // width >= n_states or len(sig_mask) > width:
                 raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-            owned.update(dfa_trans=trans, dfa_class=dfa_class, dfa_eot=eot)
-            self.tables.dfa_trans = <const uint32_t*><Py_ssize_t>trans.ctypes.data
-            self.tables.dfa_class = <const uint16_t*><Py_ssize_t>dfa_class.ctypes.data
-            self.tables.dfa_eot = <const uint8_t*><Py_ssize_t>eot.ctypes.data
+            owned.update(dfa_trans=arrays["dfa_trans"], dfa_class=arrays["dfa_class"], dfa_eot=arrays["dfa_eot"])
+            self.tables.dfa_trans = &trans[0, 0]
+            self.tables.dfa_class = &dfa_class[0]
+            self.tables.dfa_eot = &eot[0]
             self.tables.dfa_start[0] = int(start[0])
             self.tables.dfa_start[1] = int(start[1])
             self.tables.dfa_shift = width.bit_length() - 1
-            pairs = np.ascontiguousarray(arrays["dfa_pairs"], dtype=np.uint32)
-            codes = np.ascontiguousarray(arrays["dfa_codes"], dtype=np.uint8)
             self.tables.dfa_pairs = NULL
             self.tables.dfa_interleave = False
-            if len(pairs):
+            if len(arrays["dfa_pairs"]):
+                try:
+                    pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
+                except (ValueError, TypeError):
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
                 size = int(round(pairs.shape[1] ** 0.5))
-                if pairs.shape != (len(trans), size * size) or size & (size - 1) or size < 8 \
-                        or codes.shape != (256,) or int(codes.max()) >= size \
-                        or int(pairs.max()) >> 5 >= len(trans) * size:
+                largest = 0
+                for i in range(pairs.shape[0] * pairs.shape[1]):
+                    largest = max(largest, (&pairs[0, 0])[i])
+                bad = any(codes[i] >= size for i in range(codes.shape[0]))
+                if bad or pairs.shape[0] != n_states or pairs.shape[1] != size * size or size & (size - 1) or size < 8 \
+                        or codes.shape[0] != 256 or largest >> 5 >= n_states * size:
                     raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-                owned.update(dfa_pairs=pairs, dfa_codes=codes)
-                self.tables.dfa_pairs = <const uint32_t*><Py_ssize_t>pairs.ctypes.data
-                self.tables.dfa_codes = <const uint8_t*><Py_ssize_t>codes.ctypes.data
+                owned.update(dfa_pairs=arrays["dfa_pairs"], dfa_codes=arrays["dfa_codes"])
+                self.tables.dfa_pairs = &pairs[0, 0]
+                self.tables.dfa_codes = &codes[0]
                 self.tables.dfa_code_shift = size.bit_length() - 1
                 self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
                 # Two readings pay where the loop runs long: not where ASCII text has gaps that
                 # no piece covers (every one stops the loop), as ``bloom``'s and ``falcon``'s
                 # whitespace (benchmarks/README.md, Splitting).
-                restart = trans[int(start[0]) // width][dfa_class]
-                self.tables.dfa_interleave = not bool(np.any(restart & 4))
+                self.tables.dfa_interleave = not any(
+                    trans[int(start[0]) // width, dfa_class[i]] & 4 for i in range(128))
+
+    def __dealloc__(self):
+        PyMem_Free(self.code)
+        PyMem_Free(self.steps)
+        PyMem_Free(self.alternatives)
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
@@ -1104,8 +1163,9 @@ cdef class Program:
         raw = bytes(data)
         pieces = []
         interleave = dfa_splits(&self.tables) and span > 0
-        buffer = np.empty(6 * span if interleave else 128, dtype=np.intp)
-        bounds = <Py_ssize_t*><Py_ssize_t>buffer.ctypes.data
+        bounds = <Py_ssize_t*>PyMem_Malloc((6 * span if interleave else 128) * sizeof(Py_ssize_t))
+        if bounds == NULL:
+            raise MemoryError()
         try:
             while i < last:
                 if interleave:
@@ -1116,6 +1176,7 @@ cdef class Program:
                     pieces.append(raw[bounds[2 * k] : bounds[2 * k + 1]])
         finally:
             free_stack(&stack)
+            PyMem_Free(bounds)
         return pieces
 
     def n_pieces(self, data):

@@ -35,11 +35,14 @@ import functools
 import hashlib
 import warnings
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
-import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members, read_arrays, store_arrays
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "ESCAPES",
@@ -115,6 +118,8 @@ class UnicodeTable:
         (:func:`bpetrain.splitting._charsets.store_arrays`), under a key of that text: a
         later process reads the digest alone (what finding the compiled programs and
         character tables made with the table needs) and the classes when first used."""
+        import numpy as np
+
         key = _table_key(self.source, self._text)
         store_arrays(key, {"packed": np.stack([self._packed[name] for name in _NAMES])})
         store_arrays(f"{key}\0digest", {"digest": np.frombuffer(self.digest.encode("ascii"), dtype=np.uint8)})
@@ -124,12 +129,16 @@ class UnicodeTable:
         """Class name -> ``numpy.packbits`` of its members (uint8, shape (139264,)); set by
         :meth:`_init`, else (a table whose digest was read back) read from the disk cache
         or parsed from the text again."""
+        import numpy as np
+
         kept = read_arrays(_table_key(self.source, self._text))
         if kept is not None and kept.keys() == {"packed"} and kept["packed"].shape == (len(_NAMES), _PACKED):
-            return dict(zip(_NAMES, kept["packed"]))
+            return dict(zip(_NAMES, np.asarray(kept["packed"])))
         return {name: np.packbits(_parse_ranges(self._text[name], name)) for name in _NAMES}
 
     def _init(self, source: str, member: Mapping[str, np.ndarray]) -> None:
+        import numpy as np
+
         coverage = sum(member[name].astype(np.int8) for name in GENERAL_CATEGORIES)
         if not (coverage == 1).all():
             raise ValueError(f"{source}: the general categories must give each code point exactly one "
@@ -159,6 +168,8 @@ class UnicodeTable:
 
     def member(self, name: str) -> np.ndarray:
         """bool, shape (0x110000,): the code points of the class ``name``."""
+        import numpy as np
+
         return np.unpackbits(self._packed[name])[:N_CODE_POINTS].view(bool)
 
     @functools.cached_property
@@ -169,6 +180,8 @@ class UnicodeTable:
     @functools.cached_property
     def general_category(self) -> np.ndarray:
         """uint8, shape (0x110000,): each code point's index in :data:`GENERAL_CATEGORIES`."""
+        import numpy as np
+
         category = np.zeros(N_CODE_POINTS, dtype=np.uint8)
         for k, name in enumerate(GENERAL_CATEGORIES):
             category[self.member(name)] = k
@@ -210,6 +223,8 @@ def _table_key(source: str, classes: Mapping[str, str]) -> str:
 
 
 def _parse_ranges(text: str, name: str) -> np.ndarray:
+    import numpy as np
+
     member = np.zeros(N_CODE_POINTS, dtype=bool)
     for word in text.split():
         first, _, last = word.partition("-")
@@ -238,6 +253,8 @@ def tiktoken_table() -> UnicodeTable:
 
 def _live(source: str, flags: str = "") -> np.ndarray:
     """bool per code point: the installed ``regex`` module's members of ``source``."""
+    import numpy as np
+
     return np.unpackbits(np.frombuffer(members(source, flags), dtype=np.uint8))[:N_CODE_POINTS].view(bool)
 
 
@@ -284,6 +301,8 @@ def _is_regex_table(table: UnicodeTable) -> bool:
         packed.tobytes() == members(rf"\p{{{name}}}" if name in GENERAL_CATEGORIES else name, "")
         for name, packed in table._packed.items()
     )
+    import numpy as np
+
     store_arrays(key, {"same": np.array([same], dtype=np.uint8)})
     return same
 
@@ -337,6 +356,8 @@ def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> 
     """The members of ``rewritten``: the regex module's of ``source`` but where the table and
     the regex module class a code point apart (elsewhere each property, so the set, holds
     the same characters in both), there ``rewritten``'s."""
+    import numpy as np
+
     member = _live(source, flags).copy()
     differ = _differences(unicode)
     text = differ.astype("<u4").tobytes().decode("utf-32-le", "surrogatepass")
@@ -351,6 +372,8 @@ def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> 
 def _differences(unicode: UnicodeTable) -> np.ndarray:
     """int64: the code points whose general category or ``\\s``/``\\w`` membership the
     table and the installed ``regex`` module disagree on, ascending."""
+    import numpy as np
+
     live = regex_table()
     differ = unicode.general_category != live.general_category
     for name in ESCAPES:
@@ -394,6 +417,8 @@ def classes_that_differ(pat_str: str, unicode: UnicodeTable) -> list[str]:
     """The property and class escapes of ``pat_str`` (anywhere in it) whose members under
     ``unicode`` are not the installed ``regex`` module's, or that the table lacks: what
     splitting ``pat_str`` with the ``regex`` module would read differently."""
+    import numpy as np
+
     found = []
     for m in _TOKEN.finditer(pat_str):
         token = m.group()
@@ -407,6 +432,8 @@ def classes_that_differ(pat_str: str, unicode: UnicodeTable) -> list[str]:
 
 def _under(token: str, unicode: UnicodeTable) -> np.ndarray | None:
     """The members of the property ``token`` under ``unicode``, or None if the table lacks it."""
+    import numpy as np
+
     live = _live(token)
     live_category = regex_table().general_category
     inside = np.bincount(live_category[live], minlength=len(GENERAL_CATEGORIES))
@@ -422,5 +449,7 @@ def _under(token: str, unicode: UnicodeTable) -> np.ndarray | None:
 
 def _runs(member: np.ndarray):
     """(first, last) of each run of True in ``member``."""
+    import numpy as np
+
     edges = np.flatnonzero(np.diff(np.concatenate([[0], member.astype(np.int8), [0]])))
     return zip(edges[::2].tolist(), (edges[1::2] - 1).tolist())
