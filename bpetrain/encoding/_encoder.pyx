@@ -136,6 +136,11 @@ cdef int finish_items(PyObject** items, const uint32_t* ids, int64_t n) except -
     return 0
 
 
+cdef Py_ssize_t doc_chars = 1 << 18
+#: Characters of the longest text :meth:`BytePairEncoder.encode_doc` encodes in one call
+#: (at most 4 bytes each: under 1 MiB of UTF-8; longer texts are split across threads).
+DOC_CHARS = doc_chars
+
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
 MAX_RANK = ID_MASK - 1
 #: What :meth:`BytePairEncoder.encode_batch` returns: lists of ids, one array of ids and
@@ -704,6 +709,28 @@ cdef class BytePairEncoder:
             specials.require_ids()
         return encode_utf8(self, data, n, 0, n, pattern, as_list, specials)
 
+    def encode_doc(self, text, Program pattern, bint as_list, Needles needles, Needles specials):
+        """:meth:`encode_str`, where one kernel call encodes ``text``: an exact ``str`` of
+        fewer than ``DOC_CHARS`` characters, with a compiled ``pattern``; otherwise None
+        (the caller's other paths encode it). The common call (``Encoding.encode`` with one
+        document) comes here straight from its public method.
+
+        Raises
+        ------
+        DisallowedText, UnicodeEncodeError, ValueError
+            As :meth:`encode_str`.
+        """
+        cdef Py_ssize_t n
+        cdef const uint8_t* data
+        if type(text) is not str or pattern is None or PyUnicode_GET_LENGTH(text) >= doc_chars:
+            return None
+        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
+        if needles is not None and needles.found_in(data, n):
+            raise DisallowedText(0)
+        if specials is not None:
+            specials.require_ids()
+        return encode_utf8(self, data, n, 0, n, pattern, as_list, specials)
+
     def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None,
                      Needles specials=None):
         """Split and encode each of ``texts`` (``str``, read as UTF-8) as :meth:`encode_text`
@@ -943,7 +970,7 @@ cdef class BytePairEncoder:
     @property
     def spare_caches(self):
         """int: piece tables kept for the next calls (at most as many as calls ran at once)."""
-        return self.caches.n_spares
+        return self.caches.spare_count
 
     @property
     def _py_spare_tables(self):
