@@ -32,7 +32,7 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_id
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport encode_piece
-from bpetrain.encoding._tables cimport ID_MASK, build_linear_tables, build_tables
+from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_tables, pair_rank
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           start_reading)
 
@@ -906,6 +906,14 @@ cdef class BytePairEncoder:
             return to_list(self, out.ids, out.size)
         finally:
             free_buffers(&out, &scratch)
+
+    def _py_pair_rank(self, int left, int right):
+        """Test hook: ``pair_rank`` of two ranks (the dense table below ``2**DENSE_BITS``,
+        else the pair table behind its filter): the rank of their bytes joined, or None."""
+        if not (0 <= left < self.tables.n_ranks and 0 <= right < self.tables.n_ranks):
+            raise ValueError(f"ranks must be in [0, {self.tables.n_ranks}), got {left} and {right}")
+        rank = pair_rank(&self.tables, left, right)
+        return None if rank == NO_RANK else rank
 
     def join_as_list(self, list arrays not None):
         """The ids of ``arrays`` (uint32 arrays, shape (n,) each), one after another, in

@@ -272,20 +272,28 @@ cdef object build_pairs(RankTables* t, int64_t n_splits):
 
 cdef int fill_filter(RankTables* t, pairs, list arrays) except -1:
     """Point ``t`` at the pair table ``pairs`` (``t.pair_shift`` and ``t.pair_mask`` set)
-    and build its filter: a bit for the hash of each pair in it."""
+    and build its filter, a bit for the hash of each pair in it, and the dense table of
+    the pairs of two ids below ``2**DENSE_BITS`` (``pair_rank`` reads it for them)."""
     pair_filter = np.zeros((1 << FILTER_BITS) // 64, dtype=np.uint64)
-    arrays += [pairs, pair_filter]
+    dense_pairs = np.full(1 << (2 * DENSE_BITS), NO_RANK, dtype=np.int32)
+    arrays += [pairs, pair_filter, dense_pairs]
     cdef uint64_t* table = <uint64_t*><Py_ssize_t>pairs.ctypes.data
     cdef uint64_t* bits = <uint64_t*><Py_ssize_t>pair_filter.ctypes.data
-    cdef uint64_t k, key, i
+    cdef token_t* dense = <token_t*><Py_ssize_t>dense_pairs.ctypes.data
+    cdef uint64_t k, key, i, left, right
     t.pairs = table
     t.pair_filter = bits
+    t.dense_pairs = dense
     with nogil:
         for k in range(t.pair_mask + 1):
             if table[k] != EMPTY:
                 key = table[k] >> ID_BITS
                 i = (key * FIB) >> (64 - FILTER_BITS)
                 bits[i >> 6] |= <uint64_t>1 << (i & 63)
+                left = key >> ID_BITS
+                right = key & ID_MASK
+                if (left | right) >> DENSE_BITS == 0:
+                    dense[(left << DENSE_BITS) | right] = <token_t>(table[k] & ID_MASK)
     return 0
 
 
