@@ -193,6 +193,11 @@ def track_lists(list lists not None):
             PyObject_GC_Track(<PyObject*>item)
 
 
+class NotOneCall(Exception):
+    """Raised by :meth:`BytePairEncoder.encode_doc` for a text it does not encode in one
+    call (not an exact ``str``, too long, or no compiled pattern)."""
+
+
 class DisallowedText(Exception):
     """Raised by :meth:`BytePairEncoder.encode_batch` when ``texts[index]`` holds a
     disallowed string; the caller raises the error users see."""
@@ -454,6 +459,21 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
         bpe.caches.give_back(cache)
         free_buffers(&out, &scratch)
         free_stack(&stack)
+
+
+cdef object encode_whole(BytePairEncoder bpe, str text, Program pattern, bint as_list, Needles needles,
+                         Needles specials):
+    """The ids of ``text`` (its UTF-8, :func:`utf8_of`), split by ``pattern``, after looking for
+    ``needles`` (:class:`DisallowedText` if one is there), with ``specials`` encoded as
+    their ids (:func:`encode_utf8`): :meth:`BytePairEncoder.encode_str`'s kernel call."""
+    cdef Py_ssize_t n
+    cdef const uint8_t* data
+    utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
+    if needles is not None and needles.found_in(data, n):
+        raise DisallowedText(0)
+    if specials is not None:
+        specials.require_ids()
+    return encode_utf8(bpe, data, n, 0, n, pattern, as_list, specials)
 
 
 cdef object ids_of(BytePairEncoder bpe, IdBuffer* out, bint as_list):
@@ -747,36 +767,24 @@ cdef class BytePairEncoder:
         ValueError
             If ``specials`` has no ids.
         """
-        cdef Py_ssize_t n
-        cdef const uint8_t* data
-        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
-        if needles is not None and needles.found_in(data, n):
-            raise DisallowedText(0)
-        if specials is not None:
-            specials.require_ids()
-        return encode_utf8(self, data, n, 0, n, pattern, as_list, specials)
+        return encode_whole(self, text, pattern, as_list, needles, specials)
 
     def encode_doc(self, text, Program pattern, bint as_list, Needles needles, Needles specials):
         """:meth:`encode_str`, where one kernel call encodes ``text``: an exact ``str`` of
-        fewer than ``DOC_CHARS`` characters, with a compiled ``pattern``; otherwise None
-        (the caller's other paths encode it). The common call (``Encoding.encode`` with one
-        document) comes here straight from its public method.
+        fewer than ``DOC_CHARS`` characters, with a compiled ``pattern``. The common call
+        (``Encoding.encode`` with one document) comes here straight from its public method.
 
         Raises
         ------
+        NotOneCall
+            If the text is not such a ``str`` or ``pattern`` is None (the caller's other
+            paths encode it).
         DisallowedText, UnicodeEncodeError, ValueError
             As :meth:`encode_str`.
         """
-        cdef Py_ssize_t n
-        cdef const uint8_t* data
         if type(text) is not str or pattern is None or PyUnicode_GET_LENGTH(text) >= doc_chars:
-            return None
-        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
-        if needles is not None and needles.found_in(data, n):
-            raise DisallowedText(0)
-        if specials is not None:
-            specials.require_ids()
-        return encode_utf8(self, data, n, 0, n, pattern, as_list, specials)
+            raise NotOneCall()
+        return encode_whole(self, text, pattern, as_list, needles, specials)
 
     def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None,
                      Needles specials=None):

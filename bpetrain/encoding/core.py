@@ -49,6 +49,7 @@ from bpetrain.encoding._encoder import (
     DOC_CHARS,
     BytePairEncoder,
     DisallowedText,
+    NotOneCall,
 )
 from bpetrain.encoding._incremental import TokenAutomaton
 from bpetrain.encoding.decoding import Decoding, decoder_of
@@ -75,8 +76,8 @@ LONG_TEXT = 1 << 20
 #: kernel call each (:meth:`Encoding._encode`, ``BytePairEncoder.encode_doc``).
 _SHORT_TEXT = DOC_CHARS
 assert _SHORT_TEXT * 4 <= LONG_TEXT
-#: What the kernel raises when it cannot finish a text alone (:meth:`Encoding._encode_other` takes over).
-_KERNEL_GAVE_UP = (DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
+#: What the kernel call raises when it does not encode a text alone (:meth:`Encoding._encode_other` takes over).
+_KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
 #: ``allowed_special``'s default: with ``disallowed_special="all"``, the special tokens of
 #: a call are :attr:`SpecialTokens.default <bpetrain.encoding.special.SpecialTokens>`,
 #: found without looking at the arguments further.
@@ -174,9 +175,8 @@ class Encoding(TokenCounting, Decoding):
         self._special_token_values = set(self.special_tokens.values())
         #: The special-token strings to look for, per pair of arguments (and the kernel's needles).
         self._specials = SpecialTokens(self.special_tokens)
-        #: encode's default strings for its one kernel call, and whether the kernel can look for them.
-        self._default_needles = self._specials.default.needles
-        self._default_kernel = self._specials.default.kernel
+        #: encode's default strings for its one kernel call, and whether the kernel can look for them
+        self._default_needles, self._default_kernel = self._specials.default.needles, self._specials.default.kernel
         self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
         if explicit_n_vocab and (
             len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
@@ -299,12 +299,10 @@ class Encoding(TokenCounting, Decoding):
         -------
         list of int
         """
-        # One kernel call, straight from here: :meth:`_encode` without its frame.
-        try:
-            ids = self._bpe.encode_doc(text, self._pattern, True, None, None)
+        try:  # one kernel call, straight from here: :meth:`_encode` without its frame
+            return self._bpe.encode_doc(text, self._pattern, True, None, None)
         except _KERNEL_GAVE_UP as error:
             return self._encode_other(text, True, self._specials.none, error)
-        return self._encode_other(text, True, self._specials.none, None) if ids is None else ids
 
     def encode(
         self,
@@ -337,12 +335,10 @@ class Encoding(TokenCounting, Decoding):
             allow it).
         """
         if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
-            # the defaults: one kernel call, straight from here (as in encode_ordinary)
-            try:
-                ids = self._bpe.encode_doc(text, self._pattern, True, self._default_needles, None)
+            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
+                return self._bpe.encode_doc(text, self._pattern, True, self._default_needles, None)
             except _KERNEL_GAVE_UP as error:
                 return self._encode_other(text, True, self._specials.default, error)
-            return self._encode_other(text, True, self._specials.default, None) if ids is None else ids
         return self._encode(text, True, self._specials.strings(allowed_special, disallowed_special))
 
     def encode_to_numpy(
@@ -359,34 +355,25 @@ class Encoding(TokenCounting, Decoding):
         numpy.ndarray of uint32, shape (n_tokens,)
         """
         if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
-            # the defaults: one kernel call, straight from here (as in encode_ordinary)
-            try:
-                ids = self._bpe.encode_doc(text, self._pattern, False, self._default_needles, None)
+            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
+                return self._bpe.encode_doc(text, self._pattern, False, self._default_needles, None)
             except _KERNEL_GAVE_UP as error:
                 return self._encode_other(text, False, self._specials.default, error)
-            return self._encode_other(text, False, self._specials.default, None) if ids is None else ids
         return self._encode(text, False, self._specials.strings(allowed_special, disallowed_special))
 
     def _encode(self, text: str, as_list: bool, strings: Strings) -> np.ndarray | list[int]:
-        """Token ids of ``text`` (a uint32 array, or a list with ``as_list``), with the
-        special-token ``strings`` of the call (:class:`~bpetrain.encoding.special.Strings`).
-
-        Most calls are one kernel call (``BytePairEncoder.encode_doc``: split, look for the
-        strings and encode, without the GIL); :meth:`_encode_other` does the rest.
-        """
-        error = None
-        if strings.kernel:
-            try:
-                ids = self._bpe.encode_doc(text, self._pattern, as_list, strings.needles, strings.specials)
-            except _KERNEL_GAVE_UP as caught:
-                ids, error = None, caught
-            if ids is not None:
-                return ids
-        return self._encode_other(text, as_list, strings, error)
+        """Token ids of ``text`` (a uint32 array, or a list with ``as_list``), with the special-token
+        ``strings`` of the call (:class:`~bpetrain.encoding.special.Strings`): most calls are one kernel
+        call (``BytePairEncoder.encode_doc``: split, look for the strings and encode, without the GIL)."""
+        if not strings.kernel:
+            return self._encode_other(text, as_list, strings, None)
+        try:
+            return self._bpe.encode_doc(text, self._pattern, as_list, strings.needles, strings.specials)
+        except _KERNEL_GAVE_UP as error:
+            return self._encode_other(text, as_list, strings, error)
 
     def _encode_other(self, text: str, as_list: bool, strings: Strings, error: Exception | None):
-        """:meth:`_encode` where the kernel call raised ``error`` or (None) did not apply:
-        the fallback ladder.
+        """:meth:`_encode` after the kernel call raised ``error`` (None: no call): the fallback ladder.
 
         1. the kernel found a disallowed string: tiktoken's error (the regex finds it again
            for the message);
