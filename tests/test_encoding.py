@@ -336,6 +336,21 @@ def test_kernel_reads_a_str_as_its_utf8(trained):
         bpe.encode_str(b"bytes", program)
 
 
+def test_kernel_utf8_of_every_kind_of_str():
+    """The UTF-8 the kernel reads is ``str.encode``'s: ASCII (read in place), Latin-1
+    (encoded by the kernel, eight ASCII bytes at a time), and wider strings, at every
+    length around the eight-byte steps and with the other characters anywhere."""
+    from bpetrain.encoding._encoder import _py_utf8_of
+
+    rng = random.Random(0)
+    samples = ["", "a", "\x80", "\xff" * 9, "caf\xe9", "\u20ac", "\U0001f600 ok", MULTILINGUAL]
+    for length in range(40):
+        for alphabet in ("ab", "a\xe9", "\x7f\x80", "abcdefgh\xfc", "a\u0100"):
+            samples.append("".join(rng.choice(alphabet) for _ in range(length)))
+    for sample in samples:
+        assert _py_utf8_of(sample) == sample.encode("utf-8"), repr(sample)
+
+
 def test_trained_vocab_same_ids_as_tiktoken_with_exported_ranks(trained, tmp_path):
     from tiktoken.load import load_tiktoken_bpe
 

@@ -159,3 +159,26 @@ def test_linear_tables_are_built_when_first_needed_and_change_no_id():
     assert all(got == expected for got in rounds)
     fresh = BytePairEncoder(ranks)
     assert fresh.linear and fresh._py_linear_built  # asking builds them
+
+
+def test_pair_rank_dense_and_hashed():
+    """``pair_rank`` gives the rank of two tokens' bytes joined, or None, for pairs of ids
+    below 512 (its dense table) and above (the pair table behind its filter) alike."""
+    ranks = trained_ranks("abcdefgh", 1500)
+    tokens = sorted(ranks, key=ranks.get)
+    assert len(tokens) > 1024
+    bpe = BytePairEncoder(ranks)
+    rng = random.Random(0)
+    ids = list(range(len(tokens)))
+    pairs = [(a, b) for a in range(250, 520) for b in range(250, 520)]
+    pairs += [(rng.choice(ids), rng.choice(ids)) for _ in range(20000)]
+    pairs += [(ranks[token[:k]], ranks[token[k:]]) for token in tokens for k in range(1, len(token))
+              if token[:k] in ranks and token[k:] in ranks]  # every split of every token
+    found = {True: 0, False: 0}  # pairs that join into a token, by whether both ids are below 512
+    for left, right in pairs:
+        expected = ranks.get(tokens[left] + tokens[right])
+        assert bpe._py_pair_rank(left, right) == expected, (left, right)
+        found[max(left, right) < 512] += expected is not None
+    assert min(found.values()) > 20, found  # both tables answer with a rank, not only None
+    with pytest.raises(ValueError, match="ranks must be in"):
+        bpe._py_pair_rank(-1, 0)

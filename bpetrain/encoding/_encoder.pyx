@@ -11,13 +11,13 @@ of kept ints, arrays). Everything after set-up runs without the GIL; the tables 
 only, so threads share one encoder.
 """
 cimport cython
-from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.list cimport PyList_New
 from cpython.object cimport PyObject
 from cpython.ref cimport Py_INCREF
 from cpython.sequence cimport PySequence_Fast_ITEMS
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_AsUTF8String, PyUnicode_GET_LENGTH
-from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t
+from libc.stdint cimport INT64_MAX, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
@@ -43,12 +43,15 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_id
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport encode_piece
-from bpetrain.encoding._tables cimport ID_MASK, build_linear_tables, build_tables
+from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_tables, pair_rank
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           start_reading)
 
 cdef extern from *:
     bint PyUnicode_IS_ASCII(object s) noexcept
+    int PyUnicode_KIND(object s) noexcept
+    void* PyUnicode_DATA(object s) noexcept
+    int PyUnicode_1BYTE_KIND
     void PyObject_GC_UnTrack(void* op) noexcept
     void PyObject_GC_Track(void* op) noexcept
     int PyObject_GC_IsTracked(object op) noexcept
@@ -147,6 +150,11 @@ cdef int finish_items(PyObject** items, const uint32_t* ids, int64_t n) except -
     return 0
 
 
+cdef Py_ssize_t doc_chars = 1 << 18
+#: Characters of the longest text :meth:`BytePairEncoder.encode_doc` encodes in one call
+#: (at most 4 bytes each: under 1 MiB of UTF-8; longer texts are split across threads).
+DOC_CHARS = doc_chars
+
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
 MAX_RANK = ID_MASK - 1
 #: What :meth:`BytePairEncoder.encode_batch` returns: lists of ids, one array of ids and
@@ -195,6 +203,11 @@ def track_lists(list lists not None):
     for item in lists:
         if type(item) is list and not PyObject_GC_IsTracked(item):
             PyObject_GC_Track(<PyObject*>item)
+
+
+class NotOneCall(Exception):
+    """Raised by :meth:`BytePairEncoder.encode_doc` for a text it does not encode in one
+    call (not an exact ``str``, too long, or no compiled pattern)."""
 
 
 class DisallowedText(Exception):
@@ -310,6 +323,35 @@ cdef class Needles:
         return 0
 
 
+cdef Py_ssize_t latin1_to_utf8(const uint8_t* text, Py_ssize_t n, uint8_t* out) noexcept nogil:
+    """Write the UTF-8 of ``n`` Latin-1 characters (code points below 256, one byte each)
+    to ``out`` (room for ``2 * n`` bytes) and return its length: eight ASCII bytes at a
+    time, two bytes for each other character. CPython's encoder does the same through a
+    growing bytes writer; this one writes into a buffer of the largest size at once
+    (a text of Spanish, 3% of its bytes past ASCII, spent 7% of a per-document call there)."""
+    cdef Py_ssize_t i = 0, k = 0
+    cdef uint64_t word
+    cdef uint8_t c
+    while i < n:
+        if i + 8 <= n:
+            memcpy(&word, text + i, 8)
+            if word & 0x8080808080808080ULL == 0:
+                memcpy(out + k, &word, 8)
+                i += 8
+                k += 8
+                continue
+        c = text[i]
+        if c < 0x80:
+            out[k] = c
+            k += 1
+        else:
+            out[k] = 0xC0 | (c >> 6)
+            out[k + 1] = 0x80 | (c & 0x3F)
+            k += 2
+        i += 1
+    return k
+
+
 cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
     """Point ``data`` and ``n`` at the UTF-8 of ``text`` (a ``str``) and return the object
     that holds it, to keep alive while ``data`` is read: an ASCII ``str`` is its own UTF-8
@@ -329,10 +371,25 @@ cdef object utf8_of(object text, const uint8_t** data, Py_ssize_t* n):
     if PyUnicode_IS_ASCII(text):
         data[0] = <const uint8_t*>PyUnicode_AsUTF8AndSize(text, n)
         return text
+    cdef Py_ssize_t length
+    if PyUnicode_KIND(text) == PyUnicode_1BYTE_KIND:  # Latin-1: encoded here, in one pass
+        length = PyUnicode_GET_LENGTH(text)
+        utf8 = PyBytes_FromStringAndSize(NULL, 2 * length)  # room for the worst case, 2 bytes a character
+        n[0] = latin1_to_utf8(<const uint8_t*>PyUnicode_DATA(text), length, <uint8_t*>PyBytes_AS_STRING(utf8))
+        data[0] = <const uint8_t*>PyBytes_AS_STRING(utf8)
+        return utf8
     utf8 = PyUnicode_AsUTF8String(text)
     data[0] = <const uint8_t*>PyBytes_AS_STRING(utf8)
     n[0] = PyBytes_GET_SIZE(utf8)
     return utf8
+
+
+def _py_utf8_of(text):
+    """Test hook: the UTF-8 the kernel reads for ``text`` (:func:`utf8_of`), as bytes."""
+    cdef const uint8_t* data
+    cdef Py_ssize_t n
+    keep = utf8_of(text, &data, &n)
+    return (<const char*>data)[:n] if n else b""
 
 
 cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t start, int64_t stop, int64_t n,
@@ -417,6 +474,21 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
         bpe.caches.give_back(cache)
         free_buffers(&out, &scratch)
         free_stack(&stack)
+
+
+cdef object encode_whole(BytePairEncoder bpe, str text, Program pattern, bint as_list, Needles needles,
+                         Needles specials):
+    """The ids of ``text`` (its UTF-8, :func:`utf8_of`), split by ``pattern``, after looking for
+    ``needles`` (:class:`DisallowedText` if one is there), with ``specials`` encoded as
+    their ids (:func:`encode_utf8`): :meth:`BytePairEncoder.encode_str`'s kernel call."""
+    cdef Py_ssize_t n
+    cdef const uint8_t* data
+    utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
+    if needles is not None and needles.found_in(data, n):
+        raise DisallowedText(0)
+    if specials is not None:
+        specials.require_ids()
+    return encode_utf8(bpe, data, n, 0, n, pattern, as_list, specials)
 
 
 cdef object ids_of(BytePairEncoder bpe, IdBuffer* out, bint as_list):
@@ -710,14 +782,24 @@ cdef class BytePairEncoder:
         ValueError
             If ``specials`` has no ids.
         """
-        cdef Py_ssize_t n
-        cdef const uint8_t* data
-        utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
-        if needles is not None and needles.found_in(data, n):
-            raise DisallowedText(0)
-        if specials is not None:
-            specials.require_ids()
-        return encode_utf8(self, data, n, 0, n, pattern, as_list, specials)
+        return encode_whole(self, text, pattern, as_list, needles, specials)
+
+    def encode_doc(self, text, Program pattern, bint as_list, Needles needles, Needles specials):
+        """:meth:`encode_str`, where one kernel call encodes ``text``: an exact ``str`` of
+        fewer than ``DOC_CHARS`` characters, with a compiled ``pattern``. The common call
+        (``Encoding.encode`` with one document) comes here straight from its public method.
+
+        Raises
+        ------
+        NotOneCall
+            If the text is not such a ``str`` or ``pattern`` is None (the caller's other
+            paths encode it).
+        DisallowedText, UnicodeEncodeError, ValueError
+            As :meth:`encode_str`.
+        """
+        if type(text) is not str or pattern is None or PyUnicode_GET_LENGTH(text) >= doc_chars:
+            raise NotOneCall()
+        return encode_whole(self, text, pattern, as_list, needles, specials)
 
     def encode_batch(self, list texts not None, Program pattern not None, int output, Needles needles=None,
                      Needles specials=None):
@@ -897,6 +979,14 @@ cdef class BytePairEncoder:
         finally:
             free_buffers(&out, &scratch)
 
+    def _py_pair_rank(self, int left, int right):
+        """Test hook: ``pair_rank`` of two ranks (the dense table below ``2**DENSE_BITS``,
+        else the pair table behind its filter): the rank of their bytes joined, or None."""
+        if not (0 <= left < self.tables.n_ranks and 0 <= right < self.tables.n_ranks):
+            raise ValueError(f"ranks must be in [0, {self.tables.n_ranks}), got {left} and {right}")
+        rank = pair_rank(&self.tables, left, right)
+        return None if rank == NO_RANK else rank
+
     def join_as_list(self, list arrays not None):
         """The ids of ``arrays`` (uint32 arrays, shape (n,) each), one after another, in
         one list of the kept ints: the parts of a text encoded on several threads
@@ -960,7 +1050,7 @@ cdef class BytePairEncoder:
     @property
     def spare_caches(self):
         """int: piece tables kept for the next calls (at most as many as calls ran at once)."""
-        return self.caches.n_spares
+        return self.caches.spare_count
 
     @property
     def _py_spare_tables(self):

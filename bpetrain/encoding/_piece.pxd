@@ -90,7 +90,8 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
 # gives it back when it returns (give_back).
 @cython.final
 cdef class PieceCaches:
-    cdef list spares      # tables given back, for the next calls
+    cdef list spares      # spares[:n_spares]: tables given back, for the next calls (None past them)
+    cdef Py_ssize_t n_spares
     cdef int64_t entries  # most entries of each (a power of two; 0: no table)
     cdef int64_t epoch    # bumped when the tables are dropped
     cdef object take(self, Scratch* scratch)

@@ -271,6 +271,7 @@ cdef class PieceCaches:
 
     def __cinit__(self, size):
         self.spares = []
+        self.n_spares = 0
         self.size = size
 
     @property
@@ -290,18 +291,19 @@ cdef class PieceCaches:
             entries <<= 1
         self.entries = entries if size else 0
         self.spares = []  # tables taken now are not given back (their limit is the old one)
+        self.n_spares = 0
         self.epoch += 1
 
     @property
-    def n_spares(self):
+    def spare_count(self):
         """int: tables kept for the next calls (at most as many as calls ran at once)."""
-        return len(self.spares)
+        return self.n_spares
 
     @property
     def spares_in_use(self):
         """list of (int, int, int): the entries, the entries in use and the arena bytes in use
         of each spare table (for tests)."""
-        return [(cache.size, cache.used, cache.arena_used) for cache in self.spares]
+        return [(cache.size, cache.used, cache.arena_used) for cache in self.spares[:self.n_spares]]
 
     cdef object take(self, Scratch* scratch):
         """Point ``scratch`` at a piece table for this call alone: a spare one, or a new one.
@@ -309,11 +311,22 @@ cdef class PieceCaches:
         cdef PieceCache cache
         if self.entries == 0:
             return None
-        cache = self.spares.pop() if self.spares else PieceCache(self.entries, self.epoch)
+        if self.n_spares:
+            # The list keeps its length (None past the spares): taking and giving back
+            # one table, as every call does, then resizes nothing.
+            self.n_spares -= 1
+            cache = self.spares[self.n_spares]
+            self.spares[self.n_spares] = None
+        else:
+            cache = PieceCache(self.entries, self.epoch)
         scratch.cache = &cache.table
         return cache
 
     cdef void give_back(self, object cache):
         """Keep ``cache`` for the next call, unless the tables were dropped since it was taken."""
         if cache is not None and (<PieceCache>cache).epoch == self.epoch:
-            self.spares.append(cache)
+            if self.n_spares < len(self.spares):
+                self.spares[self.n_spares] = cache
+            else:
+                self.spares.append(cache)
+            self.n_spares += 1

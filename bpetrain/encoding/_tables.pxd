@@ -48,6 +48,7 @@ cdef extern from *:
 cdef enum:
     ID_BITS = 21                        # bits of a rank in a pair-table slot (ID_MASK: all ones)
     FILTER_BITS = 23                    # 2**23 bits (1 MB): the pair filter stays in a core's L2
+    DENSE_BITS = 9                      # pairs of two ids below 2**9 are in the dense pair table (1 MB)
     SLOT_LENGTH = (1 << (32 - ID_BITS)) - 1  # token length a whole-token slot holds (saturated)
     SLOT_EMPTY = 0xFFFFFFFF             # meta of an empty whole-token slot
 
@@ -72,6 +73,7 @@ cdef struct RankTables:
     uint64_t pair_mask
     int pair_shift
     const uint64_t* pair_filter  # bit h set: some pair hashes to h (FILTER_BITS bits of its hash)
+    const token_t* dense_pairs  # (left << DENSE_BITS) | right -> pair_rank, for left, right < 2**DENSE_BITS
     const TokenSlot* whole      # the whole-token table
     uint64_t whole_mask
     int whole_shift
@@ -135,11 +137,17 @@ cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
 
 
 cdef inline token_t pair_rank(const RankTables* t, token_t left, token_t right) noexcept nogil:
-    """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK."""
-    cdef uint64_t key = pair_key(left, right)
-    cdef uint64_t h = key * FIB
-    cdef uint64_t i = h >> (64 - FILTER_BITS)
-    cdef uint64_t slot
+    """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK.
+
+    Two ids below ``2**DENSE_BITS`` (the bytes and the first merges, where more than half
+    the lookups of merging new words of English fall) are one load of the dense table;
+    others go to the pair table, after its filter."""
+    cdef uint64_t key, h, i, slot
+    if (<uint32_t>left | <uint32_t>right) >> DENSE_BITS == 0:
+        return t.dense_pairs[(<uint32_t>left << DENSE_BITS) | <uint32_t>right]
+    key = pair_key(left, right)
+    h = key * FIB
+    i = h >> (64 - FILTER_BITS)
     if not (t.pair_filter[i >> 6] >> (i & 63)) & 1:
         return NO_RANK  # most pairs that join into no token end here, in L2
     i = h >> t.pair_shift

@@ -289,20 +289,30 @@ cdef array build_pairs(RankTables* t, int64_t n_splits):
 
 cdef int fill_filter(RankTables* t, array pairs, list arrays) except -1:
     """Point ``t`` at the pair table ``pairs`` (``t.pair_shift`` and ``t.pair_mask`` set)
-    and build its filter: a bit for the hash of each pair in it."""
+    and build its filter, a bit for the hash of each pair in it, and the dense table of
+    the pairs of two ids below ``2**DENSE_BITS`` (``pair_rank`` reads it for them)."""
     cdef array pair_filter = new_array(_UINT64, (1 << FILTER_BITS) // 64, 0)
-    arrays += [pairs, pair_filter]
+    cdef array dense_pairs = new_array(_INT32, 1 << (2 * DENSE_BITS), -1)
+    arrays += [pairs, pair_filter, dense_pairs]
     cdef uint64_t* table = <uint64_t*>pairs.data.as_voidptr
     cdef uint64_t* bits = <uint64_t*>pair_filter.data.as_voidptr
-    cdef uint64_t k, key, i
+    cdef token_t* dense = <token_t*>dense_pairs.data.as_voidptr
+    cdef uint64_t k, key, i, left, right
+    for k in range(<uint64_t>1 << (2 * DENSE_BITS)):
+        dense[k] = NO_RANK
     t.pairs = table
     t.pair_filter = bits
+    t.dense_pairs = dense
     with nogil:
         for k in range(t.pair_mask + 1):
             if table[k] != EMPTY:
                 key = table[k] >> ID_BITS
                 i = (key * FIB) >> (64 - FILTER_BITS)
                 bits[i >> 6] |= <uint64_t>1 << (i & 63)
+                left = key >> ID_BITS
+                right = key & ID_MASK
+                if (left | right) >> DENSE_BITS == 0:
+                    dense[(left << DENSE_BITS) | right] = <token_t>(table[k] & ID_MASK)
     return 0
 
 

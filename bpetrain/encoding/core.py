@@ -44,8 +44,10 @@ from bpetrain.encoding._encoder import (
     BATCH_COUNTS,
     BATCH_LISTS,
     DEFAULT_CACHE_SIZE,
+    DOC_CHARS,
     BytePairEncoder,
     DisallowedText,
+    NotOneCall,
 )
 from bpetrain.encoding._incremental import TokenAutomaton
 from bpetrain.encoding.decoding import Decoding, decoder_of
@@ -72,8 +74,11 @@ __all__ = ["Encoding"]
 #: safe cuts of the split pattern.
 LONG_TEXT = 1 << 20
 #: Texts of fewer characters (at most 4 bytes each: fewer than ``LONG_TEXT`` bytes) are one
-#: kernel call each (:meth:`Encoding._encode`).
-_SHORT_TEXT = LONG_TEXT // 4
+#: kernel call each (:meth:`Encoding._encode`, ``BytePairEncoder.encode_doc``).
+_SHORT_TEXT = DOC_CHARS
+assert _SHORT_TEXT * 4 <= LONG_TEXT
+#: What the kernel call raises when it does not encode a text alone (:meth:`Encoding._encode_other` takes over).
+_KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
 #: ``allowed_special``'s default: with ``disallowed_special="all"``, the special tokens of
 #: a call are :attr:`SpecialTokens.default <bpetrain.encoding.special.SpecialTokens>`,
 #: found without looking at the arguments further.
@@ -171,6 +176,8 @@ class Encoding(TokenCounting, Decoding):
         self._special_token_values = set(self.special_tokens.values())
         #: The special-token strings to look for, per pair of arguments (and the kernel's needles).
         self._specials = SpecialTokens(self.special_tokens)
+        #: encode's default strings for its one kernel call, and whether the kernel can look for them
+        self._default_needles, self._default_kernel = self._specials.default.needles, self._specials.default.kernel
         self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
         if explicit_n_vocab and (
             len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
@@ -293,7 +300,10 @@ class Encoding(TokenCounting, Decoding):
         -------
         list of int
         """
-        return self._encode(text, True, self._specials.none)
+        try:  # one kernel call, straight from here: :meth:`_encode` without its frame
+            return self._bpe.encode_doc(text, self._pattern, True, None, None)
+        except _KERNEL_GAVE_UP as error:
+            return self._encode_other(text, True, self._specials.none, error)
 
     def encode(
         self,
@@ -325,8 +335,11 @@ class Encoding(TokenCounting, Decoding):
             If ``text`` holds a disallowed string (tiktoken's message, which says how to
             allow it).
         """
-        if allowed_special is _NONE_ALLOWED and disallowed_special == "all":  # the defaults
-            return self._encode(text, True, self._specials.default)
+        if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
+            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
+                return self._bpe.encode_doc(text, self._pattern, True, self._default_needles, None)
+            except _KERNEL_GAVE_UP as error:
+                return self._encode_other(text, True, self._specials.default, error)
         return self._encode(text, True, self._specials.strings(allowed_special, disallowed_special))
 
     def encode_to_numpy(
@@ -342,37 +355,41 @@ class Encoding(TokenCounting, Decoding):
         -------
         numpy.ndarray of uint32, shape (n_tokens,)
         """
-        if allowed_special is _NONE_ALLOWED and disallowed_special == "all":  # the defaults
-            return self._encode(text, False, self._specials.default)
+        if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
+            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
+                return self._bpe.encode_doc(text, self._pattern, False, self._default_needles, None)
+            except _KERNEL_GAVE_UP as error:
+                return self._encode_other(text, False, self._specials.default, error)
         return self._encode(text, False, self._specials.strings(allowed_special, disallowed_special))
 
     def _encode(self, text: str, as_list: bool, strings: Strings) -> np.ndarray | list[int]:
-        """Token ids of ``text`` (a uint32 array, or a list with ``as_list``), with the
-        special-token ``strings`` of the call (:class:`~bpetrain.encoding.special.Strings`).
+        """Token ids of ``text`` (a uint32 array, or a list with ``as_list``), with the special-token
+        ``strings`` of the call (:class:`~bpetrain.encoding.special.Strings`): most calls are one kernel
+        call (``BytePairEncoder.encode_doc``: split, look for the strings and encode, without the GIL)."""
+        if not strings.kernel:
+            return self._encode_other(text, as_list, strings, None)
+        try:
+            return self._bpe.encode_doc(text, self._pattern, as_list, strings.needles, strings.specials)
+        except _KERNEL_GAVE_UP as error:
+            return self._encode_other(text, as_list, strings, error)
 
-        Most calls are one kernel call (``encode_str``: split, look for the strings and
-        encode, without the GIL). The fallback ladder:
+    def _encode_other(self, text: str, as_list: bool, strings: Strings, error: Exception | None):
+        """:meth:`_encode` after the kernel call raised ``error`` (None: no call): the fallback ladder.
 
-        1. the kernel finds a disallowed string: tiktoken's error (the regex finds it again
+        1. the kernel found a disallowed string: tiktoken's error (the regex finds it again
            for the message);
-        2. the compiled matcher gives up on a catastrophically backtracking pattern (after
+        2. the compiled matcher gave up on a catastrophically backtracking pattern (after
            looking for the disallowed strings): the ``regex`` module splits;
         3. no compiled pattern, a long text (threads, :meth:`_encode_range`), strings the
            kernel cannot look for, or lone surrogates: the ``regex`` module checks the
            disallowed strings, the text is cut at the allowed special tokens, and each
            part is encoded with lone surrogates replaced by U+FFFD, as tiktoken does.
         """
-        if strings.kernel and type(text) is str and self._pattern is not None and len(text) < _SHORT_TEXT:
-            try:
-                return self._bpe.encode_str(text, self._pattern, as_list, strings.needles, strings.specials)
-            except DisallowedText:
-                check_disallowed(text, strings.disallowed)
-                raise RuntimeError("bpetrain bug: the kernel found a disallowed string that the regex does not")
-            except BacktrackLimitExceeded:
-                if not strings.allowed:
-                    return self._encode_split_by_regex(text, as_list)
-            except UnicodeEncodeError:
-                pass  # lone surrogates: replaced below
+        if isinstance(error, DisallowedText):
+            check_disallowed(text, strings.disallowed)
+            raise RuntimeError("bpetrain bug: the kernel found a disallowed string that the regex does not")
+        if isinstance(error, BacktrackLimitExceeded) and not strings.allowed:
+            return self._encode_split_by_regex(text, as_list)
         check_text(text)
         check_disallowed(text, strings.disallowed)
         if strings.allowed:
