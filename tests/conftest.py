@@ -15,9 +15,7 @@ def threads_beyond_cores(monkeypatch):
     (they use no more than :func:`bpetrain._util.threads.usable_cores`), so that the tests of
     threads run threads on a one-core machine too."""
     import bpetrain.encoding.batching
-    import bpetrain.encoding.core
     from bpetrain._util import threads as _threads
 
     monkeypatch.setattr(_threads, "usable_cores", lambda: 64)
-    monkeypatch.setattr(bpetrain.encoding.core, "usable_cores", lambda: 64)
     monkeypatch.setattr(bpetrain.encoding.batching, "usable_cores", lambda: 64)

@@ -25,7 +25,11 @@ from bpetrain.splitting.pattern import replace_surrogates
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["BATCH_CHUNK", "SMALLEST_CHUNK", "batch_chunks", "batch_output", "encode_batch"]
+__all__ = ["BATCH_CHUNK", "LONG_TEXT", "SMALLEST_CHUNK", "batch_chunks", "batch_output", "encode_batch", "encode_range"]
+
+#: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
+#: safe cuts of the split pattern (:func:`encode_range`).
+LONG_TEXT = 1 << 20
 
 #: Most characters of text per kernel call when a batch runs on several threads. The
 #: threads take chunks as they come free (:func:`bpetrain._util.threads.thread_map`), so small
@@ -155,3 +159,38 @@ def batch_output(arrays: list[np.ndarray], output: int):
     np.cumsum(lengths, out=offsets[1:])
     ids = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint32)
     return ids.astype(np.uint32, copy=False), offsets
+
+
+def encode_range(bpe, pattern, data: bytes, start: int, as_list: bool, stop: int | None = None):
+    """Ids of the pieces of ``data[start:stop]``, one long text on threads.
+
+    ``start`` is 0 or a safe cut; ``stop`` the end, by default, or a safe cut, the pattern
+    seeing what follows it. The pieces are found by the compiled ``pattern``
+    (:class:`bpetrain.splitting._matcher.Program`) and encoded by ``bpe`` (the encoding's
+    ``BytePairEncoder``): a range of :data:`LONG_TEXT` bytes or more on one thread per core,
+    cut at safe cuts near equal shares. No piece crosses a safe cut, so the ids joined are
+    the ids of the whole text.
+
+    Returns
+    -------
+    list of int or numpy.ndarray of uint32
+        The ids, a list if ``as_list``.
+    """
+    stop = len(data) if stop is None else stop
+    n_blocks = min(usable_cores(), (stop - start) // (LONG_TEXT // 2))
+    if stop - start < LONG_TEXT or n_blocks < 2:
+        return bpe.encode_text(data, pattern, as_list, start, stop)
+    cuts = [start]
+    for k in range(1, n_blocks):
+        target = start + (stop - start) * k // n_blocks
+        cut = pattern.safe_cut(data, max(cuts[-1], target - LONG_TEXT // 4), target)
+        if cut > cuts[-1]:
+            cuts.append(cut)
+    cuts.append(stop)
+    parts = thread_map(lambda a, b: bpe.encode_text(data, pattern, False, a, b), cuts, cuts[1:],
+                       num_threads=len(cuts) - 1)
+    if as_list:
+        return bpe.join_as_list(parts)
+    import numpy as np
+
+    return np.concatenate(parts)

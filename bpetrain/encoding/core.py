@@ -36,7 +36,7 @@ from functools import cached_property
 from itertools import repeat
 from typing import TYPE_CHECKING, Literal
 
-from bpetrain._util.threads import DEFAULT_THREADS, thread_map, usable_cores
+from bpetrain._util.threads import DEFAULT_THREADS
 from bpetrain.encoding import stream, unstable
 from bpetrain.encoding._args import as_bytes, check_text
 from bpetrain.encoding._encoder import (
@@ -51,7 +51,7 @@ from bpetrain.encoding._encoder import (
 )
 from bpetrain.encoding._incremental import TokenAutomaton
 from bpetrain.encoding.decoding import Decoding, decoder_of
-from bpetrain.encoding.batching import encode_batch
+from bpetrain.encoding.batching import LONG_TEXT, encode_batch, encode_range
 from bpetrain.encoding.special import (
     SpecialTokens,
     Strings,
@@ -70,9 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoding"]
 
-#: Texts of at least this many bytes (UTF-8) are encoded on one thread per core, cut at
-#: safe cuts of the split pattern.
-LONG_TEXT = 1 << 20
 #: Texts of fewer characters (at most 4 bytes each: fewer than ``LONG_TEXT`` bytes) are one
 #: kernel call each (:meth:`Encoding._encode`, ``BytePairEncoder.encode_doc``).
 _SHORT_TEXT = DOC_CHARS
@@ -380,7 +377,7 @@ class Encoding(TokenCounting, Decoding):
            for the message);
         2. the compiled matcher gave up on a catastrophically backtracking pattern (after
            looking for the disallowed strings): the ``regex`` module splits;
-        3. no compiled pattern, a long text (threads, :meth:`_encode_range`), strings the
+        3. no compiled pattern, a long text (threads, :func:`~bpetrain.encoding.batching.encode_range`), strings the
            kernel cannot look for, or lone surrogates: the ``regex`` module checks the
            disallowed strings, the text is cut at the allowed special tokens, and each
            part is encoded with lone surrogates replaced by U+FFFD, as tiktoken does.
@@ -411,7 +408,7 @@ class Encoding(TokenCounting, Decoding):
             data = text.encode("utf-8")
         if self._pattern is not None:
             try:
-                return self._encode_range(data, 0, as_list)
+                return encode_range(self._bpe, self._pattern, data, 0, as_list)
             except BacktrackLimitExceeded:
                 pass  # a catastrophically backtracking pattern: the regex module's guards may cope
         from bpetrain.splitting.pipeline import PipelineSplitter  # not at import: a rank file's encoding has none
@@ -631,31 +628,6 @@ class Encoding(TokenCounting, Decoding):
             return
         yield from stream.encode_stream(self, chunks, self._specials.strings(allowed_special, disallowed_special),
                                         block_chars)
-
-    def _encode_range(self, data: bytes, start: int, as_list: bool, stop: int | None = None) -> np.ndarray | list[int]:
-        """Ids of the pieces of ``data[start:stop]`` (``start`` 0 or a safe cut; ``stop`` the
-        end, by default, or a safe cut, the pattern seeing what follows it), split by the
-        compiled pattern: a range of ``LONG_TEXT`` bytes or more on one thread per core, cut
-        at safe cuts near equal shares (no piece crosses one, so the ids joined are the ids
-        of the whole text)."""
-        stop = len(data) if stop is None else stop
-        n_blocks = min(usable_cores(), (stop - start) // (LONG_TEXT // 2))
-        if stop - start < LONG_TEXT or n_blocks < 2:
-            return self._bpe.encode_text(data, self._pattern, as_list, start, stop)
-        cuts = [start]
-        for k in range(1, n_blocks):
-            target = start + (stop - start) * k // n_blocks
-            cut = self._pattern.safe_cut(data, max(cuts[-1], target - LONG_TEXT // 4), target)
-            if cut > cuts[-1]:
-                cuts.append(cut)
-        cuts.append(stop)
-        parts = thread_map(lambda a, b: self._bpe.encode_text(data, self._pattern, False, a, b), cuts, cuts[1:],
-                           num_threads=len(cuts) - 1)
-        if as_list:
-            return self._bpe.join_as_list(parts)
-        import numpy as np
-
-        return np.concatenate(parts)
 
     def _encode_split_by_regex(self, text: str, as_list: bool) -> np.ndarray | list[int]:
         """Token ids of ``text`` split by the ``regex`` module (raw mode: one piece)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from bpetrain.encoding.batching import encode_range
 from bpetrain.encoding.special import Strings, check_disallowed, special_regex
 from bpetrain.splitting.cuts import Cuts
 from bpetrain.splitting.pattern import replace_surrogates
@@ -54,7 +55,7 @@ def _encode_after(enc, context: str, text: str, allowed: frozenset[str], followi
     stretch = parts[0].encode("utf-8")
     last = len(parts) == 1
     data = before + stretch + (following if last else b"")
-    first = enc._encode_range(data, len(before), False, stop=len(before) + len(stretch))
+    first = encode_range(enc._bpe, enc._pattern, data, len(before), False, stop=len(before) + len(stretch))
     if last:
         return first
     rest = _encode_after(enc, "", parts[2], allowed, following)
