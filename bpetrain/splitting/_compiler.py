@@ -43,7 +43,7 @@ import numpy as np
 import regex
 
 from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
-from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, same_pieces
+from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, same_pieces, shuffle_table
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -613,6 +613,11 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
         dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
         dfa["dfa_reason"] = np.zeros(0, dtype=np.uint8)
+        try:
+            dfa.update(shuffle_table(dfa["dfa_trans"], ascii_class, dfa["dfa_start"]))
+            dfa["shuffle_reason"] = np.zeros(0, dtype=np.uint8)
+        except NoDfa as exc:
+            dfa["shuffle_reason"] = np.frombuffer(str(exc).encode(), dtype=np.uint8)
     except NoDfa as exc:
         dfa = {"dfa_trans": np.zeros((0, 1), dtype=np.uint16), "dfa_eot": np.zeros(0, dtype=np.uint8),
                "dfa_start": np.zeros(2, dtype=np.uint32), "dfa_pairs": np.zeros((0, 1), dtype=np.uint32),

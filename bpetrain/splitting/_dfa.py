@@ -493,3 +493,97 @@ def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, 
     out[:, :, len(present):] = PAIR_SLOW
     out[0] = PAIR_SLOW
     return out.reshape(n_states, size * size).astype(np.uint32), codes
+
+
+#: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector,
+#: for the dead state, the live states and the gap.
+SHUFFLE_STATES = 64
+#: Flags of a shuffle-table entry, above its six bits of lane.
+SHUFFLE_MATCH, SHUFFLE_CUT = 0x40, 0x80
+#: The largest table of two-byte steps kept (:func:`shuffle_table`), in bytes.
+MAX_SHUFFLE_PAIR_BYTES = 1 << 16
+
+
+def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray) -> dict[str, np.ndarray]:
+    """The DFA on ASCII text as one 64-byte row of next lanes per byte class, so that a
+    vector shuffle takes a step (Hyperscan's "Sheng" DFA, with Intel's ``vpermb``): the
+    lane broadcast in every lane of a vector picks the lane of its next state.
+
+    The lanes are the dead state (lane 0), the states the start states reach by ASCII
+    bytes, and the *gap*: where :func:`_fast_table` says CUT | SLOW (a piece ends before the
+    byte and none starts with it), the step goes to the gap with SHUFFLE_CUT; from the gap,
+    a byte that starts no piece (SLOW from the start state away from the string's start)
+    stays in it, any other steps as the start state does, and a piece starts there. Another
+    SLOW (go back to the last match, or none) and a byte >= 0x80 step into the dead lane:
+    the splitting loop takes those one character at a time. Other entries carry what
+    :func:`_fast_table` says: SHUFFLE_CUT for CUT, SHUFFLE_MATCH for MATCH.
+
+    Parameters
+    ----------
+    trans : numpy.ndarray of uint32, shape (n_states, width)
+        :func:`_fast_table`'s transitions.
+    ascii_class : numpy.ndarray of uint16, shape (128,)
+        The class of each ASCII byte.
+    start : numpy.ndarray of uint32, shape (2,)
+        The start states' row offsets (``dfa_start``).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``shuffle_rows`` (uint8, shape (n_codes, 64)): row ``code``, lane ``lane``: the
+        next lane after a byte of that code | flags, the last row all dead (bytes >= 0x80);
+        ``shuffle_pairs`` (uint8, shape (n_codes * n_codes, 64)): row ``code1 * n_codes +
+        code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``,
+        or no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
+        ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_lane`` (uint8,
+        shape (n_states,)): each state's lane, 0 for a state the rows do not hold;
+        ``shuffle_state`` (uint32, shape (64,)): each lane's state as a row offset in
+        ``trans`` (the gap's: the start state away from the string's start);
+        ``shuffle_special`` (uint8, shape (2,)): the lanes of that start state and of the gap.
+
+    Raises
+    ------
+    NoDfa
+        If ASCII text reaches more than ``SHUFFLE_STATES - 2`` live states.
+    """
+    n_states, width = trans.shape
+    present = np.unique(ascii_class)
+    restart = int(start[0]) // width
+    order = [0] + sorted({int(s) // width for s in start})
+    lane = {s: i for i, s in enumerate(order)}
+    i = 1
+    while i < len(order):
+        for e in trans[order[i], present].tolist():
+            nxt = (e & ~7) // width
+            if not e & SLOW and nxt not in lane:
+                if len(order) == SHUFFLE_STATES - 1:
+                    raise NoDfa(f"ASCII text reaches more than {SHUFFLE_STATES - 2} states")
+                lane[nxt] = len(order)
+                order.append(nxt)
+        i += 1
+    gap = len(order)
+    codes = np.full(256, len(present), dtype=np.uint8)
+    codes[:128] = np.searchsorted(present, ascii_class)
+    rows = np.zeros((len(present) + 1, SHUFFLE_STATES), dtype=np.uint8)
+    for i, state in enumerate([*order[1:], None], 1):
+        for code, e in enumerate(trans[restart if state is None else state, present].tolist()):
+            if state is None:  # the gap
+                rows[code, i] = gap if e & SLOW else lane[(e & ~7) // width] | (SHUFFLE_MATCH if e & MATCH else 0)
+            elif e & SLOW:
+                rows[code, i] = gap | SHUFFLE_CUT if e & CUT else 0
+            else:
+                rows[code, i] = (lane[(e & ~7) // width] | (SHUFFLE_CUT if e & CUT else 0)
+                                 | (SHUFFLE_MATCH if e & MATCH else 0))
+    lanes = np.zeros(n_states, dtype=np.uint8)
+    lanes[order] = np.arange(len(order))
+    offsets = np.zeros(SHUFFLE_STATES, dtype=np.uint32)
+    offsets[: len(order) + 1] = np.array([*order, restart], dtype=np.uint32) * width
+    n_codes = len(rows)
+    if n_codes * n_codes * SHUFFLE_STATES <= MAX_SHUFFLE_PAIR_BYTES:
+        # two bytes: the second's step from where the first's leads (the dead lane's row is dead)
+        pairs = rows[np.arange(n_codes)[None, :, None], (rows & (SHUFFLE_STATES - 1))[:, None, :]]
+        pairs = pairs.reshape(n_codes * n_codes, SHUFFLE_STATES)
+    else:
+        pairs = np.zeros((0, SHUFFLE_STATES), dtype=np.uint8)
+    return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
+            "shuffle_state": offsets, "shuffle_special": np.array([lane[restart], gap], dtype=np.uint8)}

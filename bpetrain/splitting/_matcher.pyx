@@ -29,6 +29,14 @@ from bpetrain.splitting import _blocks
 cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
+cdef extern from "_dfa_shuffle.h":
+    int shuffle_ready "bpetrain_shuffle_ready"() noexcept nogil
+    int shuffle_isa "bpetrain_shuffle_isa"
+    Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
+                                                  const shuffle_tables* t, int* lane, Py_ssize_t* piece,
+                                                  Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
+                                                  Py_ssize_t* last) noexcept nogil
+
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos
     BT_GREEDY = 1   # give back one character of the run of instruction pc: pos its end, pos2 its least end
@@ -644,8 +652,23 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
     cdef Py_ssize_t first = r.first
     cdef uint32_t off = r.off, poff, e = 0
+    cdef Py_ssize_t piece = r.piece, i
+    cdef int lane
     while pos < limit and count < max_pieces:
-        if pairs != NULL:  # two ASCII bytes a step while it can
+        if t.shuffle.rows != NULL:  # ASCII bytes by vector shuffles while it can (_dfa_shuffle.h)
+            lane = t.dfa_lane[off >> shift]
+            if lane and s[pos] < 0x80:
+                # the pieces before ``first`` are read in full: the shuffle loop writes their starts
+                for i in range(first, count):
+                    bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
+                if count > first:
+                    piece = bounds[2 * count - 1]
+                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last)
+                first = count
+                off = t.dfa_lane_state[lane]
+                if pos >= limit or count == max_pieces:
+                    break
+        elif pairs != NULL:  # two ASCII bytes a step while it can
             poff = (off >> shift) << pair_shift
             while pos + 1 < limit and count + 1 < max_pieces:  # a byte >= 0x80 makes PAIR_SLOW
                 e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
@@ -659,7 +682,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 break
         e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
         if e & DFA_SLOW:
-            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else r.piece):
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
                 r.stuck = True
                 break
             bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
@@ -675,6 +698,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     r.pos = pos
     r.last = last
     r.count = count
+    r.first = first
+    r.piece = piece
     r.off = off
     r.e = e
 
@@ -976,15 +1001,21 @@ cdef class Program:
         Split with the program's DFA (``arrays["dfa_trans"]``, :mod:`bpetrain.splitting._dfa`)
         where it has one and no hand-written matcher takes over; False: the backtracking
         program (tests and benchmarks compare the two).
+    shuffle : bool, default True
+        Where the DFA splits, read ASCII text by vector shuffles (``arrays["shuffle_rows"]``,
+        ``_dfa_shuffle.h``) where the pattern and the CPU allow; False: by the DFA's own
+        tables alone (tests compare the two).
 
     Attributes
     ----------
     dfa_reason : str
         Why the DFA does not split ("" when it does).
+    shuffle_reason : str
+        Why the DFA does not read ASCII text by vector shuffles ("" when it does).
     """
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
-                  *, bint dfa=True):
+                  *, bint dfa=True, bint shuffle=True):
         code, steps, alternatives = arrays["code"], arrays["steps"], arrays["alternatives"]
         owned = {name: np.ascontiguousarray(arrays[name]) for name in
                  ("ascii_mask", "ascii_cand", "stage1", "stage2", "sig_mask", "sig_cand", "follow")}
@@ -1023,6 +1054,7 @@ cdef class Program:
         self.tables.blocks = blocks_of(native) if native else blocks
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
+        self.tables.shuffle.rows = NULL
         if not self.dfa_reason and not dfa:
             self.dfa_reason = "not asked for"
         if not self.dfa_reason:
@@ -1063,6 +1095,41 @@ cdef class Program:
                 # whitespace (benchmarks/README.md, Splitting).
                 restart = trans[int(start[0]) // width][dfa_class]
                 self.tables.dfa_interleave = not bool(np.any(restart & 4))
+            self.shuffle_reason = bytes(arrays.get("shuffle_reason", b"no shuffle table compiled")).decode()
+            if not self.shuffle_reason and not shuffle:
+                self.shuffle_reason = "not asked for"
+            if not self.shuffle_reason and not shuffle_ready():
+                self.shuffle_reason = "this CPU (or build) has no AVX-512 VBMI"
+            if not self.shuffle_reason:
+                rows = np.ascontiguousarray(arrays["shuffle_rows"], dtype=np.uint8)
+                codes = np.asarray(arrays["shuffle_codes"])
+                offsets = np.ascontiguousarray(codes, dtype=np.uint16) * np.uint16(64)
+                pair_offsets = np.ascontiguousarray(codes, dtype=np.uint32) * np.uint32(len(rows) * 64)
+                shuffle_pairs = np.ascontiguousarray(arrays["shuffle_pairs"], dtype=np.uint8)
+                lanes = np.ascontiguousarray(arrays["shuffle_lane"], dtype=np.uint8)
+                lane_state = np.ascontiguousarray(arrays["shuffle_state"], dtype=np.uint32)
+                special = arrays["shuffle_special"]
+                if rows.ndim != 2 or rows.shape[1] != 64 or codes.shape != (256,) or int(codes.max()) >= len(rows) \
+                        or lanes.shape != (len(trans),) or int(lanes.max()) >= 64 or lane_state.shape != (64,) \
+                        or int(lane_state.max()) // width >= len(trans) or special.shape != (2,) \
+                        or (len(shuffle_pairs) and shuffle_pairs.shape != (len(rows) * len(rows), 64)):
+                    raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
+                owned.update(shuffle_rows=rows, shuffle_offsets=offsets, shuffle_pair_offsets=pair_offsets,
+                             shuffle_pairs=shuffle_pairs, shuffle_lane=lanes, shuffle_state=lane_state)
+                self.tables.shuffle.rows = <const uint8_t*><Py_ssize_t>rows.ctypes.data
+                self.tables.shuffle.offsets = <const uint16_t*><Py_ssize_t>offsets.ctypes.data
+                self.tables.shuffle.pairs = NULL
+                if len(shuffle_pairs):
+                    self.tables.shuffle.pairs = <const uint8_t*><Py_ssize_t>shuffle_pairs.ctypes.data
+                    self.tables.shuffle.pair_offsets = <const uint32_t*><Py_ssize_t>pair_offsets.ctypes.data
+                self.tables.shuffle.restart = int(special[0])
+                self.tables.shuffle.gap = int(special[1])
+                self.tables.dfa_lane = <const uint8_t*><Py_ssize_t>lanes.ctypes.data
+                self.tables.dfa_lane_state = <const uint32_t*><Py_ssize_t>lane_state.ctypes.data
+                # one reading: a step does not wait on a load, so a second reading gains nothing
+                self.tables.dfa_interleave = False
+        else:
+            self.shuffle_reason = self.dfa_reason
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
