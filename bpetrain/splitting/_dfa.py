@@ -46,7 +46,7 @@ import numpy as np
 
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces"]
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
@@ -495,13 +495,18 @@ def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, 
     return out.reshape(n_states, size * size).astype(np.uint32), codes
 
 
-#: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector,
-#: for the dead state, the live states and the gap.
+#: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector.
 SHUFFLE_STATES = 64
 #: Flags of a shuffle-table entry, above its six bits of lane.
 SHUFFLE_MATCH, SHUFFLE_CUT = 0x40, 0x80
 #: The largest table of two-byte steps kept (:func:`shuffle_table`), in bytes.
 MAX_SHUFFLE_PAIR_BYTES = 1 << 16
+
+# The kinds of lanes of :func:`shuffle_table`, keyed (state, the class of the byte before it or
+# None, kind, whether a piece started at the byte before): a state; one entered by going back a
+# byte; one entered after a failed piece's first byte. The gap's keys have no state.
+_PLAIN, _BACK, _FAILED, _BACK_FAILED = range(4)
+_GAP, _FAILED_GAP, _BACK_FAILED_GAP = (-1, None, _PLAIN, False), (-2, None, _FAILED, False), (-3, None, _BACK_FAILED, False)
 
 
 def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray) -> dict[str, np.ndarray]:
@@ -509,14 +514,25 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
     vector shuffle takes a step (Hyperscan's "Sheng" DFA, with Intel's ``vpermb``): the
     lane broadcast in every lane of a vector picks the lane of its next state.
 
-    The lanes are the dead state (lane 0), the states the start states reach by ASCII
-    bytes, and the *gap*: where :func:`_fast_table` says CUT | SLOW (a piece ends before the
-    byte and none starts with it), the step goes to the gap with SHUFFLE_CUT; from the gap,
-    a byte that starts no piece (SLOW from the start state away from the string's start)
-    stays in it, any other steps as the start state does, and a piece starts there. Another
-    SLOW (go back to the last match, or none) and a byte >= 0x80 step into the dead lane:
-    the splitting loop takes those one character at a time. Other entries carry what
-    :func:`_fast_table` says: SHUFFLE_CUT for CUT, SHUFFLE_MATCH for MATCH.
+    A lane is a state of the DFA that the start states reach by ASCII bytes, with what the
+    splitting loop (``_matcher.pyx``, ``_dfa_fast``) would have to look back for, so that the
+    usual ends of pieces need no going back:
+
+    - the *gap*: where :func:`_fast_table` says CUT | SLOW (a piece ends before the byte and
+      none starts with it), the step goes to the gap with SHUFFLE_CUT; from the gap a byte that
+      starts no piece stays in it, any other steps as the start state does (a piece starts);
+    - a state entered by a transition with MATCH (inside a run of spaces whose match ends before
+      its last byte), if it has a SLOW on an ASCII byte, has a lane per class of the byte read
+      into it: the SLOW, which goes back to that match a byte back, steps as the start state
+      reading that byte, then the current one (a lane of kind *back*: a piece ends a byte back),
+      or, if no piece takes that byte, reads the current one from the gap (kind *back-failed*);
+    - a state entered by a piece's first byte has a lane of its own (if the lanes suffice): no
+      match has ended in its piece, so its SLOW puts that byte in the gap and reads the current
+      one from the gap (a lane of kind *failed*, or the failed gap).
+
+    Other SLOWs (back further) and bytes >= 0x80 step into the dead lane 0: the loop takes
+    those one character at a time. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
+    CUT, SHUFFLE_MATCH for MATCH.
 
     Parameters
     ----------
@@ -530,54 +546,99 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
     Returns
     -------
     dict of numpy.ndarray
-        ``shuffle_rows`` (uint8, shape (n_codes, 64)): row ``code``, lane ``lane``: the
-        next lane after a byte of that code | flags, the last row all dead (bytes >= 0x80);
+        ``shuffle_rows`` (uint8, shape (n_codes, 64)): row ``code``, lane ``lane``: the next
+        lane after a byte of that code | flags, the last row all dead (bytes >= 0x80);
         ``shuffle_pairs`` (uint8, shape (n_codes * n_codes, 64)): row ``code1 * n_codes +
-        code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``,
-        or no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
+        code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``, or
+        no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
         ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_lane`` (uint8,
-        shape (n_states,)): each state's lane, 0 for a state the rows do not hold;
-        ``shuffle_state`` (uint32, shape (64,)): each lane's state as a row offset in
-        ``trans`` (the gap's: the start state away from the string's start);
-        ``shuffle_special`` (uint8, shape (2,)): the lanes of that start state and of the gap.
+        shape (n_states,)): the lane the loop enters a state by, 0 for none; ``shuffle_state``
+        (uint32, shape (64,)): each lane's state as a row offset in ``trans`` (the gaps': the
+        start state away from the string's start); ``shuffle_special`` (uint8, shape (5,)): the
+        lanes of that start state, of the gap, of the failed gap (the failed lanes follow it),
+        the first back lane (the others follow it), the back-failed gap (the back-failed lanes
+        follow it).
 
     Raises
     ------
     NoDfa
-        If ASCII text reaches more than ``SHUFFLE_STATES - 2`` live states.
+        If ASCII text reaches more lanes than a vector has.
     """
     n_states, width = trans.shape
-    present = np.unique(ascii_class)
+    present = np.unique(ascii_class).tolist()
     restart = int(start[0]) // width
-    order = [0] + sorted({int(s) // width for s in start})
-    lane = {s: i for i, s in enumerate(order)}
-    i = 1
-    while i < len(order):
-        for e in trans[order[i], present].tolist():
+    starts = sorted({int(s) // width for s in start})
+    # the states whose "no thread left" on an ASCII byte may go back to the last match
+    going_back = set(np.flatnonzero(((trans[:, present] & (SLOW | CUT)) == SLOW).any(axis=1)).tolist())
+
+    def flags(e: int) -> int:
+        return (SHUFFLE_CUT if e & CUT else 0) | (SHUFFLE_MATCH if e & MATCH else 0)
+
+    def lanes_of(split_first: bool) -> tuple[list, list]:
+        def target(e: int, k: int, kind: int, first: bool) -> tuple:
             nxt = (e & ~7) // width
-            if not e & SLOW and nxt not in lane:
-                if len(order) == SHUFFLE_STATES - 1:
-                    raise NoDfa(f"ASCII text reaches more than {SHUFFLE_STATES - 2} states")
-                lane[nxt] = len(order)
-                order.append(nxt)
-        i += 1
-    gap = len(order)
+            return (nxt, k if e & MATCH and nxt in going_back else None, kind, first and split_first)
+
+        def step(key: tuple, k: int) -> tuple[tuple | None, int]:
+            """The lane key after a byte of class k, and the entry's flags (None: dead)."""
+            state, before, _, first = key
+            if state < 0:  # a gap
+                e = int(trans[restart, k])
+                return (_GAP, 0) if e & SLOW else (target(e, k, _PLAIN, True), flags(e))
+            e = int(trans[state, k])
+            if not e & SLOW:
+                return target(e, k, _PLAIN, bool(e & CUT) or state in starts), flags(e)
+            if e & CUT:
+                return _GAP, SHUFFLE_CUT
+            if before is not None:  # the last match ended a byte back, before a byte of class `before`
+                e1 = int(trans[restart, before])
+                e2 = int(trans[(e1 & ~7) // width, k]) if not e1 & SLOW else SLOW
+                if not e2 & SLOW:
+                    return target(e2, k, _BACK, bool(e2 & CUT)), flags(e2)
+                if not e2 & CUT:  # and no piece takes that byte (as below)
+                    nxt, entry = step(_GAP, k)
+                    return (_BACK_FAILED_GAP if nxt == _GAP else nxt[:2] + (_BACK_FAILED, nxt[3])), entry
+            elif first:  # no match where the piece started, a byte back: that byte is in the gap
+                nxt, entry = step(_GAP, k)
+                return (_FAILED_GAP if nxt == _GAP else nxt[:2] + (_FAILED, nxt[3])), entry
+            return None, 0
+
+        queue = [(s, None, _PLAIN, False) for s in starts] + [_GAP, _FAILED_GAP, _BACK_FAILED_GAP]
+        seen = set(queue)
+        edges = []
+        for key in queue:  # grows as it goes
+            row = [step(key, k) for k in present]
+            for nxt, _ in row:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+            edges.append((key, row))
+        return [key for key in queue if key[0] >= 0], edges
+
+    keys, edges = lanes_of(True)
+    if len(keys) + 4 > SHUFFLE_STATES:  # dead, and the three gaps
+        keys, edges = lanes_of(False)
+        if len(keys) + 4 > SHUFFLE_STATES:
+            raise NoDfa(f"ASCII text reaches more than {SHUFFLE_STATES - 4} states (and copies of them)")
+    # lanes: 0 dead, the states, the gap, the failed gap, the failed lanes, the back lanes (the
+    # splitting loop tells the last four kinds by lane)
+    order = ([key for key in keys if key[2] == _PLAIN] + [_GAP, _FAILED_GAP]
+             + [key for key in keys if key[2] == _FAILED] + [key for key in keys if key[2] == _BACK]
+             + [_BACK_FAILED_GAP] + [key for key in keys if key[2] == _BACK_FAILED])
+    lane = {key: i + 1 for i, key in enumerate(order)}
     codes = np.full(256, len(present), dtype=np.uint8)
     codes[:128] = np.searchsorted(present, ascii_class)
     rows = np.zeros((len(present) + 1, SHUFFLE_STATES), dtype=np.uint8)
-    for i, state in enumerate([*order[1:], None], 1):
-        for code, e in enumerate(trans[restart if state is None else state, present].tolist()):
-            if state is None:  # the gap
-                rows[code, i] = gap if e & SLOW else lane[(e & ~7) // width] | (SHUFFLE_MATCH if e & MATCH else 0)
-            elif e & SLOW:
-                rows[code, i] = gap | SHUFFLE_CUT if e & CUT else 0
-            else:
-                rows[code, i] = (lane[(e & ~7) // width] | (SHUFFLE_CUT if e & CUT else 0)
-                                 | (SHUFFLE_MATCH if e & MATCH else 0))
+    for key, row in edges:
+        for code, (nxt, entry) in enumerate(row):
+            if nxt is not None:
+                rows[code, lane[key]] = lane[nxt] | entry
     lanes = np.zeros(n_states, dtype=np.uint8)
-    lanes[order] = np.arange(len(order))
     offsets = np.zeros(SHUFFLE_STATES, dtype=np.uint32)
-    offsets[: len(order) + 1] = np.array([*order, restart], dtype=np.uint32) * width
+    for key, i in lane.items():
+        offsets[i] = (restart if key[0] < 0 else key[0]) * width
+        if key[0] >= 0 and key[1] is None and key[2] == _PLAIN and not key[3]:
+            lanes[key[0]] = i
     n_codes = len(rows)
     if n_codes * n_codes * SHUFFLE_STATES <= MAX_SHUFFLE_PAIR_BYTES:
         # two bytes: the second's step from where the first's leads (the dead lane's row is dead)
@@ -585,5 +646,9 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
         pairs = pairs.reshape(n_codes * n_codes, SHUFFLE_STATES)
     else:
         pairs = np.zeros((0, SHUFFLE_STATES), dtype=np.uint8)
+    first_back = min((lane[key] for key in keys if key[2] == _BACK), default=lane[_BACK_FAILED_GAP])
+    special = [lane[(restart, None, _PLAIN, False)], lane[_GAP], lane[_FAILED_GAP], first_back,
+               lane[_BACK_FAILED_GAP]]
     return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
-            "shuffle_state": offsets, "shuffle_special": np.array([lane[restart], gap], dtype=np.uint8)}
+            "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8)}
+

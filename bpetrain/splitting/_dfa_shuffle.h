@@ -51,6 +51,9 @@ typedef struct {
     const uint32_t* pair_offsets;
     int restart;                   /* the lane of the start state away from the string's start */
     int gap;                       /* the lane of the gap (bytes between pieces) */
+    int failed_gap;                /* the gap's lane after a failed piece's byte; the failed lanes follow it */
+    int back;                      /* the first lane entered by going back a byte; the others follow it */
+    int back_failed;               /* the gap's lane after going back to a byte no piece takes; such lanes follow */
 } bpetrain_shuffle;
 
 #ifdef BPETRAIN_SHUFFLE_VBMI
@@ -80,11 +83,16 @@ static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, 
     Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
     int cur = *lane, stop;
     const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
+    const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
+    const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
+    const __m128i before_back = _mm_set1_epi8((char)(t->back - 1));
+    const __m128i back_failed_gap = _mm_set1_epi8((char)t->back_failed);
+    const __m128i before_back_failed = _mm_set1_epi8((char)(t->back_failed - 1));
     __m512i state, first;
     __m128i acc;
     while (pos < limit && n_pieces < max_pieces) {
         int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, k = 0, last_k = 16, last_g = 64;
-        uint64_t cut = 0, match = 0, gap = 0, dead = 0;
+        uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
         const uint8_t* q = s + pos;
         state = _mm512_set1_epi8((char)cur);
@@ -121,8 +129,18 @@ static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, 
             __m128i lanes = _mm_and_si128(acc, lane_bits);
             cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
             match |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_slli_epi16(acc, 1)) >> shift) << n;
-            gap |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, gap_lane)) >> shift) << n;
+            gap |= (uint64_t)((uint32_t)_mm_movemask_epi8(
+                       _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lanes, gap_lane), _mm_cmpeq_epi8(lanes, failed_gap)),
+                                    _mm_cmpeq_epi8(lanes, back_failed_gap))) >> shift) << n;
             dead |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_setzero_si128())) >> shift) << n;
+            __m128i after_back = _mm_cmpgt_epi8(lanes, before_back);
+            __m128i after_back_failed = _mm_cmpgt_epi8(lanes, before_back_failed);
+            back |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back_failed, after_back)) >> shift)
+                    << n;
+            back_failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(after_back_failed) >> shift) << n;
+            failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back,
+                                                                              _mm_cmpgt_epi8(lanes, before_failed)))
+                                 >> shift) << n;
             if (k == 16) {
                 _mm_storeu_si128((__m128i*)(steps + n), acc);
             } else {
@@ -141,22 +159,39 @@ static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, 
             n = bpetrain_ctz64(dead);
             keep = ((uint64_t)1 << n) - 1;
         }
-        cut &= keep;
-        match &= keep;
-        gap &= keep;
-        uint64_t starts = (cut & ~gap) | (~gap & keep & ((gap << 1) | (uint64_t)(cur == t->gap)));
         Py_ssize_t room = max_pieces - n_pieces;
-        if (BPETRAIN_UNLIKELY(__builtin_popcountll(cut) > room)) {
-            /* no room for them all: stop after the byte of the room-th */
-            n = bpetrain_ctz64(_pdep_u64((uint64_t)1 << (room - 1), cut)) + 1;
+        back = (back | back_failed) & keep;  /* a lane gone back a byte: a piece ends before the byte before */
+        if (BPETRAIN_UNLIKELY(__builtin_popcountll(cut & keep) + __builtin_popcountll(back) > room)) {
+            /* no room for them all: stop before the byte whose piece ends would not fit */
+            int used = 0, b;
+            for (b = 0; b < n; b++) {
+                int ends = (int)((cut >> b) & 1) + (int)((back >> b) & 1);
+                if (used + ends > room)
+                    break;
+                used += ends;
+            }
+            n = b;
             keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
-            cut &= keep;
-            match &= keep;
-            starts &= keep;
+            back &= keep;
             stop = 2;
         }
+        cut = (cut & keep) | (back >> 1);
+        match &= keep;
+        failed = (failed | back_failed) & keep;  /* a lane after a failed piece's byte: that byte is in the gap */
+        gap = (gap & keep) | (failed >> 1);
+        uint64_t starts = (cut & ~gap)
+                          | (~gap & keep & ((gap << 1) | (uint64_t)(cur == t->gap || cur == t->failed_gap
+                                                                 || cur == t->back_failed || (failed & 1))));
         if (match)
             *last = pos + 63 - bpetrain_clz64(match);
+        if (back & 1) {  /* the piece ends before the byte before the block */
+            bounds[2 * n_pieces] = open;
+            bounds[2 * n_pieces + 1] = pos - 1;
+            n_pieces++;
+            open = pos - 1;
+        }
+        if (open >= pos - 1 && (failed >> (open - pos + 1)) & 1)  /* the open piece failed: its byte is in the gap */
+            open = -1;
         if (open < 0 && starts) {
             open = pos + bpetrain_ctz64(starts);
             starts &= starts - 1;
@@ -200,7 +235,7 @@ static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, 
     }
     *count = n_pieces;
     *lane = cur;
-    *piece = cur == t->gap ? pos : open;
+    *piece = cur == t->gap || cur == t->failed_gap || cur == t->back_failed ? pos : open;
     return pos;
 }
 #else

@@ -20,6 +20,9 @@ cdef extern from "_dfa_shuffle.h":
         const uint32_t* pair_offsets
         int restart
         int gap
+        int failed_gap
+        int back
+        int back_failed
 
 # The program's instruction set, declared here only: the compiler
 # (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``

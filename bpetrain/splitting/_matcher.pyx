@@ -1111,7 +1111,7 @@ cdef class Program:
                 special = arrays["shuffle_special"]
                 if rows.ndim != 2 or rows.shape[1] != 64 or codes.shape != (256,) or int(codes.max()) >= len(rows) \
                         or lanes.shape != (len(trans),) or int(lanes.max()) >= 64 or lane_state.shape != (64,) \
-                        or int(lane_state.max()) // width >= len(trans) or special.shape != (2,) \
+                        or int(lane_state.max()) // width >= len(trans) or special.shape != (5,) \
                         or (len(shuffle_pairs) and shuffle_pairs.shape != (len(rows) * len(rows), 64)):
                     raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
                 owned.update(shuffle_rows=rows, shuffle_offsets=offsets, shuffle_pair_offsets=pair_offsets,
@@ -1124,6 +1124,9 @@ cdef class Program:
                     self.tables.shuffle.pair_offsets = <const uint32_t*><Py_ssize_t>pair_offsets.ctypes.data
                 self.tables.shuffle.restart = int(special[0])
                 self.tables.shuffle.gap = int(special[1])
+                self.tables.shuffle.failed_gap = int(special[2])
+                self.tables.shuffle.back = int(special[3])
+                self.tables.shuffle.back_failed = int(special[4])
                 self.tables.dfa_lane = <const uint8_t*><Py_ssize_t>lanes.ctypes.data
                 self.tables.dfa_lane_state = <const uint32_t*><Py_ssize_t>lane_state.ctypes.data
                 # one reading: a step does not wait on a load, so a second reading gains nothing
