@@ -57,20 +57,27 @@ typedef struct {
 } bpetrain_shuffle;
 
 #ifdef BPETRAIN_SHUFFLE_VBMI
-/* The DFA from lane *lane (live, not the gap) at s[pos] in the piece that starts at *piece,
-   up to limit, while it has room (*count < max_pieces): each piece it ends goes to
+/* The DFA from lane *lane (live, not a gap) at s[pos] in the piece that starts at *piece, up
+   to limit, while it has room (*count < max_pieces): each piece it ends goes to
    bounds[2 * *count], bounds[2 * *count + 1] (*count then one more), *last to the position of
-   the last match end. Where no thread is left but a match ended in the piece after its start
-   (DFA_SLOW, the usual end of a run of spaces), the piece ends there and the DFA reads on
-   from it, as _matcher.pyx's loop does. Stops before a byte >= 0x80, before another DFA_SLOW,
-   at limit, or after the byte of the max_pieces-th piece end. Returns the position reached;
-   *lane is the lane there, *piece where the piece there starts (in the gap: the position).
+   the last match end. Returns the position reached; *lane is the lane there, *piece where the
+   piece there starts (in a gap: the position).
 
-   The steps of a block of up to 64 bytes are stored, then read back as masks (bit i: byte i):
-   piece ends (CUT), match ends, the gap, and piece starts (a CUT out of the gap, or the first
-   byte after it). With two-byte rows the loop takes two bytes a permute on its chain (the
-   first byte's step, for its flags, off the chain). The dead lane is checked every eight bytes
-   only: it is absorbing. */
+   A block of up to 64 bytes is read in groups of 16 steps, each group's steps gathered in a
+   register (palignr) and read back as bit masks (bit i: byte i): piece ends (CUT), match ends,
+   the gaps, and the lanes of the kinds that look a byte back (_dfa.shuffle_table): back (a
+   piece ends before the byte before), failed (the byte before is in the gap), back-failed
+   (both). From those come the piece starts (a CUT not into a gap, or the first byte after a
+   gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes a
+   permute on its chain (the first byte's step, for its flags, off the chain); a dead step
+   ends the group.
+
+   A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
+   after a match further back in the piece, the piece ends there and the DFA reads on from it;
+   with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
+   _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
+   it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
+   left), at limit, or where the next piece end would not fit. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2")))
 static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
                                        int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
