@@ -369,6 +369,7 @@ SHUFFLE_EDGES = b"".join(
     *(PUBLISHED[name] for name in ("qwen2", "deepseek_v3", "gpt2_hf", "bloom_llamacpp", "falcon_punct",
                                    "seed_coder")),
     r"\s+(?!\S)|\s+|\S+", r"\w+(?=\s)|\s", r"[a-z]+|\d",
+    r"(?:\P{Nd}{0,}?\S{2})",  # the start state again after a byte: not a piece's first byte
 ])
 def test_shuffles_stop_and_start_again(pat_str):
     program = Program(pat_str, stored_program(pat_str))
@@ -379,6 +380,14 @@ def test_shuffles_stop_and_start_again(pat_str):
         want = reference(pat_str, data)
         check_interleaved(program, pat_str, data, want=want)
         check_interleaved(tables, pat_str, data, want=want)
+
+
+def test_shuffles_know_where_the_piece_started():
+    """A state the DFA starts in is also reached inside a piece (a lazy loop back to it): a piece
+    that fails there started further back than a byte (found by the generated patterns)."""
+    pat_str = r"(?:\P{Nd}{0,}?\S{2})"
+    for data in (b"\t0\tcan't", b"x\t0\tca", b"\t0\tcan" * 9):
+        check_interleaved(Program(pat_str, stored_program(pat_str)), pat_str, data)
 
 
 def test_shuffles_refuse_too_many_states():

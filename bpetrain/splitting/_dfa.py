@@ -503,10 +503,14 @@ SHUFFLE_MATCH, SHUFFLE_CUT = 0x40, 0x80
 MAX_SHUFFLE_PAIR_BYTES = 1 << 16
 
 # The kinds of lanes of :func:`shuffle_table`, keyed (state, the class of the byte before it or
-# None, kind, whether a piece started at the byte before): a state; one entered by going back a
-# byte; one entered after a failed piece's first byte. The gap's keys have no state.
+# None, kind, where the piece started): a state; one entered by going back a byte; one entered
+# after a failed piece's first byte; and after going back to a byte that no piece takes. The
+# gaps' keys have no state. Where the piece started: _LATER (no matter), _BYTE_BACK (at the
+# byte before), _HERE (here: a start state at a piece start).
 _PLAIN, _BACK, _FAILED, _BACK_FAILED = range(4)
-_GAP, _FAILED_GAP, _BACK_FAILED_GAP = (-1, None, _PLAIN, False), (-2, None, _FAILED, False), (-3, None, _BACK_FAILED, False)
+_LATER, _BYTE_BACK, _HERE = range(3)
+_GAP, _FAILED_GAP, _BACK_FAILED_GAP = (-1, None, _PLAIN, _LATER), (-2, None, _FAILED, _LATER), (-3, None, _BACK_FAILED,
+                                                                                                  _LATER)
 
 
 def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray) -> dict[str, np.ndarray]:
@@ -552,7 +556,9 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
         code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``, or
         no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
         ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_lane`` (uint8,
-        shape (n_states,)): the lane the loop enters a state by, 0 for none; ``shuffle_state``
+        shape (3, n_states)): the lane the loop enters a state by, 0 for none: row 0 wherever
+        the piece started, row 1 if it started at the byte before, row 2 if it starts here
+        (a start state); ``shuffle_state``
         (uint32, shape (64,)): each lane's state as a row offset in ``trans`` (the gaps': the
         start state away from the string's start); ``shuffle_special`` (uint8, shape (5,)): the
         lanes of that start state, of the gap, of the failed gap (the failed lanes follow it),
@@ -577,17 +583,18 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
     def lanes_of(split_first: bool) -> tuple[list, list]:
         def target(e: int, k: int, kind: int, first: bool) -> tuple:
             nxt = (e & ~7) // width
-            return (nxt, k if e & MATCH and nxt in going_back else None, kind, first and split_first)
+            return (nxt, k if e & MATCH and nxt in going_back else None, kind,
+                    _BYTE_BACK if first and split_first else _LATER)
 
         def step(key: tuple, k: int) -> tuple[tuple | None, int]:
             """The lane key after a byte of class k, and the entry's flags (None: dead)."""
-            state, before, _, first = key
+            state, before, _, started = key
             if state < 0:  # a gap
                 e = int(trans[restart, k])
                 return (_GAP, 0) if e & SLOW else (target(e, k, _PLAIN, True), flags(e))
             e = int(trans[state, k])
             if not e & SLOW:
-                return target(e, k, _PLAIN, bool(e & CUT) or state in starts), flags(e)
+                return target(e, k, _PLAIN, bool(e & CUT) or started == _HERE), flags(e)
             if e & CUT:
                 return _GAP, SHUFFLE_CUT
             if before is not None:  # the last match ended a byte back, before a byte of class `before`
@@ -598,12 +605,12 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
                 if not e2 & CUT:  # and no piece takes that byte (as below)
                     nxt, entry = step(_GAP, k)
                     return (_BACK_FAILED_GAP if nxt == _GAP else nxt[:2] + (_BACK_FAILED, nxt[3])), entry
-            elif first:  # no match where the piece started, a byte back: that byte is in the gap
+            elif started == _BYTE_BACK:  # no match in the piece that started a byte back: that byte is in the gap
                 nxt, entry = step(_GAP, k)
                 return (_FAILED_GAP if nxt == _GAP else nxt[:2] + (_FAILED, nxt[3])), entry
             return None, 0
 
-        queue = [(s, None, _PLAIN, False) for s in starts] + [_GAP, _FAILED_GAP, _BACK_FAILED_GAP]
+        queue = [(s, None, _PLAIN, _HERE) for s in starts] + [_GAP, _FAILED_GAP, _BACK_FAILED_GAP]
         seen = set(queue)
         edges = []
         for key in queue:  # grows as it goes
@@ -633,12 +640,12 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
         for code, (nxt, entry) in enumerate(row):
             if nxt is not None:
                 rows[code, lane[key]] = lane[nxt] | entry
-    lanes = np.zeros(n_states, dtype=np.uint8)
+    lanes = np.zeros((3, n_states), dtype=np.uint8)
     offsets = np.zeros(SHUFFLE_STATES, dtype=np.uint32)
     for key, i in lane.items():
         offsets[i] = (restart if key[0] < 0 else key[0]) * width
-        if key[0] >= 0 and key[1] is None and key[2] == _PLAIN and not key[3]:
-            lanes[key[0]] = i
+        if key[0] >= 0 and key[1] is None and key[2] == _PLAIN:
+            lanes[key[3], key[0]] = i
     n_codes = len(rows)
     if n_codes * n_codes * SHUFFLE_STATES <= MAX_SHUFFLE_PAIR_BYTES:
         # two bytes: the second's step from where the first's leads (the dead lane's row is dead)
@@ -647,7 +654,7 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
     else:
         pairs = np.zeros((0, SHUFFLE_STATES), dtype=np.uint8)
     first_back = min((lane[key] for key in keys if key[2] == _BACK), default=lane[_BACK_FAILED_GAP])
-    special = [lane[(restart, None, _PLAIN, False)], lane[_GAP], lane[_FAILED_GAP], first_back,
+    special = [lane[(restart, None, _PLAIN, _HERE)], lane[_GAP], lane[_FAILED_GAP], first_back,
                lane[_BACK_FAILED_GAP]]
     return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
             "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8)}

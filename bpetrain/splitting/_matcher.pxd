@@ -124,7 +124,8 @@ cdef struct Tables:
     # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
     # NULL: none.
     shuffle_tables shuffle
-    const uint8_t* dfa_lane       # state -> its lane in the shuffle table (0: none)
+    const uint8_t* dfa_lane       # [where its piece started, state] -> its lane in the shuffle table (0: none)
+    Py_ssize_t dfa_n_states
     const uint32_t* dfa_lane_state   # lane -> the state's row offset
 
 

@@ -655,9 +655,13 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     cdef Py_ssize_t piece = r.piece, i
     cdef int lane
     while pos < limit and count < max_pieces:
-        if t.shuffle.rows != NULL:  # ASCII bytes by vector shuffles while it can (_dfa_shuffle.h)
-            lane = t.dfa_lane[off >> shift]
-            if lane and s[pos] < 0x80:
+        if t.shuffle.rows != NULL and s[pos] < 0x80:  # ASCII bytes by vector shuffles while it can (_dfa_shuffle.h)
+            # the state's lane, by where its piece started (here, a byte back, or before)
+            i = pos - (bounds[2 * count - 1] if count > first else piece)
+            lane = t.dfa_lane[(2 if i == 0 else 1 if i == 1 else 0) * t.dfa_n_states + (off >> shift)]
+            if not lane:
+                lane = t.dfa_lane[off >> shift]
+            if lane:
                 # the pieces before ``first`` are read in full: the shuffle loop writes their starts
                 for i in range(first, count):
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
@@ -1110,7 +1114,7 @@ cdef class Program:
                 lane_state = np.ascontiguousarray(arrays["shuffle_state"], dtype=np.uint32)
                 special = arrays["shuffle_special"]
                 if rows.ndim != 2 or rows.shape[1] != 64 or codes.shape != (256,) or int(codes.max()) >= len(rows) \
-                        or lanes.shape != (len(trans),) or int(lanes.max()) >= 64 or lane_state.shape != (64,) \
+                        or lanes.shape != (3, len(trans)) or int(lanes.max()) >= 64 or lane_state.shape != (64,) \
                         or int(lane_state.max()) // width >= len(trans) or special.shape != (5,) \
                         or (len(shuffle_pairs) and shuffle_pairs.shape != (len(rows) * len(rows), 64)):
                     raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
@@ -1128,6 +1132,7 @@ cdef class Program:
                 self.tables.shuffle.back = int(special[3])
                 self.tables.shuffle.back_failed = int(special[4])
                 self.tables.dfa_lane = <const uint8_t*><Py_ssize_t>lanes.ctypes.data
+                self.tables.dfa_n_states = len(trans)
                 self.tables.dfa_lane_state = <const uint32_t*><Py_ssize_t>lane_state.ctypes.data
                 # one reading: a step does not wait on a load, so a second reading gains nothing
                 self.tables.dfa_interleave = False
