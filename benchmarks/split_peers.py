@@ -15,6 +15,9 @@ agree too.
   (``splitting.engine_n_pieces(..., dfa=True)``), to show what the hand-written code is worth.
 - program: the backtracking program alone (``splitting.engine_n_pieces``), the splitter
   for patterns without a DFA, to show what the DFA is worth.
+- tables: where the DFA reads ASCII text by vector shuffles (a CPU with AVX-512 VBMI), the
+  DFA by its own tables alone (``splitting.engine_n_pieces(..., dfa=True, shuffle=False)``),
+  as it splits on other CPUs, to show what the shuffles are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
 
@@ -26,6 +29,9 @@ Run from the repository (after ``pip install -e '.[bench]'``)::
 
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --pattern published --repeat 3
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
+
+``--clock cpu`` times each call by the CPU time of its thread (``time.thread_time``) rather than
+by the wall clock: on a machine shared with other jobs it moves far less from run to run.
 """
 from __future__ import annotations
 
@@ -46,6 +52,7 @@ from splitting import (
     has_dfa,
     n_pieces,
     pieces,
+    reads_by_shuffles,
     regex_n_pieces,
     regex_pieces,
     resolve_all,
@@ -53,7 +60,7 @@ from splitting import (
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
-SPLITTERS = ("bpetrain", "dfa", "engine", "regex")
+SPLITTERS = ("bpetrain", "dfa", "tables", "engine", "regex")
 
 
 def check_pieces(pat_str: str, head: bytes) -> None:
@@ -79,23 +86,26 @@ def run(args) -> dict:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
         if has_dfa(pat_str) and splitter_kind(pat_str) != "DFA":
             calls[(name, "dfa")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True)
+        if reads_by_shuffles(pat_str):
+            calls[(name, "tables")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True, shuffle=False)
         if has_compiled_splitter(pat_str):
             calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
         calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
     calls = {key: call for key, call in calls.items() if key[1] == "bpetrain" or key[1] in args.splitters}
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     for i in range(args.repeat):
         for key, call in calls.items():
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
-            start = time.perf_counter()
+            start = clock()
             counts[key].add(call())
-            times[key].append(time.perf_counter() - start)
+            times[key].append(clock() - start)
     rows = []
     for name, pat_str in args.patterns:
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex"), ours)
-        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "engine")):
+        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "tables", "engine")):
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
                "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
@@ -117,6 +127,7 @@ def machine(args, n_bytes: int) -> dict:
             versions[package] = None
     return {
         "file": args.file, "n_bytes": n_bytes, "repeat": args.repeat, "check_bytes": args.check_bytes,
+        "clock": args.clock,
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "processor": platform.processor(), "threads": 1, "versions": versions,
     }
@@ -125,14 +136,15 @@ def machine(args, n_bytes: int) -> dict:
 def markdown(report: dict) -> str:
     head = report["machine"]
     lines = [
-        (f"- input: {head['file']} ({head['n_bytes'] / 1e6:.1f} MB), one thread, median of {head['repeat']} runs; "
+        (f"- input: {head['file']} ({head['n_bytes'] / 1e6:.1f} MB), one thread, median of {head['repeat']} runs "
+         f"({'CPU time of the thread' if head['clock'] == 'cpu' else 'wall time'}); "
          f"pieces of the first {min(head['check_bytes'], head['n_bytes'])} bytes checked equal to regex.finditer's"),
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
         ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | DFA alone MB/s "
-         "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+         "| DFA tables alone MB/s | program alone MB/s | regex MB/s | regex time / bpetrain's |"),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     base = next((r["bpetrain"]["mb_per_s"] for r in report["results"] if r["pattern"] == "cl100k"), None)
 
@@ -144,13 +156,15 @@ def markdown(report: dict) -> str:
         versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"
         lines.append(
             f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {versus} "
-            f"| {speed(r, 'dfa')} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
+            f"| {speed(r, 'dfa')} | {speed(r, 'tables')} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
         )
     lines += [
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
          "matcher's syntax is decoded and split by the regex module). DFA alone: the pattern's DFA without the "
-         "hand-written code (shown where bpetrain runs hand-written code). program alone: the backtracking program. "
+         "hand-written code (shown where bpetrain runs hand-written code). DFA tables alone: the DFA without vector "
+         "shuffles, as on a CPU without AVX-512 VBMI (shown where bpetrain's DFA reads by shuffles). program alone: "
+         "the backtracking program. "
          "regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
     return "\n".join(lines)
@@ -168,10 +182,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
-    parser.add_argument("--splitters", default="dfa,engine,regex", type=lambda v: set(v.split(",")) - {""},
-                        help="which splitters to time beside bpetrain's: a comma-separated subset of dfa, engine "
-                        "(the backtracking program) and regex (default: all three; none: bpetrain's alone, "
-                        "round-robin over the patterns, which keeps their ratios steadier on a busy machine)")
+    parser.add_argument("--splitters", default="dfa,tables,engine,regex", type=lambda v: set(v.split(",")) - {""},
+                        help="which splitters to time beside bpetrain's: a comma-separated subset of dfa, tables "
+                        "(the DFA without vector shuffles), engine (the backtracking program) and regex (default: "
+                        "all four; none: bpetrain's alone, round-robin over the patterns, which keeps their ratios "
+                        "steadier on a busy machine)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="time each call by the wall clock or by its thread's CPU time (steadier on a machine "
+                        "shared with other jobs; default: wall)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
@@ -183,8 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file: {args.file}")
     if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0:
         parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0")
-    if args.splitters - {"dfa", "engine", "regex"}:
-        parser.error(f"--splitters takes dfa, engine and regex, got {','.join(sorted(args.splitters))}")
+    if args.splitters - {"dfa", "tables", "engine", "regex"}:
+        parser.error(f"--splitters takes dfa, tables, engine and regex, got {','.join(sorted(args.splitters))}")
     try:
         args.patterns = resolve_all(args.pattern or ["all", "published"], "all")
     except ValueError as exc:

@@ -160,14 +160,21 @@ def n_pieces(pat_str: str, data: bytes) -> int:
 
 
 @functools.cache
-def _engine(pat_str: str, dfa: bool) -> Program:
-    return Program(pat_str, compile_program(pat_str), dfa=dfa)
+def _engine(pat_str: str, dfa: bool, shuffle: bool) -> Program:
+    return Program(pat_str, compile_program(pat_str), dfa=dfa, shuffle=shuffle)
 
 
-def engine_n_pieces(pat_str: str, data: bytes, *, dfa: bool = False) -> int:
+def engine_n_pieces(pat_str: str, data: bytes, *, dfa: bool = False, shuffle: bool = True) -> int:
     """:func:`n_pieces` with the compiled program alone, never hand-written code: the
-    backtracking matcher, or with ``dfa`` the DFA (where the pattern has one)."""
-    return _engine(pat_str, dfa).n_pieces(data)
+    backtracking matcher, or with ``dfa`` the DFA (where the pattern has one), reading ASCII
+    text by vector shuffles where it can, or (``shuffle`` False) by its own tables alone."""
+    return _engine(pat_str, dfa, shuffle).n_pieces(data)
+
+
+def reads_by_shuffles(pat_str: str) -> bool:
+    """Whether bpetrain's DFA reads ``pat_str``'s ASCII text by vector shuffles (``shuffle_reason``)."""
+    found = split_pattern(pat_str)
+    return found.program is not None and found.program.has_dfa and not found.shuffle_reason
 
 
 def has_dfa(pat_str: str) -> bool:

@@ -264,10 +264,13 @@ def _check_generated(data) -> None:
         # backtracking program
         assert sp.program.has_dfa or sp.dfa_reason.startswith(ALLOWED_NO_DFA), sp.dfa_reason
         engine = Program(example.pat_str, stored_program(example.pat_str), dfa=False)
+        # the DFA by its own tables, where sp's reads ASCII by vector shuffles
+        tables = Program(example.pat_str, stored_program(example.pat_str), shuffle=False)
         for doc in [*docs, b"".join(docs)]:
             check(engine, example.pat_str, doc)
             if sp.program.has_dfa:
                 check_interleaved(sp.program, example.pat_str, doc)
+                check_interleaved(tables, example.pat_str, doc)
 
 
 # --- the DFA's two interleaved readings -----------------------------------------------------
@@ -302,15 +305,17 @@ _DFA_PUBLISHED = [name for name in PUBLISHED if SplitPattern(PUBLISHED[name]).pr
 @given(data=st.data())
 def test_interleaved_readings_published_hypothesis(name, data):
     pat_str = PUBLISHED[name]
-    program = Program(pat_str, stored_program(pat_str))  # the DFA alone, no hand-written code
+    # the DFA alone, no hand-written code: by its own tables (two readings), and by shuffles (one)
     docs = data.draw(st.lists(documents(_CHARS[name], _SAMPLES.get(name, ())), min_size=1, max_size=4))
-    check_interleaved(program, pat_str, b"".join(docs))
+    for shuffle in (False, True):
+        check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, b"".join(docs))
 
 
+@pytest.mark.parametrize("shuffle", [False, True])
 @pytest.mark.parametrize("name", ["qwen2", "tekken", "gpt2", "deepseek_v3", "bloom_llamacpp"])
-def test_interleaved_readings_real_and_adversarial_text(name, prose):
+def test_interleaved_readings_real_and_adversarial_text(name, shuffle, prose):
     pat_str = PUBLISHED[name]
-    program = Program(pat_str, stored_program(pat_str))
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
     check_interleaved(program, pat_str, prose[:60_000])
     check_interleaved(program, pat_str, MULTILINGUAL.encode("utf-8") * 2)
     for data in ADVERSARIAL:
@@ -334,9 +339,64 @@ def test_interleaved_readings_real_and_adversarial_text(name, prose):
     ],
 )
 def test_interleaved_readings_that_meet_late_or_never(pat_str, data, want):
+    for shuffle in (False, True):
+        program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+        assert program.has_dfa, program.dfa_reason
+        check_interleaved(program, pat_str, data, want=want)
+
+
+# --- the DFA on ASCII text by vector shuffles -----------------------------------------------
+
+
+@pytest.mark.parametrize("name", _DFA_PUBLISHED)
+def test_shuffles_read_the_published_patterns(name):
+    program = split_pattern(PUBLISHED[name]).program
+    if not (program.native or program.blocks):  # the DFA splits
+        assert program.shuffle_reason in ("", "this CPU (or build) has no AVX-512 VBMI"), program.shuffle_reason
+        assert split_pattern(PUBLISHED[name]).shuffle_reason == (program.shuffle_reason or None)
+
+
+#: Text where the shuffle loop stops and starts again: runs of spaces and newlines of every
+#: length before words (the DFA goes back to its last match), bytes no piece takes (the gap),
+#: bytes >= 0x80, across its groups of 16 and blocks of 64 bytes.
+SHUFFLE_EDGES = b"".join(
+    b" " * k + b"x" + b"\n" * (k % 5) + b"  " * (k % 3) + b"y." + b"7" * (k % 4) + b"(" * (k % 2) + b"\t\n z"
+    + ("\u00e9" * (k % 3)).encode() + b"'s" for k in range(1, 90)
+)
+
+
+@pytest.mark.parametrize("pat_str", [
+    *(PUBLISHED[name] for name in ("qwen2", "deepseek_v3", "gpt2_hf", "bloom_llamacpp", "falcon_punct",
+                                   "seed_coder")),
+    r"\s+(?!\S)|\s+|\S+", r"\w+(?=\s)|\s", r"[a-z]+|\d",
+    r"(?:\P{Nd}{0,}?\S{2})",  # the start state again after a byte: not a piece's first byte
+])
+def test_shuffles_stop_and_start_again(pat_str):
     program = Program(pat_str, stored_program(pat_str))
-    assert program.has_dfa, program.dfa_reason
-    check_interleaved(program, pat_str, data, want=want)
+    tables = Program(pat_str, stored_program(pat_str), shuffle=False)
+    want = reference(pat_str, SHUFFLE_EDGES)
+    for cut in range(0, 130, 7):  # every alignment of the groups
+        data = SHUFFLE_EDGES[cut:]
+        want = reference(pat_str, data)
+        check_interleaved(program, pat_str, data, want=want)
+        check_interleaved(tables, pat_str, data, want=want)
+
+
+def test_shuffles_know_where_the_piece_started():
+    """A state the DFA starts in is also reached inside a piece (a lazy loop back to it): a piece
+    that fails there started further back than a byte (found by the generated patterns)."""
+    pat_str = r"(?:\P{Nd}{0,}?\S{2})"
+    for data in (b"\t0\tcan't", b"x\t0\tca", b"\t0\tcan" * 9):
+        check_interleaved(Program(pat_str, stored_program(pat_str)), pat_str, data)
+
+
+def test_shuffles_refuse_too_many_states():
+    """A DFA that ASCII text takes through more states than a vector has lanes keeps its own tables."""
+    pat_str = r"(?:ab){40}|."
+    program = Program(pat_str, stored_program(pat_str))
+    assert program.has_dfa and "states" in program.shuffle_reason, program.shuffle_reason
+    check_interleaved(program, pat_str, b"ab" * 100 + b"a" + b"ab" * 45)
+    assert Program(pat_str, stored_program(pat_str), dfa=False).shuffle_reason == "not asked for"
 
 
 def test_interleaved_readings_reject_a_negative_span():

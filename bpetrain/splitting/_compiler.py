@@ -543,7 +543,13 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         byte is in, and the top-level alternatives it can start); ``stage1``, ``stage2``
         (uint16) and ``sig_mask``, ``sig_cand`` (uint64) for the other code points; and
         ``follow`` (uint64, shape (64,): for each set, the sets that can be read right
-        after it in one attempt to match).
+        after it in one attempt to match). The DFA: ``dfa_trans``, ``dfa_eot``, ``dfa_start``
+        (:func:`bpetrain.splitting._dfa.build_dfa`), ``dfa_pairs``, ``dfa_codes``
+        (:func:`~bpetrain.splitting._dfa.pair_table`), ``dfa_class`` (uint16, shape (128,):
+        each ASCII byte's class), the ``shuffle_*`` arrays
+        (:func:`~bpetrain.splitting._dfa.shuffle_table`), and ``dfa_reason``,
+        ``shuffle_reason`` (uint8: why there is no DFA, no shuffle table, as UTF-8; empty
+        when there is).
 
     Raises
     ------
@@ -552,7 +558,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     """
     import numpy as np
 
-    from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table
+    from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, shuffle_table
 
     if regex.DEFAULT_VERSION != regex.VERSION0:
         raise Unsupported("regex.DEFAULT_VERSION is not VERSION0")
@@ -624,6 +630,11 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
         dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
         dfa["dfa_reason"] = np.zeros(0, dtype=np.uint8)
+        try:
+            dfa.update(shuffle_table(dfa["dfa_trans"], ascii_class, dfa["dfa_start"]))
+            dfa["shuffle_reason"] = np.zeros(0, dtype=np.uint8)
+        except NoDfa as exc:
+            dfa["shuffle_reason"] = np.frombuffer(str(exc).encode(), dtype=np.uint8)
     except NoDfa as exc:
         dfa = {"dfa_trans": np.zeros((0, 1), dtype=np.uint16), "dfa_eot": np.zeros(0, dtype=np.uint8),
                "dfa_start": np.zeros(2, dtype=np.uint32), "dfa_pairs": np.zeros((0, 1), dtype=np.uint32),

@@ -46,7 +46,7 @@ import numpy as np
 
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces"]
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
@@ -493,3 +493,173 @@ def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, 
     out[:, :, len(present):] = PAIR_SLOW
     out[0] = PAIR_SLOW
     return out.reshape(n_states, size * size).astype(np.uint32), codes
+
+
+#: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector.
+SHUFFLE_STATES = 64
+#: Flags of a shuffle-table entry, above its six bits of lane.
+SHUFFLE_MATCH, SHUFFLE_CUT = 0x40, 0x80
+#: The largest table of two-byte steps kept (:func:`shuffle_table`), in bytes.
+MAX_SHUFFLE_PAIR_BYTES = 1 << 16
+
+# The kinds of lanes of :func:`shuffle_table`, keyed (state, the class of the byte before it or
+# None, kind, where the piece started): a state; one entered by going back a byte; one entered
+# after a failed piece's first byte; and after going back to a byte that no piece takes. The
+# gaps' keys have no state. Where the piece started: _LATER (no matter), _BYTE_BACK (at the
+# byte before), _HERE (here: a start state at a piece start).
+_PLAIN, _BACK, _FAILED, _BACK_FAILED = range(4)
+_LATER, _BYTE_BACK, _HERE = range(3)
+_GAP, _FAILED_GAP, _BACK_FAILED_GAP = (-1, None, _PLAIN, _LATER), (-2, None, _FAILED, _LATER), (-3, None, _BACK_FAILED,
+                                                                                                  _LATER)
+
+
+def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray) -> dict[str, np.ndarray]:
+    """The DFA on ASCII text as one 64-byte row of next lanes per byte class, so that a
+    vector shuffle takes a step (Hyperscan's "Sheng" DFA, with Intel's ``vpermb``): the
+    lane broadcast in every lane of a vector picks the lane of its next state.
+
+    A lane is a state of the DFA that the start states reach by ASCII bytes, with what the
+    splitting loop (``_matcher.pyx``, ``_dfa_fast``) would have to look back for, so that the
+    usual ends of pieces need no going back:
+
+    - the *gap*: where :func:`_fast_table` says CUT | SLOW (a piece ends before the byte and
+      none starts with it), the step goes to the gap with SHUFFLE_CUT; from the gap a byte that
+      starts no piece stays in it, any other steps as the start state does (a piece starts);
+    - a state entered by a transition with MATCH (inside a run of spaces whose match ends before
+      its last byte), if it has a SLOW on an ASCII byte, has a lane per class of the byte read
+      into it: the SLOW, which goes back to that match a byte back, steps as the start state
+      reading that byte, then the current one (a lane of kind *back*: a piece ends a byte back),
+      or, if no piece takes that byte, reads the current one from the gap (kind *back-failed*);
+    - a state entered by a piece's first byte has a lane of its own (if the lanes suffice): no
+      match has ended in its piece, so its SLOW puts that byte in the gap and reads the current
+      one from the gap (a lane of kind *failed*, or the failed gap).
+
+    Other SLOWs (back further) and bytes >= 0x80 step into the dead lane 0: the loop takes
+    those one character at a time. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
+    CUT, SHUFFLE_MATCH for MATCH.
+
+    Parameters
+    ----------
+    trans : numpy.ndarray of uint32, shape (n_states, width)
+        :func:`_fast_table`'s transitions.
+    ascii_class : numpy.ndarray of uint16, shape (128,)
+        The class of each ASCII byte.
+    start : numpy.ndarray of uint32, shape (2,)
+        The start states' row offsets (``dfa_start``).
+
+    Returns
+    -------
+    dict of numpy.ndarray
+        ``shuffle_rows`` (uint8, shape (n_codes, 64)): row ``code``, lane ``lane``: the next
+        lane after a byte of that code | flags, the last row all dead (bytes >= 0x80);
+        ``shuffle_pairs`` (uint8, shape (n_codes * n_codes, 64)): row ``code1 * n_codes +
+        code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``, or
+        no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
+        ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_offsets`` (uint16)
+        and ``shuffle_pair_offsets`` (uint32, shape (256,)): each byte's offset in
+        ``shuffle_rows`` and, as the first of two bytes, in ``shuffle_pairs``; ``shuffle_lane`` (uint8,
+        shape (3, n_states)): the lane the loop enters a state by, 0 for none: row 0 wherever
+        the piece started, row 1 if it started at the byte before, row 2 if it starts here
+        (a start state); ``shuffle_state``
+        (uint32, shape (64,)): each lane's state as a row offset in ``trans`` (the gaps': the
+        start state away from the string's start); ``shuffle_special`` (uint8, shape (5,)): the
+        lanes of that start state, of the gap, of the failed gap (the failed lanes follow it),
+        the first back lane (the others follow it), the back-failed gap (the back-failed lanes
+        follow it).
+
+    Raises
+    ------
+    NoDfa
+        If ASCII text reaches more lanes than a vector has.
+    """
+    n_states, width = trans.shape
+    present = np.unique(ascii_class).tolist()
+    restart = int(start[0]) // width
+    starts = sorted({int(s) // width for s in start})
+    # the states whose "no thread left" on an ASCII byte may go back to the last match
+    going_back = set(np.flatnonzero(((trans[:, present] & (SLOW | CUT)) == SLOW).any(axis=1)).tolist())
+
+    def flags(e: int) -> int:
+        return (SHUFFLE_CUT if e & CUT else 0) | (SHUFFLE_MATCH if e & MATCH else 0)
+
+    def lanes_of(split_first: bool) -> tuple[list, list]:
+        def target(e: int, k: int, kind: int, first: bool) -> tuple:
+            nxt = (e & ~7) // width
+            return (nxt, k if e & MATCH and nxt in going_back else None, kind,
+                    _BYTE_BACK if first and split_first else _LATER)
+
+        def step(key: tuple, k: int) -> tuple[tuple | None, int]:
+            """The lane key after a byte of class k, and the entry's flags (None: dead)."""
+            state, before, _, started = key
+            if state < 0:  # a gap
+                e = int(trans[restart, k])
+                return (_GAP, 0) if e & SLOW else (target(e, k, _PLAIN, True), flags(e))
+            e = int(trans[state, k])
+            if not e & SLOW:
+                return target(e, k, _PLAIN, bool(e & CUT) or started == _HERE), flags(e)
+            if e & CUT:
+                return _GAP, SHUFFLE_CUT
+            if before is not None:  # the last match ended a byte back, before a byte of class `before`
+                e1 = int(trans[restart, before])
+                e2 = int(trans[(e1 & ~7) // width, k]) if not e1 & SLOW else SLOW
+                if not e2 & SLOW:
+                    return target(e2, k, _BACK, bool(e2 & CUT)), flags(e2)
+                if not e2 & CUT:  # and no piece takes that byte (as below)
+                    nxt, entry = step(_GAP, k)
+                    return (_BACK_FAILED_GAP if nxt == _GAP else nxt[:2] + (_BACK_FAILED, nxt[3])), entry
+            elif started == _BYTE_BACK:  # no match in the piece that started a byte back: that byte is in the gap
+                nxt, entry = step(_GAP, k)
+                return (_FAILED_GAP if nxt == _GAP else nxt[:2] + (_FAILED, nxt[3])), entry
+            return None, 0
+
+        queue = [(s, None, _PLAIN, _HERE) for s in starts] + [_GAP, _FAILED_GAP, _BACK_FAILED_GAP]
+        seen = set(queue)
+        edges = []
+        for key in queue:  # grows as it goes
+            row = [step(key, k) for k in present]
+            for nxt, _ in row:
+                if nxt is not None and nxt not in seen:
+                    seen.add(nxt)
+                    queue.append(nxt)
+            edges.append((key, row))
+        return [key for key in queue if key[0] >= 0], edges
+
+    keys, edges = lanes_of(True)
+    if len(keys) + 4 > SHUFFLE_STATES:  # dead, and the three gaps
+        keys, edges = lanes_of(False)
+        if len(keys) + 4 > SHUFFLE_STATES:
+            raise NoDfa(f"ASCII text reaches more than {SHUFFLE_STATES - 4} states (and copies of them)")
+    # lanes: 0 dead, the states, the gap, the failed gap, the failed lanes, the back lanes (the
+    # splitting loop tells the last four kinds by lane)
+    order = ([key for key in keys if key[2] == _PLAIN] + [_GAP, _FAILED_GAP]
+             + [key for key in keys if key[2] == _FAILED] + [key for key in keys if key[2] == _BACK]
+             + [_BACK_FAILED_GAP] + [key for key in keys if key[2] == _BACK_FAILED])
+    lane = {key: i + 1 for i, key in enumerate(order)}
+    codes = np.full(256, len(present), dtype=np.uint8)
+    codes[:128] = np.searchsorted(present, ascii_class)
+    rows = np.zeros((len(present) + 1, SHUFFLE_STATES), dtype=np.uint8)
+    for key, row in edges:
+        for code, (nxt, entry) in enumerate(row):
+            if nxt is not None:
+                rows[code, lane[key]] = lane[nxt] | entry
+    lanes = np.zeros((3, n_states), dtype=np.uint8)
+    offsets = np.zeros(SHUFFLE_STATES, dtype=np.uint32)
+    for key, i in lane.items():
+        offsets[i] = (restart if key[0] < 0 else key[0]) * width
+        if key[0] >= 0 and key[1] is None and key[2] == _PLAIN:
+            lanes[key[3], key[0]] = i
+    n_codes = len(rows)
+    if n_codes * n_codes * SHUFFLE_STATES <= MAX_SHUFFLE_PAIR_BYTES:
+        # two bytes: the second's step from where the first's leads (the dead lane's row is dead)
+        pairs = rows[np.arange(n_codes)[None, :, None], (rows & (SHUFFLE_STATES - 1))[:, None, :]]
+        pairs = pairs.reshape(n_codes * n_codes, SHUFFLE_STATES)
+    else:
+        pairs = np.zeros((0, SHUFFLE_STATES), dtype=np.uint8)
+    first_back = min((lane[key] for key in keys if key[2] == _BACK), default=lane[_BACK_FAILED_GAP])
+    special = [lane[(restart, None, _PLAIN, _HERE)], lane[_GAP], lane[_FAILED_GAP], first_back,
+               lane[_BACK_FAILED_GAP]]
+    return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
+            "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8),
+            "shuffle_offsets": codes.astype(np.uint16) * np.uint16(SHUFFLE_STATES),
+            "shuffle_pair_offsets": codes.astype(np.uint32) * np.uint32(n_codes * SHUFFLE_STATES)}
+

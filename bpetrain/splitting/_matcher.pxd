@@ -12,6 +12,18 @@ from bpetrain.splitting._blocks cimport ascii_classes_standard, block_scan, bloc
 from bpetrain.splitting._blocks cimport piece_end as native_piece_end
 
 
+cdef extern from "_dfa_shuffle.h":
+    ctypedef struct shuffle_tables "bpetrain_shuffle":
+        const uint8_t* rows
+        const uint16_t* offsets
+        const uint8_t* pairs
+        const uint32_t* pair_offsets
+        int restart
+        int gap
+        int failed_gap
+        int back
+        int back_failed
+
 # The program's instruction set, declared here only: the compiler
 # (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``
 # makes them ints of the module bpetrain.splitting._matcher for the compiler to import;
@@ -109,6 +121,12 @@ cdef struct Tables:
     int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
     int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
     bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
+    # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
+    # NULL: none.
+    shuffle_tables shuffle
+    const uint8_t* dfa_lane       # [where its piece started, state] -> its lane in the shuffle table (0: none)
+    Py_ssize_t dfa_n_states
+    const uint32_t* dfa_lane_state   # lane -> the state's row offset
 
 
 cdef class Program:
@@ -119,6 +137,8 @@ cdef class Program:
     cdef object _arrays           # the buffers (numpy arrays or memoryviews) that own the other tables
     cdef readonly str pat_str
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
+    cdef readonly str shuffle_reason  # why the DFA does not read ASCII by vector shuffles ("": it does)
+    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned) except -1
 
 
 # End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,

@@ -28,6 +28,14 @@ from bpetrain.splitting import _blocks
 cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
+cdef extern from "_dfa_shuffle.h":
+    int shuffle_ready "bpetrain_shuffle_ready"() noexcept nogil
+    int shuffle_isa "bpetrain_shuffle_isa"
+    Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
+                                                  const shuffle_tables* t, int* lane, Py_ssize_t* piece,
+                                                  Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
+                                                  Py_ssize_t* last) noexcept nogil
+
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos
     BT_GREEDY = 1   # give back one character of the run of instruction pc: pos its end, pos2 its least end
@@ -664,8 +672,27 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
     cdef Py_ssize_t first = r.first
     cdef uint32_t off = r.off, poff, e = 0
+    cdef Py_ssize_t piece = r.piece, i
+    cdef int lane
     while pos < limit and count < max_pieces:
-        if pairs != NULL:  # two ASCII bytes a step while it can
+        if t.shuffle.rows != NULL and s[pos] < 0x80:  # ASCII bytes by vector shuffles while it can (_dfa_shuffle.h)
+            # the state's lane, by where its piece started (here, a byte back, or before)
+            i = pos - (bounds[2 * count - 1] if count > first else piece)
+            lane = t.dfa_lane[(2 if i == 0 else 1 if i == 1 else 0) * t.dfa_n_states + (off >> shift)]
+            if not lane:
+                lane = t.dfa_lane[off >> shift]
+            if lane:
+                # the pieces before ``first`` are read in full: the shuffle loop writes their starts
+                for i in range(first, count):
+                    bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
+                if count > first:
+                    piece = bounds[2 * count - 1]
+                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last)
+                first = count
+                off = t.dfa_lane_state[lane]
+                if pos >= limit or count == max_pieces:
+                    break
+        elif pairs != NULL:  # two ASCII bytes a step while it can
             poff = (off >> shift) << pair_shift
             while pos + 1 < limit and count + 1 < max_pieces:  # a byte >= 0x80 makes PAIR_SLOW
                 e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
@@ -679,7 +706,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 break
         e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
         if e & DFA_SLOW:
-            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else r.piece):
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
                 r.stuck = True
                 break
             bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
@@ -695,6 +722,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     r.pos = pos
     r.last = last
     r.count = count
+    r.first = first
+    r.piece = piece
     r.off = off
     r.e = e
 
@@ -996,15 +1025,21 @@ cdef class Program:
         Split with the program's DFA (``arrays["dfa_trans"]``, :mod:`bpetrain.splitting._dfa`)
         where it has one and no hand-written matcher takes over; False: the backtracking
         program (tests and benchmarks compare the two).
+    shuffle : bool, default True
+        Where the DFA splits, read ASCII text by vector shuffles (``arrays["shuffle_rows"]``,
+        ``_dfa_shuffle.h``) where the pattern and the CPU allow; False: by the DFA's own
+        tables alone (tests compare the two).
 
     Attributes
     ----------
     dfa_reason : str
         Why the DFA does not split ("" when it does).
+    shuffle_reason : str
+        Why the DFA does not read ASCII text by vector shuffles ("" when it does).
     """
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
-                  *, bint dfa=True):
+                  *, bint dfa=True, bint shuffle=True):
         # The arrays are read through typed memoryviews (numpy arrays or the memoryviews of
         # _charsets.read_arrays alike), so that a program read back from the cache at
         # start-up needs no numpy; ``owned`` keeps the buffers alive.
@@ -1068,6 +1103,7 @@ cdef class Program:
         self.tables.blocks = blocks_of(native) if native else blocks
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
+        self.tables.shuffle.rows = NULL
         if not self.dfa_reason and not dfa:
             self.dfa_reason = "not asked for"
         if not self.dfa_reason:
@@ -1117,6 +1153,74 @@ cdef class Program:
                 # whitespace (benchmarks/README.md, Splitting).
                 self.tables.dfa_interleave = not any(
                     trans[int(start[0]) // width, dfa_class[i]] & 4 for i in range(128))
+
+            self.shuffle_reason = bytes(arrays["shuffle_reason"]).decode() if "shuffle_reason" in arrays \
+                else "no shuffle table compiled"
+            if not self.shuffle_reason and not shuffle:
+                self.shuffle_reason = "not asked for"
+            if not self.shuffle_reason and not shuffle_ready():
+                self.shuffle_reason = "this CPU (or build) has no AVX-512 VBMI"
+            if not self.shuffle_reason:
+                self._read_shuffle(arrays, n_states, width, owned)
+        else:
+            self.shuffle_reason = self.dfa_reason
+
+    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned) except -1:
+        """Point ``self.tables.shuffle`` at the shuffle table of ``arrays``
+        (:func:`bpetrain.splitting._dfa.shuffle_table`), read through typed memoryviews, as
+        the DFA's arrays are, after checking that every lane and row it names exists."""
+        cdef const uint8_t[:, ::1] rows, pairs, lanes
+        cdef const uint8_t[::1] codes, special
+        cdef const uint16_t[::1] offsets
+        cdef const uint32_t[::1] pair_offsets, lane_state
+        cdef Py_ssize_t i, n_rows
+        cdef bint bad, has_pairs
+        try:
+            rows, lanes = arrays["shuffle_rows"], arrays["shuffle_lane"]
+            has_pairs = len(arrays["shuffle_pairs"]) > 0  # none: stored with shape (0,) (_charsets.read_arrays)
+            if has_pairs:
+                pairs = arrays["shuffle_pairs"]
+            codes, special = arrays["shuffle_codes"], arrays["shuffle_special"]
+            offsets, pair_offsets = arrays["shuffle_offsets"], arrays["shuffle_pair_offsets"]
+            lane_state = arrays["shuffle_state"]
+        except (KeyError, ValueError, TypeError):
+            raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program") from None
+        n_rows = rows.shape[0]
+        bad = (not n_rows or rows.shape[1] != 64 or codes.shape[0] != 256 or offsets.shape[0] != 256
+               or pair_offsets.shape[0] != 256 or lanes.shape[0] != 3 or lanes.shape[1] != n_states
+               or lane_state.shape[0] != 64 or special.shape[0] != 5
+               or (has_pairs and (pairs.shape[0] != n_rows * n_rows or pairs.shape[1] != 64)))
+        for i in range(256):
+            bad = bad or codes[i] >= n_rows or offsets[i] != codes[i] * 64 \
+                or pair_offsets[i] != <uint32_t>codes[i] * n_rows * 64
+        for i in range(3 * n_states):
+            bad = bad or (&lanes[0, 0])[i] >= 64
+        for i in range(64):
+            bad = bad or lane_state[i] // width >= n_states
+        for i in range(5):
+            bad = bad or special[i] >= 64
+        if bad:
+            raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
+        owned.update({name: arrays[name] for name in ("shuffle_rows", "shuffle_pairs", "shuffle_lane", "shuffle_codes",
+                                                      "shuffle_special", "shuffle_offsets", "shuffle_pair_offsets",
+                                                      "shuffle_state")})
+        self.tables.shuffle.rows = &rows[0, 0]
+        self.tables.shuffle.offsets = &offsets[0]
+        self.tables.shuffle.pairs = NULL
+        if has_pairs:
+            self.tables.shuffle.pairs = &pairs[0, 0]
+            self.tables.shuffle.pair_offsets = &pair_offsets[0]
+        self.tables.shuffle.restart = special[0]
+        self.tables.shuffle.gap = special[1]
+        self.tables.shuffle.failed_gap = special[2]
+        self.tables.shuffle.back = special[3]
+        self.tables.shuffle.back_failed = special[4]
+        self.tables.dfa_lane = &lanes[0, 0]
+        self.tables.dfa_n_states = n_states
+        self.tables.dfa_lane_state = &lane_state[0]
+        # one reading: a step does not wait on a load, so a second reading gains nothing
+        self.tables.dfa_interleave = False
+        return 0
 
     def __dealloc__(self):
         PyMem_Free(self.code)

@@ -169,6 +169,10 @@ class SplitPattern:
     dfa_reason : str or None
         Why the program's DFA (:mod:`bpetrain.splitting._dfa`) does not split, so the
         backtracking matcher does (None when it does; ``fallback_reason`` when neither runs).
+    shuffle_reason : str or None
+        Why the DFA does not read ASCII text by vector shuffles
+        (:func:`bpetrain.splitting._dfa.shuffle_table`): more states than a vector has lanes,
+        a CPU without AVX-512 VBMI, no DFA (None when it does).
 
     Raises
     ------
@@ -209,9 +213,10 @@ class SplitPattern:
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
             self.fallback_reason = None
             self.dfa_reason = self.program.dfa_reason or None
+            self.shuffle_reason = self.program.shuffle_reason or None
         except Unsupported as exc:
             self.program = None
-            self.fallback_reason = self.dfa_reason = str(exc)
+            self.fallback_reason = self.dfa_reason = self.shuffle_reason = str(exc)
             differ = [] if self.unicode is None else classes_that_differ(pat_str, self.unicode)
             if differ:
                 warnings.warn(
