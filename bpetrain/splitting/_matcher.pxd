@@ -134,6 +134,7 @@ cdef class Program:
     cdef Instr* code              # the instructions, steps and alternatives (PyMem_Malloc'ed)
     cdef Instr* steps
     cdef Alternative* alternatives
+    cdef void* shuffle_memory     # the shuffle table's rows and pairs, copied to 64-byte lines (PyMem_Malloc'ed)
     cdef object _arrays           # the buffers (numpy arrays or memoryviews) that own the other tables
     cdef readonly str pat_str
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)

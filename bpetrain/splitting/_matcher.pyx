@@ -18,10 +18,10 @@ Bytes that are not valid UTF-8 (Python's strict decoder decides) are one charact
 the lone surrogate U+DC80 + (byte - 0x80) that ``errors="surrogateescape"`` decodes them
 to, and are classed as the ``regex`` module classes that surrogate.
 """
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from libc.stdlib cimport free, realloc
-from libc.string cimport memmove, memset
+from libc.string cimport memcpy, memmove, memset
 
 from bpetrain.splitting import _blocks
 
@@ -1201,14 +1201,23 @@ cdef class Program:
             bad = bad or special[i] >= 64
         if bad:
             raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
-        owned.update({name: arrays[name] for name in ("shuffle_rows", "shuffle_pairs", "shuffle_lane", "shuffle_codes",
-                                                      "shuffle_special", "shuffle_offsets", "shuffle_pair_offsets",
+        owned.update({name: arrays[name] for name in ("shuffle_lane", "shuffle_offsets", "shuffle_pair_offsets",
                                                       "shuffle_state")})
-        self.tables.shuffle.rows = &rows[0, 0]
+        # Each step loads a 64-byte row: on 64-byte lines, no load spans two (the arrays
+        # read back from the cache lie anywhere in its buffer).
+        cdef Py_ssize_t n_pair_bytes = pairs.shape[0] * 64 if has_pairs else 0
+        PyMem_Free(self.shuffle_memory)
+        self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 63)
+        if self.shuffle_memory == NULL:
+            raise MemoryError()
+        cdef uint8_t* lines = <uint8_t*>((<uintptr_t>self.shuffle_memory + 63) & ~(<uintptr_t>63))
+        memcpy(lines, &rows[0, 0], n_rows * 64)
+        self.tables.shuffle.rows = lines
         self.tables.shuffle.offsets = &offsets[0]
         self.tables.shuffle.pairs = NULL
         if has_pairs:
-            self.tables.shuffle.pairs = &pairs[0, 0]
+            memcpy(lines + n_rows * 64, &pairs[0, 0], n_pair_bytes)
+            self.tables.shuffle.pairs = lines + n_rows * 64
             self.tables.shuffle.pair_offsets = &pair_offsets[0]
         self.tables.shuffle.restart = special[0]
         self.tables.shuffle.gap = special[1]
@@ -1226,6 +1235,7 @@ cdef class Program:
         PyMem_Free(self.code)
         PyMem_Free(self.steps)
         PyMem_Free(self.alternatives)
+        PyMem_Free(self.shuffle_memory)
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
