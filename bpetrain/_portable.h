@@ -69,4 +69,47 @@ static inline int bpetrain_clz64(uint64_t x) {
 #define BPETRAIN_PREFETCH(p, rw, locality) ((void)(p))
 #endif
 
+/* bpetrain_table_calloc(n), bpetrain_table_free(p, n): n zeroed bytes for a large table
+   read at random (NULL if there is no memory), and their release (p may be NULL). From
+   2 MiB up (n then a multiple of 4 KiB), on Linux, the block is a 2 MiB-aligned mapping of
+   its own, asked to be backed by huge pages before its first write (fresh pages are zero:
+   nothing is written here), so its random reads need a few TLB entries rather than one
+   per 4 KiB page (transparent huge pages in "madvise" mode, the common default; a hint
+   the system may refuse). gigatoken's piece cache does the same (src/bpe/pretoken_cache.rs).
+   Smaller blocks, and other systems: calloc and free. */
+#include <stdlib.h>
+#define BPETRAIN_HUGE_PAGE ((size_t)2 << 20)
+#if defined(__linux__)
+#include <sys/mman.h>
+static inline void* bpetrain_table_calloc(size_t n) {
+    char* map;
+    size_t head;
+    if (n < BPETRAIN_HUGE_PAGE) {
+        return calloc(n, 1);
+    }
+    map = (char*)mmap(NULL, n + BPETRAIN_HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (map == (char*)MAP_FAILED) {
+        return NULL;
+    }
+    /* keep the 2 MiB-aligned n bytes; give back what is before and after them */
+    head = (BPETRAIN_HUGE_PAGE - ((uintptr_t)map & (BPETRAIN_HUGE_PAGE - 1))) & (BPETRAIN_HUGE_PAGE - 1);
+    if (head) {
+        (void)munmap(map, head);
+    }
+    (void)munmap(map + head + n, BPETRAIN_HUGE_PAGE - head);
+    (void)madvise(map + head, n, MADV_HUGEPAGE);
+    return map + head;
+}
+static inline void bpetrain_table_free(void* p, size_t n) {
+    if (n < BPETRAIN_HUGE_PAGE) {
+        free(p);
+    } else if (p != NULL) {
+        (void)munmap(p, n);
+    }
+}
+#else
+static inline void* bpetrain_table_calloc(size_t n) { return calloc(n, 1); }
+static inline void bpetrain_table_free(void* p, size_t n) { (void)n; free(p); }
+#endif
+
 #endif

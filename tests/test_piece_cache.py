@@ -101,6 +101,24 @@ def test_cache_on_real_text_equals_no_cache(trained, size):
     assert enc.encode_ordinary_batch(docs, num_threads=2) == expected
 
 
+def test_a_table_grown_past_two_mib_keeps_every_id(trained):
+    """A piece table of 2 MiB and more lives in its own mapping (huge pages where the system
+    gives them, ``bpetrain_table_calloc``): grown to 4 MiB by some 35,000 new words of at
+    most five ids (so each is kept), it gives the ids of no cache, twice (the second time
+    from the table), and is freed and made again when the cache is cleared."""
+    _tiny, none, theirs, _text = trained
+    rng = random.Random(7)
+    words = {"".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 4))) for _ in range(45_000)}
+    docs = [" ".join(chunk) for chunk in zip(*[iter(sorted(words))] * 100)]
+    expected = [theirs.encode_ordinary(d) for d in docs]
+    enc = Encoding("grown", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    for _ in range(2):
+        assert [enc.encode_ordinary(d) for d in docs] == expected
+        (entries, used, _arena), = enc._bpe._py_spare_tables
+        assert entries * 32 >= 4 << 20 and used >= 30_000
+        enc.clear_cache()
+
+
 def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
     """Four threads hammer two and sixteen entries with different pieces: every entry is
     rewritten while others read it, and no id may change."""

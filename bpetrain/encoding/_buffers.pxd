@@ -25,7 +25,7 @@ cdef struct CacheEntry:
 # probing, at most half full; grows by doubling up to ``limit`` entries, and its arena
 # up to ``16 * limit`` bytes; emptied when either is full.
 cdef struct PieceTable:
-    CacheEntry* entries  # 2**(64 - shift) entries (calloc'ed; meta 0: empty)
+    CacheEntry* entries  # 2**(64 - shift) entries (bpetrain_table_calloc, _portable.h; meta 0: empty)
     uint64_t mask        # entries - 1
     int shift
     int64_t used         # entries in use

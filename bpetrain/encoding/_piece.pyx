@@ -18,13 +18,17 @@ and stored there (:func:`encode_new`) if it has at most ``CACHE_IDS`` ids.
 """
 cimport cython
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, realloc
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from bpetrain.encoding._buffers cimport grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport LINEAR_PIECE, encode_linear
 from bpetrain.encoding._tables cimport clz64, hash_bytes
+
+cdef extern from "_portable.h":
+    void* table_calloc "bpetrain_table_calloc"(size_t n) noexcept nogil
+    void table_free "bpetrain_table_free"(void* p, size_t n) noexcept nogil
 
 #: Entries a new piece table starts with (32 bytes each: 32 KiB), or its limit if smaller.
 FIRST_ENTRIES = 1 << 10
@@ -169,7 +173,7 @@ cdef bint grow(PieceTable* table) noexcept nogil:
     no memory for them."""
     cdef int64_t size = <int64_t>(table.mask + 1), k
     cdef CacheEntry* old = table.entries
-    cdef CacheEntry* grown = <CacheEntry*>calloc(<size_t>(2 * size), sizeof(CacheEntry))
+    cdef CacheEntry* grown = <CacheEntry*>table_calloc(<size_t>(2 * size) * sizeof(CacheEntry))
     cdef uint64_t i
     if grown == NULL:
         return False
@@ -182,7 +186,7 @@ cdef bint grow(PieceTable* table) noexcept nogil:
             while grown[i].meta != 0:
                 i = (i + 1) & table.mask
             grown[i] = old[k]
-    free(old)
+    table_free(old, <size_t>size * sizeof(CacheEntry))
     return True
 
 
@@ -226,7 +230,7 @@ cdef class PieceCache:
         cdef int64_t size = min(FIRST_ENTRIES, limit)
         if limit < 2 or limit & (limit - 1):
             raise ValueError(f"a piece table holds a power of two entries, at least 2; got {limit}")
-        self.table.entries = <CacheEntry*>calloc(<size_t>size, sizeof(CacheEntry))
+        self.table.entries = <CacheEntry*>table_calloc(<size_t>size * sizeof(CacheEntry))
         if self.table.entries == NULL:
             raise MemoryError(f"no memory for a piece table of {size} entries")
         self.table.mask = <uint64_t>(size - 1)
@@ -239,7 +243,7 @@ cdef class PieceCache:
         self.epoch = epoch
 
     def __dealloc__(self):
-        free(self.table.entries)
+        table_free(self.table.entries, <size_t>(self.table.mask + 1) * sizeof(CacheEntry))
         free(self.table.arena)
 
     @property
