@@ -555,9 +555,7 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
         ``shuffle_pairs`` (uint8, shape (n_codes * n_codes, 64)): row ``code1 * n_codes +
         code2``, the entry of the second step of a byte of ``code1`` then one of ``code2``, or
         no rows if the table would be larger than :data:`MAX_SHUFFLE_PAIR_BYTES`;
-        ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_offsets`` (uint16)
-        and ``shuffle_pair_offsets`` (uint32, shape (256,)): each byte's offset in
-        ``shuffle_rows`` and, as the first of two bytes, in ``shuffle_pairs``; ``shuffle_lane`` (uint8,
+        ``shuffle_codes`` (uint8, shape (256,)): each byte's row; ``shuffle_lane`` (uint8,
         shape (3, n_states)): the lane the loop enters a state by, 0 for none: row 0 wherever
         the piece started, row 1 if it started at the byte before, row 2 if it starts here
         (a start state); ``shuffle_state``
@@ -659,7 +657,5 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
     special = [lane[(restart, None, _PLAIN, _HERE)], lane[_GAP], lane[_FAILED_GAP], first_back,
                lane[_BACK_FAILED_GAP]]
     return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
-            "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8),
-            "shuffle_offsets": codes.astype(np.uint16) * np.uint16(SHUFFLE_STATES),
-            "shuffle_pair_offsets": codes.astype(np.uint32) * np.uint32(n_codes * SHUFFLE_STATES)}
+            "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8)}
 

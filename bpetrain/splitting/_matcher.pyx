@@ -1171,8 +1171,7 @@ cdef class Program:
         the DFA's arrays are, after checking that every lane and row it names exists."""
         cdef const uint8_t[:, ::1] rows, pairs, lanes
         cdef const uint8_t[::1] codes, special
-        cdef const uint16_t[::1] offsets
-        cdef const uint32_t[::1] pair_offsets, lane_state
+        cdef const uint32_t[::1] lane_state
         cdef Py_ssize_t i, n_rows
         cdef bint bad, has_pairs
         try:
@@ -1181,18 +1180,15 @@ cdef class Program:
             if has_pairs:
                 pairs = arrays["shuffle_pairs"]
             codes, special = arrays["shuffle_codes"], arrays["shuffle_special"]
-            offsets, pair_offsets = arrays["shuffle_offsets"], arrays["shuffle_pair_offsets"]
             lane_state = arrays["shuffle_state"]
         except (KeyError, ValueError, TypeError):
             raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program") from None
         n_rows = rows.shape[0]
-        bad = (not n_rows or rows.shape[1] != 64 or codes.shape[0] != 256 or offsets.shape[0] != 256
-               or pair_offsets.shape[0] != 256 or lanes.shape[0] != 3 or lanes.shape[1] != n_states
-               or lane_state.shape[0] != 64 or special.shape[0] != 5
+        bad = (not n_rows or rows.shape[1] != 64 or codes.shape[0] != 256 or lanes.shape[0] != 3
+               or lanes.shape[1] != n_states or lane_state.shape[0] != 64 or special.shape[0] != 5
                or (has_pairs and (pairs.shape[0] != n_rows * n_rows or pairs.shape[1] != 64)))
         for i in range(256):
-            bad = bad or codes[i] >= n_rows or offsets[i] != codes[i] * 64 \
-                or pair_offsets[i] != <uint32_t>codes[i] * n_rows * 64
+            bad = bad or codes[i] >= n_rows
         for i in range(3 * n_states):
             bad = bad or (&lanes[0, 0])[i] >= 64
         for i in range(64):
@@ -1201,24 +1197,28 @@ cdef class Program:
             bad = bad or special[i] >= 64
         if bad:
             raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
-        owned.update({name: arrays[name] for name in ("shuffle_lane", "shuffle_offsets", "shuffle_pair_offsets",
-                                                      "shuffle_state")})
-        # Each step loads a 64-byte row: on 64-byte lines, no load spans two (the arrays
-        # read back from the cache lie anywhere in its buffer).
+        owned.update(shuffle_lane=arrays["shuffle_lane"], shuffle_state=arrays["shuffle_state"])
+        # The rows and pairs on 64-byte lines, so that no step's 64-byte load spans two (the
+        # arrays read back from the cache lie anywhere in its buffer), then each byte's
+        # offset of its row in them and, as the first of two bytes, in the pairs.
         cdef Py_ssize_t n_pair_bytes = pairs.shape[0] * 64 if has_pairs else 0
         PyMem_Free(self.shuffle_memory)
-        self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 63)
+        self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 256 * (sizeof(uint16_t) + sizeof(uint32_t)) + 63)
         if self.shuffle_memory == NULL:
             raise MemoryError()
         cdef uint8_t* lines = <uint8_t*>((<uintptr_t>self.shuffle_memory + 63) & ~(<uintptr_t>63))
+        cdef uint16_t* offsets = <uint16_t*>(lines + n_rows * 64 + n_pair_bytes)
+        cdef uint32_t* pair_offsets = <uint32_t*>(offsets + 256)
         memcpy(lines, &rows[0, 0], n_rows * 64)
-        self.tables.shuffle.rows = lines
-        self.tables.shuffle.offsets = &offsets[0]
-        self.tables.shuffle.pairs = NULL
         if has_pairs:
             memcpy(lines + n_rows * 64, &pairs[0, 0], n_pair_bytes)
-            self.tables.shuffle.pairs = lines + n_rows * 64
-            self.tables.shuffle.pair_offsets = &pair_offsets[0]
+        for i in range(256):
+            offsets[i] = <uint16_t>(codes[i] * 64)
+            pair_offsets[i] = <uint32_t>(codes[i] * n_rows * 64)
+        self.tables.shuffle.rows = lines
+        self.tables.shuffle.offsets = offsets
+        self.tables.shuffle.pairs = lines + n_rows * 64 if has_pairs else NULL
+        self.tables.shuffle.pair_offsets = pair_offsets
         self.tables.shuffle.restart = special[0]
         self.tables.shuffle.gap = special[1]
         self.tables.shuffle.failed_gap = special[2]
