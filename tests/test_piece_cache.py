@@ -305,7 +305,7 @@ def test_openai_batches_with_the_cache_equal_tiktoken(name):
 def test_long_text_on_threads_equals_tiktoken(trained, pat_str):
     """Texts of LONG_TEXT bytes or more are cut at safe cuts and encoded on threads; the
     ids must be those of the whole (anchors and lookaheads see the real text ends)."""
-    from bpetrain.encoding.core import LONG_TEXT
+    from bpetrain.encoding.batching import LONG_TEXT
     from bpetrain.splitting.pattern import resolve_pattern
 
     _, none, _, text = trained

@@ -13,7 +13,7 @@ from helpers import MULTILINGUAL, stdlib_text
 
 from bpetrain import BpeTrainer, Encoding
 from bpetrain._util.threads import thread_map
-from bpetrain.encoding.core import LONG_TEXT
+from bpetrain.encoding.batching import LONG_TEXT
 
 pytestmark = pytest.mark.usefixtures("threads_beyond_cores")
 
@@ -122,6 +122,15 @@ def within(seconds: float, function):
     watched.join(seconds)
     assert not watched.is_alive(), f"did not return within {seconds} s: a deadlock?"
     return result[0]
+
+
+def test_a_text_for_one_kernel_call_is_shorter_than_a_text_for_threads():
+    """encode_doc takes texts of fewer than DOC_CHARS characters in one call; at 4 bytes a
+    character they stay under LONG_TEXT bytes, the length from which a text is encoded on
+    threads, so no text that threads would share goes to one kernel call."""
+    from bpetrain.encoding._encoder import DOC_CHARS
+
+    assert DOC_CHARS * 4 <= LONG_TEXT
 
 
 def test_a_threaded_call_inside_a_threaded_call_runs_on_its_thread(encoding):

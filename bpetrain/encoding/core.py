@@ -44,14 +44,13 @@ from bpetrain.encoding._encoder import (
     BATCH_COUNTS,
     BATCH_LISTS,
     DEFAULT_CACHE_SIZE,
-    DOC_CHARS,
     BytePairEncoder,
     DisallowedText,
     NotOneCall,
 )
 from bpetrain.encoding._incremental import TokenAutomaton
 from bpetrain.encoding.decoding import Decoding, decoder_of
-from bpetrain.encoding.batching import LONG_TEXT, encode_batch, encode_range
+from bpetrain.encoding.batching import encode_batch, encode_range
 from bpetrain.encoding.special import (
     SpecialTokens,
     Strings,
@@ -70,10 +69,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoding"]
 
-#: Texts of fewer characters (at most 4 bytes each: fewer than ``LONG_TEXT`` bytes) are one
-#: kernel call each (:meth:`Encoding._encode`, ``BytePairEncoder.encode_doc``).
-_SHORT_TEXT = DOC_CHARS
-assert _SHORT_TEXT * 4 <= LONG_TEXT
 #: What the kernel call raises when it does not encode a text alone (:meth:`Encoding._encode_other` takes over).
 _KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
 #: ``allowed_special``'s default: with ``disallowed_special="all"``, the special tokens of

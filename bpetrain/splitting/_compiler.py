@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
