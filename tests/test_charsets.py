@@ -1,4 +1,4 @@
-"""Character sets derived from the ``regex`` module's classes (bpetrain.splitting._charsets.set_ranges)
+"""Character sets derived from the ``regex`` module's classes (bpetrain.splitting._charsets.set_bits)
 against the ``regex`` module asked about every code point (compute_members), for the regex
 module's own classes and under another Unicode table; the classes themselves (regex_facts)
 against the module, and the file the build writes."""
@@ -46,27 +46,27 @@ def _pattern_sets() -> set[tuple[str, str]]:
 
 @pytest.mark.parametrize(("source", "flags"), sorted(_pattern_sets() | {(s, f) for s in ADVERSARIAL for f in FLAGS}))
 def test_derived_sets_are_the_regex_modules(source, flags):
-    derived = _charsets.set_ranges(source, flags)
+    derived = _charsets.set_bits(source, flags)
     expected = _charsets.compute_members(source, flags)
     if derived is None:  # a case-insensitive property: asked of the module
         assert "i" in flags and regex.search(r"\\[pPdDsSwW]", source), source
     else:
-        assert _charsets.packed(derived) == expected
+        assert derived == expected
     assert _charsets.members.__wrapped__(source, flags) == expected
 
 
 @pytest.mark.parametrize("source", UNDERIVED)
 def test_sets_the_classes_cannot_give_are_asked(source):
-    assert _charsets.set_ranges(source, "") is None
+    assert _charsets.set_bits(source, "") is None
     assert _charsets.members.__wrapped__(source, "") == _charsets.compute_members(source, "")
 
 
 @settings(max_examples=80, deadline=None)
 @given(simple_atoms, st.sampled_from(FLAGS))
 def test_derived_sets_of_generated_atoms(atom, flags):
-    derived = _charsets.set_ranges(atom.source, flags)
+    derived = _charsets.set_bits(atom.source, flags)
     if derived is not None:
-        assert _charsets.packed(derived) == _charsets.compute_members(atom.source, flags), atom.source
+        assert derived == _charsets.compute_members(atom.source, flags), atom.source
 
 
 def _check_under_table(source: str, flags: str) -> None:

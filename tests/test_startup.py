@@ -275,24 +275,41 @@ def test_pair_tables_are_kept_and_damage_rebuilds(cache, monkeypatch):
     assert len(list(cache.glob("pairs-*.bin"))) == 2  # another vocabulary, another file
 
 
-def test_unicode_tables_are_read_from_their_text(cache):
-    """A Unicode table is read from its ranges alone (no cache, no numpy); a text that
+def test_unicode_tables_are_kept_and_read_when_used(cache, monkeypatch):
+    """A Unicode table is read from its ranges without numpy; made from its text again it
+    reads its digest from the cache and its classes only when they are used, equal to the
+    table built afresh; a damaged digest is computed from the text again. A text that
     writes the same classes another way (ranges out of order, split, repeated) gives an
-    equal table with the same digest; the regex module's own classes are recognised by it."""
+    equal table; the regex module's own classes are recognised by their digest."""
     from bpetrain.splitting import unicode
 
     classes = unicode.tiktoken_table().classes
-    built = unicode.UnicodeTable("text test", classes)
-    assert not cache.exists()
+    built = unicode.UnicodeTable("kept test", classes)
+    assert "_ranges" in built.__dict__
+
+    def fail(*args):
+        raise AssertionError("parsed although kept")
+
+    monkeypatch.setattr(unicode, "parse_ranges", fail)
+    kept = unicode.UnicodeTable("kept test", classes)
+    assert kept.digest == built.digest and "_ranges" not in kept.__dict__
+    monkeypatch.undo()
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(cache))
+    assert all(np.array_equal(kept.member(name), built.member(name)) for name in unicode._NAMES)
+    for path in cache.glob("arrays-*.bin"):
+        path.write_bytes(path.read_bytes()[:-5])  # the digest damaged: built from the text again
+    again = unicode.UnicodeTable("kept test", classes)
+    assert "_ranges" in again.__dict__ and again == built
     words = classes["Lu"].split()
     first, _, last = words[0].partition("-")
     reordered = dict(classes, Lu=" ".join([*reversed(words[1:]), first, f"{first}-{last or first}"]))
-    again = unicode.UnicodeTable("another test", reordered)
-    assert again == built and again.digest == built.digest and again.classes == classes
-    assert all(np.array_equal(again.member(name), built.member(name)) for name in unicode._NAMES)
-    assert not unicode._is_regex_table(built)
+    other = unicode.UnicodeTable("another test", reordered)
+    assert other == built and other.digest == built.digest and other.classes == classes
+    assert not unicode._is_regex_table(built) and not unicode._is_regex_table(again)
     assert unicode._is_regex_table(unicode.UnicodeTable("a copy", unicode.regex_table().classes))
     code = ("from bpetrain.splitting import unicode; import sys\n"
             "t = unicode.UnicodeTable('x', unicode.tiktoken_table().classes)\n"
+            "assert unicode._is_regex_table(unicode.regex_table()) and not unicode._is_regex_table(t)\n"
             "assert 'numpy' not in sys.modules, 'numpy imported'")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(bpetrain.__file__).parents[1])
+    for _ in range(2):  # the cache empty, then filled
+        subprocess.run([sys.executable, "-c", code], check=True, cwd=pathlib.Path(bpetrain.__file__).parents[1])

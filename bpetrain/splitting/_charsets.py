@@ -1,20 +1,28 @@
-"""Character sets as the ``regex`` module reads them, over every code point, cached on disk.
+"""Character sets as the ``regex`` module reads them, over every code point.
 
 The compiled matchers (:mod:`bpetrain.splitting._compiler` for any pattern,
 :mod:`bpetrain.splitting._blocks` for the named ones) decide which characters a class such as
-``\\p{L}`` or ``(?i:s)`` matches by asking the installed ``regex`` module over all
-1,114,112 code points, so membership and the Unicode version are the ``regex``
-module's (:mod:`bpetrain.splitting.unicode` derives the sets of another Unicode version from
-them). That takes 20-60 ms a set (a quarter of a second for the named patterns'
-tables), so each answer is kept in a small file (the packed bits, zlib-compressed,
-~1-5 KB) under the cache folder: ``$BPETRAIN_CACHE_DIR``, else
-``$XDG_CACHE_HOME/bpetrain``, else ``~/.cache/bpetrain``. The file name is a hash of the
-``regex`` version, the set and its flags, so a new ``regex`` release (new Unicode data)
-never reads an old answer. A cache that cannot be read or written is ignored: the set
-is computed again (a damaged file fails zlib's checksum or the length check).
+``\\p{L}`` or ``(?i:s)`` matches as the installed ``regex`` module does, so membership and the
+Unicode version are the ``regex`` module's (:mod:`bpetrain.splitting.unicode` derives the sets
+of another Unicode version from them). :func:`members` gives a set two ways:
+
+- derived (:func:`set_bits`, a fraction of a millisecond): the set is parsed by the ``regex``
+  module's own parser, and its literals, ranges, ``.`` and general-category or ``\\s``/``\\w``
+  properties are read from range tables of the module's classes (:func:`regex_facts`), which
+  the build writes beside this module for the installed ``regex`` (:func:`write_facts`);
+  case-insensitive sets are asked of the module on the code points that have other cases;
+- asked (:func:`compute_members`, 10-20 ms): the module matches the set against every code
+  point. This is how a script, a binary or POSIX property or a case-insensitive property is
+  read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
+  under the cache folder: ``$BPETRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/bpetrain``, else
+  ``~/.cache/bpetrain``. The file name is a hash of the ``regex`` version, the set and its
+  flags, so a new ``regex`` release (new Unicode data) never reads an old answer. A cache that
+  cannot be read or written is ignored: the set is computed again (a damaged file fails
+  zlib's checksum or the length check).
 
 Compiled split patterns are kept the same way (:func:`read_arrays`, :func:`store_arrays`:
-the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them.
+the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them, and so are
+the tables of a ``regex`` version the build did not write them for.
 """
 from __future__ import annotations
 
@@ -35,7 +43,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
-           "regex_facts", "set_ranges", "store_arrays"]
+           "regex_facts", "set_bits", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -66,9 +74,9 @@ def members(source: str, flags: str) -> bytes:
     bytes, length 139,264
         ``numpy.packbits`` of a bool per code point U+0000..U+10FFFF (big-endian bit order).
     """
-    ranges = set_ranges(source, flags)
-    if ranges is not None:
-        return packed(ranges)
+    derived = set_bits(source, flags)
+    if derived is not None:
+        return derived
     return cached(f"{flags}\0{source}", lambda: compute_members(source, flags))
 
 
@@ -85,7 +93,7 @@ def cached(key: str, compute) -> bytes:
     packed = compute()
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb") as f:
+        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
 
@@ -130,18 +138,24 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
     return None
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
-    """Keep ``arrays`` (name -> numpy array) on disk under ``key``, as :func:`cached` keeps a
-    set: zlib-compressed, a JSON line of each array's name, dtype and shape, then their
-    bytes; nothing if the cache cannot be written."""
-    import numpy as np
+def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
+    """Keep ``arrays`` (name -> numpy array, or bytes: a uint8 array, kept without numpy) on
+    disk under ``key``, as :func:`cached` keeps a set: zlib-compressed, a JSON line of each
+    array's name, dtype and shape, then their bytes; nothing if the cache cannot be written."""
+    parts = []
+    for name, a in arrays.items():
+        if isinstance(a, bytes):
+            parts.append(([name, "|u1", [len(a)]], a))
+        else:
+            import numpy as np
 
-    header = json.dumps([[name, a.dtype.str, list(a.shape)] for name, a in arrays.items()]).encode()
-    body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
+            parts.append(([name, a.dtype.str, list(a.shape)], np.ascontiguousarray(a).tobytes()))
+    header = json.dumps([head for head, _ in parts]).encode()
+    body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
         path = _arrays_path(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb") as f:
+        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
@@ -311,6 +325,11 @@ class Facts:
         """The :attr:`cased` code points in one str."""
         return "".join(chr(c) for a, b in self.cased for c in range(a, b + 1))
 
+    @functools.cached_property
+    def cased_bits(self) -> int:
+        """The :attr:`cased` code points as a bit set (:func:`set_bits`)."""
+        return int.from_bytes(packed(self.cased), "big")
+
 
 def _flat(ranges: list[tuple[int, int]]) -> list[int]:
     return [x for pair in ranges for x in pair]
@@ -347,9 +366,7 @@ def regex_facts() -> Facts:
         if facts is not None:
             return facts
     facts = compute_facts()
-    import numpy as np
-
-    store_arrays("regex classes", {"facts": np.frombuffer(facts.to_bytes(), dtype=np.uint8)})
+    store_arrays("regex classes", {"facts": facts.to_bytes()})
     return facts
 
 
@@ -395,45 +412,57 @@ def write_facts(path: str = FACTS_FILE) -> None:
 
 
 # ------------------------------------------------------------------ sets derived from the classes
+#
+# A derived set is a Python int of N_CODE_POINTS bits, code point c at bit N_CODE_POINTS - 1 - c,
+# so that ``int.to_bytes(..., "big")`` gives :func:`members`' packed bits: unions,
+# negations and intersections are single operations on it.
 
-#: (id of a classes dict, categories) -> (that dict, the union of its categories): kept with
-#: the dict itself, so that an id is never read for another dict.
-_CATEGORY_UNIONS: dict[tuple[int, tuple[str, ...]], tuple[dict, list[tuple[int, int]]]] = {}
+_ALL = (1 << N_CODE_POINTS) - 1
+
+#: (id of a classes dict, class names) -> (that dict, the union of those classes as a bit
+#: set): kept with the dict itself, so that an id is never read for another dict.
+_CLASS_BITS: dict[tuple[int, tuple[str, ...]], tuple[dict, int]] = {}
 
 
-def _categories(classes: dict[str, list[tuple[int, int]]], names: tuple[str, ...]) -> list[tuple[int, int]]:
-    """The union of the classes ``names``, as ranges (computed once per classes and names)."""
+def _class_bits(classes: dict[str, list[tuple[int, int]]], names: tuple[str, ...]) -> int:
+    """The union of the classes ``names`` as a bit set (computed once per classes and names)."""
     key = (id(classes), names)
-    kept = _CATEGORY_UNIONS.get(key)
+    kept = _CLASS_BITS.get(key)
     if kept is None or kept[0] is not classes:
-        kept = _CATEGORY_UNIONS[key] = (classes, _union([r for name in names for r in classes[name]]))
+        kept = _CLASS_BITS[key] = (classes, int.from_bytes(
+            packed(_union([r for name in names for r in classes[name]]) if len(names) > 1 else classes[names[0]]),
+            "big") if names else 0)
     return kept[1]
+
+
+def _span(first: int, last: int) -> int:
+    """The bit set of the code points ``first..last``."""
+    return ((1 << (last - first + 1)) - 1) << (N_CODE_POINTS - 1 - last)
 
 
 class _Underived(Exception):
     """A set holds what the classes cannot give (a script, a binary property, ...)."""
 
 
-def set_ranges(source: str, flags: str, classes: dict[str, list[tuple[int, int]]] | None = None
-               ) -> list[tuple[int, int]] | None:
+def set_bits(source: str, flags: str, classes: dict[str, list[tuple[int, int]]] | None = None) -> bytes | None:
     """The code points of the one-character regex ``source`` under ``flags`` (as
-    :func:`members`), derived from the classes instead of asking the ``regex`` module about
-    every code point; None where they cannot be.
+    :func:`members` gives them: packed bits), derived from the classes instead of asking the
+    ``regex`` module about every code point; None where they cannot be.
 
     ``source`` is parsed by the ``regex`` module's own parser, then read as its matcher
     reads the parts: a literal, a range, ``.``, a set of them (negated or not), and a
     property that the module reads as general categories (``\\p{L}``, ``\\p{Letter}``,
-    ``\\d``, ...: which ones, :func:`regex._regex.has_property_value` says on one code point of
-    each), or ``\\s``/``\\w`` (``\\S``, ``\\W``). ``classes`` (default: the ``regex``
-    module's, :func:`regex_facts`) gives the categories' and escapes' code points.
-    Case-insensitively (``"i"`` in ``flags``), a set without properties is asked of the
-    ``regex`` module on the code points that have other cases (:attr:`Facts.cased`), and
-    read case-sensitively elsewhere; a property then gives None (the module reads
-    ``(?i:\\p{Lu})`` as more than its cases). With ``classes``, a set the module's parser
-    reads as every character (``[^\\s\\S]``, which it matches everywhere) gives None. None
-    too for anything else (a script,
-    a binary or POSIX property, ``regex.DEFAULT_VERSION`` other than VERSION0), and if
-    the ``regex`` module's parser is not as expected.
+    ``\\d``, ...: which ones, ``regex._regex.has_property_value`` says on one code point of
+    each), or ``\\s``/``\\w`` (``\\S``, ``\\W``, ``\\p{White_Space}``). ``classes``
+    (name -> ranges; default: the ``regex`` module's, :func:`regex_facts`) gives the
+    categories' and escapes' code points. Case-insensitively (``"i"`` in ``flags``), a set
+    without properties is asked of the ``regex`` module on the code points that have other
+    cases (:attr:`Facts.cased`), and read case-sensitively elsewhere; a property then gives
+    None (the module reads ``(?i:\\p{Lu})`` as more than its cases). With ``classes``, a set
+    the module's parser reads as every character (``[^\\s\\S]``, which it matches
+    everywhere) gives None. None too for anything else (a script, a binary or POSIX
+    property, ``regex.DEFAULT_VERSION`` other than VERSION0), and if the ``regex`` module's
+    parser is not as expected.
     """
     if regex.DEFAULT_VERSION != regex.VERSION0:
         return None
@@ -459,13 +488,14 @@ def set_ranges(source: str, flags: str, classes: dict[str, list[tuple[int, int]]
             return None
         facts = regex_facts()
         asked = facts.cased_text
-        hits = [ord(asked[m.start()]) for m in regex.finditer(f"(?{flags}:{source})", asked)]
-        found = _union([*_complement(_union([*_complement(found), *facts.cased])), *((c, c) for c in hits)])
-    return found
+        found &= ~facts.cased_bits
+        for m in regex.finditer(f"(?{flags}:{source})", asked):
+            found |= 1 << (N_CODE_POINTS - 1 - ord(asked[m.start()]))
+    return found.to_bytes(_PACKED_BYTES, "big")
 
 
-def _read(node, core, classes) -> tuple[list[tuple[int, int]], bool, bool]:
-    """(ranges, whether case-insensitive, whether it has a property) of one parsed node.
+def _read(node, core, classes) -> tuple[int, bool, bool]:
+    """(bit set, whether case-insensitive, whether it has a property) of one parsed node.
 
     Raises
     ------
@@ -474,33 +504,32 @@ def _read(node, core, classes) -> tuple[list[tuple[int, int]], bool, bool]:
     """
     kind = type(node)
     if kind is core.Any:
-        return _complement([(10, 10)]), False, False
+        return _ALL ^ _span(10, 10), False, False
     if kind is core.AnyAll:
-        return [(0, N_CODE_POINTS - 1)], False, False
+        return _ALL, False, False
     if node.zerowidth or not hasattr(node, "positive"):
         raise _Underived
     cased, properties = bool(node.case_flags), False
     if kind is core.Character:
-        found = [(node.value, node.value)]
+        found = _span(node.value, node.value)
     elif kind is core.Range:
-        found = [(node.lower, node.upper)]
+        found = _span(node.lower, node.upper)
     elif kind is core.Property:
         found, properties = _property(node, core, classes), True
     elif kind is core.SetUnion:
-        found = []
+        found = 0
         for item in node.items:
             part, part_cased, part_properties = _read(item, core, classes)
-            found += part
+            found |= part
             cased, properties = cased or part_cased, properties or part_properties
-        found = _union(found)
     else:
         raise _Underived
-    return (found if node.positive else _complement(found)), cased, properties
+    return (found if node.positive else _ALL ^ found), cased, properties
 
 
-def _property(node, core, classes) -> list[tuple[int, int]]:
-    """The code points of a property node (before its negation) from ``classes`` (None:
-    the ``regex`` module's, :func:`regex_facts`)."""
+def _property(node, core, classes) -> int:
+    """The bit set of a property node (before its negation) from ``classes`` (None: the
+    ``regex`` module's, :func:`regex_facts`)."""
     from regex import _regex
 
     if node.encoding not in (0, core.UNICODE_ENCODING):  # ASCII or locale
@@ -511,9 +540,9 @@ def _property(node, core, classes) -> list[tuple[int, int]]:
     facts = regex_facts()
     classes = classes or facts.classes
     if node.value >> 16 == core.PROPERTIES["GC"][0]:
-        return _categories(classes, tuple(name for name in GENERAL_CATEGORIES if facts.classes[name]
+        return _class_bits(classes, tuple(name for name in GENERAL_CATEGORIES if facts.classes[name]
                                           and _regex.has_property_value(node.value, facts.classes[name][0][0])))
     for name in ESCAPES:
         if node.value == core.CHARSET_ESCAPES[name[1]].value:
-            return classes[name]
+            return _class_bits(classes, (name,))
     raise _Underived

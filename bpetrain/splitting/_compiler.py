@@ -6,9 +6,10 @@ Thompson's and Pike's virtual machines as Russ Cox describes it ("Regular Expres
 Matching: the Virtual Machine Approach", 2009), run depth first so that the first
 alternative that matches wins, as in the ``regex`` module (Perl semantics, not the
 leftmost-longest of a DFA). Every single-character atom (a literal, ``.``, an escape such
-as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, evaluated by the
-installed ``regex`` module itself over every code point under the flags in force, so
-membership and case-insensitivity are exactly the ``regex`` module's, and so are the
+as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, read as the
+installed ``regex`` module reads it over every code point under the flags in force
+(:mod:`bpetrain.splitting._charsets`), so membership and case-insensitivity are exactly the
+``regex`` module's, and so are the
 classes' Unicode version unless another is asked for (:mod:`bpetrain.splitting.unicode`). Up to 64 distinct sets get one bit each; the matcher looks a character's bits
 up in a two-stage table (code point >> 8 -> block of 256 signatures).
 
@@ -903,7 +904,9 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
 
     ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
     the index of the first whose DFA cuts every text as this pattern's does
-    (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none.
+    (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none: the pattern itself is its own,
+    and a reference the ``regex`` module splits a probe text apart from it with
+    (:func:`_split_apart`) is not compiled to be compared.
 
     A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
     warning comes in every process, as without the cache.

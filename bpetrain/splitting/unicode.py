@@ -19,13 +19,17 @@ a :class:`UnicodeTable`
     ``regex`` module updates.
 
 A table holds the general category of every code point and the members of ``\\s`` and
-``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines). A set the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`)
-is rewritten with the table's ranges in place of each property (:func:`class_members`): a
-property the installed ``regex`` module reads as a union of general categories
-(``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``, ``\\d``, ...) becomes that union of the
-table's, ``\\s \\S \\w \\W`` the table's own; literals, ranges and case-insensitivity stay
-the ``regex`` module's. A property that is neither (a script such as ``\\p{Han}``, a binary
-property) keeps the installed ``regex`` module's classes, with a
+``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines), as ranges; it is read from its text
+without numpy, and two tables are equal when their digests (of the merged ranges) are. A set
+the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`) takes the table's ranges
+in place of each property (:func:`class_members`): a property the installed ``regex`` module
+reads as a union of general categories (``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``,
+``\\d``, ...) becomes that union of the table's, ``\\s \\S \\w \\W`` the table's own;
+literals, ranges and case-insensitivity stay the ``regex`` module's. A set of such parts that
+is not case-insensitive is read from the ranges directly
+(:func:`bpetrain.splitting._charsets.set_bits`); another is rewritten with the ranges and
+asked of the ``regex`` module. A property that is neither (a script such as ``\\p{Han}``, a
+binary property) keeps the installed ``regex`` module's classes, with a
 :class:`UnicodeVersionWarning`; so does a pattern the ``regex`` module splits (syntax the
 compiled matcher does not run): the ``regex`` module has one Unicode version.
 """
@@ -49,8 +53,10 @@ from bpetrain.splitting._charsets import (
     packed,
     parse_ranges,
     ranges_of,
+    read_arrays,
     regex_facts,
-    set_ranges,
+    set_bits,
+    store_arrays,
 )
 
 if TYPE_CHECKING:
@@ -111,7 +117,21 @@ class UnicodeTable:
         if set(classes) != expected:
             raise ValueError(f"a Unicode table needs the classes {sorted(expected)}; "
                              f"missing {sorted(expected - set(classes))}, unknown {sorted(set(classes) - expected)}")
+        key = _table_key(source, classes)
+        kept = read_arrays(key)
+        if kept is not None and kept.keys() == {"digest"} and kept["digest"].nbytes == 64:
+            self.source = source  # checked when the digest was kept: the key is the classes' text
+            self.digest = kept["digest"].tobytes().decode("ascii")
+            self._text = {name: classes[name] for name in _NAMES}
+            return  # the classes are read when first asked for (_ranges)
         self._init(source, {name: parse_ranges(classes[name], name) for name in _NAMES})
+        store_arrays(key, {"digest": self.digest.encode("ascii")})
+
+    @functools.cached_property
+    def _ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """Class name -> its code points as ranges; set by :meth:`_init`, else (a table
+        whose digest was read back from the disk cache) parsed from the text."""
+        return {name: parse_ranges(self._text[name], name) for name in _NAMES}
 
     def _init(self, source: str, ranges: Mapping[str, list[tuple[int, int]]]) -> None:
         """Check the general categories and set the attributes (``ranges``: name -> ranges,
@@ -204,6 +224,16 @@ def ranges_text(member: np.ndarray) -> str:
     return _charsets.ranges_text(ranges_of(member))
 
 
+def _table_key(source: str, classes: Mapping[str, str]) -> str:
+    """The on-disk cache key of the digest of the table of ``source`` and ``classes`` (the
+    constructor's arguments): a table made from the same text again reads its digest, and
+    parses its classes only when they are needed."""
+    text = hashlib.sha256()
+    for name in sorted(classes):
+        text.update(f"{name}\0{classes[name]}\0".encode())
+    return f"unicode table\0{source}\0{text.hexdigest()}"
+
+
 @functools.cache
 def tiktoken_table() -> UnicodeTable:
     """tiktoken's engine's classes, as shipped (:mod:`bpetrain.splitting._unicode_tiktoken`)."""
@@ -248,8 +278,17 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
 
 
 def _is_regex_table(table: UnicodeTable) -> bool:
-    """``table == regex_table()``: its classes are the installed ``regex`` module's."""
-    return table == regex_table()
+    """``table == regex_table()``: its classes are the installed ``regex`` module's. The
+    answer is kept on disk under the table's digest and the ``regex`` version
+    (:func:`~bpetrain.splitting._charsets.store_arrays`), so a later process reads neither
+    the table's classes nor the ``regex`` module's."""
+    key = f"is the regex module's table\0{table.digest}"
+    kept = read_arrays(key)
+    if kept is not None and kept.keys() == {"same"} and kept["same"].nbytes == 1:
+        return bool(kept["same"].tobytes()[0])
+    same = table == regex_table()
+    store_arrays(key, {"same": bytes([same])})
+    return same
 
 
 def check_unicode_version(unicode_version):
@@ -304,13 +343,12 @@ def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> byte
 @functools.lru_cache(maxsize=256)
 def _derived(source: str, flags: str, unicode: UnicodeTable) -> bytes | None:
     """:func:`class_members` derived from the table's classes
-    (:func:`bpetrain.splitting._charsets.set_ranges`), or None where they cannot give it,
+    (:func:`bpetrain.splitting._charsets.set_bits`), or None where they cannot give it,
     and case-insensitively (:func:`class_members` reads the set rewritten with the table's
     ranges, which the ``regex`` module then reads case-insensitively, unlike a property)."""
     if "i" in flags:
         return None
-    ranges = set_ranges(source, flags, unicode._ranges)
-    return None if ranges is None else packed(ranges)
+    return set_bits(source, flags, unicode._ranges)
 
 
 def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> bytes:
