@@ -955,7 +955,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
 #: has classed alike for decades.
 _PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
           "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
-          "'\u017f \u041f\u0440\u0438\u0432\u0435\u0442 \n")
+          "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n")
 
 
 def _split_apart(pat_str: str, reference: str) -> bool:

@@ -340,7 +340,6 @@ def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> byte
                   lambda: _patched(source, _rewrite(source, unicode), flags, unicode))
 
 
-@functools.lru_cache(maxsize=256)
 def _derived(source: str, flags: str, unicode: UnicodeTable) -> bytes | None:
     """:func:`class_members` derived from the table's classes
     (:func:`bpetrain.splitting._charsets.set_bits`), or None where they cannot give it,
