@@ -124,6 +124,9 @@ def test_regex_classes_are_the_modules():
     assert facts.version == regex.__version__
     computed = _charsets.compute_facts()
     assert computed.classes == facts.classes and computed.cased == facts.cased
+    with open(_charsets.FACTS_FILE, "rb") as f:  # written by the build (setup.py) for this regex
+        shipped = _charsets.Facts.from_bytes(f.read())
+    assert shipped is not None and shipped.classes == computed.classes and shipped.cased == computed.cased
     for name in _charsets.GENERAL_CATEGORIES:
         assert _charsets.packed(facts.classes[name]) == _charsets.compute_members(rf"\p{{{name}}}", ""), name
     for name in _charsets.ESCAPES:
