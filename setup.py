@@ -4,6 +4,7 @@ Compiler directives are set here, once. ``BPETRAIN_DEBUG=1`` turns bounds and
 wraparound checks back on (and the optimizer off) for a debug test run.
 """
 import os
+import sys
 import tempfile
 
 import numpy
@@ -55,7 +56,21 @@ FLAGS = {
 
 
 class BuildKernels(build_ext):
-    """``build_ext`` that gives each extension the flags of the compiler at hand."""
+    """``build_ext`` that gives each extension the flags of the compiler at hand, and writes
+    the installed ``regex`` module's character classes beside the splitter
+    (``bpetrain/splitting/_regex_classes.bin``, :func:`bpetrain.splitting._charsets.write_facts`:
+    a first split pattern compiles without asking ``regex`` about every code point; a
+    ``regex`` of another version at run time is asked instead)."""
+
+    def run(self):
+        super().run()
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        try:
+            from bpetrain.splitting import _charsets
+        finally:
+            sys.path.pop(0)
+        folder = "" if self.inplace else self.build_lib
+        _charsets.write_facts(os.path.join(folder, "bpetrain", "splitting", "_regex_classes.bin"))
 
     def build_extensions(self):
         flags = FLAGS[self.compiler_family()]

@@ -20,7 +20,12 @@ all of them are built, and written). tiktoken has no such cache for a local rank
 They also report each process's peak resident memory (median, MB) and the ratio of
 bpetrain's time and memory to tiktoken's (below 1.00: bpetrain costs less).
 
-    python benchmarks/import_time.py [--repeat 11] [--cold-cache] [--vocabs DIR]
+``--published`` adds, for each pattern of ``benchmarks/splitting.py``'s
+``PUBLISHED_PATTERNS``, a fresh process that compiles it (``SplitPattern(pat_str)``, the
+installed ``regex`` module's classes) with an empty cache: a first process's compile of a
+pattern that is not one of the named ones.
+
+    python benchmarks/import_time.py [--repeat 11] [--cold-cache] [--vocabs DIR] [--published]
 """
 from __future__ import annotations
 
@@ -69,6 +74,18 @@ LOAD_TIKTOKEN = (
 #: The cache each bpetrain load case runs with (see the module docstring).
 WARM, COLD = "warm cache", "cold cache"
 
+#: Compile the pattern argv[1] (the installed regex module's classes).
+COMPILE = "import sys\nfrom bpetrain.splitting.pattern import SplitPattern\nSplitPattern(sys.argv[1])"
+
+
+def published_cases() -> dict[str, list[str]]:
+    """A cold compile of each pattern of ``benchmarks/splitting.py``'s ``PUBLISHED_PATTERNS``."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from splitting import PUBLISHED_PATTERNS
+
+    return {f"compile {name} ({COLD})": [sys.executable, "-c", COMPILE, pat_str]
+            for name, (pat_str, _) in PUBLISHED_PATTERNS.items()}
+
 
 def load_cases(vocabs: str) -> dict[str, list[str]]:
     """The load-and-encode cases for the rank files in ``vocabs``: bpetrain with a warm and
@@ -111,9 +128,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--cold-cache", action="store_true", help="an empty character-set cache for every run")
     parser.add_argument("--vocabs", help="a folder with cl100k_base.tiktoken and/or o200k_base.tiktoken")
+    parser.add_argument("--published", action="store_true", help="a cold compile of each published pattern")
     args = parser.parse_args()
     compile_bytecode()
-    cases = {**CASES, **(load_cases(args.vocabs) if args.vocabs else {})}
+    cases = {**CASES, **(load_cases(args.vocabs) if args.vocabs else {}), **(published_cases() if args.published else {})}
     times: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
     memory: dict[str, list[float]] = {name: [] for name in cases}

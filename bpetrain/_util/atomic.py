@@ -29,12 +29,14 @@ __all__ = ["atomic_write", "file_record", "pending_path", "read_recorded", "repl
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", **open_kwargs):
+def atomic_write(path, mode: str = "w", *, durable: bool = True, **open_kwargs):
     """Open a temporary file next to ``path``; on success rename it to ``path``.
 
     If the block raises, the temporary file is removed and ``path`` is left as it was,
     so no partial file ever looks complete. Temporary files an earlier, interrupted
-    write to ``path`` left behind are removed first.
+    write to ``path`` left behind are removed first. ``durable``: flush the file to disk
+    (``fsync``) before the rename, so that it is whole after a power loss; a cache whose
+    reader checks what it reads (a checksum) may skip that wait.
 
     Raises
     ------
@@ -53,7 +55,8 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         with os.fdopen(fd, mode, **open_kwargs) as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except OSError as exc:

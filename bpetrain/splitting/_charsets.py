@@ -1,20 +1,28 @@
-"""Character sets as the ``regex`` module reads them, over every code point, cached on disk.
+"""Character sets as the ``regex`` module reads them, over every code point.
 
 The compiled matchers (:mod:`bpetrain.splitting._compiler` for any pattern,
 :mod:`bpetrain.splitting._blocks` for the named ones) decide which characters a class such as
-``\\p{L}`` or ``(?i:s)`` matches by asking the installed ``regex`` module over all
-1,114,112 code points, so membership and the Unicode version are the ``regex``
-module's (:mod:`bpetrain.splitting.unicode` derives the sets of another Unicode version from
-them). That takes 20-60 ms a set (a quarter of a second for the named patterns'
-tables), so each answer is kept in a small file (the packed bits, zlib-compressed,
-~1-5 KB) under the cache folder: ``$BPETRAIN_CACHE_DIR``, else
-``$XDG_CACHE_HOME/bpetrain``, else ``~/.cache/bpetrain``. The file name is a hash of the
-``regex`` version, the set and its flags, so a new ``regex`` release (new Unicode data)
-never reads an old answer. A cache that cannot be read or written is ignored: the set
-is computed again (a damaged file fails zlib's checksum or the length check).
+``\\p{L}`` or ``(?i:s)`` matches as the installed ``regex`` module does, so membership and the
+Unicode version are the ``regex`` module's (:mod:`bpetrain.splitting.unicode` derives the sets
+of another Unicode version from them). :func:`members` gives a set two ways:
+
+- derived (:func:`set_bits`, a fraction of a millisecond): the set is parsed by the ``regex``
+  module's own parser, and its literals, ranges, ``.`` and general-category or ``\\s``/``\\w``
+  properties are read from range tables of the module's classes (:func:`regex_facts`), which
+  the build writes beside this module for the installed ``regex`` (:func:`write_facts`);
+  case-insensitive sets are asked of the module on the code points that have other cases;
+- asked (:func:`compute_members`, 10-20 ms): the module matches the set against every code
+  point. This is how a script, a binary or POSIX property or a case-insensitive property is
+  read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
+  under the cache folder: ``$BPETRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/bpetrain``, else
+  ``~/.cache/bpetrain``. The file name is a hash of the ``regex`` version, the set and its
+  flags, so a new ``regex`` release (new Unicode data) never reads an old answer. A cache that
+  cannot be read or written is ignored: the set is computed again (a damaged file fails
+  zlib's checksum or the length check).
 
 Compiled split patterns are kept the same way (:func:`read_arrays`, :func:`store_arrays`:
-the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them.
+the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them, and so are
+the tables of a ``regex`` version the build did not write them for.
 """
 from __future__ import annotations
 
@@ -34,7 +42,8 @@ from bpetrain._util.atomic import atomic_write
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "read_arrays", "store_arrays"]
+__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
+           "regex_facts", "set_bits", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -65,6 +74,9 @@ def members(source: str, flags: str) -> bytes:
     bytes, length 139,264
         ``numpy.packbits`` of a bool per code point U+0000..U+10FFFF (big-endian bit order).
     """
+    derived = set_bits(source, flags)
+    if derived is not None:
+        return derived
     return cached(f"{flags}\0{source}", lambda: compute_members(source, flags))
 
 
@@ -81,7 +93,7 @@ def cached(key: str, compute) -> bytes:
     packed = compute()
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb") as f:
+        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
 
@@ -126,18 +138,24 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
     return None
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray]) -> None:
-    """Keep ``arrays`` (name -> numpy array) on disk under ``key``, as :func:`cached` keeps a
-    set: zlib-compressed, a JSON line of each array's name, dtype and shape, then their
-    bytes; nothing if the cache cannot be written."""
-    import numpy as np
+def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
+    """Keep ``arrays`` (name -> numpy array, or bytes: a uint8 array, kept without numpy) on
+    disk under ``key``, as :func:`cached` keeps a set: zlib-compressed, a JSON line of each
+    array's name, dtype and shape, then their bytes; nothing if the cache cannot be written."""
+    parts = []
+    for name, a in arrays.items():
+        if isinstance(a, bytes):
+            parts.append(([name, "|u1", [len(a)]], a))
+        else:
+            import numpy as np
 
-    header = json.dumps([[name, a.dtype.str, list(a.shape)] for name, a in arrays.items()]).encode()
-    body = b"".join(np.ascontiguousarray(a).tobytes() for a in arrays.values())
+            parts.append(([name, a.dtype.str, list(a.shape)], np.ascontiguousarray(a).tobytes()))
+    header = json.dumps([head for head, _ in parts]).encode()
+    body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
         path = _arrays_path(key)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb") as f:
+        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
@@ -164,3 +182,367 @@ def _every_code_point() -> str:
     import numpy as np
 
     return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
+# ------------------------------------------------------------------ ranges
+#
+# A set of code points as ranges: a list of (first, last) pairs, inclusive, ascending,
+# neither overlapping nor touching (so one set has one list, and one text).
+
+#: The general categories (Unicode's leaf values), and the class escapes a table of
+#: classes holds (:mod:`bpetrain.splitting.unicode`, :func:`regex_facts`).
+GENERAL_CATEGORIES = tuple(
+    "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn".split()
+)
+ESCAPES = (r"\s", r"\w")
+
+
+def parse_ranges(text: str, name: str) -> list[tuple[int, int]]:
+    """The ranges of ``text``, hex code points and ranges separated by spaces
+    (``"41-5a 61-7a aa"``), in any order, merged.
+
+    Raises
+    ------
+    ValueError
+        If a word is not a hex code point or range of code points (``name`` names the class).
+    """
+    try:
+        ranges = [(int(a, 16), int(b or a, 16)) for a, _, b in (word.partition("-") for word in text.split())]
+    except ValueError:
+        ranges = None
+    if ranges is None or not all(0 <= a <= b < N_CODE_POINTS for a, b in ranges):
+        for word in text.split():  # the first word at fault, for the message
+            first, _, last = word.partition("-")
+            try:
+                a, b = int(first, 16), int(last or first, 16)
+            except ValueError:
+                raise ValueError(f"class {name}: {word!r} is not a hex code point or range") from None
+            if not 0 <= a <= b < N_CODE_POINTS:
+                raise ValueError(f"class {name}: {word!r} is not a range of code points")
+    if all(last + 1 < first for (_, last), (first, _) in zip(ranges, ranges[1:])):
+        return ranges  # already merged, as written by ranges_text
+    return _union(ranges)
+
+
+def ranges_text(ranges: list[tuple[int, int]]) -> str:
+    """``ranges`` as hex text: ``"41-5a 61-7a aa"`` (what :func:`parse_ranges` reads)."""
+    return " ".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in ranges)
+
+
+def _union(ranges) -> list[tuple[int, int]]:
+    """The union of any (first, last) pairs, as ranges."""
+    merged: list[list[int]] = []
+    for a, b in sorted(ranges):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def _complement(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The code points not in ``ranges``, as ranges."""
+    out, start = [], 0
+    for a, b in ranges:
+        if a > start:
+            out.append((start, a - 1))
+        start = b + 1
+    if start < N_CODE_POINTS:
+        out.append((start, N_CODE_POINTS - 1))
+    return out
+
+
+def packed(ranges: list[tuple[int, int]]) -> bytes:
+    """``ranges`` as :func:`members` gives a set: ``numpy.packbits`` of a bool per code point
+    (code point ``c`` is the bit ``0x80 >> (c & 7)`` of byte ``c >> 3``), made without numpy."""
+    out = bytearray(_PACKED_BYTES)
+    for a, b in ranges:
+        first, last = a >> 3, (b + 1) >> 3
+        head, tail = 0xFF >> (a & 7), ~(0xFF >> ((b + 1) & 7)) & 0xFF
+        if first == last:
+            out[first] |= head & tail
+            continue
+        out[first] |= head
+        out[first + 1 : last] = b"\xff" * (last - first - 1)
+        if tail:
+            out[last] |= tail
+    return bytes(out)
+
+
+def ranges_of(member: np.ndarray) -> list[tuple[int, int]]:
+    """The code points of ``member`` (bool, shape (0x110000,)) as ranges."""
+    import numpy as np
+
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], member.astype(np.int8), [0]])))
+    return list(zip(edges[::2].tolist(), (edges[1::2] - 1).tolist()))
+
+
+# ------------------------------------------------------------------ the regex module's classes
+
+#: The file beside this module that the build writes (:func:`write_facts`, called by
+#: setup.py): the installed ``regex`` module's :func:`regex_facts`, with its version.
+FACTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_regex_classes.bin")
+_FACTS_FORMAT = "regex classes v2"
+
+
+class Facts:
+    """The installed ``regex`` module's classes (:func:`regex_facts`).
+
+    Attributes
+    ----------
+    version : str
+        ``regex.__version__`` when they were read from the module.
+    classes : dict of str to list of (int, int)
+        Each of :data:`GENERAL_CATEGORIES` and :data:`ESCAPES`: its code points, as ranges.
+    cased : list of (int, int)
+        The code points that have other cases (``regex``'s ``get_all_cases`` gives more
+        than the code point), as ranges: outside them, a case-insensitive literal, range
+        or class of them matches what it matches case-sensitively.
+    """
+
+    def __init__(self, version: str, classes: dict[str, list[tuple[int, int]]], cased: list[tuple[int, int]]):
+        self.version, self.classes, self.cased = version, classes, cased
+
+    def to_bytes(self) -> bytes:
+        return zlib.compress(json.dumps({
+            "format": _FACTS_FORMAT, "regex": self.version, "cased": _flat(self.cased),
+            "classes": {name: _flat(ranges) for name, ranges in self.classes.items()},
+        }).encode(), 9)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Facts | None:
+        """The facts of :meth:`to_bytes`, or None if they are damaged or of another
+        format or ``regex`` version."""
+        with contextlib.suppress(ValueError, TypeError, KeyError, AttributeError, zlib.error):
+            kept = json.loads(zlib.decompress(data))
+            if kept["format"] == _FACTS_FORMAT and kept["regex"] == regex.__version__:
+                classes = {name: _pairs(kept["classes"][name]) for name in (*GENERAL_CATEGORIES, *ESCAPES)}
+                return cls(kept["regex"], classes, _pairs(kept["cased"]))
+        return None
+
+    @functools.cached_property
+    def cased_text(self) -> str:
+        """The :attr:`cased` code points in one str."""
+        return "".join(chr(c) for a, b in self.cased for c in range(a, b + 1))
+
+    @functools.cached_property
+    def cased_bits(self) -> int:
+        """The :attr:`cased` code points as a bit set (:func:`set_bits`)."""
+        return int.from_bytes(packed(self.cased), "big")
+
+
+def _flat(ranges: list[tuple[int, int]]) -> list[int]:
+    return [x for pair in ranges for x in pair]
+
+
+def _pairs(flat: list[int]) -> list[tuple[int, int]]:
+    """The ranges :func:`_flat` wrote, checked (ascending, apart, within the code points).
+
+    Raises
+    ------
+    ValueError
+        If they are not.
+    """
+    ranges = list(zip(flat[::2], flat[1::2]))
+    if len(flat) % 2 or not all(type(x) is int for x in flat) or not all(0 <= a <= b < N_CODE_POINTS for a, b in ranges) \
+            or not all(last + 1 < first for (_, last), (first, _) in zip(ranges, ranges[1:])):
+        raise ValueError("not ranges")
+    return ranges
+
+
+@functools.cache
+def regex_facts() -> Facts:
+    """The installed ``regex`` module's classes: from :data:`FACTS_FILE` if the build
+    wrote it with this ``regex`` version, else from the disk cache (under the version),
+    else asked of the module (about two seconds) and kept there."""
+    with contextlib.suppress(OSError):
+        with open(FACTS_FILE, "rb") as f:
+            facts = Facts.from_bytes(f.read(1 << 22))
+        if facts is not None:
+            return facts
+    kept = read_arrays("regex classes")
+    if kept is not None and kept.keys() == {"facts"}:
+        facts = Facts.from_bytes(kept["facts"].tobytes())
+        if facts is not None:
+            return facts
+    facts = compute_facts()
+    store_arrays("regex classes", {"facts": facts.to_bytes()})
+    return facts
+
+
+def compute_facts() -> Facts:
+    """:func:`regex_facts` asked of the ``regex`` module: each code point's general
+    category in one pass (``(\\p{Lu}+)|(\\p{Ll}+)|...``, one per code point), ``\\s``,
+    ``\\w``, and the assigned code points with other cases (``regex``'s own
+    ``get_all_cases``, the table its case-insensitive matching reads; an unassigned,
+    private-use or surrogate code point has no case in Unicode).
+
+    Raises
+    ------
+    ValueError
+        If the general categories do not give every code point exactly one.
+    """
+    from regex import _regex
+
+    every = _every_code_point()
+    classes: dict[str, list[tuple[int, int]]] = {name: [] for name in (*GENERAL_CATEGORIES, *ESCAPES)}
+    pattern = "|".join(rf"(\p{{{name}}}+)" for name in GENERAL_CATEGORIES)
+    covered = 0
+    for m in regex.finditer(pattern, every):
+        classes[GENERAL_CATEGORIES[m.lastindex - 1]].append((m.start(), m.end() - 1))
+        covered += m.end() - m.start()
+    if covered != N_CODE_POINTS:
+        raise ValueError(f"regex {regex.__version__}: the general categories cover {covered} code points, "
+                         f"not {N_CODE_POINTS}")
+    for name in ESCAPES:
+        classes[name] = [(m.start(), m.end() - 1) for m in regex.finditer(name + "+", every)]
+    classes = {name: _union(ranges) for name, ranges in classes.items()}
+    flags = regex.IGNORECASE | regex.UNICODE
+    unassigned = _union([*classes["Cn"], *classes["Co"], *classes["Cs"]])
+    cased = [(c, c) for a, b in _complement(unassigned) for c in range(a, b + 1)
+             if len(_regex.get_all_cases(flags, c)) > 1]
+    return Facts(regex.__version__, classes, _union(cased))
+
+
+def write_facts(path: str = FACTS_FILE) -> None:
+    """Write the installed ``regex`` module's :func:`compute_facts` to ``path`` (setup.py
+    calls this at build time, for :func:`regex_facts`)."""
+    with atomic_write(path, "wb") as f:
+        f.write(compute_facts().to_bytes())
+
+
+# ------------------------------------------------------------------ sets derived from the classes
+#
+# A derived set is a Python int of N_CODE_POINTS bits, code point c at bit N_CODE_POINTS - 1 - c,
+# so that ``int.to_bytes(..., "big")`` gives :func:`members`' packed bits: unions,
+# negations and intersections are single operations on it.
+
+_ALL = (1 << N_CODE_POINTS) - 1
+
+#: (id of a classes dict, class names) -> (that dict, the union of those classes as a bit
+#: set): kept with the dict itself, so that an id is never read for another dict.
+_CLASS_BITS: dict[tuple[int, tuple[str, ...]], tuple[dict, int]] = {}
+
+
+def _class_bits(classes: dict[str, list[tuple[int, int]]], names: tuple[str, ...]) -> int:
+    """The union of the classes ``names`` as a bit set (computed once per classes and names)."""
+    key = (id(classes), names)
+    kept = _CLASS_BITS.get(key)
+    if kept is None or kept[0] is not classes:
+        kept = _CLASS_BITS[key] = (classes, int.from_bytes(
+            packed(_union([r for name in names for r in classes[name]]) if len(names) > 1 else classes[names[0]]),
+            "big") if names else 0)
+    return kept[1]
+
+
+def _span(first: int, last: int) -> int:
+    """The bit set of the code points ``first..last``."""
+    return ((1 << (last - first + 1)) - 1) << (N_CODE_POINTS - 1 - last)
+
+
+class _Underived(Exception):
+    """A set holds what the classes cannot give (a script, a binary property, ...)."""
+
+
+def set_bits(source: str, flags: str, classes: dict[str, list[tuple[int, int]]] | None = None) -> bytes | None:
+    """The code points of the one-character regex ``source`` under ``flags`` (as
+    :func:`members` gives them: packed bits), derived from the classes instead of asking the
+    ``regex`` module about every code point; None where they cannot be.
+
+    ``source`` is parsed by the ``regex`` module's own parser, then read as its matcher
+    reads the parts: a literal, a range, ``.``, a set of them (negated or not), and a
+    property that the module reads as general categories (``\\p{L}``, ``\\p{Letter}``,
+    ``\\d``, ...: which ones, ``regex._regex.has_property_value`` says on one code point of
+    each), or ``\\s``/``\\w`` (``\\S``, ``\\W``, ``\\p{White_Space}``). ``classes``
+    (name -> ranges; default: the ``regex`` module's, :func:`regex_facts`) gives the
+    categories' and escapes' code points. Case-insensitively (``"i"`` in ``flags``), a set
+    without properties is asked of the ``regex`` module on the code points that have other
+    cases (:attr:`Facts.cased`), and read case-sensitively elsewhere; a property then gives
+    None (the module reads ``(?i:\\p{Lu})`` as more than its cases). With ``classes``, a set
+    the module's parser reads as every character (``[^\\s\\S]``, which it matches
+    everywhere) gives None. None too for anything else (a script, a binary or POSIX
+    property, ``regex.DEFAULT_VERSION`` other than VERSION0), and if the ``regex`` module's
+    parser is not as expected.
+    """
+    if regex.DEFAULT_VERSION != regex.VERSION0:
+        return None
+    try:
+        from regex import _regex_core as core
+
+        text = core.Source(source)
+        info = core.Info((regex.IGNORECASE if "i" in flags else 0) | (regex.DOTALL if "s" in flags else 0),
+                         text.char_type, {})
+        info.guess_encoding = regex.UNICODE  # as regex.compile reads a str pattern
+        tree = core._parse_pattern(text, info)
+        if type(tree) is core.Sequence and len(tree.items) == 1:
+            tree = tree.items[0]
+        if classes is not None and source != "." and type(tree) in (core.Any, core.AnyAll):
+            return None  # the module reads [^\s\S] as every character: not a set of the classes
+        found, cased, properties = _read(tree, core, classes)
+    except _Underived:
+        return None
+    except Exception:  # the regex module's parser is not as read here: ask the module
+        return None
+    if cased:
+        if properties:
+            return None
+        facts = regex_facts()
+        asked = facts.cased_text
+        found &= ~facts.cased_bits
+        for m in regex.finditer(f"(?{flags}:{source})", asked):
+            found |= 1 << (N_CODE_POINTS - 1 - ord(asked[m.start()]))
+    return found.to_bytes(_PACKED_BYTES, "big")
+
+
+def _read(node, core, classes) -> tuple[int, bool, bool]:
+    """(bit set, whether case-insensitive, whether it has a property) of one parsed node.
+
+    Raises
+    ------
+    _Underived
+        For a node the classes cannot give.
+    """
+    kind = type(node)
+    if kind is core.Any:
+        return _ALL ^ _span(10, 10), False, False
+    if kind is core.AnyAll:
+        return _ALL, False, False
+    if node.zerowidth or not hasattr(node, "positive"):
+        raise _Underived
+    cased, properties = bool(node.case_flags), False
+    if kind is core.Character:
+        found = _span(node.value, node.value)
+    elif kind is core.Range:
+        found = _span(node.lower, node.upper)
+    elif kind is core.Property:
+        found, properties = _property(node, core, classes), True
+    elif kind is core.SetUnion:
+        found = 0
+        for item in node.items:
+            part, part_cased, part_properties = _read(item, core, classes)
+            found |= part
+            cased, properties = cased or part_cased, properties or part_properties
+    else:
+        raise _Underived
+    return (found if node.positive else _ALL ^ found), cased, properties
+
+
+def _property(node, core, classes) -> int:
+    """The bit set of a property node (before its negation) from ``classes`` (None: the
+    ``regex`` module's, :func:`regex_facts`)."""
+    from regex import _regex
+
+    if node.encoding not in (0, core.UNICODE_ENCODING):  # ASCII or locale
+        raise _Underived
+    if node.value >> 16 != core.PROPERTIES["GC"][0] and node.value not in (
+            core.CHARSET_ESCAPES["s"].value, core.CHARSET_ESCAPES["w"].value):
+        raise _Underived  # before reading the classes: a script, a block, a binary property
+    facts = regex_facts()
+    classes = classes or facts.classes
+    if node.value >> 16 == core.PROPERTIES["GC"][0]:
+        return _class_bits(classes, tuple(name for name in GENERAL_CATEGORIES if facts.classes[name]
+                                          and _regex.has_property_value(node.value, facts.classes[name][0][0])))
+    for name in ESCAPES:
+        if node.value == core.CHARSET_ESCAPES[name[1]].value:
+            return _class_bits(classes, (name,))
+    raise _Underived

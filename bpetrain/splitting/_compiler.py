@@ -6,9 +6,10 @@ Thompson's and Pike's virtual machines as Russ Cox describes it ("Regular Expres
 Matching: the Virtual Machine Approach", 2009), run depth first so that the first
 alternative that matches wins, as in the ``regex`` module (Perl semantics, not the
 leftmost-longest of a DFA). Every single-character atom (a literal, ``.``, an escape such
-as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, evaluated by the
-installed ``regex`` module itself over every code point under the flags in force, so
-membership and case-insensitivity are exactly the ``regex`` module's, and so are the
+as ``\\s`` or ``\\p{L}``, a ``[...]`` class) becomes a *character set*, read as the
+installed ``regex`` module reads it over every code point under the flags in force
+(:mod:`bpetrain.splitting._charsets`), so membership and case-insensitivity are exactly the
+``regex`` module's, and so are the
 classes' Unicode version unless another is asked for (:mod:`bpetrain.splitting.unicode`). Up to 64 distinct sets get one bit each; the matcher looks a character's bits
 up in a two-stage table (code point >> 8 -> block of 256 signatures).
 
@@ -73,7 +74,7 @@ from bpetrain.splitting.unicode import UnicodeTable, class_members
 if TYPE_CHECKING:  # numpy and the DFA's builder are imported where a pattern is compiled:
     import numpy as np  # not when its program is read back from the cache at start-up
 
-__all__ = ["Unsupported", "compile_program", "stored_program"]
+__all__ = ["Unsupported", "compile_program", "kept_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -490,32 +491,34 @@ class _Emitter:
 
 # ------------------------------------------------------------------ sets
 
-def _class_table(memberships: list[bytes]) -> np.ndarray:
-    """uint64 per code point: bit k set if the code point is in set k."""
-    import numpy as np
-
-    masks = np.zeros(N_CODE_POINTS, dtype=np.uint64)
-    for k, packed in enumerate(memberships):
-        member = np.unpackbits(np.frombuffer(packed, dtype=np.uint8))[:N_CODE_POINTS].astype(bool)
-        masks[member] |= np.uint64(1 << k)
-    return masks
-
-
-def _two_stage(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Compress a uint64 per code point into (stage1 uint16 [cp >> 8], stage2 uint16
-    [block * 256 + (cp & 255)], signatures uint64): value = signatures[stage2[...]].
+def _two_stage(memberships: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sets of every code point as (stage1 uint16 [cp >> 8], stage2 uint16
+    [block * 256 + (cp & 255)], signatures uint64): bit k of ``signatures[stage2[...]]``
+    says whether the code point is in set k (``memberships[k]``, packed bits).
 
     Equal blocks of 256 code points are stored once (most of Unicode is a few kinds of
-    block), and only the distinct blocks are sorted into signatures.
+    block), numbered in order of first appearance; they are found on the packed bits (32
+    bytes a block and set), and only the distinct blocks are spelled out and sorted into
+    signatures.
     """
     import numpy as np
 
+    n_blocks = N_CODE_POINTS // 256
+    bits = np.stack([np.frombuffer(packed, dtype=np.uint8) for packed in memberships]) if memberships else \
+        np.zeros((0, N_CODE_POINTS // 8), dtype=np.uint8)
+    rows = np.ascontiguousarray(bits.reshape(len(memberships), n_blocks, 32).transpose(1, 0, 2)).reshape(n_blocks, -1)
     blocks: dict[bytes, int] = {}
-    rows = values.reshape(-1, 256)
-    stage1 = np.empty(len(rows), dtype=np.uint16)
+    stage1 = np.empty(n_blocks, dtype=np.uint16)
+    first = []
     for b, row in enumerate(rows):
-        stage1[b] = blocks.setdefault(row.tobytes(), len(blocks))
-    distinct = np.frombuffer(b"".join(blocks), dtype=np.uint64)
+        key = row.tobytes()
+        if key not in blocks:
+            blocks[key] = len(blocks)
+            first.append(b)
+        stage1[b] = blocks[key]
+    member = np.unpackbits(rows[first].reshape(len(first), len(memberships), 32), axis=2)
+    weights = np.uint64(1) << np.arange(len(memberships), dtype=np.uint64)
+    distinct = (member.astype(np.uint64) * weights[None, :, None]).sum(axis=1, dtype=np.uint64).reshape(-1)
     signatures, index = np.unique(distinct, return_inverse=True)
     if len(signatures) > 0xFFFF:
         raise Unsupported("too many distinct combinations of character sets")
@@ -580,7 +583,6 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     bits = [distinct.setdefault(m, len(distinct)) for m in memberships]
     if len(distinct) > MAX_SETS:
         raise Unsupported(f"more than {MAX_SETS} distinct character sets")
-    masks = _class_table(list(distinct))
 
     branches = root.children if root.kind == "alt" else [root]
     emitter = _Emitter(bits)
@@ -593,7 +595,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     if len(branches) > 64:
         raise Unsupported("more than 64 top-level alternatives")
 
-    stage1, stage2, sig_mask = _two_stage(masks)
+    stage1, stage2, sig_mask = _two_stage(list(distinct))
     sig_cand = np.zeros(len(sig_mask), dtype=np.uint64)
     for k, sets in enumerate(first):
         sig_cand[(sig_mask & np.uint64(sets)) != 0] |= np.uint64(1 << k)
@@ -645,7 +647,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         "code": _code_array(emitter.code),
         "steps": _code_array(steps),
         "alternatives": _code_array(alternatives, 9),
-        "ascii_mask": np.ascontiguousarray(masks[:128]),
+        "ascii_mask": np.ascontiguousarray(sig_mask[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
         "ascii_cand": np.ascontiguousarray(sig_cand[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
         "stage1": stage1,
         "stage2": stage2,
@@ -902,7 +904,9 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
 
     ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
     the index of the first whose DFA cuts every text as this pattern's does
-    (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none.
+    (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none: the pattern itself is its own,
+    and a reference the ``regex`` module splits a probe text apart from it with
+    (:func:`_split_apart`) is not compiled to be compared.
 
     A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
     warning comes in every process, as without the cache.
@@ -912,9 +916,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     Unsupported
         As :func:`compile_program` (such patterns are not kept).
     """
-    key = "\0".join(["program", _compiler_key(), "regex" if unicode is None else unicode.digest,
-                     str(len(references)), *references, pat_str])
-    arrays = read_arrays(key)
+    arrays = kept_program(pat_str, unicode, references)
     if arrays is not None:
         return arrays
     import numpy as np
@@ -926,6 +928,11 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
         arrays = compile_program(pat_str, unicode)
         like = -1
         for i, reference in enumerate(references):
+            if reference == pat_str:
+                like = i  # the pattern itself
+                break
+            if _split_apart(pat_str, reference):
+                continue
             try:
                 other = {name: np.asarray(view) for name, view in stored_program(reference, unicode).items()}
                 if same_pieces(arrays, other):
@@ -937,9 +944,42 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     if not caught:
-        store_arrays(key, arrays)
+        store_arrays(_program_key(pat_str, unicode, references), arrays)
     return {name: memoryview(np.ascontiguousarray(array.reshape(-1) if array.size == 0 else array))
             for name, array in arrays.items()}
+
+
+#: What :func:`_split_apart` splits: where the split patterns of published tokenizers
+#: differ (contractions in either case, runs of digits, letters after punctuation, a case
+#: change, runs of spaces and new lines, Han and other scripts), in characters that Unicode
+#: has classed alike for decades.
+_PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
+          "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
+          "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n")
+
+
+def _split_apart(pat_str: str, reference: str) -> bool:
+    """Whether the ``regex`` module splits :data:`_PROBE` differently with the two
+    patterns: then their programs cannot cut every text alike, and the reference need not
+    be compiled to be compared (:func:`bpetrain.splitting._dfa.same_pieces`). False if
+    either runs past a second (catastrophic backtracking: the programs are compared)."""
+    try:
+        pieces = [[m.group() for m in regex.finditer(p, _PROBE, timeout=1.0)] for p in (pat_str, reference)]
+    except TimeoutError:
+        return False
+    return pieces[0] != pieces[1]
+
+
+def kept_program(pat_str: str, unicode: UnicodeTable | None = None,
+                 references: tuple[str, ...] = ()) -> dict[str, memoryview] | None:
+    """:func:`stored_program`'s arrays if they are on disk, else None (nothing is compiled:
+    a kept program was compiled from a pattern the ``regex`` module compiled)."""
+    return read_arrays(_program_key(pat_str, unicode, references))
+
+
+def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...]) -> str:
+    return "\0".join(["program", _compiler_key(), "regex" if unicode is None else unicode.digest,
+                      str(len(references)), *references, pat_str])
 
 
 @functools.cache

@@ -39,7 +39,7 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, stored_program
+from bpetrain.splitting._compiler import Unsupported, kept_program, stored_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
 from bpetrain.splitting.unicode import UnicodeVersionWarning, classes_that_differ, resolve_unicode
 from bpetrain.splitting.names import (
@@ -161,7 +161,8 @@ class SplitPattern:
         The table the compiled matcher's classes come from (None: the ``regex`` module's).
     regex : regex.Pattern
         The pattern compiled by the ``regex`` module (the reference, and the splitter
-        when the compiled matcher cannot run the pattern).
+        when the compiled matcher cannot run the pattern), compiled when first used if
+        the program is read back from the disk cache.
     program : bpetrain.splitting._matcher.Program or None
         The compiled program, or None if the ``regex`` module splits.
     fallback_reason : str or None
@@ -184,30 +185,19 @@ class SplitPattern:
     def __init__(self, pat_str: str, *, unicode_version="regex"):
         if not isinstance(pat_str, str):
             raise TypeError(f"pat_str must be a str, got {type(pat_str).__name__}")
-        try:
-            self.regex = regex.compile(pat_str)
-        except regex.error as exc:
-            names = ", ".join(sorted(PATTERNS))
-            raise ValueError(
-                f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
-                f"regular expression: {exc}"
-            ) from None
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
-            # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
-            # 3.9) raise AttributeError on some negated classes of every character, such as
-            # (?i:[^\s\S]).
-            raise ValueError(
-                f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
-                f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
-                f"another version may compile it, or write the pattern another way"
-            ) from exc
-        if self.regex.fullmatch(""):
-            raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
         self.pat_str = pat_str
         self.unicode_version = unicode_version
-        self.unicode = resolve_unicode(unicode_version)
         try:
-            arrays = stored_program(pat_str, self.unicode, _REFERENCES)
+            self.unicode = resolve_unicode(unicode_version)
+        except (TypeError, ValueError):
+            self.regex  # noqa: B018 (a pattern that does not compile is reported first)
+            raise
+        arrays = kept_program(pat_str, self.unicode, _REFERENCES)
+        if arrays is None:
+            self.regex  # noqa: B018 (checks the pattern before it is compiled)
+        try:
+            if arrays is None:
+                arrays = stored_program(pat_str, self.unicode, _REFERENCES)
             like = int(arrays["like"][0])
             _, native, blocks = _HAND_WRITTEN[like] if like >= 0 else (None, 0, 0)
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
@@ -224,6 +214,40 @@ class SplitPattern:
                     f"(regex {regex.__version__}): {', '.join(differ)} hold other characters than in "
                     f"{self.unicode.source}, so text with them may split differently", UnicodeVersionWarning,
                     stacklevel=3)
+
+    @functools.cached_property
+    def regex(self) -> regex.Pattern:
+        """The pattern compiled by the ``regex`` module, when first used: a program read
+        back from the disk cache (:func:`bpetrain.splitting._compiler.kept_program`) was
+        compiled from a pattern the module compiled, and needs it only to fall back.
+
+        Raises
+        ------
+        ValueError
+            If the ``regex`` module refuses the pattern, fails on it, or it matches the
+            empty string.
+        """
+        pat_str = self.pat_str
+        try:
+            compiled = regex.compile(pat_str)
+        except regex.error as exc:
+            names = ", ".join(sorted(PATTERNS))
+            raise ValueError(
+                f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
+                f"regular expression: {exc}"
+            ) from None
+        except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
+            # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
+            # 3.9) raise AttributeError on some negated classes of every character, such as
+            # (?i:[^\s\S]).
+            raise ValueError(
+                f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
+                f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
+                f"another version may compile it, or write the pattern another way"
+            ) from exc
+        if compiled.fullmatch(""):
+            raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
+        return compiled
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"

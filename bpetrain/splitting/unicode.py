@@ -19,13 +19,17 @@ a :class:`UnicodeTable`
     ``regex`` module updates.
 
 A table holds the general category of every code point and the members of ``\\s`` and
-``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines). A set the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`)
-is rewritten with the table's ranges in place of each property (:func:`class_members`): a
-property the installed ``regex`` module reads as a union of general categories
-(``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``, ``\\d``, ...) becomes that union of the
-table's, ``\\s \\S \\w \\W`` the table's own; literals, ranges and case-insensitivity stay
-the ``regex`` module's. A property that is neither (a script such as ``\\p{Han}``, a binary
-property) keeps the installed ``regex`` module's classes, with a
+``\\w`` (``\\d`` is ``\\p{Nd}`` in both engines), as ranges; it is read from its text
+without numpy, and two tables are equal when their digests (of the merged ranges) are. A set
+the compiled matcher evaluates (:mod:`bpetrain.splitting._compiler`) takes the table's ranges
+in place of each property (:func:`class_members`): a property the installed ``regex`` module
+reads as a union of general categories (``\\p{L}``, ``\\p{Letter}``, ``\\P{N}``, ``\\p{L&}``,
+``\\d``, ...) becomes that union of the table's, ``\\s \\S \\w \\W`` the table's own;
+literals, ranges and case-insensitivity stay the ``regex`` module's. A set of such parts that
+is not case-insensitive is read from the ranges directly
+(:func:`bpetrain.splitting._charsets.set_bits`); another is rewritten with the ranges and
+asked of the ``regex`` module. A property that is neither (a script such as ``\\p{Han}``, a
+binary property) keeps the installed ``regex`` module's classes, with a
 :class:`UnicodeVersionWarning`; so does a pattern the ``regex`` module splits (syntax the
 compiled matcher does not run): the ``regex`` module has one Unicode version.
 """
@@ -39,7 +43,21 @@ from typing import TYPE_CHECKING
 
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, cached, members, read_arrays, store_arrays
+from bpetrain.splitting import _charsets
+from bpetrain.splitting._charsets import (
+    ESCAPES,
+    GENERAL_CATEGORIES,
+    N_CODE_POINTS,
+    cached,
+    members,
+    packed,
+    parse_ranges,
+    ranges_of,
+    read_arrays,
+    regex_facts,
+    set_bits,
+    store_arrays,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -59,11 +77,6 @@ __all__ = [
     "tiktoken_table",
 ]
 
-#: The general categories (Unicode's leaf values), and the class escapes a table holds.
-GENERAL_CATEGORIES = tuple(
-    "Lu Ll Lt Lm Lo Mn Mc Me Nd Nl No Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Zl Zp Cc Cf Cs Co Cn".split()
-)
-ESCAPES = (r"\s", r"\w")
 _NAMES = (*GENERAL_CATEGORIES, *ESCAPES)
 #: The names ``unicode_version`` takes (besides a :class:`UnicodeTable`).
 UNICODE_VERSIONS = ("regex", "tiktoken")
@@ -104,54 +117,50 @@ class UnicodeTable:
         if set(classes) != expected:
             raise ValueError(f"a Unicode table needs the classes {sorted(expected)}; "
                              f"missing {sorted(expected - set(classes))}, unknown {sorted(set(classes) - expected)}")
-        self._text = dict(classes)
-        kept = read_arrays(f"{_table_key(source, classes)}\0digest")
-        if kept is not None and kept.keys() == {"digest"} and kept["digest"].shape == (64,):
+        key = _table_key(source, classes)
+        kept = read_arrays(key)
+        if kept is not None and kept.keys() == {"digest"} and kept["digest"].nbytes == 64:
             self.source = source  # checked when the digest was kept: the key is the classes' text
             self.digest = kept["digest"].tobytes().decode("ascii")
-            return  # the classes are read when first asked for (_packed)
-        self._init(source, {name: _parse_ranges(text, name) for name, text in classes.items()})
-        self._keep()
-
-    def _keep(self) -> None:
-        """Keep the packed classes and the digest of a table built from its text on disk
-        (:func:`bpetrain.splitting._charsets.store_arrays`), under a key of that text: a
-        later process reads the digest alone (what finding the compiled programs and
-        character tables made with the table needs) and the classes when first used."""
-        import numpy as np
-
-        key = _table_key(self.source, self._text)
-        store_arrays(key, {"packed": np.stack([self._packed[name] for name in _NAMES])})
-        store_arrays(f"{key}\0digest", {"digest": np.frombuffer(self.digest.encode("ascii"), dtype=np.uint8)})
+            self._text = {name: classes[name] for name in _NAMES}
+            return  # the classes are read when first asked for (_ranges)
+        self._init(source, {name: parse_ranges(classes[name], name) for name in _NAMES})
+        store_arrays(key, {"digest": self.digest.encode("ascii")})
 
     @functools.cached_property
-    def _packed(self) -> dict[str, np.ndarray]:
-        """Class name -> ``numpy.packbits`` of its members (uint8, shape (139264,)); set by
-        :meth:`_init`, else (a table whose digest was read back) read from the disk cache
-        or parsed from the text again."""
-        import numpy as np
+    def _ranges(self) -> dict[str, list[tuple[int, int]]]:
+        """Class name -> its code points as ranges; set by :meth:`_init`, else (a table
+        whose digest was read back from the disk cache) parsed from the text."""
+        return {name: parse_ranges(self._text[name], name) for name in _NAMES}
 
-        kept = read_arrays(_table_key(self.source, self._text))
-        if kept is not None and kept.keys() == {"packed"} and kept["packed"].shape == (len(_NAMES), _PACKED):
-            return dict(zip(_NAMES, np.asarray(kept["packed"])))
-        return {name: np.packbits(_parse_ranges(self._text[name], name)) for name in _NAMES}
-
-    def _init(self, source: str, member: Mapping[str, np.ndarray]) -> None:
-        import numpy as np
-
-        coverage = sum(member[name].astype(np.int8) for name in GENERAL_CATEGORIES)
-        if not (coverage == 1).all():
+    def _init(self, source: str, ranges: Mapping[str, list[tuple[int, int]]]) -> None:
+        """Check the general categories and set the attributes (``ranges``: name -> ranges,
+        :mod:`bpetrain.splitting._charsets`)."""
+        expected = 0
+        for a, b in sorted(r for name in GENERAL_CATEGORIES for r in ranges[name]):
+            if a != expected:
+                where, count = (a, 2) if a < expected else (expected, 0)
+                raise ValueError(f"{source}: the general categories must give each code point exactly one "
+                                 f"(U+{where:04X} has {count})")
+            expected = b + 1
+        if expected != N_CODE_POINTS:
             raise ValueError(f"{source}: the general categories must give each code point exactly one "
-                             f"(U+{int(np.flatnonzero(coverage != 1)[0]):04X} has {coverage[coverage != 1][0]})")
+                             f"(U+{expected:04X} has 0)")
         self.source = source
-        self._packed = {name: np.packbits(member[name]) for name in _NAMES}
-        self.digest = hashlib.sha256(b"".join(bits.tobytes() for bits in self._packed.values())).hexdigest()
+        self._ranges = {name: list(ranges[name]) for name in _NAMES}
+        self.digest = hashlib.sha256("".join(f"{name}\0{_charsets.ranges_text(self._ranges[name])}\0"
+                                             for name in _NAMES).encode()).hexdigest()
 
     @classmethod
     def from_members(cls, source: str, member: Mapping[str, np.ndarray]) -> UnicodeTable:
         """The table of the classes ``member`` (name -> bool per code point)."""
+        return cls._of_ranges(source, {name: ranges_of(member[name]) for name in _NAMES})
+
+    @classmethod
+    def _of_ranges(cls, source: str, ranges: Mapping[str, list[tuple[int, int]]]) -> UnicodeTable:
+        """The table of the classes ``ranges`` (name -> ranges, merged)."""
         table = cls.__new__(cls)
-        table._init(source, member)
+        table._init(source, ranges)
         return table
 
     def __repr__(self) -> str:
@@ -170,12 +179,12 @@ class UnicodeTable:
         """bool, shape (0x110000,): the code points of the class ``name``."""
         import numpy as np
 
-        return np.unpackbits(self._packed[name])[:N_CODE_POINTS].view(bool)
+        return np.unpackbits(np.frombuffer(packed(self._ranges[name]), dtype=np.uint8)).view(bool)
 
     @functools.cached_property
     def classes(self) -> dict[str, str]:
-        """Each class's code points as hex ranges (the constructor's ``classes``)."""
-        return {name: ranges_text(self.member(name)) for name in self._packed}
+        """Each class's code points as hex ranges (the constructor's ``classes``, merged)."""
+        return {name: _charsets.ranges_text(self._ranges[name]) for name in _NAMES}
 
     @functools.cached_property
     def general_category(self) -> np.ndarray:
@@ -184,7 +193,8 @@ class UnicodeTable:
 
         category = np.zeros(N_CODE_POINTS, dtype=np.uint8)
         for k, name in enumerate(GENERAL_CATEGORIES):
-            category[self.member(name)] = k
+            for a, b in self._ranges[name]:
+                category[a : b + 1] = k
         return category
 
     def to_json(self) -> dict:
@@ -209,38 +219,19 @@ class UnicodeTable:
             raise ValueError(f"{where}: {exc}") from None
 
 
-_PACKED = N_CODE_POINTS // 8
+def ranges_text(member: np.ndarray) -> str:
+    """The code points of ``member`` (bool, shape (0x110000,)) as hex ranges: ``"41-5a 61-7a aa"``."""
+    return _charsets.ranges_text(ranges_of(member))
 
 
 def _table_key(source: str, classes: Mapping[str, str]) -> str:
-    """The on-disk cache key of the table of ``source`` and ``classes`` (the constructor's
-    arguments, :meth:`UnicodeTable._keep`): a table made from the same text again reads its
-    digest, and its classes when they are needed, instead of parsing them."""
+    """The on-disk cache key of the digest of the table of ``source`` and ``classes`` (the
+    constructor's arguments): a table made from the same text again reads its digest, and
+    parses its classes only when they are needed."""
     text = hashlib.sha256()
     for name in sorted(classes):
         text.update(f"{name}\0{classes[name]}\0".encode())
     return f"unicode table\0{source}\0{text.hexdigest()}"
-
-
-def _parse_ranges(text: str, name: str) -> np.ndarray:
-    import numpy as np
-
-    member = np.zeros(N_CODE_POINTS, dtype=bool)
-    for word in text.split():
-        first, _, last = word.partition("-")
-        try:
-            a, b = int(first, 16), int(last or first, 16)
-        except ValueError:
-            raise ValueError(f"class {name}: {word!r} is not a hex code point or range") from None
-        if not 0 <= a <= b < N_CODE_POINTS:
-            raise ValueError(f"class {name}: {word!r} is not a range of code points")
-        member[a : b + 1] = True
-    return member
-
-
-def ranges_text(member: np.ndarray) -> str:
-    """The code points of ``member`` (bool, shape (0x110000,)) as hex ranges: ``"41-5a 61-7a aa"``."""
-    return " ".join(f"{a:x}" if a == b else f"{a:x}-{b:x}" for a, b in _runs(member))
 
 
 @functools.cache
@@ -260,10 +251,10 @@ def _live(source: str, flags: str = "") -> np.ndarray:
 
 @functools.cache
 def regex_table() -> UnicodeTable:
-    """The installed ``regex`` module's classes, as a table (what a trained model records)."""
-    member = {name: _live(rf"\p{{{name}}}") for name in GENERAL_CATEGORIES}
-    member.update((name, _live(name)) for name in ESCAPES)
-    return UnicodeTable.from_members(f"regex {regex.__version__}", member)
+    """The installed ``regex`` module's classes, as a table (what a trained model records;
+    :func:`bpetrain.splitting._charsets.regex_facts`)."""
+    facts = regex_facts()
+    return UnicodeTable._of_ranges(f"regex {facts.version}", facts.classes)
 
 
 def resolve_unicode(unicode_version) -> UnicodeTable | None:
@@ -287,23 +278,16 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
 
 
 def _is_regex_table(table: UnicodeTable) -> bool:
-    """``table == regex_table()``, class by class from the packed sets on disk
-    (:func:`~bpetrain.splitting._charsets.members`), stopping at the first that differs:
-    no table of the ``regex`` module's classes is built for the comparison. The answer is
-    kept on disk under the table's digest and the ``regex`` version
+    """``table == regex_table()``: its classes are the installed ``regex`` module's. The
+    answer is kept on disk under the table's digest and the ``regex`` version
     (:func:`~bpetrain.splitting._charsets.store_arrays`), so a later process reads neither
     the table's classes nor the ``regex`` module's."""
     key = f"is the regex module's table\0{table.digest}"
     kept = read_arrays(key)
-    if kept is not None and kept.keys() == {"same"} and kept["same"].shape == (1,):
-        return bool(kept["same"][0])
-    same = all(
-        packed.tobytes() == members(rf"\p{{{name}}}" if name in GENERAL_CATEGORIES else name, "")
-        for name, packed in table._packed.items()
-    )
-    import numpy as np
-
-    store_arrays(key, {"same": np.array([same], dtype=np.uint8)})
+    if kept is not None and kept.keys() == {"same"} and kept["same"].nbytes == 1:
+        return bool(kept["same"].tobytes()[0])
+    same = table == regex_table()
+    store_arrays(key, {"same": bytes([same])})
     return same
 
 
@@ -338,6 +322,10 @@ def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> byte
     UnicodeVersionWarning
         If ``source`` holds a property the table lacks (read with the ``regex`` module's).
     """
+    if unicode is not None:
+        derived = _derived(source, flags, unicode)
+        if derived is not None:
+            return derived
     tokens = [] if unicode is None else [m.group() for m in _TOKEN.finditer(source) if m.group()[1] in _PROPERTY]
     if not tokens:
         return members(source, flags)
@@ -350,6 +338,16 @@ def class_members(source: str, flags: str, unicode: UnicodeTable | None) -> byte
         return members(_rewrite(source, unicode), flags)  # (seconds for a set of many ranges; kept on disk)
     return cached(f"{unicode.digest}\0{flags}\0{source}",
                   lambda: _patched(source, _rewrite(source, unicode), flags, unicode))
+
+
+def _derived(source: str, flags: str, unicode: UnicodeTable) -> bytes | None:
+    """:func:`class_members` derived from the table's classes
+    (:func:`bpetrain.splitting._charsets.set_bits`), or None where they cannot give it,
+    and case-insensitively (:func:`class_members` reads the set rewritten with the table's
+    ranges, which the ``regex`` module then reads case-insensitively, unlike a property)."""
+    if "i" in flags:
+        return None
+    return set_bits(source, flags, unicode._ranges)
 
 
 def _patched(source: str, rewritten: str, flags: str, unicode: UnicodeTable) -> bytes:
@@ -407,7 +405,7 @@ def _rewrite(source: str, unicode: UnicodeTable) -> str:
         if token[1] not in _PROPERTY or _lacks(token, unicode):
             continue  # kept as written: the regex module reads it
         member = _under(token if token[0] == "\\" else f"[{token}]", unicode)
-        ranges = "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in _runs(member))
+        ranges = "".join(f"\\U{a:08x}" if a == b else f"\\U{a:08x}-\\U{b:08x}" for a, b in ranges_of(member))
         parts += [source[pos : m.start()], ranges if in_class else f"[{ranges}]"]
         pos = m.end()
     return "".join(parts) + source[pos:]
@@ -445,11 +443,3 @@ def _under(token: str, unicode: UnicodeTable) -> np.ndarray | None:
             if np.array_equal(live, regex_table().member(name) ^ negated):
                 return unicode.member(name) ^ negated
     return None
-
-
-def _runs(member: np.ndarray):
-    """(first, last) of each run of True in ``member``."""
-    import numpy as np
-
-    edges = np.flatnonzero(np.diff(np.concatenate([[0], member.astype(np.int8), [0]])))
-    return zip(edges[::2].tolist(), (edges[1::2] - 1).tolist())
