@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from helpers import ASSIGNED, MULTILINGUAL, stdlib_text
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from bpetrain import BpeTrainer, Encoding
@@ -49,6 +49,7 @@ texts = st.lists(st.one_of(parts, st.text(ASSIGNED, max_size=6)), max_size=80).m
 @pytest.mark.parametrize("name", list(PATTERNS))
 @settings(max_examples=150, deadline=None)
 @given(text=texts, cuts=st.lists(st.integers(0, 400), max_size=8), block=st.integers(1, 40))
+@example(text="000\u0c05\U00020000the", cuts=[7], block=1)  # a search for a cut began inside a character
 def test_stream_equals_whole_text(ranks, name, text, cuts, block):
     ours, theirs = encodings(ranks, name)
     bounds = sorted({0, len(text), *(c for c in cuts if c < len(text))})

@@ -292,6 +292,22 @@ def test_safe_cuts_split_like_the_whole(name):
     assert n_cuts > 100
 
 
+@pytest.mark.parametrize("pat_str", [SPLIT_PATTERNS["cl100k"], SPLIT_PATTERNS["o200k"],
+                                     r"^\s+|\s+$|\p{L}+|\p{N}|[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"])
+def test_safe_cut_from_inside_a_character(pat_str):
+    """``lo`` only bounds the cuts: from any byte offset, even one inside a character
+    (callers pass byte offsets), the answer is the cut found from 0 if it lies past ``lo``,
+    never a place between two letters that a continuation byte read as a character of its
+    own would make look safe."""
+    engine = _engine(pat_str)
+    data = ("000\u0c05\U00020000the \u4e2d\u6587\u3002\u0915\u093f\u0924 Stra\u00dfe "
+            "\U0001f642\U0001f642 \u0416\u0416\u0416 12\u0663 ").encode()
+    for hi in range(len(data) + 1):
+        from_start = engine.safe_cut(data, 0, hi)
+        for lo in range(hi + 1):
+            assert engine.safe_cut(data, lo, hi) == (from_start if from_start > lo else -1), (lo, hi)
+
+
 def test_safe_cut_kinds():
     """Where o200k can and cannot be cut: the program's follow sets decide."""
     cut = _engine(SPLIT_PATTERNS["o200k"]).safe_cut

@@ -977,6 +977,8 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
     # before p stops at y at the latest, so the pieces before p end at p or before it and
     # need only y in view; the pieces from p on do not look before p (the programs have no
     # lookbehind), and p > 0 is no string start for ^. So the text splits as a whole.
+    # ``lo`` only bounds the cuts: it may fall inside a character (callers pass byte
+    # offsets), so x is read from the text before it too (``text`` starts a character).
     cdef Py_ssize_t p = hi - 1, q, n
     cdef uint64_t before, after, follow
     cdef uint8_t b
@@ -984,7 +986,7 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
         b = text[p]
         if (b & 0xC0) != 0x80 and p + (4 if b >= 0xF0 else 3 if b >= 0xE0 else 2 if b >= 0xC0 else 1) <= hi:
             after = _sets_at(t, text, p, hi, &n)
-            q = _char_before(text, lo, p)
+            q = _char_before(text, 0, p)
             before = _sets_at(t, text, q, p, &n)
             follow = 0
             while before:
