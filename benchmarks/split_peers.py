@@ -11,17 +11,25 @@ agree too.
   bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
   or for patterns that split as gpt2, cl100k, o200k, minbpe's, nanochat's or Llama 3's
   strings do, hand-written code that reads ASCII text 64 bytes at a time).
+- sse2: where bpetrain reads ASCII text 64 bytes at a time (``_ascii_blocks.h``) and this CPU
+  has AVX-512BW, the same with the blocks' bytes classed by SSE2
+  (``splitting.sse2_blocks_n_pieces``), as on CPUs without AVX-512BW (AVX2-only ones).
 - DFA: where bpetrain runs hand-written code, the pattern's DFA alone
   (``splitting.engine_n_pieces(..., dfa=True)``), to show what the hand-written code is worth.
 - program: the backtracking program alone (``splitting.engine_n_pieces``), the splitter
   for patterns without a DFA, to show what the DFA is worth.
-- tables: where the DFA reads ASCII text by vector shuffles (a CPU with AVX-512 VBMI), the
-  DFA by its own tables alone (``splitting.engine_n_pieces(..., dfa=True, shuffle=False)``),
-  as it splits on other CPUs, to show what the shuffles are worth.
+- pshufb: where the DFA reads ASCII text by AVX-512 VBMI's ``vpermb`` (bpetrain's, or DFA
+  alone's, column on such a CPU), the DFA by AVX2's ``pshufb`` instead
+  (``splitting.engine_n_pieces(..., dfa=True, shuffle="pshufb")``), as it splits on CPUs
+  with AVX2 but without VBMI (most of them).
+- tables: where the DFA reads ASCII text by vector shuffles, the DFA by its own tables alone
+  (``splitting.engine_n_pieces(..., dfa=True, shuffle=False)``), as it splits on CPUs with
+  neither, to show what the shuffles are worth.
 - regex: ``regex.finditer`` over the text already decoded to ``str`` (decoding is not
   timed, which favours it).
 
-The table also gives each pattern's bpetrain MB/s over cl100k's (when cl100k is run).
+The table also gives each pattern's bpetrain MB/s over cl100k's (when cl100k is run), and the
+pshufb and tables columns' over cl100k's with SSE2 blocks, what a CPU without AVX-512 compares.
 
 tiktoken's splitting is not exposed on its own, so it is not a peer here.
 
@@ -52,7 +60,10 @@ from splitting import (
     has_dfa,
     n_pieces,
     pieces,
+    block_isas,
     reads_by_shuffles,
+    shuffle_variants,
+    sse2_blocks_n_pieces,
     regex_n_pieces,
     regex_pieces,
     resolve_all,
@@ -60,7 +71,7 @@ from splitting import (
 )
 
 CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().parents[2] / "corpora"))
-SPLITTERS = ("bpetrain", "dfa", "tables", "engine", "regex")
+SPLITTERS = ("bpetrain", "sse2", "dfa", "pshufb", "tables", "engine", "regex")
 
 
 def check_pieces(pat_str: str, head: bytes) -> None:
@@ -84,8 +95,12 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
+        if "blocks" in splitter_kind(pat_str) and block_isas()[-1] == "avx512bw":
+            calls[(name, "sse2")] = lambda pat_str=pat_str: sse2_blocks_n_pieces(pat_str, data)
         if has_dfa(pat_str) and splitter_kind(pat_str) != "DFA":
             calls[(name, "dfa")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True)
+        if reads_by_shuffles(pat_str) == "vpermb" and "pshufb" in shuffle_variants():
+            calls[(name, "pshufb")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True, shuffle="pshufb")
         if reads_by_shuffles(pat_str):
             calls[(name, "tables")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True, shuffle=False)
         if has_compiled_splitter(pat_str):
@@ -105,7 +120,7 @@ def run(args) -> dict:
     for name, pat_str in args.patterns:
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex"), ours)
-        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "tables", "engine")):
+        if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("sse2", "dfa", "pshufb", "tables", "engine")):
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
                "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
@@ -142,28 +157,39 @@ def markdown(report: dict) -> str:
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
-        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | DFA alone MB/s "
-         "| DFA tables alone MB/s | program alone MB/s | regex MB/s | regex time / bpetrain's |"),
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | SSE2 blocks MB/s | DFA alone MB/s "
+         "| DFA by pshufb MB/s | / cl100k's | / cl100k's SSE2 | DFA tables alone MB/s | / cl100k's SSE2 "
+         "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    base = next((r["bpetrain"]["mb_per_s"] for r in report["results"] if r["pattern"] == "cl100k"), None)
+    cl100k = next((r for r in report["results"] if r["pattern"] == "cl100k"), {})
+    base = cl100k["bpetrain"]["mb_per_s"] if cl100k else None
+    base_sse2 = cl100k["sse2"]["mb_per_s"] if "sse2" in cl100k else base
 
     def speed(r, key):
         return f"{r[key]['mb_per_s']:.1f}" if key in r else "-"
 
+    def versus(r, key, base=base):
+        return f"{r[key]['mb_per_s'] / base:.2f}" if key in r and base else "-"
+
     for r in report["results"]:
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
-        versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"
         lines.append(
-            f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} | {versus} "
-            f"| {speed(r, 'dfa')} | {speed(r, 'tables')} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
+            f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
+            f"| {versus(r, 'bpetrain')} | {speed(r, 'sse2')} | {speed(r, 'dfa')} | {speed(r, 'pshufb')} "
+            f"| {versus(r, 'pshufb')} | {versus(r, 'pshufb', base_sse2)} | {speed(r, 'tables')} "
+            f"| {versus(r, 'tables', base_sse2)} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
         )
     lines += [
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
-         "matcher's syntax is decoded and split by the regex module). DFA alone: the pattern's DFA without the "
-         "hand-written code (shown where bpetrain runs hand-written code). DFA tables alone: the DFA without vector "
-         "shuffles, as on a CPU without AVX-512 VBMI (shown where bpetrain's DFA reads by shuffles). program alone: "
+         "matcher's syntax is decoded and split by the regex module). SSE2 blocks: the same with the 64-byte blocks' "
+         "bytes classed by SSE2, as on a CPU without AVX-512BW (shown where bpetrain reads by blocks and this CPU has "
+         "AVX-512BW; the pshufb and tables columns' / cl100k's SSE2 are over cl100k's SSE2 blocks MB/s). "
+         "DFA alone: the pattern's DFA without the hand-written code (shown where bpetrain runs hand-written code). DFA by pshufb: the DFA reading ASCII text "
+         "by AVX2's pshufb instead of AVX-512 VBMI's vpermb, as on a CPU with AVX2 but without VBMI (shown where "
+         "bpetrain's DFA reads by vpermb). DFA tables alone: the DFA without vector shuffles, as on a CPU with "
+         "neither (shown where bpetrain's DFA reads by shuffles). program alone: "
          "the backtracking program. "
          "regex: `regex.finditer` on the decoded text, decoding not timed."),
     ]
@@ -182,10 +208,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
-    parser.add_argument("--splitters", default="dfa,tables,engine,regex", type=lambda v: set(v.split(",")) - {""},
-                        help="which splitters to time beside bpetrain's: a comma-separated subset of dfa, tables "
-                        "(the DFA without vector shuffles), engine (the backtracking program) and regex (default: "
-                        "all four; none: bpetrain's alone, round-robin over the patterns, which keeps their ratios "
+    parser.add_argument("--splitters", default="sse2,dfa,pshufb,tables,engine,regex",
+                        type=lambda v: set(v.split(",")) - {""},
+                        help="which splitters to time beside bpetrain's: a comma-separated subset of sse2 (the "
+                        "64-byte blocks by SSE2, where this CPU has AVX-512BW), dfa, pshufb "
+                        "(the DFA by AVX2's pshufb, where it reads by AVX-512 VBMI's vpermb), tables (the DFA "
+                        "without vector shuffles), engine (the backtracking program) and regex (default: all "
+                        "six; none: bpetrain's alone, round-robin over the patterns, which keeps their ratios "
                         "steadier on a busy machine)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="time each call by the wall clock or by its thread's CPU time (steadier on a machine "
@@ -201,8 +230,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"no such file: {args.file}")
     if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0:
         parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0")
-    if args.splitters - {"dfa", "tables", "engine", "regex"}:
-        parser.error(f"--splitters takes dfa, tables, engine and regex, got {','.join(sorted(args.splitters))}")
+    if args.splitters - set(SPLITTERS[1:]):
+        parser.error(f"--splitters takes {', '.join(SPLITTERS[1:])}, got {','.join(sorted(args.splitters))}")
     try:
         args.patterns = resolve_all(args.pattern or ["all", "published"], "all")
     except ValueError as exc:

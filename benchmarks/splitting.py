@@ -20,7 +20,8 @@ import regex
 
 from bpetrain import PATTERNS, PieceCounter
 from bpetrain.splitting._compiler import compile_program
-from bpetrain.splitting._matcher import Program
+from bpetrain.splitting._blocks import block_isas
+from bpetrain.splitting._matcher import Program, shuffle_variants, use_block_isa
 from bpetrain.splitting.pattern import split_pattern
 
 _CONTRACTIONS = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)"""
@@ -159,22 +160,35 @@ def n_pieces(pat_str: str, data: bytes) -> int:
     return regex_n_pieces(pat_str, data.decode("utf-8", "surrogateescape"))
 
 
+def sse2_blocks_n_pieces(pat_str: str, data: bytes) -> int:
+    """:func:`n_pieces` with the hand-written 64-byte blocks (``_ascii_blocks.h``) classing bytes
+    by SSE2, as on a CPU without AVX-512BW, whatever this one has."""
+    use_block_isa("sse2")
+    try:
+        return n_pieces(pat_str, data)
+    finally:
+        use_block_isa(block_isas()[-1])
+
+
 @functools.cache
-def _engine(pat_str: str, dfa: bool, shuffle: bool) -> Program:
+def _engine(pat_str: str, dfa: bool, shuffle: bool | str) -> Program:
     return Program(pat_str, compile_program(pat_str), dfa=dfa, shuffle=shuffle)
 
 
-def engine_n_pieces(pat_str: str, data: bytes, *, dfa: bool = False, shuffle: bool = True) -> int:
+def engine_n_pieces(pat_str: str, data: bytes, *, dfa: bool = False, shuffle: bool | str = True) -> int:
     """:func:`n_pieces` with the compiled program alone, never hand-written code: the
     backtracking matcher, or with ``dfa`` the DFA (where the pattern has one), reading ASCII
-    text by vector shuffles where it can, or (``shuffle`` False) by its own tables alone."""
+    text by vector shuffles where it can (by the widest code this CPU runs, or by the code
+    ``shuffle`` names, one of :func:`shuffle_variants`), or (``shuffle`` False) by its own
+    tables alone."""
     return _engine(pat_str, dfa, shuffle).n_pieces(data)
 
 
-def reads_by_shuffles(pat_str: str) -> bool:
-    """Whether bpetrain's DFA reads ``pat_str``'s ASCII text by vector shuffles (``shuffle_reason``)."""
+def reads_by_shuffles(pat_str: str) -> str:
+    """The code by which bpetrain's DFA reads ``pat_str``'s ASCII text by vector shuffles
+    (``shuffle_variant``, one of :func:`shuffle_variants`), "" if none does."""
     found = split_pattern(pat_str)
-    return found.program is not None and found.program.has_dfa and not found.shuffle_reason
+    return found.program.shuffle_variant if found.program is not None and found.program.has_dfa else ""
 
 
 def has_dfa(pat_str: str) -> bool:

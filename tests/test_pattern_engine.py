@@ -22,7 +22,7 @@ from pattern_strategies import chars_named_in, documents, regex_fails_on, split_
 
 from bpetrain import PATTERNS
 from bpetrain.splitting._compiler import stored_program
-from bpetrain.splitting._matcher import Program
+from bpetrain.splitting._matcher import SHUFFLE_VARIANTS, Program, shuffle_variants
 from bpetrain.splitting.pattern import SplitPattern, split_pattern
 
 
@@ -264,13 +264,15 @@ def _check_generated(data) -> None:
         # backtracking program
         assert sp.program.has_dfa or sp.dfa_reason.startswith(ALLOWED_NO_DFA), sp.dfa_reason
         engine = Program(example.pat_str, stored_program(example.pat_str), dfa=False)
-        # the DFA by its own tables, where sp's reads ASCII by vector shuffles
-        tables = Program(example.pat_str, stored_program(example.pat_str), shuffle=False)
+        # the DFA by its own tables, and by each vector shuffle code of this CPU but the one sp's uses
+        others = [Program(example.pat_str, stored_program(example.pat_str), shuffle=shuffle)
+                  for shuffle in SHUFFLES if shuffle != sp.program.shuffle_variant]
         for doc in [*docs, b"".join(docs)]:
             check(engine, example.pat_str, doc)
             if sp.program.has_dfa:
                 check_interleaved(sp.program, example.pat_str, doc)
-                check_interleaved(tables, example.pat_str, doc)
+                for program in others:
+                    check_interleaved(program, example.pat_str, doc)
 
 
 # --- the DFA's two interleaved readings -----------------------------------------------------
@@ -298,6 +300,9 @@ def check_interleaved(program, pat_str: str, data: bytes, *, stop=None, at_start
 
 
 _DFA_PUBLISHED = [name for name in PUBLISHED if SplitPattern(PUBLISHED[name]).program.has_dfa]
+#: How the DFA may read ASCII text: by its own tables (False), by each vector shuffle code this
+#: CPU runs (``_dfa_shuffle.h``).
+SHUFFLES = [False, *shuffle_variants()]
 
 
 @pytest.mark.parametrize("name", _DFA_PUBLISHED)
@@ -305,14 +310,14 @@ _DFA_PUBLISHED = [name for name in PUBLISHED if SplitPattern(PUBLISHED[name]).pr
 @given(data=st.data())
 def test_interleaved_readings_published_hypothesis(name, data):
     pat_str = PUBLISHED[name]
-    # the DFA alone, no hand-written code: by its own tables (two readings), and by shuffles (one)
+    # the DFA alone, no hand-written code: by its own tables (two readings), and by each code of shuffles (one)
     docs = data.draw(st.lists(documents(_CHARS[name], _SAMPLES.get(name, ())), min_size=1, max_size=4))
-    for shuffle in (False, True):
+    for shuffle in SHUFFLES:
         check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, b"".join(docs))
 
 
-@pytest.mark.parametrize("shuffle", [False, True])
-@pytest.mark.parametrize("name", ["qwen2", "tekken", "gpt2", "deepseek_v3", "bloom_llamacpp"])
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("name", ["qwen2", "tekken", "gpt2", "deepseek_v3", "bloom_llamacpp", "o200k", "llama3"])
 def test_interleaved_readings_real_and_adversarial_text(name, shuffle, prose):
     pat_str = PUBLISHED[name]
     program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
@@ -339,7 +344,7 @@ def test_interleaved_readings_real_and_adversarial_text(name, shuffle, prose):
     ],
 )
 def test_interleaved_readings_that_meet_late_or_never(pat_str, data, want):
-    for shuffle in (False, True):
+    for shuffle in SHUFFLES:
         program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
         assert program.has_dfa, program.dfa_reason
         check_interleaved(program, pat_str, data, want=want)
@@ -352,8 +357,45 @@ def test_interleaved_readings_that_meet_late_or_never(pat_str, data, want):
 def test_shuffles_read_the_published_patterns(name):
     program = split_pattern(PUBLISHED[name]).program
     if not (program.native or program.blocks):  # the DFA splits
-        assert program.shuffle_reason in ("", "this CPU (or build) has no AVX-512 VBMI"), program.shuffle_reason
+        assert program.shuffle_reason in ("", "this CPU (or build) has neither AVX-512 VBMI nor AVX2"), \
+            program.shuffle_reason
         assert split_pattern(PUBLISHED[name]).shuffle_reason == (program.shuffle_reason or None)
+        # the widest code this CPU runs, and a name for it exactly when one runs
+        assert program.shuffle_variant == (shuffle_variants()[0] if shuffle_variants() else "")
+        assert bool(program.shuffle_variant) != bool(program.shuffle_reason)
+
+
+#: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3), 48
+#: (llama3, gpt2_hf, o200k) and 64 (the last): pshufb reads one to four quarters of a row.
+SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deepseek_v3", "llama3", "gpt2_hf", "o200k")),
+                  r"(?:ab){24}|\s+|."]
+
+
+@pytest.mark.parametrize("shuffle", shuffle_variants())
+@pytest.mark.parametrize("pat_str", SHUFFLE_WIDTHS)
+def test_shuffles_every_code_point(pat_str, shuffle):
+    """Each shuffle code, on tables of every width, on every code point between ASCII
+    letters, spaces and digits: the loop stops before each non-ASCII byte and starts again
+    after it."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.shuffle_variant == shuffle, program.shuffle_reason
+    every = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass")
+    seps = [b" ", b"a", b"1", b"\n", b"'s "]
+    check(program, pat_str, b"".join(every[i : i + 331] + seps[i % 5] for i in range(0, len(every), 331)))
+
+
+def test_shuffle_codes_are_named_and_checked():
+    """``shuffle`` takes a bool or the name of a code this CPU runs; anything else says what it takes."""
+    pat_str = PUBLISHED["qwen2"]
+    assert set(shuffle_variants()) <= set(SHUFFLE_VARIANTS)
+    assert Program(pat_str, stored_program(pat_str), shuffle=False).shuffle_variant == ""
+    for name in set(SHUFFLE_VARIANTS) - set(shuffle_variants()):
+        with pytest.raises(ValueError, match="not one of this CPU's shuffle codes"):
+            Program(pat_str, stored_program(pat_str), shuffle=name)
+    with pytest.raises(ValueError, match="not one of this CPU's shuffle codes"):
+        Program(pat_str, stored_program(pat_str), shuffle="sse2")
+    with pytest.raises(TypeError, match="shuffle must be a bool"):
+        Program(pat_str, stored_program(pat_str), shuffle=1)
 
 
 #: Text where the shuffle loop stops and starts again: runs of spaces and newlines of every
@@ -368,18 +410,16 @@ SHUFFLE_EDGES = b"".join(
 @pytest.mark.parametrize("pat_str", [
     *(PUBLISHED[name] for name in ("qwen2", "deepseek_v3", "gpt2_hf", "bloom_llamacpp", "falcon_punct",
                                    "seed_coder")),
-    r"\s+(?!\S)|\s+|\S+", r"\w+(?=\s)|\s", r"[a-z]+|\d",
+    r"\s+(?!\S)|\s+|\S+", r"\w+(?=\s)|\s", r"[a-z]+|\d", r"(?:ab){24}|\s+|.", PUBLISHED["o200k"],
     r"(?:\P{Nd}{0,}?\S{2})",  # the start state again after a byte: not a piece's first byte
 ])
 def test_shuffles_stop_and_start_again(pat_str):
-    program = Program(pat_str, stored_program(pat_str))
-    tables = Program(pat_str, stored_program(pat_str), shuffle=False)
-    want = reference(pat_str, SHUFFLE_EDGES)
+    programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
     for cut in range(0, 130, 7):  # every alignment of the groups
         data = SHUFFLE_EDGES[cut:]
         want = reference(pat_str, data)
-        check_interleaved(program, pat_str, data, want=want)
-        check_interleaved(tables, pat_str, data, want=want)
+        for program in programs:
+            check_interleaved(program, pat_str, data, want=want)
 
 
 def test_shuffles_know_where_the_piece_started():
@@ -387,7 +427,8 @@ def test_shuffles_know_where_the_piece_started():
     that fails there started further back than a byte (found by the generated patterns)."""
     pat_str = r"(?:\P{Nd}{0,}?\S{2})"
     for data in (b"\t0\tcan't", b"x\t0\tca", b"\t0\tcan" * 9):
-        check_interleaved(Program(pat_str, stored_program(pat_str)), pat_str, data)
+        for shuffle in SHUFFLES:
+            check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, data)
 
 
 def test_shuffles_refuse_too_many_states():
@@ -395,6 +436,7 @@ def test_shuffles_refuse_too_many_states():
     pat_str = r"(?:ab){40}|."
     program = Program(pat_str, stored_program(pat_str))
     assert program.has_dfa and "states" in program.shuffle_reason, program.shuffle_reason
+    assert program.shuffle_variant == ""
     check_interleaved(program, pat_str, b"ab" * 100 + b"a" + b"ab" * 45)
     assert Program(pat_str, stored_program(pat_str), dfa=False).shuffle_reason == "not asked for"
 

@@ -2,17 +2,32 @@
 
    The splitting loop's DFA (_matcher.pyx, _dfa_fast) takes a byte by reading its next state from
    a table whose address depends on the state before: a chain of dependent loads, one a byte.
-   Here the state is a byte broadcast in every lane of a 64-byte vector, and a step is one
-   AVX-512 VBMI permute (vpermb) of the row of the byte's class by that vector: every lane gets
-   the row's entry at the state, so the vector holds the next state everywhere. The row does not
-   depend on the state (it is loaded ahead), and the permute takes 3 cycles where a dependent
-   load takes 5 and more. This is Hyperscan's "Sheng" DFA (Intel, github.com/intel/hyperscan,
-   src/nfa/sheng_impl.h, with pshufb and 16 states; its 5.4 release added 64-state vpermb
-   variants), written here from that description.
+   Here the state is a byte broadcast in every lane of a vector, and a step is a shuffle of
+   the row of the byte's class by that vector: every lane gets the row's entry at the state, so
+   the vector holds the next state everywhere. The row does not depend on the state (it is
+   loaded ahead), and a shuffle takes 1-3 cycles where a dependent load takes 5 and more. This
+   is Hyperscan's "Sheng" DFA (Intel, github.com/intel/hyperscan, src/nfa/sheng_impl.h: 16
+   states by one pshufb, and since its 5.4 release 32 and 64 by AVX-512 VBMI vpermb), written
+   here from that description. Two codes take a step:
+
+   - vpermb (AVX-512 VBMI): one permute of the 64-byte row, 3 cycles;
+   - pshufb (AVX2, for the many CPUs without VBMI): pshufb looks up 16 bytes, and zeroes a
+     byte whose index has bit 7 set. No step is taken from the dead lane 0, so a row's
+     entries of lanes 1-64 (64: dead) are read, in quarters q0..q3 of 16 (lanes 1-16, ...,
+     49-64), stored as p0 = q0, pk = q(k-1) ^ qk (bpetrain_shuffle_prepare); the step XORs
+     pshufb(pk, lane - 1 - 16k): that index has bit 7 set (a zero) where lane - 1 < 16k, so
+     the XOR of the rest is q((lane - 1) / 16) at (lane - 1) % 16 (from lane 0: dead). A table
+     whose lanes go up to 16, 32, 48 or 63 takes one to four pshufb a step; the flags are
+     cleared off the index first (one AND), and a step takes 4-5 cycles. (Hyperscan runs
+     more than 16 states without VBMI by other DFAs, McClellan's and McSheng's; this
+     composition is bpetrain's.)
 
    An entry is the next state's lane (6 bits, 0: dead) | 0x40 if a match ends before the byte
    (DFA_MATCH) | 0x80 if a piece ends before it (DFA_CUT). A step into the dead lane is one the
-   caller takes one character at a time (DFA_SLOW, or a byte >= 0x80, whose row is all dead). */
+   caller takes one character at a time (DFA_SLOW, or a byte >= 0x80, whose row is all dead).
+
+   The loop itself is _dfa_shuffle_run.h, included here once per code (as Hyperscan includes
+   sheng_impl.h once per variant, with macros naming its parts). */
 #ifndef BPETRAIN_DFA_SHUFFLE_H
 #define BPETRAIN_DFA_SHUFFLE_H
 
@@ -22,30 +37,29 @@
 
 #if (defined(__x86_64__) || defined(_M_X64)) && defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
 #include <immintrin.h>
-#define BPETRAIN_SHUFFLE_VBMI 1
+#define BPETRAIN_SHUFFLE_X86 1
 #endif
 
-/* Which code steps the DFA here: -1 not chosen yet, 0 none (the caller's own loop), 1 AVX-512
-   VBMI. The first call chooses what the CPU has; tests set it to run each. */
-static int bpetrain_shuffle_isa = -1;
+/* The codes that take a step, as Program(shuffle=...) names them: 0 none (the caller's own
+   loop), 1 vpermb (AVX-512 VBMI), 2 pshufb (AVX2). */
+enum { BPETRAIN_SHUFFLE_NONE = 0, BPETRAIN_SHUFFLE_VPERMB = 1, BPETRAIN_SHUFFLE_PSHUFB = 2 };
 
-static inline int bpetrain_shuffle_widest(void) {
-#ifdef BPETRAIN_SHUFFLE_VBMI
-    return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") ? 1 : 0;
-#else
-    return 0;
+/* Whether this CPU (and build) runs the code ``code``. */
+static inline int bpetrain_shuffle_supported(int code) {
+#ifdef BPETRAIN_SHUFFLE_X86
+    if (code == BPETRAIN_SHUFFLE_VPERMB)
+        return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw")
+               && __builtin_cpu_supports("bmi2");
+    if (code == BPETRAIN_SHUFFLE_PSHUFB)
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2")
+               && __builtin_cpu_supports("popcnt");
 #endif
-}
-
-static inline int bpetrain_shuffle_ready(void) {
-    if (bpetrain_shuffle_isa < 0)
-        bpetrain_shuffle_isa = bpetrain_shuffle_widest();
-    return bpetrain_shuffle_isa;
+    return code == BPETRAIN_SHUFFLE_NONE;
 }
 
 /* A pattern's shuffle table (bpetrain.splitting._dfa.shuffle_table). */
 typedef struct {
-    const uint8_t* rows;           /* 64-byte rows: next lane | MATCH 0x40 | CUT 0x80 */
+    const uint8_t* rows;           /* 64-byte rows: next lane | MATCH 0x40 | CUT 0x80 (as code prepared them) */
     const uint16_t* offsets;       /* byte -> the byte offset of its row */
     const uint8_t* pairs;          /* two bytes a, b: the row at pair_offsets[a] + offsets[b]; NULL: none */
     const uint32_t* pair_offsets;
@@ -54,204 +68,114 @@ typedef struct {
     int failed_gap;                /* the gap's lane after a failed piece's byte; the failed lanes follow it */
     int back;                      /* the first lane entered by going back a byte; the others follow it */
     int back_failed;               /* the gap's lane after going back to a byte no piece takes; such lanes follow */
+    int code;                      /* the code that takes a step (BPETRAIN_SHUFFLE_*) */
+    int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
 } bpetrain_shuffle;
 
-#ifdef BPETRAIN_SHUFFLE_VBMI
-/* The DFA from lane *lane (live, not a gap) at s[pos] in the piece that starts at *piece, up
-   to limit, while it has room (*count < max_pieces): each piece it ends goes to
-   bounds[2 * *count], bounds[2 * *count + 1] (*count then one more), *last to the position of
-   the last match end. Returns the position reached; *lane is the lane there, *piece where the
-   piece there starts (in a gap: the position).
-
-   A block of up to 64 bytes is read in groups of 16 steps, each group's steps gathered in a
-   register (palignr) and read back as bit masks (bit i: byte i): piece ends (CUT), match ends,
-   the gaps, and the lanes of the kinds that look a byte back (_dfa.shuffle_table): back (a
-   piece ends before the byte before), failed (the byte before is in the gap), back-failed
-   (both). From those come the piece starts (a CUT not into a gap, or the first byte after a
-   gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes a
-   permute on its chain (the first byte's step, for its flags, off the chain); a dead step
-   ends the group.
-
-   A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
-   after a match further back in the piece, the piece ends there and the DFA reads on from it;
-   with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
-   _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
-   it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
-   left), at limit, or where the next piece end would not fit. */
-__attribute__((target("avx512f,avx512bw,avx512vbmi,bmi2")))
-static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
-                                       int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
-                                       Py_ssize_t max_pieces, Py_ssize_t* last) {
-    const uint8_t* rows = t->rows;
-    const uint16_t* offsets = t->offsets;
-    const uint8_t* pairs = t->pairs;
-    const uint32_t* pair_offsets = t->pair_offsets;
-    uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k */
-    Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
-    int cur = *lane, stop;
-    const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
-    const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
-    const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
-    const __m128i before_back = _mm_set1_epi8((char)(t->back - 1));
-    const __m128i back_failed_gap = _mm_set1_epi8((char)t->back_failed);
-    const __m128i before_back_failed = _mm_set1_epi8((char)(t->back_failed - 1));
-    __m512i state, first;
-    __m128i acc;
-    while (pos < limit && n_pieces < max_pieces) {
-        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, k = 0, last_k = 16, last_g = 64;
-        uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
-        uint32_t r = (uint32_t)cur;
-        const uint8_t* q = s + pos;
-        state = _mm512_set1_epi8((char)cur);
-        while (n < len) {  /* groups of up to 16 steps, each stopped by a dead one */
-            int m = len - n < 16 ? len - n : 16;
-            acc = _mm_setzero_si128();
-            k = 0;
-            if (pairs != NULL) {
-                for (; k + 2 <= m; k += 2) {
-                    first = _mm512_permutexvar_epi8(state, _mm512_loadu_si512((const void*)(rows + offsets[q[k]])));
-                    state = _mm512_permutexvar_epi8(
-                        state, _mm512_loadu_si512((const void*)(pairs + pair_offsets[q[k]] + offsets[q[k + 1]])));
-                    acc = _mm_alignr_epi8(_mm512_castsi512_si128(first), acc, 1);
-                    acc = _mm_alignr_epi8(_mm512_castsi512_si128(state), acc, 1);
-                    r = (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(state));
-                    if (BPETRAIN_UNLIKELY(!(r & 63))) {
-                        k += 2;
-                        goto group_done;
-                    }
-                }
-            }
-            for (; k < m; k++) {
-                state = _mm512_permutexvar_epi8(state, _mm512_loadu_si512((const void*)(rows + offsets[q[k]])));
-                acc = _mm_alignr_epi8(_mm512_castsi512_si128(state), acc, 1);
-                r = (uint32_t)_mm_cvtsi128_si32(_mm512_castsi512_si128(state));
-                if (!(r & 63)) {
-                    k++;
-                    break;
-                }
-            }
-        group_done:;
-            /* the group's k steps are the top k bytes of acc */
-            int shift = 16 - k;
-            __m128i lanes = _mm_and_si128(acc, lane_bits);
-            cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
-            match |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_slli_epi16(acc, 1)) >> shift) << n;
-            gap |= (uint64_t)((uint32_t)_mm_movemask_epi8(
-                       _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lanes, gap_lane), _mm_cmpeq_epi8(lanes, failed_gap)),
-                                    _mm_cmpeq_epi8(lanes, back_failed_gap))) >> shift) << n;
-            dead |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_setzero_si128())) >> shift) << n;
-            __m128i after_back = _mm_cmpgt_epi8(lanes, before_back);
-            __m128i after_back_failed = _mm_cmpgt_epi8(lanes, before_back_failed);
-            back |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back_failed, after_back)) >> shift)
-                    << n;
-            back_failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(after_back_failed) >> shift) << n;
-            failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back,
-                                                                              _mm_cmpgt_epi8(lanes, before_failed)))
-                                 >> shift) << n;
-            if (k == 16) {
-                _mm_storeu_si128((__m128i*)(steps + n), acc);
-            } else {
-                _mm_storeu_si128((__m128i*)(steps + 64), acc);
-                last_k = k;
-                last_g = n;
-            }
-            q += k;
-            n += k;
-            if (!(r & 63))
-                break;
-        }
-        stop = dead != 0;
-        uint64_t keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
-        if (dead) {
-            n = bpetrain_ctz64(dead);
-            keep = ((uint64_t)1 << n) - 1;
-        }
-        Py_ssize_t room = max_pieces - n_pieces;
-        back = (back | back_failed) & keep;  /* a lane gone back a byte: a piece ends before the byte before */
-        if (BPETRAIN_UNLIKELY(__builtin_popcountll(cut & keep) + __builtin_popcountll(back) > room)) {
-            /* no room for them all: stop before the byte whose piece ends would not fit */
-            int used = 0, b;
-            for (b = 0; b < n; b++) {
-                int ends = (int)((cut >> b) & 1) + (int)((back >> b) & 1);
-                if (used + ends > room)
-                    break;
-                used += ends;
-            }
-            n = b;
-            keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
-            back &= keep;
-            stop = 2;
-        }
-        cut = (cut & keep) | (back >> 1);
-        match &= keep;
-        failed = (failed | back_failed) & keep;  /* a lane after a failed piece's byte: that byte is in the gap */
-        gap = (gap & keep) | (failed >> 1);
-        uint64_t starts = (cut & ~gap)
-                          | (~gap & keep & ((gap << 1) | (uint64_t)(cur == t->gap || cur == t->failed_gap
-                                                                 || cur == t->back_failed || (failed & 1))));
-        if (match)
-            *last = pos + 63 - bpetrain_clz64(match);
-        if (back & 1) {  /* the piece ends before the byte before the block */
-            bounds[2 * n_pieces] = open;
-            bounds[2 * n_pieces + 1] = pos - 1;
-            n_pieces++;
-            open = pos - 1;
-        }
-        if (open >= pos - 1 && (failed >> (open - pos + 1)) & 1)  /* the open piece failed: its byte is in the gap */
-            open = -1;
-        if (open < 0 && starts) {
-            open = pos + bpetrain_ctz64(starts);
-            starts &= starts - 1;
-        }
-        while (cut) {
-            bounds[2 * n_pieces] = open;
-            bounds[2 * n_pieces + 1] = pos + bpetrain_ctz64(cut);
-            n_pieces++;
-            cut &= cut - 1;
-            open = -1;
-            if (starts) {
-                open = pos + bpetrain_ctz64(starts);
-                starts &= starts - 1;
-            }
-        }
-        if (n) {  /* the lane after byte n - 1 */
-            int j = n - 1;
-            cur = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
-            pos += n;
-        }
-        if (stop == 1 && s[pos] < 0x80 && open >= 0) {  /* DFA_SLOW: no thread left */
-            if (*last > open && n_pieces < max_pieces) {
-                /* after a match in the piece: the piece ends there, and the DFA reads on from it */
-                bounds[2 * n_pieces] = open;
-                bounds[2 * n_pieces + 1] = *last;
-                n_pieces++;
-                pos = open = *last;
-                cur = t->restart;
-                continue;
-            }
-            if (*last <= open && s[open] < 0x80) {
-                /* no match where the piece started: its first byte is in the gap */
-                pos = open + 1;
-                open = -1;
-                cur = t->gap;
-                continue;
-            }
-        }
-        if (stop)
-            break;
+/* Prepare n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them) for the code
+   ``code`` reading ``quarters`` of each: for pshufb, each row a lane down (lane 0's entry
+   dropped, lane 64's dead), then pk = q(k-1) ^ qk, last quarter first. */
+static inline void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarters) {
+    Py_ssize_t i;
+    int k, j;
+    if (code != BPETRAIN_SHUFFLE_PSHUFB)
+        return;
+    for (i = 0; i < n; i++) {
+        uint8_t* row = rows + 64 * i;
+        memmove(row, row + 1, 63);
+        row[63] = 0;
+        for (k = quarters - 1; k > 0; k--)
+            for (j = 0; j < 16; j++)
+                row[16 * k + j] ^= row[16 * (k - 1) + j];
     }
-    *count = n_pieces;
-    *lane = cur;
-    *piece = cur == t->gap || cur == t->failed_gap || cur == t->back_failed ? pos : open;
+}
+
+#ifdef BPETRAIN_SHUFFLE_X86
+/* The k-th term of pshufb's step: pshufb(pk, lane - 1 - 16k). */
+#define BPETRAIN_PSHUFB_TERM(row, lane, k) \
+    _mm_shuffle_epi8(_mm_load_si128((const __m128i*)((row) + 16 * (k))), \
+                     _mm_add_epi8((lane), _mm_set1_epi8((char)(-1 - 16 * (k)))))
+
+/* pshufb's step from the lane in every byte of s (flags above it; not the dead lane) by a
+   prepared row of ``quarters`` quarters. */
+__attribute__((target("avx2"), always_inline))
+static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int quarters) {
+    const __m128i lane = _mm_and_si128(s, _mm_set1_epi8(0x3F));
+    __m128i next = BPETRAIN_PSHUFB_TERM(row, lane, 0);
+    if (quarters == 2)
+        next = _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, lane, 1));
+    if (quarters == 3)
+        next = _mm_xor_si128(next, _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, lane, 1), BPETRAIN_PSHUFB_TERM(row, lane, 2)));
+    if (quarters == 4)
+        next = _mm_xor_si128(_mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, lane, 1)),
+                             _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, lane, 2), BPETRAIN_PSHUFB_TERM(row, lane, 3)));
+    return next;
+}
+
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_vpermb
+#define BPETRAIN_SHUFFLE_TARGET "avx512f,avx512bw,avx512vbmi,bmi2"
+#define BPETRAIN_SHUFFLE_STATE __m512i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm512_set1_epi8(c)
+#define BPETRAIN_SHUFFLE_STEP(state, row) _mm512_permutexvar_epi8((state), _mm512_load_si512((const void*)(row)))
+#define BPETRAIN_SHUFFLE_LOW(state) _mm512_castsi512_si128(state)
+#include "_dfa_shuffle_run.h"
+
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
+#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
+#define BPETRAIN_SHUFFLE_STATE __m128i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 1)
+#define BPETRAIN_SHUFFLE_LOW(state) (state)
+#include "_dfa_shuffle_run.h"
+
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
+#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
+#define BPETRAIN_SHUFFLE_STATE __m128i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 2)
+#define BPETRAIN_SHUFFLE_LOW(state) (state)
+#include "_dfa_shuffle_run.h"
+
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
+#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
+#define BPETRAIN_SHUFFLE_STATE __m128i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 3)
+#define BPETRAIN_SHUFFLE_LOW(state) (state)
+#include "_dfa_shuffle_run.h"
+
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
+#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
+#define BPETRAIN_SHUFFLE_STATE __m128i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 4)
+#define BPETRAIN_SHUFFLE_LOW(state) (state)
+#include "_dfa_shuffle_run.h"
+#endif
+
+/* The DFA from lane *lane at s[pos] by the code t->code (see _dfa_shuffle_run.h for what it
+   reads and writes). Returns the position reached; pos itself where t->code cannot run here
+   (never: Program sets no code this CPU lacks). */
+static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
+                                              const bpetrain_shuffle* t, int* lane, Py_ssize_t* piece,
+                                              Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
+                                              Py_ssize_t* last) {
+#ifdef BPETRAIN_SHUFFLE_X86
+    if (t->code == BPETRAIN_SHUFFLE_VPERMB)
+        return bpetrain_shuffle_run_vpermb(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+    if (t->code == BPETRAIN_SHUFFLE_PSHUFB) {
+        if (t->quarters == 1)
+            return bpetrain_shuffle_run_pshufb1(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+        if (t->quarters == 2)
+            return bpetrain_shuffle_run_pshufb2(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+        if (t->quarters == 3)
+            return bpetrain_shuffle_run_pshufb3(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+        return bpetrain_shuffle_run_pshufb4(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+    }
+#else
+    (void)s; (void)limit; (void)t; (void)lane; (void)piece; (void)bounds; (void)count; (void)max_pieces; (void)last;
+#endif
     return pos;
 }
-#else
-static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
-                                       int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
-                                       Py_ssize_t max_pieces, Py_ssize_t* last) {
-    (void)s; (void)limit; (void)t; (void)lane; (void)piece; (void)bounds; (void)count; (void)max_pieces; (void)last;
-    return pos;  /* never called: bpetrain_shuffle_ready() is 0 */
-}
-#endif
 
 #endif

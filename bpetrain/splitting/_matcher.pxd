@@ -23,6 +23,8 @@ cdef extern from "_dfa_shuffle.h":
         int failed_gap
         int back
         int back_failed
+        int code
+        int quarters
 
 # The program's instruction set, declared here only: the compiler
 # (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``
@@ -139,7 +141,8 @@ cdef class Program:
     cdef readonly str pat_str
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
     cdef readonly str shuffle_reason  # why the DFA does not read ASCII by vector shuffles ("": it does)
-    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned) except -1
+    cdef readonly str shuffle_variant  # the code that reads it so (SHUFFLE_VARIANTS; "": none)
+    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned, int code) except -1
 
 
 # End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,

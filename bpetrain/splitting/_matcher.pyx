@@ -29,8 +29,8 @@ cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
 cdef extern from "_dfa_shuffle.h":
-    int shuffle_ready "bpetrain_shuffle_ready"() noexcept nogil
-    int shuffle_isa "bpetrain_shuffle_isa"
+    int shuffle_supported "bpetrain_shuffle_supported"(int code) noexcept nogil
+    void shuffle_prepare "bpetrain_shuffle_prepare"(uint8_t* rows, Py_ssize_t n, int code, int quarters) noexcept nogil
     Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                                   const shuffle_tables* t, int* lane, Py_ssize_t* piece,
                                                   Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
@@ -46,6 +46,37 @@ cdef enum:  # kinds of backtracking points
 #: Backtracking steps allowed at one piece start before BacktrackLimitExceeded (about 0.01-0.1 s).
 MAX_BACKTRACKS = 2_000_000
 cdef Py_ssize_t _max_backtracks = MAX_BACKTRACKS
+
+
+cdef extern from "_ascii_blocks.h":
+    int blocks_isa "bpetrain_blocks_isa"
+
+
+def use_block_isa(str name):
+    """Make this module's splitters (``Program.split``, ``Program.n_pieces``) class the bytes
+    of ``_ascii_blocks.h``'s blocks with the code ``name``, one of
+    :func:`bpetrain.splitting._blocks.block_isas` (each module that includes that header has
+    its own choice; :func:`bpetrain.splitting._blocks.use_block_isa` sets that module's), for
+    tests and benchmarks: SSE2 is what a CPU without AVX-512BW runs.
+
+    Raises
+    ------
+    ValueError
+        If this CPU cannot run it.
+    """
+    global blocks_isa
+    _blocks.use_block_isa(name)  # checks the name (and sets _blocks' own)
+    blocks_isa = _blocks.BLOCK_ISAS[name]
+
+
+#: The codes that read a DFA's ASCII text by vector shuffles (``_dfa_shuffle.h``), by name,
+#: widest first: ``Program(shuffle=True)`` takes the first this CPU runs.
+SHUFFLE_VARIANTS = {"vpermb": 1, "pshufb": 2}
+
+
+def shuffle_variants() -> list[str]:
+    """The names of the codes of :data:`SHUFFLE_VARIANTS` this CPU (and build) runs, widest first."""
+    return [name for name, code in SHUFFLE_VARIANTS.items() if shuffle_supported(code)]
 
 
 class BacktrackLimitExceeded(ValueError):
@@ -1027,10 +1058,11 @@ cdef class Program:
         Split with the program's DFA (``arrays["dfa_trans"]``, :mod:`bpetrain.splitting._dfa`)
         where it has one and no hand-written matcher takes over; False: the backtracking
         program (tests and benchmarks compare the two).
-    shuffle : bool, default True
+    shuffle : bool or str, default True
         Where the DFA splits, read ASCII text by vector shuffles (``arrays["shuffle_rows"]``,
-        ``_dfa_shuffle.h``) where the pattern and the CPU allow; False: by the DFA's own
-        tables alone (tests compare the two).
+        ``_dfa_shuffle.h``) where the pattern and the CPU allow, by the widest code of
+        :func:`shuffle_variants`; a name of one of them: by that code (tests and benchmarks
+        run each); False: by the DFA's own tables alone (tests compare them).
 
     Attributes
     ----------
@@ -1038,10 +1070,20 @@ cdef class Program:
         Why the DFA does not split ("" when it does).
     shuffle_reason : str
         Why the DFA does not read ASCII text by vector shuffles ("" when it does).
+    shuffle_variant : str
+        The code that reads it by vector shuffles, a name of :data:`SHUFFLE_VARIANTS` ("" when
+        none does).
+
+    Raises
+    ------
+    ValueError
+        If ``shuffle`` names a code this CPU does not run, or the arrays are not a program.
+    TypeError
+        If ``shuffle`` is neither a bool nor a str.
     """
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
-                  *, bint dfa=True, bint shuffle=True):
+                  *, bint dfa=True, shuffle=True):
         # The arrays are read through typed memoryviews (numpy arrays or the memoryviews of
         # _charsets.read_arrays alike), so that a program read back from the cache at
         # start-up needs no numpy; ``owned`` keeps the buffers alive.
@@ -1053,6 +1095,16 @@ cdef class Program:
         cdef Py_ssize_t n_alternatives, i, n_states, width, size
         cdef uint32_t largest
         cdef bint bad
+        cdef int code
+        if isinstance(shuffle, str):
+            if shuffle not in shuffle_variants():
+                raise ValueError(f"shuffle={shuffle!r} is not one of this CPU's shuffle codes: {shuffle_variants()} "
+                                 f"(pass True for the widest, False for none)")
+            code = SHUFFLE_VARIANTS[shuffle]
+        elif isinstance(shuffle, bool):
+            code = SHUFFLE_VARIANTS[shuffle_variants()[0]] if shuffle and shuffle_variants() else 0
+        else:
+            raise TypeError(f"shuffle must be a bool or one of {list(SHUFFLE_VARIANTS)}, got {type(shuffle).__name__}")
         alternatives = arrays["alternatives"]
         try:
             ascii_mask, ascii_cand = arrays["ascii_mask"], arrays["ascii_cand"]
@@ -1158,23 +1210,27 @@ cdef class Program:
 
             self.shuffle_reason = bytes(arrays["shuffle_reason"]).decode() if "shuffle_reason" in arrays \
                 else "no shuffle table compiled"
-            if not self.shuffle_reason and not shuffle:
+            if not self.shuffle_reason and shuffle is False:
                 self.shuffle_reason = "not asked for"
-            if not self.shuffle_reason and not shuffle_ready():
-                self.shuffle_reason = "this CPU (or build) has no AVX-512 VBMI"
+            if not self.shuffle_reason and not code:
+                self.shuffle_reason = "this CPU (or build) has neither AVX-512 VBMI nor AVX2"
             if not self.shuffle_reason:
-                self._read_shuffle(arrays, n_states, width, owned)
+                self._read_shuffle(arrays, n_states, width, owned, code)
         else:
             self.shuffle_reason = self.dfa_reason
+        self.shuffle_variant = next((name for name, c in SHUFFLE_VARIANTS.items()
+                                     if self.tables.shuffle.rows != NULL and c == self.tables.shuffle.code), "")
 
-    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned) except -1:
+    cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned, int code) except -1:
         """Point ``self.tables.shuffle`` at the shuffle table of ``arrays``
         (:func:`bpetrain.splitting._dfa.shuffle_table`), read through typed memoryviews, as
-        the DFA's arrays are, after checking that every lane and row it names exists."""
+        the DFA's arrays are, after checking that every lane and row it names exists, and
+        prepared for the code ``code`` (``SHUFFLE_VARIANTS``) to read."""
         cdef const uint8_t[:, ::1] rows, pairs, lanes
         cdef const uint8_t[::1] codes, special
         cdef const uint32_t[::1] lane_state
         cdef Py_ssize_t i, n_rows
+        cdef int n_lanes = 1
         cdef bint bad, has_pairs
         try:
             rows, lanes = arrays["shuffle_rows"], arrays["shuffle_lane"]
@@ -1193,10 +1249,14 @@ cdef class Program:
             bad = bad or codes[i] >= n_rows
         for i in range(3 * n_states):
             bad = bad or (&lanes[0, 0])[i] >= 64
+            n_lanes = max(n_lanes, (&lanes[0, 0])[i] + 1)
         for i in range(64):
             bad = bad or lane_state[i] // width >= n_states
         for i in range(5):
             bad = bad or special[i] >= 64
+            n_lanes = max(n_lanes, special[i] + 1)
+        for i in range(n_rows * 64):  # the lanes a step reaches (a pair's too: the second of two steps)
+            n_lanes = max(n_lanes, ((&rows[0, 0])[i] & 63) + 1)
         if bad:
             raise ValueError("not a shuffle table from bpetrain.splitting._compiler.compile_program")
         owned.update(shuffle_lane=arrays["shuffle_lane"], shuffle_state=arrays["shuffle_state"])
@@ -1214,6 +1274,10 @@ cdef class Program:
         memcpy(lines, &rows[0, 0], n_rows * 64)
         if has_pairs:
             memcpy(lines + n_rows * 64, &pairs[0, 0], n_pair_bytes)
+        # pshufb reads the quarters of a row that hold lanes 1 to n_lanes - 1, 16 each (_dfa_shuffle.h)
+        self.tables.shuffle.code = code
+        self.tables.shuffle.quarters = max(1, (n_lanes - 1 + 15) // 16)
+        shuffle_prepare(lines, n_rows + n_pair_bytes // 64, code, self.tables.shuffle.quarters)
         for i in range(256):
             offsets[i] = <uint16_t>(codes[i] * 64)
             pair_offsets[i] = <uint32_t>(codes[i] * n_rows * 64)

@@ -173,7 +173,8 @@ class SplitPattern:
     shuffle_reason : str or None
         Why the DFA does not read ASCII text by vector shuffles
         (:func:`bpetrain.splitting._dfa.shuffle_table`): more states than a vector has lanes,
-        a CPU without AVX-512 VBMI, no DFA (None when it does).
+        a CPU with neither AVX-512 VBMI nor AVX2, no DFA (None when it does; which code does:
+        ``program.shuffle_variant``).
 
     Raises
     ------

@@ -1,0 +1,209 @@
+/* One loop of the DFA by vector shuffles (_dfa_shuffle.h), written once for each code that
+   takes a step: _dfa_shuffle.h includes this file once per code, with these macros defined
+   (and undefined here after use):
+
+   BPETRAIN_SHUFFLE_NAME     the function's name
+   BPETRAIN_SHUFFLE_TARGET   the instruction sets it is compiled for (GCC's and Clang's target
+                             attribute), which the caller checks the CPU has
+   BPETRAIN_SHUFFLE_STATE    the vector type that holds the lane in every byte
+   BPETRAIN_SHUFFLE_SET1(c)  that vector with c in every byte
+   BPETRAIN_SHUFFLE_STEP(state, row)  the vector of row[lane] (row: a 64-byte line of the
+                             table, as the code prepared it; lane: the state's, its low six bits)
+   BPETRAIN_SHUFFLE_LOW(state)        its first 16 bytes, an __m128i
+
+   No include guard: included once per code. */
+
+/* The DFA from lane *lane (live, not a gap) at s[pos] in the piece that starts at *piece, up
+   to limit, while it has room (*count < max_pieces): each piece it ends goes to
+   bounds[2 * *count], bounds[2 * *count + 1] (*count then one more), *last to the position of
+   the last match end. Returns the position reached; *lane is the lane there, *piece where the
+   piece there starts (in a gap: the position).
+
+   A block of up to 64 bytes is read in groups of 16 steps, each group's steps gathered in a
+   register (palignr) and read back as bit masks (bit i: byte i): piece ends (CUT), match ends,
+   the gaps, and the lanes of the kinds that look a byte back (_dfa.shuffle_table): back (a
+   piece ends before the byte before), failed (the byte before is in the gap), back-failed
+   (both). From those come the piece starts (a CUT not into a gap, or the first byte after a
+   gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes a
+   step on its chain (the first byte's step, for its flags, off the chain); a dead step
+   ends the group.
+
+   A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
+   after a match further back in the piece, the piece ends there and the DFA reads on from it;
+   with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
+   _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
+   it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
+   left), at limit, or where the next piece end would not fit. */
+__attribute__((target(BPETRAIN_SHUFFLE_TARGET)))
+static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
+                                       int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
+                                       Py_ssize_t max_pieces, Py_ssize_t* last) {
+    const uint8_t* rows = t->rows;
+    const uint16_t* offsets = t->offsets;
+    const uint8_t* pairs = t->pairs;
+    const uint32_t* pair_offsets = t->pair_offsets;
+    uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k */
+    Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
+    int cur = *lane, stop;
+    const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
+    const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
+    const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
+    const __m128i before_back = _mm_set1_epi8((char)(t->back - 1));
+    const __m128i back_failed_gap = _mm_set1_epi8((char)t->back_failed);
+    const __m128i before_back_failed = _mm_set1_epi8((char)(t->back_failed - 1));
+    BPETRAIN_SHUFFLE_STATE state, first;
+    __m128i acc;
+    while (pos < limit && n_pieces < max_pieces) {
+        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, k = 0, last_k = 16, last_g = 64;
+        uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
+        uint32_t r = (uint32_t)cur;
+        const uint8_t* q = s + pos;
+        state = BPETRAIN_SHUFFLE_SET1((char)cur);
+        while (n < len) {  /* groups of up to 16 steps, each stopped by a dead one */
+            int m = len - n < 16 ? len - n : 16;
+            acc = _mm_setzero_si128();
+            k = 0;
+            if (pairs != NULL) {
+                for (; k + 2 <= m; k += 2) {
+                    first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
+                    state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[k]] + offsets[q[k + 1]]);
+                    acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(first), acc, 1);
+                    acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
+                    r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+                    if (BPETRAIN_UNLIKELY(!(r & 63))) {
+                        k += 2;
+                        goto group_done;
+                    }
+                }
+            }
+            for (; k < m; k++) {
+                state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
+                acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
+                r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+                if (!(r & 63)) {
+                    k++;
+                    break;
+                }
+            }
+        group_done:;
+            /* the group's k steps are the top k bytes of acc */
+            int shift = 16 - k;
+            __m128i lanes = _mm_and_si128(acc, lane_bits);
+            cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
+            match |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_slli_epi16(acc, 1)) >> shift) << n;
+            gap |= (uint64_t)((uint32_t)_mm_movemask_epi8(
+                       _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lanes, gap_lane), _mm_cmpeq_epi8(lanes, failed_gap)),
+                                    _mm_cmpeq_epi8(lanes, back_failed_gap))) >> shift) << n;
+            dead |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_setzero_si128())) >> shift) << n;
+            __m128i after_back = _mm_cmpgt_epi8(lanes, before_back);
+            __m128i after_back_failed = _mm_cmpgt_epi8(lanes, before_back_failed);
+            back |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back_failed, after_back)) >> shift)
+                    << n;
+            back_failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(after_back_failed) >> shift) << n;
+            failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back,
+                                                                              _mm_cmpgt_epi8(lanes, before_failed)))
+                                 >> shift) << n;
+            if (k == 16) {
+                _mm_storeu_si128((__m128i*)(steps + n), acc);
+            } else {
+                _mm_storeu_si128((__m128i*)(steps + 64), acc);
+                last_k = k;
+                last_g = n;
+            }
+            q += k;
+            n += k;
+            if (!(r & 63))
+                break;
+        }
+        stop = dead != 0;
+        uint64_t keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+        if (dead) {
+            n = bpetrain_ctz64(dead);
+            keep = ((uint64_t)1 << n) - 1;
+        }
+        Py_ssize_t room = max_pieces - n_pieces;
+        back = (back | back_failed) & keep;  /* a lane gone back a byte: a piece ends before the byte before */
+        if (BPETRAIN_UNLIKELY(__builtin_popcountll(cut & keep) + __builtin_popcountll(back) > room)) {
+            /* no room for them all: stop before the byte whose piece ends would not fit */
+            int used = 0, b;
+            for (b = 0; b < n; b++) {
+                int ends = (int)((cut >> b) & 1) + (int)((back >> b) & 1);
+                if (used + ends > room)
+                    break;
+                used += ends;
+            }
+            n = b;
+            keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+            back &= keep;
+            stop = 2;
+        }
+        cut = (cut & keep) | (back >> 1);
+        match &= keep;
+        failed = (failed | back_failed) & keep;  /* a lane after a failed piece's byte: that byte is in the gap */
+        gap = (gap & keep) | (failed >> 1);
+        uint64_t starts = (cut & ~gap)
+                          | (~gap & keep & ((gap << 1) | (uint64_t)(cur == t->gap || cur == t->failed_gap
+                                                                 || cur == t->back_failed || (failed & 1))));
+        if (match)
+            *last = pos + 63 - bpetrain_clz64(match);
+        if (back & 1) {  /* the piece ends before the byte before the block */
+            bounds[2 * n_pieces] = open;
+            bounds[2 * n_pieces + 1] = pos - 1;
+            n_pieces++;
+            open = pos - 1;
+        }
+        if (open >= pos - 1 && (failed >> (open - pos + 1)) & 1)  /* the open piece failed: its byte is in the gap */
+            open = -1;
+        if (open < 0 && starts) {
+            open = pos + bpetrain_ctz64(starts);
+            starts &= starts - 1;
+        }
+        while (cut) {
+            bounds[2 * n_pieces] = open;
+            bounds[2 * n_pieces + 1] = pos + bpetrain_ctz64(cut);
+            n_pieces++;
+            cut &= cut - 1;
+            open = -1;
+            if (starts) {
+                open = pos + bpetrain_ctz64(starts);
+                starts &= starts - 1;
+            }
+        }
+        if (n) {  /* the lane after byte n - 1 */
+            int j = n - 1;
+            cur = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+            pos += n;
+        }
+        if (stop == 1 && s[pos] < 0x80 && open >= 0) {  /* DFA_SLOW: no thread left */
+            if (*last > open && n_pieces < max_pieces) {
+                /* after a match in the piece: the piece ends there, and the DFA reads on from it */
+                bounds[2 * n_pieces] = open;
+                bounds[2 * n_pieces + 1] = *last;
+                n_pieces++;
+                pos = open = *last;
+                cur = t->restart;
+                continue;
+            }
+            if (*last <= open && s[open] < 0x80) {
+                /* no match where the piece started: its first byte is in the gap */
+                pos = open + 1;
+                open = -1;
+                cur = t->gap;
+                continue;
+            }
+        }
+        if (stop)
+            break;
+    }
+    *count = n_pieces;
+    *lane = cur;
+    *piece = cur == t->gap || cur == t->failed_gap || cur == t->back_failed ? pos : open;
+    return pos;
+}
+
+#undef BPETRAIN_SHUFFLE_NAME
+#undef BPETRAIN_SHUFFLE_TARGET
+#undef BPETRAIN_SHUFFLE_STATE
+#undef BPETRAIN_SHUFFLE_SET1
+#undef BPETRAIN_SHUFFLE_STEP
+#undef BPETRAIN_SHUFFLE_LOW
