@@ -1,7 +1,8 @@
 """Split one file with bpetrain's splitter and with the ``regex`` module, pattern by pattern.
 
-For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``
-or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
+For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``,
+``generated:N:SEED`` for N patterns drawn from the grammar the tests draw theirs from,
+``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
 ``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
 of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
 the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
@@ -29,6 +30,8 @@ Run from the repository (after ``pip install -e '.[bench]'``)::
 
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --pattern published --repeat 3
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern cl100k --pattern generated:30:0 \\
+        --splitters '' --repeat 7 --clock cpu
 
 ``--clock cpu`` times each call by the CPU time of its thread (``time.thread_time``) rather than
 by the wall clock: on a machine shared with other jobs it moves far less from run to run.
@@ -176,8 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
                         help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
     parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
-                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, or a regex; repeat the option "
-                        "for several (default: all and published)")
+                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, generated:N:SEED (N patterns "
+                        "drawn from the tests' grammar with SEED, named gen-SEED-i; needs Hypothesis), or a regex; "
+                        "repeat the option for several (default: all and published)")
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")

@@ -206,6 +206,30 @@ class _Builder:
         self.n_classes = n_classes
         self.states: dict[tuple, int] = {(): 0}
         self.order: list[tuple] = [()]
+        self.live = self.can_match()
+
+    def can_match(self) -> set[int]:
+        """The instructions from which some match can still end: those with a path to a
+        match that passes no ``^`` (a thread at a set reads a character before anything
+        after it, and ``^``/``\\A`` never hold after a character). A thread at any other
+        set never records a match and never drops another (only a match does), so the
+        state need not keep it: it would read on, as far as its run goes, for nothing
+        (``.+^`` would read every run of text to its end from every place)."""
+        before: dict[int, list[int]] = {}
+        for pc, (kind, operand, nxt) in enumerate(self.code):
+            if kind == _SPLIT:
+                for target in operand:
+                    before.setdefault(target, []).append(pc)
+            elif kind in (_SET, _COND):
+                before.setdefault(nxt, []).append(pc)
+        todo = [pc for pc, (kind, _, _) in enumerate(self.code) if kind == _MATCH]
+        live = set(todo)
+        while todo:
+            for pc in before.get(todo.pop(), ()):
+                if pc not in live:
+                    live.add(pc)
+                    todo.append(pc)
+        return live
 
     def closure(self, pc: int, cond: int, at_bos: bool, out: list, seen: set) -> None:
         """Append to ``out``, in priority order, the threads ``pc`` reaches without reading."""
@@ -217,7 +241,8 @@ class _Builder:
             seen.add((pc, cond))
             kind, operand, nxt = self.code[pc]
             if kind == _SET:
-                self.append(out, pc, cond)
+                if pc in self.live:
+                    self.append(out, pc, cond)
             elif kind == _MATCH:
                 if operand:  # $: the end, or before a final newline
                     cond &= self.newline | self.nfa.eot
