@@ -16,7 +16,8 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   thread reaches the end of the pattern, the match there is recorded and every thread
   after it is dropped (leftmost-first: the backtracker would never try them); threads
   before it run on and may record a longer match. The piece is the last match recorded
-  when no thread is left.
+  when no thread is left. A thread from which no match can end (every way on passes a
+  ``^`` after a character, :meth:`_Builder.can_match`) is not kept.
 - **One-character lookahead.** ``(?=C)`` and ``(?!C)`` (C a set, or an alternation of sets)
   do not become threads: the thread that passes one carries a *condition*, the classes
   (and the end of the text) the next character may have, checked when that character is
