@@ -521,9 +521,13 @@ def test_patterns_without_dfa(pat_str):
 
 
 #: Patterns with a run after which no match can end (``^`` and ``\\A`` never hold after a
-#: character), and a pattern that splits alike without it: the DFA keeps no thread of the run
-#: (it would read every run of text to its end from every place, for nothing).
+#: character; a possessive run or a lookahead leaves no character the set after it can read),
+#: and a pattern that splits alike without it: the DFA keeps no thread of the run (it would
+#: read every run of text to its end from every place, for nothing).
 RUNS_THAT_CANNOT_MATCH = [
+    (r".{8,}+\p{Mn}+|\w+", r"\w+"),
+    (r"a+(?=b)c|.", r"."),
+    (r"\s++\S{0,30}|\s*+ |x", r"\s++\S{0,30}|x"),
     (r".+^|\p{L}+", r"\p{L}+"),
     (r"[^\r\n]+\A|\s", r"\s"),
     (r"(?i:.{2,2}+|[^\u0915-\U0001f600]+).?^(?s:.{1,2}+)|\d", r"\d"),
