@@ -2,11 +2,12 @@
 
 For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``,
 ``generated:N:SEED`` for N patterns drawn from the grammar the tests draw theirs from,
-``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
-``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
+``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of
+the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
 of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
 the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
-agree too.
+agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
+backtracking program tried too many ways at one place) is listed as such, not timed.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
@@ -50,6 +51,7 @@ from pathlib import Path
 
 from splitting import (
     NAMED_PATTERNS,
+    BacktrackLimitExceeded,
     engine_n_pieces,
     has_compiled_splitter,
     has_dfa,
@@ -98,14 +100,24 @@ def run(args) -> dict:
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    failed = {}  # name -> why bpetrain's splitter gave up on the text (BacktrackLimitExceeded)
     for i in range(args.repeat):
         for key, call in calls.items():
+            if key[0] in failed:
+                continue
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
             start = clock()
-            counts[key].add(call())
+            try:
+                counts[key].add(call())
+            except BacktrackLimitExceeded as exc:
+                failed[key[0]] = str(exc)
+                continue
             times[key].append(clock() - start)
     rows = []
     for name, pat_str in args.patterns:
+        if name in failed:
+            rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str), "failed": failed[name]})
+            continue
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex"), ours)
         if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("dfa", "tables", "engine")):
@@ -155,6 +167,9 @@ def markdown(report: dict) -> str:
         return f"{r[key]['mb_per_s']:.1f}" if key in r else "-"
 
     for r in report["results"]:
+        if "failed" in r:
+            lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit | - | - | - | - | - | - |")
+            continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
         versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"
         lines.append(

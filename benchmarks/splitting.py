@@ -23,7 +23,7 @@ import regex
 
 from bpetrain import PATTERNS, PieceCounter
 from bpetrain.splitting._compiler import compile_program
-from bpetrain.splitting._matcher import Program
+from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program  # noqa: F401 (for the scripts)
 from bpetrain.splitting.pattern import split_pattern
 
 _CONTRACTIONS = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)"""
