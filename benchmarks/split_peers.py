@@ -3,9 +3,9 @@
 For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``,
 ``generated:N:SEED`` for N patterns drawn from the grammar the tests draw theirs from,
 ``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of
-the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
-of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
-the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
+the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on
+the whole input, round-robin (run ``i`` of every splitter and pattern before run ``i + 1`` of
+any), one thread each, and prints the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
 agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
 backtracking program tried too many ways at one place) is listed as such, not timed.
 
@@ -116,7 +116,8 @@ def run(args) -> dict:
     rows = []
     for name, pat_str in args.patterns:
         if name in failed:
-            rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str), "failed": failed[name]})
+            rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str),
+                         "failed": failed[name]})
             continue
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex"), ours)
@@ -168,7 +169,8 @@ def markdown(report: dict) -> str:
 
     for r in report["results"]:
         if "failed" in r:
-            lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit | - | - | - | - | - | - |")
+            lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit "
+                         "| - | - | - | - | - | - |")
             continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
         versus = f"{r['bpetrain']['mb_per_s'] / base:.2f}" if base else "-"

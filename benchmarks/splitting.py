@@ -181,7 +181,10 @@ def generated_patterns(n: int, seed: int) -> tuple[str, ...]:
 
     draw()
     kept = []
-    for pat_str in sorted(drawn, key=lambda p: hashlib.blake2b(f"{seed}:{p}".encode("utf-8", "surrogatepass")).digest()):
+    def spread(pat_str: str) -> bytes:
+        return hashlib.blake2b(f"{seed}:{pat_str}".encode("utf-8", "surrogatepass")).digest()
+
+    for pat_str in sorted(drawn, key=spread):
         try:
             compiled = has_compiled_splitter(pat_str)
         except ValueError:  # the regex module cannot compile it either (pattern_strategies.regex_fails_on)
