@@ -5,8 +5,8 @@ For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``,
 ``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of
 the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on
 the whole input, round-robin (run ``i`` of every splitter and pattern before run ``i + 1`` of
-any), one thread each, and prints the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
-agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
+any), one thread each, and prints the median MB/s and the ratio as a markdown table. The
+piece counts of the timed runs must agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
 backtracking program tried too many ways at one place) is listed as such, not timed.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
