@@ -1,11 +1,13 @@
 """Split one file with bpetrain's splitter and with the ``regex`` module, pattern by pattern.
 
-For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``
-or any regex) this first checks that bpetrain's pieces of the first ``--check-bytes`` bytes equal
-``regex.finditer``'s, then times both splitters on the whole input, round-robin (run ``i``
-of every splitter and pattern before run ``i + 1`` of any), one thread each, and prints
-the median MB/s and the ratio as a markdown table. The piece counts of the timed runs must
-agree too.
+For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``,
+``generated:N:SEED`` for N patterns drawn from the grammar the tests draw theirs from,
+``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of
+the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on
+the whole input, round-robin (run ``i`` of every splitter and pattern before run ``i + 1`` of
+any), one thread each, and prints the median MB/s and the ratio as a markdown table. The
+piece counts of the timed runs must agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
+backtracking program tried too many ways at one place) is listed as such, not timed.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
@@ -37,6 +39,8 @@ Run from the repository (after ``pip install -e '.[bench]'``)::
 
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern all --pattern published --repeat 3
     python benchmarks/split_peers.py .corpora/kernel-docs.txt --max-bytes 2000000 --repeat 1
+    python benchmarks/split_peers.py .corpora/kernel-docs.txt --pattern cl100k --pattern generated:30:0 \\
+        --splitters '' --repeat 7 --clock cpu
 
 ``--clock cpu`` times each call by the CPU time of its thread (``time.thread_time``) rather than
 by the wall clock: on a machine shared with other jobs it moves far less from run to run.
@@ -55,6 +59,7 @@ from pathlib import Path
 
 from splitting import (
     NAMED_PATTERNS,
+    BacktrackLimitExceeded,
     engine_n_pieces,
     has_compiled_splitter,
     has_dfa,
@@ -110,14 +115,25 @@ def run(args) -> dict:
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
+    failed = {}  # name -> why bpetrain's splitter gave up on the text (BacktrackLimitExceeded)
     for i in range(args.repeat):
         for key, call in calls.items():
+            if key[0] in failed:
+                continue
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
             start = clock()
-            counts[key].add(call())
+            try:
+                counts[key].add(call())
+            except BacktrackLimitExceeded as exc:
+                failed[key[0]] = str(exc)
+                continue
             times[key].append(clock() - start)
     rows = []
     for name, pat_str in args.patterns:
+        if name in failed:
+            rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str),
+                         "failed": failed[name]})
+            continue
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex"), ours)
         if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("sse2", "dfa", "pshufb", "tables", "engine")):
@@ -173,6 +189,10 @@ def markdown(report: dict) -> str:
         return f"{r[key]['mb_per_s'] / base:.2f}" if key in r and base else "-"
 
     for r in report["results"]:
+        if "failed" in r:
+            lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit "
+                         "| - | - | - | - | - | - |")
+            continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
         lines.append(
             f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
@@ -202,8 +222,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
                         help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
     parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
-                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, or a regex; repeat the option "
-                        "for several (default: all and published)")
+                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, generated:N:SEED (N patterns "
+                        "drawn from the tests' grammar with SEED, named gen-SEED-i; needs Hypothesis), or a regex; "
+                        "repeat the option for several (default: all and published)")
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")

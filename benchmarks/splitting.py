@@ -15,13 +15,16 @@ through the public :class:`bpetrain.PieceCounter`, the trainer's own path.
 from __future__ import annotations
 
 import functools
+import hashlib
+import sys
+from pathlib import Path
 
 import regex
 
 from bpetrain import PATTERNS, PieceCounter
 from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._blocks import block_isas
-from bpetrain.splitting._matcher import Program, shuffle_variants, use_block_isa
+from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program, shuffle_variants, use_block_isa  # noqa: F401 (BacktrackLimitExceeded: for the scripts)
 from bpetrain.splitting.pattern import split_pattern
 
 _CONTRACTIONS = r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)"""
@@ -114,13 +117,84 @@ def resolve(pattern: str) -> tuple[str, str]:
 
 def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str]]:
     """The ``--pattern`` options of a script: ``all`` means every name of :data:`SPLIT_PATTERNS`,
-    ``published`` every name of :data:`PUBLISHED_PATTERNS`; none, ``default``."""
+    ``published`` every name of :data:`PUBLISHED_PATTERNS`, ``generated:N:SEED`` the
+    :func:`generated_patterns` ``N``, ``SEED`` (named ``gen-SEED-i``); none, ``default``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`resolve`, or if ``generated:`` is not followed by two integers ``N >= 1``
+        and ``SEED >= 0``.
+    """
     if not patterns:
         patterns = [default]
     for word, names in (("all", SPLIT_PATTERNS), ("published", PUBLISHED_PATTERNS)):
         if word in patterns:
             patterns = [p for p in patterns if p != word] + [n for n in names if n not in patterns]
-    return [resolve(p) for p in patterns]
+    out = []
+    for pattern in patterns:
+        if not pattern.startswith("generated:"):
+            out.append(resolve(pattern))
+            continue
+        found = regex.fullmatch(r"generated:(\d+):(\d+)", pattern)
+        if not found or int(found[1]) < 1:
+            raise ValueError(f"{pattern!r}: write generated:N:SEED, N >= 1 patterns drawn with the integer SEED")
+        seed = int(found[2])
+        out += [(f"gen-{seed}-{i}", pat_str) for i, pat_str in enumerate(generated_patterns(int(found[1]), seed))]
+    return out
+
+
+@functools.cache
+def generated_patterns(n: int, seed: int) -> tuple[str, ...]:
+    """``n`` distinct split patterns drawn from the grammar the tests draw theirs from
+    (``split_patterns`` in ``tests/pattern_strategies.py``), the same ones for the same
+    ``seed`` and Hypothesis version, none of which bpetrain sends to the ``regex`` module.
+
+    Hypothesis draws ``20 * n`` patterns from ``seed`` (generation only: no shrinking, no
+    example database). It draws many in a row by changing one a little, so the ``n`` kept
+    are spread over them: the distinct patterns are taken in the order of a hash of the
+    seed and the pattern, skipping those bpetrain does not compile (fewer than ``n`` if
+    that many were not drawn).
+
+    Raises
+    ------
+    ValueError
+        If Hypothesis is not installed (a test dependency: ``pip install -e '.[test]'``).
+    """
+    try:
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as fixed_seed
+    except ImportError:
+        raise ValueError("generated patterns need Hypothesis: pip install -e '.[test]'") from None
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    try:
+        from pattern_strategies import split_patterns
+    finally:
+        sys.path.pop(0)
+    drawn: dict[str, None] = {}
+
+    @fixed_seed(seed)
+    @settings(max_examples=20 * n, database=None, phases=[Phase.generate], deadline=None,
+              suppress_health_check=list(HealthCheck))
+    @given(split_patterns)
+    def draw(example):
+        drawn[example.pat_str] = None
+
+    draw()
+    kept = []
+    def spread(pat_str: str) -> bytes:
+        return hashlib.blake2b(f"{seed}:{pat_str}".encode("utf-8", "surrogatepass")).digest()
+
+    for pat_str in sorted(drawn, key=spread):
+        try:
+            compiled = has_compiled_splitter(pat_str)
+        except ValueError:  # the regex module cannot compile it either (pattern_strategies.regex_fails_on)
+            continue
+        if compiled:
+            kept.append(pat_str)
+            if len(kept) == n:
+                break
+    return tuple(kept)
 
 
 # ------------------------------------------------------- bpetrain's splitter

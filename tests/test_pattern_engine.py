@@ -562,6 +562,39 @@ def test_patterns_without_dfa(pat_str):
         check(sp, pat_str, data)
 
 
+#: Patterns with a run after which no match can end (``^`` and ``\\A`` never hold after a
+#: character; a possessive run or a lookahead leaves no character the set after it can read),
+#: and a pattern that splits alike without it: the DFA keeps no thread of the run (it would
+#: read every run of text to its end from every place, for nothing).
+RUNS_THAT_CANNOT_MATCH = [
+    (r".{8,}+\p{Mn}+|\w+", r"\w+"),
+    (r"a+(?=b)c|.", r"."),
+    (r"\s++\S{0,30}|\s*+ |x", r"\s++\S{0,30}|x"),
+    (r".+^|\p{L}+", r"\p{L}+"),
+    (r"[^\r\n]+\A|\s", r"\s"),
+    (r"(?i:.{2,2}+|[^\u0915-\U0001f600]+).?^(?s:.{1,2}+)|\d", r"\d"),
+    (r"\p{L}+(?:x|^)y|\p{L}", r"\p{L}+xy|\p{L}"),
+    (r"(?:\w+|^)^x|\w", r"^x|\w"),  # at the start of the text the run is not read
+]
+
+
+@pytest.mark.parametrize(("pat_str", "same_as"), RUNS_THAT_CANNOT_MATCH)
+def test_dfa_keeps_no_thread_that_cannot_match(pat_str, same_as):
+    import numpy as np
+
+    from bpetrain.splitting._dfa import same_pieces
+
+    arrays = stored_program(pat_str)
+    a, b = ({name: np.asarray(view) for name, view in stored_program(p).items()} for p in (pat_str, same_as))
+    assert len(a["dfa_reason"]) == 0, bytes(a["dfa_reason"]).decode()
+    assert a["dfa_trans"].shape[0] == b["dfa_trans"].shape[0]
+    assert same_pieces(a, b)
+    sp = split_pattern(pat_str)
+    for data in (b"xy ab1 x\nxy\n", b"abc xy " * 40, MULTILINGUAL.encode(), "\u0915x\U0001f600 12".encode()):
+        check(sp, pat_str, data)
+        check_interleaved(Program(pat_str, arrays), pat_str, data * 20)
+
+
 def test_hand_written_code_by_what_the_pattern_does():
     """A pattern gets the hand-written matchers when its DFA splits every text as a named
     pattern's does, however it is written; a pattern that differs on one character does not."""

@@ -16,7 +16,9 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   thread reaches the end of the pattern, the match there is recorded and every thread
   after it is dropped (leftmost-first: the backtracker would never try them); threads
   before it run on and may record a longer match. The piece is the last match recorded
-  when no thread is left.
+  when no thread is left. A thread from which no match can end (every way on passes a
+  ``^`` after a character, or a condition the set after it cannot meet,
+  :meth:`_Builder.can_match`) is not kept.
 - **One-character lookahead.** ``(?=C)`` and ``(?!C)`` (C a set, or an alternation of sets)
   do not become threads: the thread that passes one carries a *condition*, the classes
   (and the end of the text) the next character may have, checked when that character is
@@ -206,6 +208,62 @@ class _Builder:
         self.n_classes = n_classes
         self.states: dict[tuple, int] = {(): 0}
         self.order: list[tuple] = [()]
+        self.live: dict[tuple[int, int], bool] = {}
+
+    def can_match(self, pc: int, cond: int) -> bool:
+        """Whether a match can still end after a thread at the set ``pc`` whose next
+        character must meet ``cond``: some way on where each set can read a character that
+        meets the condition before it, and no ``^`` (``^`` and ``\\A`` never hold after a
+        character). A thread that cannot never records a match and never drops another
+        (only a match does), so a state need not keep it: it would read on, as far as its
+        run goes, for nothing (``.+^`` would read every run of text to its end from every
+        place, ``.{8,}+\\p{Mn}`` every line). Over-approximates (a condition is only tested
+        against the set right after it), so only threads that truly cannot match go.
+
+        The (instruction, condition) pairs reachable from the thread (up to pairs already
+        known), then backwards from those that end a match or are known to lead to one;
+        remembered for every pair met."""
+        key = (pc, cond)
+        if key in self.live:
+            return self.live[key]
+        full = self.nfa.every | self.nfa.eot
+        before: dict[tuple[int, int], list] = {}
+        todo, seen, ends = [key], {key}, []
+        while todo:
+            node = todo.pop()
+            if node in self.live:  # known from an earlier thread: not followed again
+                if self.live[node]:
+                    ends.append(node)
+                continue
+            at, c = node
+            kind, operand, nxt = self.code[at]
+            if kind == _SET:
+                after = [(nxt, full)] if operand & c else []
+            elif kind == _SPLIT:
+                after = [(target, c) for target in operand]
+            elif kind == _COND:
+                after = [(nxt, c & operand)] if c & operand else []
+            elif kind == _MATCH:
+                if c & (self.newline | self.nfa.eot if operand else full):
+                    ends.append(node)
+                after = []
+            else:  # ^ after a character
+                after = []
+            for other in after:
+                before.setdefault(other, []).append(node)
+                if other not in seen:
+                    seen.add(other)
+                    todo.append(other)
+        live = {node for node in ends}
+        todo = list(ends)
+        while todo:
+            for node in before.get(todo.pop(), ()):
+                if node not in live:
+                    live.add(node)
+                    todo.append(node)
+        for node in seen:
+            self.live.setdefault(node, node in live)  # (those known before stay as they were)
+        return self.live[key]
 
     def closure(self, pc: int, cond: int, at_bos: bool, out: list, seen: set) -> None:
         """Append to ``out``, in priority order, the threads ``pc`` reaches without reading."""
@@ -217,7 +275,8 @@ class _Builder:
             seen.add((pc, cond))
             kind, operand, nxt = self.code[pc]
             if kind == _SET:
-                self.append(out, pc, cond)
+                if self.can_match(pc, cond):
+                    self.append(out, pc, cond)
             elif kind == _MATCH:
                 if operand:  # $: the end, or before a final newline
                     cond &= self.newline | self.nfa.eot
