@@ -1,6 +1,27 @@
-"""Fixtures shared by the tests."""
+"""Fixtures shared by the tests, and a cache folder of the run's own."""
+import os
+import shutil
+import tempfile
+
 import pytest
 from helpers import stdlib_text
+
+_OWN_CACHE = []
+
+
+def pytest_configure(config):
+    """Compiled patterns and pair tables go to a folder of this run's own, removed at its end,
+    not to the user's cache (``~/.cache/bpetrain``), where the thousands of patterns the
+    tests draw would stay; a run with ``BPETRAIN_CACHE_DIR`` set uses that folder."""
+    if not os.environ.get("BPETRAIN_CACHE_DIR"):
+        _OWN_CACHE.append(tempfile.mkdtemp(prefix="bpetrain-tests-cache-"))
+        os.environ["BPETRAIN_CACHE_DIR"] = _OWN_CACHE[0]
+
+
+def pytest_unconfigure(config):
+    for folder in _OWN_CACHE:
+        os.environ.pop("BPETRAIN_CACHE_DIR", None)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
