@@ -321,19 +321,27 @@ def test_plain_python_merge_rule_equals_the_reference(trained):
 
 
 def test_kernel_reads_a_str_as_its_utf8(trained):
-    """``encode_str`` reads an ASCII ``str`` in place and encodes any other to UTF-8 itself:
+    """``encode_doc`` reads an ASCII ``str`` in place and encodes any other to UTF-8 itself:
     the ids are ``encode_text``'s of the UTF-8, and a lone surrogate raises as
-    ``str.encode`` does (the caller replaces it)."""
+    ``str.encode`` does (the caller replaces it); what is not one kernel call's text (not
+    an exact ``str``, ``DOC_CHARS`` characters or more, no compiled pattern) is left to
+    the caller's other paths (``NotOneCall``)."""
+    from bpetrain.encoding._encoder import DOC_CHARS, NotOneCall
+
     tok, text = trained
     enc = tok.encoding()
     bpe, program = enc._bpe, enc._pattern
     for sample in ["", "a", "\x00\x7f", "hello world", text[:5000], MULTILINGUAL, "ascii, then \u00e9"]:
-        assert np.array_equal(bpe.encode_str(sample, program), bpe.encode_text(sample.encode("utf-8"), program))
-        assert bpe.encode_str(sample, program, True) == bpe.encode_text(sample.encode("utf-8"), program, True)
+        assert np.array_equal(bpe.encode_doc(sample, program, False, None, None),
+                              bpe.encode_text(sample.encode("utf-8"), program))
+        assert bpe.encode_doc(sample, program, True, None, None) == bpe.encode_text(sample.encode("utf-8"), program, True)
     with pytest.raises(UnicodeEncodeError):
-        bpe.encode_str("ab\ud800", program)
-    with pytest.raises(TypeError):
-        bpe.encode_str(b"bytes", program)
+        bpe.encode_doc("ab\ud800", program, False, None, None)
+    for not_one_call in (b"bytes", type("Sub", (str,), {})("a str subclass"), "a" * DOC_CHARS):
+        with pytest.raises(NotOneCall):
+            bpe.encode_doc(not_one_call, program, False, None, None)
+    with pytest.raises(NotOneCall):
+        bpe.encode_doc("no pattern", None, False, None, None)
 
 
 def test_kernel_utf8_of_every_kind_of_str():

@@ -480,7 +480,7 @@ cdef object encode_whole(BytePairEncoder bpe, str text, Program pattern, bint as
                          Needles specials):
     """The ids of ``text`` (its UTF-8, :func:`utf8_of`), split by ``pattern``, after looking for
     ``needles`` (:class:`DisallowedText` if one is there), with ``specials`` encoded as
-    their ids (:func:`encode_utf8`): :meth:`BytePairEncoder.encode_str`'s kernel call."""
+    their ids (:func:`encode_utf8`): :meth:`BytePairEncoder.encode_doc`'s kernel call."""
     cdef Py_ssize_t n
     cdef const uint8_t* data
     utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
@@ -763,11 +763,13 @@ cdef class BytePairEncoder:
             raise ValueError(f"need 0 <= start <= stop <= len(data), got {start}, {end}, {data.shape[0]}")
         return encode_utf8(self, &data[0] if data.shape[0] else NULL, data.shape[0], start, end, pattern, as_list)
 
-    def encode_str(self, str text not None, Program pattern not None, bint as_list=False, Needles needles=None,
-                   Needles specials=None):
-        """:meth:`encode_text` of ``text``'s UTF-8: the whole text, for a call per document
-        (an ASCII ``str`` is read in place; another is encoded into a bytes object of our
-        own, so nothing is kept in ``text``).
+    def encode_doc(self, text, Program pattern, bint as_list, Needles needles, Needles specials):
+        """:meth:`encode_text` of ``text``'s UTF-8 in one kernel call, where ``text`` is an
+        exact ``str`` of fewer than ``DOC_CHARS`` characters and ``pattern`` a compiled one:
+        the whole text, for a call per document (an ASCII ``str`` is read in place; another
+        is encoded into a bytes object of our own, so nothing is kept in ``text``). The
+        common call (``Encoding.encode`` with one document) comes here straight from its
+        public method.
 
         With ``specials`` (allowed special tokens, with their ids), each occurrence of one
         is its id, and the text between them is encoded piece by piece as a text of its
@@ -775,27 +777,15 @@ cdef class BytePairEncoder:
 
         Raises
         ------
+        NotOneCall
+            If the text is not such a ``str`` or ``pattern`` is None (the caller's other
+            paths encode it).
         DisallowedText
             If ``text`` holds one of ``needles`` (index 0).
         UnicodeEncodeError
             If ``text`` holds a lone surrogate (not encodable as UTF-8).
         ValueError
             If ``specials`` has no ids.
-        """
-        return encode_whole(self, text, pattern, as_list, needles, specials)
-
-    def encode_doc(self, text, Program pattern, bint as_list, Needles needles, Needles specials):
-        """:meth:`encode_str`, where one kernel call encodes ``text``: an exact ``str`` of
-        fewer than ``DOC_CHARS`` characters, with a compiled ``pattern``. The common call
-        (``Encoding.encode`` with one document) comes here straight from its public method.
-
-        Raises
-        ------
-        NotOneCall
-            If the text is not such a ``str`` or ``pattern`` is None (the caller's other
-            paths encode it).
-        DisallowedText, UnicodeEncodeError, ValueError
-            As :meth:`encode_str`.
         """
         if type(text) is not str or pattern is None or PyUnicode_GET_LENGTH(text) >= doc_chars:
             raise NotOneCall()
@@ -822,7 +812,7 @@ cdef class BytePairEncoder:
             GIL before each text is encoded.
         specials : Needles, optional
             Allowed special tokens, with their ids: each found is its id, and the text
-            between them a text of its own (:meth:`encode_str`).
+            between them a text of its own (:meth:`encode_doc`).
 
         Raises
         ------
@@ -891,7 +881,7 @@ cdef class BytePairEncoder:
             free_stack(&stack)
 
     def count_str(self, str text not None, Program pattern not None, int64_t limit):
-        """Count the tokens of ``text`` (its UTF-8, read as :meth:`encode_str` reads it) as
+        """Count the tokens of ``text`` (its UTF-8, read as :meth:`encode_doc` reads it) as
         :meth:`encode_text` would make them, stopping as soon as the count exceeds ``limit``.
 
         Returns
