@@ -244,7 +244,7 @@ class _Builder:
             elif kind == _COND:
                 after = [(nxt, c & operand)] if c & operand else []
             elif kind == _MATCH:
-                if c & (self.newline | self.nfa.eot if operand else full):
+                if self.match_cond(operand, c) & full:
                     ends.append(node)
                 after = []
             else:  # ^ after a character
@@ -254,7 +254,7 @@ class _Builder:
                 if other not in seen:
                     seen.add(other)
                     todo.append(other)
-        live = {node for node in ends}
+        live = set(ends)
         todo = list(ends)
         while todo:
             for node in before.get(todo.pop(), ()):
@@ -264,6 +264,11 @@ class _Builder:
         for node in seen:
             self.live.setdefault(node, node in live)  # (those known before stay as they were)
         return self.live[key]
+
+    def match_cond(self, operand: int, cond: int) -> int:
+        """The part of ``cond`` under which the match instruction with ``operand`` ends a
+        match: all of it, or for ``$`` (``operand`` set) the end or a final newline."""
+        return cond & (self.newline | self.nfa.eot) if operand else cond
 
     def closure(self, pc: int, cond: int, at_bos: bool, out: list, seen: set) -> None:
         """Append to ``out``, in priority order, the threads ``pc`` reaches without reading."""
@@ -278,8 +283,8 @@ class _Builder:
                 if self.can_match(pc, cond):
                     self.append(out, pc, cond)
             elif kind == _MATCH:
-                if operand:  # $: the end, or before a final newline
-                    cond &= self.newline | self.nfa.eot
+                if operand:  # $
+                    cond = self.match_cond(operand, cond)
                     if cond:
                         self.append(out, _EOL_MATCH, cond)
                 else:
