@@ -147,7 +147,8 @@ def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
 
     table = tiktoken_table()
     # without references to recognise, "like" is -1
-    expected = {**_compiler.compile_program(PATTERNS["cl100k"], table), "like": np.array([-1])}
+    compiled = _compiler.compile_program(PATTERNS["cl100k"], table)
+    expected = {**{k: np.asarray(view) for k, view in compiled.items()}, "like": np.array([-1])}
 
     def same(views):  # memoryviews of the arrays (an empty one flat)
         arrays = {k: np.asarray(view) for k, view in views.items()}

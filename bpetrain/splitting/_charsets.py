@@ -26,6 +26,7 @@ the tables of a ``regex`` version the build did not write them for.
 """
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -42,8 +43,8 @@ from bpetrain._util.atomic import atomic_write
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
-           "regex_facts", "set_bits", "store_arrays"]
+__all__ = ["N_CODE_POINTS", "array_view", "cache_dir", "cached", "members", "parse_ranges", "ranges_text",
+           "read_arrays", "regex_facts", "set_bits", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -138,14 +139,52 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
     return None
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
-    """Keep ``arrays`` (name -> numpy array, or bytes: a uint8 array, kept without numpy) on
-    disk under ``key``, as :func:`cached` keeps a set: zlib-compressed, a JSON line of each
-    array's name, dtype and shape, then their bytes; nothing if the cache cannot be written."""
+#: :data:`_FORMATS` the other way: a ``struct`` format -> the numpy dtype (``dtype.str``).
+_DTYPES = {form: ("|" if size == 1 else _NATIVE) + dtype for dtype, (form, size) in _FORMATS.items()}
+
+
+def array_view(form: str, values, shape: tuple[int, ...] | None = None) -> memoryview:
+    """``values`` (ints) as an array without numpy, as :func:`read_arrays` gives one.
+
+    Parameters
+    ----------
+    form : {"B", "H", "I", "Q", "q"}
+        The ``struct`` format (and ``array`` type code): uint8, uint16, uint32, uint64, int64.
+    values : iterable of int, or bytes for ``"B"``
+        The items in C order.
+    shape : tuple of int, optional
+        The shape (default: one dimension). An array with no items has the shape (0,).
+
+    Returns
+    -------
+    memoryview
+        Writable and C-contiguous; ``numpy.asarray`` gives the array.
+
+    Raises
+    ------
+    OverflowError
+        If a value does not fit the type.
+    ValueError
+        If ``shape`` does not hold the number of values.
+    """
+    data = memoryview(array.array(form, values)).cast("B")
+    if not data.nbytes or shape is None:
+        return data.cast(form)
+    return data.cast(form, shape)
+
+
+def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes]) -> None:
+    """Keep ``arrays`` (name -> numpy array; a memoryview of a ``struct`` format that
+    :func:`read_arrays` reads, as :func:`array_view` gives; or bytes: a uint8 array; the
+    last two kept without numpy) on disk under ``key``, as :func:`cached` keeps a set:
+    zlib-compressed, a JSON line of each array's name, dtype and shape, then their bytes;
+    nothing if the cache cannot be written."""
     parts = []
     for name, a in arrays.items():
         if isinstance(a, bytes):
             parts.append(([name, "|u1", [len(a)]], a))
+        elif isinstance(a, memoryview):
+            parts.append(([name, _DTYPES[a.format], list(a.shape)], a.tobytes()))
         else:
             import numpy as np
 

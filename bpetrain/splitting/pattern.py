@@ -53,7 +53,7 @@ from bpetrain.splitting.names import (
     describe_pattern,
 )
 
-__all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
+__all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "split_pattern"]
 
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
@@ -110,8 +110,42 @@ def resolve_pattern(pat_str):
             f"unknown pattern name {pat_str!r}: the names are {', '.join(PATTERNS)} and none; to split on "
             f"the literal text, pass the regex as (?:{pat_str})"
         )
-    split_pattern(pat_str)
+    compile_regex(pat_str)  # checked as SplitPattern checks it, without compiling a program
     return pat_str
+
+
+@functools.lru_cache(maxsize=64)
+def compile_regex(pat_str: str) -> regex.Pattern:
+    """``pat_str`` compiled by the ``regex`` module, once per process: the reference, the
+    splitter when the compiled matcher cannot run a pattern, and the check of every pattern
+    (:func:`resolve_pattern`, :attr:`SplitPattern.regex`).
+
+    Raises
+    ------
+    ValueError
+        If the ``regex`` module refuses the pattern, fails on it, or it matches the
+        empty string.
+    """
+    try:
+        compiled = regex.compile(pat_str)
+    except regex.error as exc:
+        names = ", ".join(sorted(PATTERNS))
+        raise ValueError(
+            f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
+            f"regular expression: {exc}"
+        ) from None
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
+        # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
+        # 3.9) raise AttributeError on some negated classes of every character, such as
+        # (?i:[^\s\S]).
+        raise ValueError(
+            f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
+            f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
+            f"another version may compile it, or write the pattern another way"
+        ) from exc
+    if compiled.fullmatch(""):
+        raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
+    return compiled
 
 
 #: The ``regex`` module's time limit for one call on ``n`` characters is
@@ -218,9 +252,10 @@ class SplitPattern:
 
     @functools.cached_property
     def regex(self) -> regex.Pattern:
-        """The pattern compiled by the ``regex`` module, when first used: a program read
-        back from the disk cache (:func:`bpetrain.splitting._compiler.kept_program`) was
-        compiled from a pattern the module compiled, and needs it only to fall back.
+        """The pattern compiled by the ``regex`` module (:func:`compile_regex`), when first
+        used: a program read back from the disk cache
+        (:func:`bpetrain.splitting._compiler.kept_program`) was compiled from a pattern the
+        module compiled, and needs it only to fall back.
 
         Raises
         ------
@@ -228,27 +263,7 @@ class SplitPattern:
             If the ``regex`` module refuses the pattern, fails on it, or it matches the
             empty string.
         """
-        pat_str = self.pat_str
-        try:
-            compiled = regex.compile(pat_str)
-        except regex.error as exc:
-            names = ", ".join(sorted(PATTERNS))
-            raise ValueError(
-                f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
-                f"regular expression: {exc}"
-            ) from None
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
-            # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
-            # 3.9) raise AttributeError on some negated classes of every character, such as
-            # (?i:[^\s\S]).
-            raise ValueError(
-                f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
-                f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
-                f"another version may compile it, or write the pattern another way"
-            ) from exc
-        if compiled.fullmatch(""):
-            raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
-        return compiled
+        return compile_regex(self.pat_str)
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
