@@ -37,7 +37,9 @@ from __future__ import annotations
 import array
 import functools
 import importlib.util
+import itertools
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -490,23 +492,34 @@ class _Emitter:
 
 # ------------------------------------------------------------------ sets
 
+#: A run of equal 32-byte chunks (the packed bits of equal blocks of 256 code points).
+_RUN = re.compile(rb"(.{32})\1*", re.DOTALL)
+
+
 def _two_stage(memberships: list[bytes]) -> tuple[list[int], array.array, list[int]]:
     """The sets of every code point as (stage1 [cp >> 8], stage2 uint16 (``array`` "H")
     [block * 256 + (cp & 255)], signatures, sorted): bit k of ``signatures[stage2[...]]``
     says whether the code point is in set k (``memberships[k]``, packed bits).
 
     Equal blocks of 256 code points are stored once (most of Unicode is a few kinds of
-    block), numbered in order of first appearance; they are found on the packed bits (32
-    bytes a block and set), and only the distinct blocks are spelled out: each set's 32
-    bytes become 256 uint64 lanes of 0 or 1 (:func:`_lanes`), read as one Python int,
-    shifted to the set's bit and or-ed, so a block's signatures take one big-int operation
-    per set instead of one per code point and set.
+    block), numbered in order of first appearance. They are found on the packed bits (32
+    bytes a block and set): each set's runs of equal chunks (:data:`_RUN`, a C loop) cut the
+    blocks into spans in which no set changes, and each span's chunks are looked up once.
+    Only the distinct blocks are spelled out: each set's 32 bytes become 256 uint64 lanes of
+    0 or 1 (:func:`_lanes`), read as one Python int, shifted to the set's bit and or-ed, so a
+    block's signatures take one big-int operation per set instead of one per code point and
+    set.
     """
     n_blocks = N_CODE_POINTS // 256
-    rows = list(zip(*[[packed[i : i + 32] for i in range(0, len(packed), 32)] for packed in memberships])) \
-        if memberships else [()] * n_blocks
+    cuts = {0, n_blocks}
+    for packed in memberships:
+        cuts.update(m.end() >> 5 for m in _RUN.finditer(packed))
+    cuts = sorted(cuts)
     blocks: dict[tuple[bytes, ...], int] = {}
-    stage1 = [blocks.setdefault(row, len(blocks)) for row in rows]
+    stage1: list[int] = []
+    for first, end in zip(cuts, cuts[1:]):
+        row = tuple(packed[32 * first : 32 * first + 32] for packed in memberships)
+        stage1 += [blocks.setdefault(row, len(blocks))] * (end - first)
     lanes = _lanes()
     empty = bytes(32)
     spelled = []
@@ -516,14 +529,11 @@ def _two_stage(memberships: list[bytes]) -> tuple[list[int], array.array, list[i
             if chunk != empty:
                 total |= int.from_bytes(b"".join(map(lanes.__getitem__, chunk)), sys.byteorder) << k
         spelled.append(array.array("Q", total.to_bytes(256 * 8, sys.byteorder)))
-    signatures = sorted({signature for block in spelled for signature in block})
+    signatures = sorted(set().union(*spelled))
     if len(signatures) > 0xFFFF:
         raise Unsupported("too many distinct combinations of character sets")
     index = {signature: i for i, signature in enumerate(signatures)}
-    stage2 = array.array("H")
-    for block in spelled:
-        stage2.extend(map(index.__getitem__, block))
-    return stage1, stage2, signatures
+    return stage1, array.array("H", map(index.__getitem__, itertools.chain.from_iterable(spelled))), signatures
 
 
 @functools.cache

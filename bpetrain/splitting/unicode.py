@@ -278,7 +278,8 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
 
 
 def _is_regex_table(table: UnicodeTable) -> bool:
-    """``table == regex_table()``: its classes are the installed ``regex`` module's. The
+    """``table == regex_table()``: its classes are the installed ``regex`` module's (the
+    same merged ranges, so the same digest). The
     answer is kept on disk under the table's digest and the ``regex`` version
     (:func:`~bpetrain.splitting._charsets.store_arrays`), so a later process reads neither
     the table's classes nor the ``regex`` module's."""
@@ -286,7 +287,8 @@ def _is_regex_table(table: UnicodeTable) -> bool:
     kept = read_arrays(key)
     if kept is not None and kept.keys() == {"same"} and kept["same"].nbytes == 1:
         return bool(kept["same"].tobytes()[0])
-    same = table == regex_table()
+    classes = regex_facts().classes  # regex_table()'s ranges, compared without computing its digest
+    same = all(table._ranges[name] == classes[name] for name in _NAMES)
     store_arrays(key, {"same": bytes([same])})
     return same
 
