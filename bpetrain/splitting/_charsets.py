@@ -106,9 +106,16 @@ _FORMATS = {"u1": ("B", 1), "i1": ("b", 1), "b1": ("?", 1), "u2": ("H", 2), "i2"
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 
 
+#: The cache folder the build fills (``setup.py``,
+#: :func:`bpetrain.splitting.pattern.ship_patterns`: the compiled programs of the patterns
+#: of :data:`bpetrain.splitting.names.SHIPPED`), read where the cache folder lacks an entry.
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shipped")
+
+
 def read_arrays(key: str) -> dict[str, memoryview] | None:
-    """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version, or
-    None if there are none or they do not read back whole (zlib's checksum, the lengths).
+    """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version (in the
+    cache folder, else in :data:`SHIPPED_DIR`), or None if there are none or they do not
+    read back whole (zlib's checksum, the lengths).
 
     Returns
     -------
@@ -119,8 +126,17 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
         shape). Not numpy arrays, so that reading a compiled pattern at start-up does not
         import numpy. Arrays of another byte order or dtype are not read (None).
     """
+    for folder in (None, SHIPPED_DIR):
+        arrays = _read_arrays_file(_arrays_path(key, folder))
+        if arrays is not None:
+            return arrays
+    return None
+
+
+def _read_arrays_file(path: str) -> dict[str, memoryview] | None:
+    """:func:`read_arrays` of one file."""
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, zlib.error):
-        with open(_arrays_path(key), "rb") as f:
+        with open(path, "rb") as f:
             data = zlib.decompress(f.read(1 << 26))
         header, _, body = data.partition(b"\n")
         body = memoryview(bytearray(body))
@@ -167,18 +183,22 @@ def array_view(form: str, values, shape: tuple[int, ...] | None = None) -> memor
     ValueError
         If ``shape`` does not hold the number of values.
     """
-    data = memoryview(array.array(form, values)).cast("B")
+    items = array.array(form, values)
+    if shape is not None and functools.reduce(int.__mul__, shape, 1) != len(items):
+        raise ValueError(f"{len(items)} values do not fill an array of the shape {tuple(shape)}")
+    data = memoryview(items).cast("B")
     if not data.nbytes or shape is None:
         return data.cast(form)
     return data.cast(form, shape)
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes]) -> None:
+def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None) -> None:
     """Keep ``arrays`` (name -> numpy array; a memoryview of a ``struct`` format that
     :func:`read_arrays` reads, as :func:`array_view` gives; or bytes: a uint8 array; the
     last two kept without numpy) on disk under ``key``, as :func:`cached` keeps a set:
     zlib-compressed, a JSON line of each array's name, dtype and shape, then their bytes;
-    nothing if the cache cannot be written."""
+    nothing if the cache cannot be written. ``folder``: another folder than the cache
+    folder (the build's :data:`SHIPPED_DIR`)."""
     parts = []
     for name, a in arrays.items():
         if isinstance(a, bytes):
@@ -192,15 +212,15 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes]) -
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
-        path = _arrays_path(key)
+        path = _arrays_path(key, folder)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
-def _arrays_path(key: str) -> str:
+def _arrays_path(key: str, folder: str | None = None) -> str:
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0arrays\0{key}".encode()).hexdigest()[:32]
-    return os.path.join(cache_dir(), f"arrays-{key}.bin")
+    return os.path.join(folder or cache_dir(), f"arrays-{key}.bin")
 
 
 def compute_members(source: str, flags: str) -> bytes:

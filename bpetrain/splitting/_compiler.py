@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import array
 import functools
+import hashlib
 import importlib.util
 import itertools
 import os
@@ -75,7 +76,7 @@ from bpetrain.splitting._matcher import (
 from bpetrain.splitting.unicode import UnicodeTable, class_members
 
 
-__all__ = ["Unsupported", "compile_program", "kept_program", "stored_program"]
+__all__ = ["Unsupported", "compile_program", "kept_program", "ship_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -917,7 +918,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     under the pattern, the Unicode table's digest, ``references`` and what compiled it
     (:func:`_compiler_key`), as memoryviews of the arrays (``numpy.asarray`` gives them;
     an empty one has the shape (0,): :func:`~bpetrain.splitting._charsets.read_arrays`),
-    whether read back or compiled now.
+    whether read back (:func:`kept_program`) or compiled now.
 
     ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
     the index of the first whose DFA cuts every text as this pattern's does
@@ -936,6 +937,35 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     arrays = kept_program(pat_str, unicode, references)
     if arrays is not None:
         return arrays
+    arrays, warned = _compile_like(pat_str, unicode, references)
+    if not warned:
+        store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+    return arrays
+
+
+def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], folder: str) -> None:
+    """Keep :func:`stored_program`'s arrays in ``folder`` (the build's
+    :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) under the contents of the modules
+    that compiled them (:func:`_contents_key`), which an installed copy of the same modules
+    reads (:func:`kept_program`), whatever the files' times.
+
+    Raises
+    ------
+    Unsupported
+        As :func:`compile_program`.
+    ValueError
+        If compiling warned (the program would not be kept).
+    """
+    arrays, warned = _compile_like(pat_str, unicode, references)
+    if warned:
+        raise ValueError(f"compiling {pat_str!r} warned: {warned[0].message}")
+    store_arrays(_program_key(pat_str, unicode, references, _contents_key()), arrays, folder)
+
+
+def _compile_like(pat_str: str, unicode: UnicodeTable | None,
+                  references: tuple[str, ...]) -> tuple[dict[str, memoryview], list]:
+    """:func:`compile_program`'s arrays and ``like`` (:func:`stored_program`), and the
+    warnings compiling gave (given again here)."""
     from bpetrain.splitting._dfa import same_pieces
 
     with warnings.catch_warnings(record=True) as caught:
@@ -957,9 +987,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
         arrays["like"] = array_view("q", [like])
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    if not caught:
-        store_arrays(_program_key(pat_str, unicode, references), arrays)
-    return arrays
+    return arrays, caught
 
 
 #: What :func:`_split_apart` splits: where the split patterns of published tokenizers
@@ -986,25 +1014,53 @@ def _split_apart(pat_str: str, reference: str) -> bool:
 def kept_program(pat_str: str, unicode: UnicodeTable | None = None,
                  references: tuple[str, ...] = ()) -> dict[str, memoryview] | None:
     """:func:`stored_program`'s arrays if they are on disk, else None (nothing is compiled:
-    a kept program was compiled from a pattern the ``regex`` module compiled)."""
-    return read_arrays(_program_key(pat_str, unicode, references))
+    a kept program was compiled from a pattern the ``regex`` module compiled).
+
+    They are looked up under :func:`_compiler_key` (what this process's modules are, by
+    their files' sizes and times), then under :func:`_contents_key` (what they hold, read
+    only then: the programs the build shipped), which are then kept under the first.
+    """
+    arrays = read_arrays(_program_key(pat_str, unicode, references, _compiler_key()))
+    if arrays is None:
+        arrays = read_arrays(_program_key(pat_str, unicode, references, _contents_key()))
+        if arrays is not None:
+            store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+    return arrays
 
 
-def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...]) -> str:
-    return "\0".join(["program", _compiler_key(), "regex" if unicode is None else unicode.digest,
+def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], compiler: str) -> str:
+    return "\0".join(["program", compiler, "regex" if unicode is None else unicode.digest,
                       str(len(references)), *references, pat_str])
+
+
+def _compiler_modules() -> list[str]:
+    """The files of the modules a compiled program depends on: this compiler, the
+    character sets, the DFA's builder, the matcher whose instructions it emits, the
+    Unicode tables."""
+    from bpetrain.splitting import _charsets, _matcher, unicode
+
+    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: a kept program needs none
+    return [__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__]
+
+
+@functools.cache
+def _contents_key() -> str:
+    """The SHA-256 of the contents of :func:`_compiler_modules` (about a megabyte, read
+    only when :func:`_compiler_key` finds no program): the key of the programs the build
+    ships, which no other build of the modules reads."""
+    digest = hashlib.sha256()
+    for path in _compiler_modules():
+        with open(path, "rb") as f:
+            digest.update(hashlib.sha256(f.read()).digest())
+    return "contents:" + digest.hexdigest()
 
 
 @functools.cache
 def _compiler_key() -> str:
-    """The size and modification time of each module a compiled program depends on (this
-    compiler, the Unicode tables, the character sets and the matcher whose instructions it
-    emits): a changed or rebuilt module never reads a program another one compiled."""
-    from bpetrain.splitting import _charsets, _matcher, unicode
-
-    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: a kept program needs none
+    """The size and modification time of each of :func:`_compiler_modules`: a changed or
+    rebuilt module never reads a program another one compiled."""
     parts = []
-    for path in (__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__):
+    for path in _compiler_modules():
         stat = os.stat(path)
         parts.append(f"{os.path.basename(path)}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\0".join(parts)

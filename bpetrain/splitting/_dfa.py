@@ -44,13 +44,10 @@ and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import itertools
 
 from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
-
-if TYPE_CHECKING:  # only same_pieces imports numpy: the tables are built without it
-    import numpy as np
 
 __all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces", "shuffle_table"]
 
@@ -453,15 +450,17 @@ def _fast_table(basic: list[list[int]], restart: int, width: int) -> list[list[i
     return out
 
 
-def _classes(arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """The DFA's class of every code point (uint16, shape (0x110000,)): its signature."""
-    import numpy as np
+def _joint_classes(a: dict[str, memoryview], b: dict[str, memoryview]) -> list[tuple[int, int]]:
+    """The pairs (class in ``a``, class in ``b``) that some code point has, sorted: read per
+    pair of blocks (``stage1``) the two programs' two-stage tables put code points in."""
+    stage2_a, stage2_b = a["stage2"].tolist(), b["stage2"].tolist()
+    joint = set()
+    for block_a, block_b in set(zip(a["stage1"].tolist(), b["stage1"].tolist())):
+        joint.update(zip(stage2_a[block_a * 256 : block_a * 256 + 256], stage2_b[block_b * 256 : block_b * 256 + 256]))
+    return sorted(joint)
 
-    blocks = arrays["stage1"].astype(np.int64) * 256
-    return arrays["stage2"][(blocks[:, None] + np.arange(256)).reshape(-1)]
 
-
-def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+def same_pieces(a: dict[str, memoryview], b: dict[str, memoryview]) -> bool:
     """Whether two compiled patterns' DFAs cut every text into the same pieces.
 
     The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
@@ -477,27 +476,23 @@ def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     ----------
     a, b : dict of memoryview or numpy.ndarray
         Programs from :func:`bpetrain.splitting._compiler.compile_program` under the same
-        Unicode table (the one function here that imports numpy).
+        Unicode table.
 
     Returns
     -------
     bool
         False if either has no DFA.
     """
-    import numpy as np
-
-    a, b = ({name: np.asarray(array) for name, array in arrays.items()} for arrays in (a, b))
     if len(a["dfa_reason"]) or len(b["dfa_reason"]):
         return False
-    joint = np.unique((_classes(a).astype(np.int64) << 16) | _classes(b))
-    pairs = list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
-    trans_a, trans_b = a["dfa_trans"].reshape(-1), b["dfa_trans"].reshape(-1)
+    pairs = _joint_classes(a, b)
+    trans_a, trans_b = (list(itertools.chain.from_iterable(x["dfa_trans"].tolist())) for x in (a, b))
     width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
     todo = [(off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(), b["dfa_start"].tolist())]
     seen = set(todo)
     while todo:
         off_a, off_b, same = todo.pop()
-        at_end = a["dfa_eot"][off_a // width_a]
+        at_end = int(a["dfa_eot"][off_a // width_a])
         if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
             return False
         for k_a, k_b in pairs:

@@ -39,9 +39,15 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, kept_program, stored_program
+from bpetrain.splitting._compiler import Unsupported, kept_program, ship_program, stored_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
-from bpetrain.splitting.unicode import UnicodeVersionWarning, classes_that_differ, resolve_unicode
+from bpetrain.splitting.unicode import (
+    UNICODE_VERSIONS,
+    UnicodeVersionWarning,
+    classes_that_differ,
+    resolve_unicode,
+    ship_table,
+)
 from bpetrain.splitting.names import (
     CL100K_PATTERN,
     GPT2_PATTERN,
@@ -50,10 +56,12 @@ from bpetrain.splitting.names import (
     NANOCHAT_PATTERN,
     O200K_PATTERN,
     PATTERNS,
+    SHIPPED,
     describe_pattern,
 )
 
-__all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "split_pattern"]
+__all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "ship_patterns",
+           "split_pattern"]
 
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
@@ -323,6 +331,28 @@ def split_pattern(pat_str, unicode_version="regex"):
     if _is_pipeline(pat_str):
         return pat_str.splitter()
     return SplitPattern(pat_str, unicode_version=unicode_version)
+
+
+def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
+    """Fill ``folder`` (the build's :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) with
+    the compiled programs of the patterns ``names`` (:data:`PATTERNS`) under each of
+    :data:`~bpetrain.splitting.unicode.UNICODE_VERSIONS`, and what resolving those reads
+    from the cache (:func:`~bpetrain.splitting.unicode.ship_table`), so that a first
+    process that splits with them reads them instead of compiling
+    (:func:`bpetrain.splitting._compiler.kept_program`). ``setup.py`` calls this at build
+    time.
+
+    Raises
+    ------
+    Unsupported, ValueError
+        If a pattern does not compile without warnings.
+    """
+    for version in UNICODE_VERSIONS:
+        table = resolve_unicode(version)
+        if table is not None:
+            ship_table(table, folder)
+        for name in names:
+            ship_program(PATTERNS[name], table, _REFERENCES, folder)
 
 
 def _is_pipeline(pat_str) -> bool:
