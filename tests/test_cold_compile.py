@@ -206,7 +206,9 @@ def test_shipped_programs_are_read_instead_of_compiled(tmp_path, monkeypatch):
     its cache), equal to a compile; programs of other modules' contents are not read."""
     shipped = tmp_path / "shipped"
     pattern.ship_patterns(str(shipped), ("cl100k",))
-    assert len(list(shipped.glob("arrays-*.bin"))) == 4  # two programs, a table's digest, whether it is regex's
+    # two programs, the tiktoken table's digest and whether it is regex's, the hand-written
+    # matchers' flags under each table and their folds
+    assert len(list(shipped.glob("arrays-*.bin"))) == 7
     monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
     expected = {v: {k: np.asarray(a) for k, a in _compiler._compile_like(PATTERNS["cl100k"], resolve_unicode(v),
                                                                            pattern._REFERENCES)[0].items()}
@@ -238,3 +240,40 @@ def test_the_shipped_patterns_are_the_registrys():
     from bpetrain.registry import ENCODINGS
 
     assert set(SHIPPED) == {spec.pattern for spec in ENCODINGS.values()}
+
+
+def test_hand_written_matchers_tables_are_kept_and_read_back(tmp_path, monkeypatch):
+    """The hand-written matchers' two-stage flags (each Unicode table) and folds equal the
+    classes read over every code point; a later process reads them instead (or the build's
+    shipped ones); a damaged file is computed again."""
+    from bpetrain.splitting import _blocks
+
+    for version in ("regex", "tiktoken"):
+        table = resolve_unicode(version)
+        flat = _blocks._class_flags(table)
+        stage1, stage2 = _blocks._flag_tables(table)
+        assert all(stage2[256 * stage1[b] : 256 * stage1[b] + 256] == flat[256 * b : 256 * b + 256]
+                   for b in range(len(stage1)))
+    cps, letters = _blocks._folds()
+    want = [(cp, ord(letter)) for letter in _blocks._FOLD_LETTERS
+            for cp in np.flatnonzero(np.unpackbits(np.frombuffer(_blocks._packed_members(letter, "i", None), np.uint8)))]
+    assert list(zip(cps, letters)) == want and (ord("S"), ord("s")) in want and (0x17F, ord("s")) in want
+
+    def fail(*args):
+        raise AssertionError("computed although kept")
+
+    monkeypatch.setattr(_blocks, "_class_flags", fail)
+    monkeypatch.setattr(_blocks, "_packed_members", fail)
+    kept = _blocks._flag_tables(None)
+    assert kept[0].tolist() == list(_blocks._flag_tables(None)[0]) and bytes(kept[1]) == bytes(_blocks._flag_tables(None)[1])
+    assert list(zip(*_blocks._folds())) == want
+    shipped = tmp_path / "shipped"
+    _blocks.ship_tables(None, str(shipped))
+    monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(tmp_path / "another cache"))
+    assert bytes(_blocks._flag_tables(None)[1]) == bytes(kept[1]) and list(zip(*_blocks._folds())) == want
+    monkeypatch.undo()
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(tmp_path / "cache"))
+    for path in (tmp_path / "cache").glob("arrays-*.bin"):
+        path.write_bytes(path.read_bytes()[:-3])
+    assert bytes(_blocks._flag_tables(None)[1]) == bytes(kept[1]) and list(zip(*_blocks._folds())) == want

@@ -337,7 +337,8 @@ def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
     """Fill ``folder`` (the build's :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) with
     the compiled programs of the patterns ``names`` (:data:`PATTERNS`) under each of
     :data:`~bpetrain.splitting.unicode.UNICODE_VERSIONS`, and what resolving those reads
-    from the cache (:func:`~bpetrain.splitting.unicode.ship_table`), so that a first
+    from the cache (:func:`~bpetrain.splitting.unicode.ship_table`), and the hand-written
+    matchers' tables (:func:`bpetrain.splitting._blocks.ship_tables`), so that a first
     process that splits with them reads them instead of compiling
     (:func:`bpetrain.splitting._compiler.kept_program`). ``setup.py`` calls this at build
     time.
@@ -351,6 +352,7 @@ def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
         table = resolve_unicode(version)
         if table is not None:
             ship_table(table, folder)
+        _blocks.ship_tables(table, folder)  # the hand-written matchers' tables
         for name in names:
             ship_program(PATTERNS[name], table, _REFERENCES, folder)
 
