@@ -92,7 +92,8 @@ def check_numpy_formulation(pat_str: str, unicode) -> None:
     if len(arrays["dfa_reason"]):
         return
     pairs, codes = numpy_pair_table(arrays["dfa_trans"], arrays["dfa_class"])
-    assert np.array_equal(arrays["dfa_pairs"].reshape(pairs.shape), pairs) and np.array_equal(arrays["dfa_codes"], codes)
+    assert np.array_equal(arrays["dfa_pairs"].reshape(pairs.shape), pairs)
+    assert np.array_equal(arrays["dfa_codes"], codes)
     if not len(arrays["shuffle_reason"]) and len(arrays["shuffle_pairs"]):
         rows = arrays["shuffle_rows"]
         n = len(rows)
@@ -137,7 +138,8 @@ def test_a_case_sensitive_set_beside_a_case_insensitive_one_is_refused():
 def test_two_stage_of_no_sets_and_of_every_kind_of_block():
     """No sets: one block of signature 0. Sets that change inside a block, at a block's edge
     and in a run of equal blocks all give numpy's table."""
-    assert _compiler._two_stage([]) == ([0] * (_charsets.N_CODE_POINTS // 256), _compiler.array.array("H", [0] * 256), [0])
+    n_blocks = _charsets.N_CODE_POINTS // 256
+    assert _compiler._two_stage([]) == ([0] * n_blocks, _compiler.array.array("H", [0] * 256), [0])
     sets = [_charsets.packed([(0x41, 0x5A), (0x100, 0x1FF), (0x3000, 0x30FF)]),
             _charsets.packed([(0x61, 0x7A), (0x200, 0x10FFFF)]), _charsets.packed([(0, 0x10FFFF)])]
     stage1, stage2, signatures = _compiler._two_stage(sets)
@@ -146,7 +148,8 @@ def test_two_stage_of_no_sets_and_of_every_kind_of_block():
 
 
 def test_array_view_round_trips_through_the_cache():
-    arrays = {"q": _charsets.array_view("q", [-1, 2**62, 3, 4, 5, 6], (2, 3)), "b": _charsets.array_view("B", b"\x01\xff"),
+    arrays = {"q": _charsets.array_view("q", [-1, 2**62, 3, 4, 5, 6], (2, 3)),
+              "b": _charsets.array_view("B", b"\x01\xff"),
               "empty": _charsets.array_view("I", [], (0, 4)), "h": _charsets.array_view("H", range(5))}
     assert arrays["q"].shape == (2, 3) and arrays["empty"].shape == (0,) and np.asarray(arrays["q"]).dtype == np.int64
     _charsets.store_arrays("array view test", arrays)
@@ -255,8 +258,8 @@ def test_hand_written_matchers_tables_are_kept_and_read_back(tmp_path, monkeypat
         assert all(stage2[256 * stage1[b] : 256 * stage1[b] + 256] == flat[256 * b : 256 * b + 256]
                    for b in range(len(stage1)))
     cps, letters = _blocks._folds()
-    want = [(cp, ord(letter)) for letter in _blocks._FOLD_LETTERS
-            for cp in np.flatnonzero(np.unpackbits(np.frombuffer(_blocks._packed_members(letter, "i", None), np.uint8)))]
+    want = [(cp, ord(letter)) for letter in _blocks._FOLD_LETTERS for cp in
+            np.flatnonzero(np.unpackbits(np.frombuffer(_blocks._packed_members(letter, "i", None), np.uint8))).tolist()]
     assert list(zip(cps, letters)) == want and (ord("S"), ord("s")) in want and (0x17F, ord("s")) in want
 
     def fail(*args):
@@ -265,7 +268,8 @@ def test_hand_written_matchers_tables_are_kept_and_read_back(tmp_path, monkeypat
     monkeypatch.setattr(_blocks, "_class_flags", fail)
     monkeypatch.setattr(_blocks, "_packed_members", fail)
     kept = _blocks._flag_tables(None)
-    assert kept[0].tolist() == list(_blocks._flag_tables(None)[0]) and bytes(kept[1]) == bytes(_blocks._flag_tables(None)[1])
+    again = _blocks._flag_tables(None)
+    assert kept[0].tolist() == list(again[0]) and bytes(kept[1]) == bytes(again[1])
     assert list(zip(*_blocks._folds())) == want
     shipped = tmp_path / "shipped"
     _blocks.ship_tables(None, str(shipped))

@@ -557,8 +557,9 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     dict of memoryview
         Arrays as :func:`bpetrain.splitting._charsets.array_view` gives them (``numpy.asarray``
         gives the numpy array; an empty one has the shape (0,)), made without numpy, so that a
-        first process's compile does not import it. ``code`` and ``steps`` (int64, shape (n, 7): op, a, b, c, 0, 0, mask as the bits
-        of a uint64; each alternative's steps end with ``OP_MATCH``); ``alternatives``
+        first process's compile does not import it. ``code`` and ``steps`` (int64, shape (n,
+        7): op, a, b, c, 0, 0, mask as the bits of a uint64; each alternative's steps end with
+        ``OP_MATCH``); ``alternatives``
         (int64, shape (n_alternatives, 9): first instruction, first step, steps (-1: none,
         run by the general matcher), tail instruction (-1: none), whether the tail has a
         first-character guard, whether the steps have no choices and no tail, the
