@@ -78,12 +78,12 @@ SUPERBPE_PATTERN = (
 #: numbers cut in threes from the right, everything else one piece a line.
 SUPERBPE_ORIGINAL_PATTERN = r"""\p{N}(?:(?!(?:\d{3})+(?!\d))\p{N})*|[^\p{N}\n]+\n?|\n"""
 
-#: Named split patterns: name -> ``pat_str`` (``gpt4`` is another name for ``cl100k``).
-#: Every argument that takes a pattern takes these names.
 #: The names of the patterns of the encodings :func:`bpetrain.get_encoding` knows, whose
 #: compiled programs the build ships (:func:`bpetrain.splitting.pattern.ship_patterns`).
 SHIPPED = ("gpt2", "cl100k", "o200k")
 
+#: Named split patterns: name -> ``pat_str`` (``gpt4`` is another name for ``cl100k``).
+#: Every argument that takes a pattern takes these names.
 PATTERNS: dict[str, str] = {
     "gpt2": GPT2_PATTERN,
     "cl100k": CL100K_PATTERN,
