@@ -600,11 +600,15 @@ cdef class BytePairEncoder:
 
     cdef int warm(self, Py_ssize_t n_bytes) except -1:
         """Count ``n_bytes`` more read (racy between threads, which only moves the
-        moment), and build the linear encoder's tables once ``LINEAR_AFTER`` are."""
-        if not self._linear_built:
+        moment), and once ``LINEAR_AFTER`` are, build the linear encoder's tables and
+        seed the piece tables of the next calls with the vocabulary's tokens
+        (``_piece.PieceSeed``: a short first encode makes and copies no seed)."""
+        if not self._warmed:
             self._n_seen += n_bytes
             if self._n_seen >= LINEAR_AFTER:
                 self.build_linear()
+                self.caches.seed_from(&self.tables)
+                self._warmed = True
         return 0
 
     @property
@@ -1036,6 +1040,8 @@ cdef class BytePairEncoder:
     @cache_size.setter
     def cache_size(self, size):
         self.caches.size = size
+        if self._warmed:  # seeded again at once (the seed is kept if the size is the same)
+            self.caches.seed_from(&self.tables)
 
     @property
     def spare_caches(self):
