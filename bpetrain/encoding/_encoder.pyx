@@ -1024,7 +1024,11 @@ cdef class BytePairEncoder:
         returns, so threads never share a table while they encode (shared tables cost a
         second thread a sixth of its speed: every store wrote cache lines the other core
         was reading), and a thread's next call finds the pieces it has seen. There are
-        as many tables as calls have run at once. Setting the size drops every table
+        as many tables as calls have run at once. Once the encoder has read
+        ``LINEAR_AFTER`` bytes, new tables are seeded with every token of 3 to 16 bytes
+        (``_piece.PieceSeed``: if this size is at least their number; such a table has
+        ``max(size, 2 * tokens)`` entries from the start and is emptied back to the
+        tokens when three quarters full). Setting the size drops every table
         (rounded up to a power of two, at least 2; 0: no table); calls already running
         finish with theirs.
 

@@ -220,8 +220,9 @@ class Encoding(TokenCounting, Decoding):
 
     @property
     def cache_size(self) -> int:
-        """Most entries of the piece cache (one per running call, grown on demand: see the
-        module notes), 0 if there is none; settable. Setting the size drops every cache (the new size is
+        """Most entries of the piece cache (one per running call, grown on demand, or, once
+        seeded with the vocabulary's tokens, of at least twice their number: see the module
+        notes), 0 if there is none; settable. Setting the size drops every cache (the new size is
         rounded up to a power of two; 0 turns them off); calls already running finish
         with theirs.
 
