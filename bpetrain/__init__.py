@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
     from bpetrain.encoding.core import Encoding
     from bpetrain.formats.tiktoken import load_tiktoken
     from bpetrain.splitting.names import PATTERNS
+    from bpetrain._util.cache import CacheInfo, clear_cache_dir, scan_cache
     from bpetrain.counting.counts import PieceCounter, PieceTable
     from bpetrain.registry import (
         encoding_for_model,
@@ -36,6 +37,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
 #: Public name -> the module that defines it.
 _HOMES = {
     "AppendableEncoder": ".encoding._incremental",
+    "CacheInfo": "._util.cache",
+    "clear_cache_dir": "._util.cache",
+    "scan_cache": "._util.cache",
     "IntervalCounter": ".encoding._incremental",
     "Encoding": ".encoding.core",
     "load_tiktoken": ".formats.tiktoken",
@@ -59,6 +63,7 @@ __all__ = [
     "AppendableEncoder",
     "BasePatternWarning",
     "BpeTrainer",
+    "CacheInfo",
     "Encoding",
     "IntervalCounter",
     "ParityBpeTrainer",
@@ -67,11 +72,13 @@ __all__ = [
     "Tokenizer",
     "TrainingStats",
     "VocabSizeNotReachedWarning",
+    "clear_cache_dir",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken",
+    "scan_cache",
 ]
 
 
