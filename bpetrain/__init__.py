@@ -13,11 +13,11 @@ from bpetrain._util.version import __version__ as __version__  # re-exported
 from bpetrain._util.version import kernels_missing
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
+    from bpetrain._util.cache import CacheInfo, clear_cache_dir, scan_cache
     from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter
     from bpetrain.encoding.core import Encoding
     from bpetrain.formats.tiktoken import load_tiktoken
     from bpetrain.splitting.names import PATTERNS
-    from bpetrain._util.cache import CacheInfo, clear_cache_dir, scan_cache
     from bpetrain.counting.counts import PieceCounter, PieceTable
     from bpetrain.registry import (
         encoding_for_model,

@@ -74,9 +74,8 @@ def test_a_bad_bound_is_a_clear_error(text, folder, monkeypatch):
     monkeypatch.setenv("BPETRAIN_CACHE_MAX_BYTES", text)
     with pytest.raises(ValueError, match=r"BPETRAIN_CACHE_MAX_BYTES must be a number of bytes.*'none'.*got "):
         cache.max_bytes()
-    with pytest.raises(ValueError, match="BPETRAIN_CACHE_MAX_BYTES"):  # a write says so, not a silent miss
-        with cache.write_entry(folder / arrays(1)) as f:
-            f.write(b"x")
+    with pytest.raises(ValueError, match="BPETRAIN_CACHE_MAX_BYTES"), cache.write_entry(folder / arrays(1)) as f:
+        f.write(b"x")  # a write says so, not a silent miss
 
 
 def test_least_recently_used_entries_go_first_until_the_rest_fit(folder):
@@ -292,11 +291,10 @@ def test_cache_writes_do_not_list_the_folder_and_leave_no_partial_entry(folder, 
     with cache.write_entry(folder / arrays(1)) as f:
         f.write(b"whole")
     assert (folder / arrays(1)).read_bytes() == b"whole"
-    with pytest.raises(RuntimeError, match="interrupted"):
-        with cache.write_entry(folder / arrays(2)) as f:
-            f.write(b"half")
-            assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]  # written under another name
-            raise RuntimeError("interrupted")
+    with pytest.raises(RuntimeError, match="interrupted"), cache.write_entry(folder / arrays(2)) as f:
+        f.write(b"half")
+        assert [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]  # written under another name
+        raise RuntimeError("interrupted")
     assert names(folder) == {arrays(1)}
 
 

@@ -10,11 +10,11 @@ Face's ``HF_HUB_CACHE``, one environment variable moves it). It holds:
   character sets asked of the ``regex`` module (``charset-*.bits``), compiled split patterns
   and Unicode tables (``arrays-*.bin``), and the encoders' pair tables (``pairs-*.bin``,
   4-8 MB each for ``cl100k_base`` and ``o200k_base``);
-- for an entry that only the build of a module that wrote it can read (a pair table and the
-  compiled ``_tables`` module), ``KIND-TAG-KEY.EXT``, where ``TAG`` (:func:`build_tag`)
-  stands for the paths, sizes and modification times of those modules, which the record
-  ``build-TAG.json`` lists: when a module has changed or is gone (a reinstall, an upgrade),
-  no process can read the entry again, and it is *stale*;
+- an entry that only one build of the modules that wrote it can read (a pair table: of the
+  compiled ``_tables`` module) is named ``KIND-TAG-KEY.EXT``, where ``TAG``
+  (:func:`build_tag`) stands for the paths, sizes and modification times of those modules,
+  which the record ``build-TAG.json`` lists: once a module has changed or is gone (a
+  reinstall, an upgrade), no process reads the entry again, and it is *stale*;
 - ``.last-trim``, whose modification time says when the folder was last trimmed, and the
   temporary files of writes in progress (``.NAME.xxxxxxxx.tmp``,
   :func:`bpetrain._util.atomic.atomic_write`).
@@ -30,18 +30,19 @@ process or by the user (:func:`clear_cache_dir`, ``bpetrain cache --clear``), as
 **The bound.** The entries may take :func:`max_bytes` in all (``BPETRAIN_CACHE_MAX_BYTES``,
 default :data:`DEFAULT_MAX_BYTES`; ``0`` or ``none``: no bound, as ccache's ``max_size = 0``).
 :func:`trim` removes stale entries, then the least recently used ones until the rest fit.
-An entry's last use is the later of its modification time, which a reader refreshes at most
-once an hour (:func:`note_use`), and its access time (which Linux's default ``relatime``
-mount option refreshes about once a day, and ``noatime`` never: there, an entry whose reader
-does not call :func:`note_use` counts as used when it was written).
+An entry's last use is the later of its modification time, which the pair tables' reader
+refreshes at most once an hour (:func:`note_use`), and its access time, which Linux's default
+``relatime`` mount option refreshes about once a day and ``noatime`` never: there, an entry
+whose reader does not call :func:`note_use` (a compiled pattern, a character set) counts as
+used when it was written.
 
 **When.** Not on every write: listing a folder of 40,000 files, with each file's size and
 times, takes about 0.2 s. A process trims the folder at most once, after a write, when
 ``.last-trim`` is older than :data:`TRIM_INTERVAL` (a day) or missing, or when its own writes
-reach an eighth of the bound; a process that only reads never trims. Two processes may trim at once: each removal of a file that is already gone
-is skipped. A temporary file is removed only once it is :data:`TEMPORARY_MAX_AGE` old (a
-write in progress takes well under that), so a write another process has in progress is
-never cut off.
+reach an eighth of the bound; a process that only reads never trims. Two processes may trim
+at once: each removal of a file that is already gone is skipped. A temporary file is
+removed only once it is :data:`TEMPORARY_MAX_AGE` old (a write in progress takes well under
+that), so a write another process has in progress is never cut off.
 """
 from __future__ import annotations
 

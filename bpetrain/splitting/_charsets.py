@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 
 import regex
 
+from bpetrain._util.atomic import atomic_write
 from bpetrain._util.cache import cache_dir, write_entry
 
 if TYPE_CHECKING:
@@ -142,9 +143,8 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
             parts.append(([name, a.dtype.str, list(a.shape)], np.ascontiguousarray(a).tobytes()))
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
-    with contextlib.suppress(OSError):
-        with write_entry(_arrays_path(key)) as f:  # read back through zlib's checksum
-            f.write(zlib.compress(header + b"\n" + body, 6))
+    with contextlib.suppress(OSError), write_entry(_arrays_path(key)) as f:  # read back through zlib's checksum
+        f.write(zlib.compress(header + b"\n" + body, 6))
 
 
 def _arrays_path(key: str) -> str:
