@@ -679,7 +679,10 @@ def _cache(args: argparse.Namespace) -> int:
 
     if args.clear:
         n_files, n_bytes = cache.clear_cache_dir()
-        print(f"removed {n_files:,} files ({_size_text(n_bytes)}) from {cache.cache_dir()}")
+        if args.json:
+            _print_json({"folder": cache.cache_dir(), "n_files_removed": n_files, "n_bytes_removed": n_bytes})
+        else:
+            print(f"removed {n_files:,} files ({_size_text(n_bytes)}) from {cache.cache_dir()}")
         return 0
     info = cache.scan_cache()
     if args.json:
@@ -708,7 +711,8 @@ def _add_cache_command(commands) -> None:
                     "With --clear, remove every entry (the cache fills again as it is used).",
     )
     parser.add_argument("--clear", action="store_true", help="remove every entry of the cache")
-    parser.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    parser.add_argument("--json", action="store_true", help="print the summary (or what --clear removed) as one "
+                                                            "JSON object")
     parser.set_defaults(run=_cache)
 
 

@@ -351,6 +351,9 @@ def test_the_cache_command(folder, capsys, monkeypatch):
     assert main(["cache", "--clear"]) == 0
     assert capsys.readouterr().out == f"removed 2 files (2.0 MiB) from {folder}\n"
     assert names(folder) == set()
+    put(folder, arrays(2), 10, NOW)
+    assert main(["cache", "--clear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"folder": str(folder), "n_files_removed": 1, "n_bytes_removed": 10}
     monkeypatch.setenv("BPETRAIN_CACHE_MAX_BYTES", "lots")
     with pytest.raises(SystemExit) as exit_:
         main(["cache"])
@@ -373,3 +376,32 @@ def test_pair_tables_are_tagged_with_their_build(folder, tmp_path):
     assert _table_cache.vocabulary_key(memoryview(b"\1\0\0\0"), b"a", str(module)) != key
     assert cache.trim(folder, bound=None, now=time.time())[0] == 2  # the table and its record
     assert _table_cache.read_pairs(key, 1) is None
+
+
+def test_readers_and_writers_while_another_thread_trims_everything(folder):
+    """Entries written, read and removed at once (a trim with a bound of 0 bytes, as another
+    process's could run): every read gives the value written or a miss, never an error or
+    another value."""
+    import threading
+
+    from bpetrain.splitting import _charsets
+
+    stop = threading.Event()
+    trims = []
+
+    def trim_everything():
+        while not stop.is_set():
+            trims.append(cache.trim(folder, bound=0))
+
+    trimmer = threading.Thread(target=trim_everything)
+    trimmer.start()
+    try:
+        for i in range(300):
+            value = bytes([i % 256]) * (1 + i)
+            _charsets.store_arrays(f"concurrent {i}", {"v": value})
+            kept = _charsets.read_arrays(f"concurrent {i}")
+            assert kept is None or bytes(kept["v"]) == value
+    finally:
+        stop.set()
+        trimmer.join()
+    assert len(trims) > 1 and sum(n for n, _ in trims) > 0  # the trims did remove entries meanwhile

@@ -464,13 +464,8 @@ def scan_cache(folder=None) -> CacheInfo:
     ------
     ValueError
         If ``BPETRAIN_CACHE_MAX_BYTES`` is set to something :func:`parse_size` does not read.
-
-    Examples
-    --------
-    >>> import bpetrain
-    >>> info = bpetrain.scan_cache()
-    >>> info.n_bytes <= (info.max_bytes or info.n_bytes)  # doctest: +SKIP
-    True
+    OSError
+        If the folder exists but cannot be listed (not a folder, no permission).
     """
     folder = cache_dir() if folder is None else os.fspath(folder)
     bound = max_bytes()
@@ -498,6 +493,11 @@ def clear_cache_dir(folder=None) -> tuple[int, int]:
     -------
     tuple of int
         The files removed and their bytes.
+
+    Raises
+    ------
+    OSError
+        If the folder exists but cannot be listed (not a folder, no permission).
     """
     folder = cache_dir() if folder is None else os.fspath(folder)
     files = _listing(folder)
