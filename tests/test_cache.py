@@ -167,6 +167,15 @@ def test_temporary_files_of_other_processes_are_left_while_young(folder):
     assert names(folder) == set()
 
 
+def test_clearing_leaves_a_write_in_progress(folder):
+    young = "." + arrays(1) + ".ab12cd_9.tmp"
+    put(folder, young, 100, time.time())
+    put(folder, "." + arrays(2) + ".ab12cd_9.tmp", 100, time.time() - cache.TEMPORARY_MAX_AGE - 1)
+    put(folder, arrays(3), 100, time.time())
+    assert cache.clear_cache_dir() == (2, 200)
+    assert names(folder) == {young}
+
+
 def test_files_that_are_not_the_caches_are_never_touched(folder):
     others = ["notes.txt", "arrays-xyz.bin", "pairs-ABC.bin", "model.bpe", ".notes.txt.abc.tmp", "arrays-12.bin.bak",
               "unknownkind-" + "1" * 32 + ".bin"]
