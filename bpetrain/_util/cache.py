@@ -326,7 +326,11 @@ def _classify(folder: str, files: list[_File], now: float):
         (live if installed[tag] else stale).append(file)
     for file in files:
         record = _RECORD.fullmatch(file.name)
-        if record is not None and not installed.setdefault(record["tag"], _build_is_installed(folder, record["tag"])):
+        if record is None:
+            continue
+        if record["tag"] not in installed:
+            installed[record["tag"]] = _build_is_installed(folder, record["tag"])
+        if not installed[record["tag"]]:
             records.append(file)
     return live, stale, records, old, young
 
