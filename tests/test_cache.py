@@ -262,6 +262,17 @@ def test_a_process_trims_at_most_once_after_a_write(folder, monkeypatch):
     assert len(trims) == 1 and (folder / ".last-trim").exists()  # no mark yet: the first write trims
 
 
+def test_entries_written_elsewhere_trim_nothing(folder, tmp_path, monkeypatch):
+    """An entry written into another folder (one a build fills) neither trims nor marks it."""
+    trims = []
+    monkeypatch.setattr(cache, "trim", lambda *a, **k: trims.append(a) or (0, 0))
+    other = tmp_path / "shipped"
+    with cache.write_entry(other / arrays(1)) as f:
+        f.write(b"x")
+    assert (other / arrays(1)).read_bytes() == b"x"
+    assert trims == [] and not (other / ".last-trim").exists()
+
+
 def test_a_recent_trim_by_another_process_is_not_repeated(folder, monkeypatch):
     (folder / ".last-trim").write_bytes(b"")  # marked now
     monkeypatch.setenv("BPETRAIN_CACHE_MAX_BYTES", "800")

@@ -206,8 +206,8 @@ _TRIMMED: set[str] = set()
 
 @contextlib.contextmanager
 def write_entry(path, mode: str = "wb"):
-    """Write the entry ``path`` (in :func:`cache_dir`) whole or not at all, then trim the
-    folder if it is due (see the module docstring).
+    """Write the entry ``path`` whole or not at all, then, if ``path`` is in
+    :func:`cache_dir`, trim that folder if it is due (see the module docstring).
 
     The folder is made if needed; the entry's build record is written first if its name
     carries a tag of :func:`build_tag`. The file is not flushed to disk before it is renamed
@@ -240,8 +240,8 @@ def write_entry(path, mode: str = "wb"):
 
 
 def _after_write(folder: str, n_bytes: int, bound: int | None) -> None:
-    if folder in _TRIMMED:
-        return
+    if folder in _TRIMMED or os.path.abspath(folder) != os.path.abspath(cache_dir()):
+        return  # trimmed already, or not the cache folder (one the build fills with entries)
     _WRITTEN[folder] = _WRITTEN.get(folder, 0) + n_bytes
     due = bound is not None and _WRITTEN[folder] * 8 >= bound
     if folder not in _LOOKED:

@@ -43,7 +43,7 @@ from bpetrain._util.cache import cache_dir, write_entry
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["N_CODE_POINTS", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
+__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
            "regex_facts", "set_bits", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
@@ -84,8 +84,10 @@ def cached(key: str, compute) -> bytes:
         if len(packed) == _PACKED_BYTES:
             return packed
     packed = compute()
-    with contextlib.suppress(OSError), write_entry(path) as f:  # read back through zlib's checksum
-        f.write(zlib.compress(packed, 6))
+    with contextlib.suppress(OSError):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with write_entry(path) as f:  # read back through zlib's checksum
+            f.write(zlib.compress(packed, 6))
     return packed
 
 
@@ -143,8 +145,11 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
             parts.append(([name, a.dtype.str, list(a.shape)], np.ascontiguousarray(a).tobytes()))
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
-    with contextlib.suppress(OSError), write_entry(_arrays_path(key)) as f:  # read back through zlib's checksum
-        f.write(zlib.compress(header + b"\n" + body, 6))
+    with contextlib.suppress(OSError):
+        path = _arrays_path(key)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with write_entry(path) as f:  # read back through zlib's checksum
+            f.write(zlib.compress(header + b"\n" + body, 6))
 
 
 def _arrays_path(key: str) -> str:
