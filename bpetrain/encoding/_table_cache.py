@@ -87,7 +87,14 @@ def read_pairs(key: str, max_slots: int) -> memoryview | None:
 
 def store_pairs(key: str, table) -> None:
     """Keep ``table`` (a buffer of the table's slots) under ``key``; nothing if the cache
-    cannot be written."""
+    cannot be written.
+
+    Raises
+    ------
+    ValueError
+        If ``BPETRAIN_CACHE_MAX_BYTES`` is set to something the cache does not read
+        (:func:`bpetrain._util.cache.write_entry`).
+    """
     with contextlib.suppress(OSError), write_entry(_path(key)) as f:  # read back through its SHA-256
         f.write(MAGIC + hashlib.sha256(table).digest())
         f.write(table)
