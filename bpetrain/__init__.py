@@ -13,6 +13,7 @@ from bpetrain._util.version import __version__ as __version__  # re-exported
 from bpetrain._util.version import kernels_missing
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ loads these
+    from bpetrain._util.cache import CacheInfo, clear_cache_dir, scan_cache
     from bpetrain.encoding._incremental import AppendableEncoder, IntervalCounter
     from bpetrain.encoding.core import Encoding
     from bpetrain.formats.tiktoken import load_tiktoken
@@ -36,6 +37,9 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ lo
 #: Public name -> the module that defines it.
 _HOMES = {
     "AppendableEncoder": ".encoding._incremental",
+    "CacheInfo": "._util.cache",
+    "clear_cache_dir": "._util.cache",
+    "scan_cache": "._util.cache",
     "IntervalCounter": ".encoding._incremental",
     "Encoding": ".encoding.core",
     "load_tiktoken": ".formats.tiktoken",
@@ -59,6 +63,7 @@ __all__ = [
     "AppendableEncoder",
     "BasePatternWarning",
     "BpeTrainer",
+    "CacheInfo",
     "Encoding",
     "IntervalCounter",
     "ParityBpeTrainer",
@@ -67,11 +72,13 @@ __all__ = [
     "Tokenizer",
     "TrainingStats",
     "VocabSizeNotReachedWarning",
+    "clear_cache_dir",
     "encoding_for_model",
     "encoding_name_for_model",
     "get_encoding",
     "list_encoding_names",
     "load_tiktoken",
+    "scan_cache",
 ]
 
 

@@ -663,6 +663,59 @@ def _add_report_command(commands) -> None:
     parser.set_defaults(run=_report)
 
 
+# ------------------------------------------------ bpetrain cache (bpetrain/_util/cache.py)
+
+
+def _size_text(n_bytes: int) -> str:
+    """``n_bytes`` for a person: 812 B, 3.4 MiB, 1.2 GiB (powers of 1024)."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n_bytes >= scale:
+            return f"{n_bytes / scale:.1f} {unit}"
+    return f"{n_bytes} B"
+
+
+def _cache(args: argparse.Namespace) -> int:
+    from bpetrain._util import cache
+
+    if args.clear:
+        n_files, n_bytes = cache.clear_cache_dir()
+        if args.json:
+            _print_json({"folder": cache.cache_dir(), "n_files_removed": n_files, "n_bytes_removed": n_bytes})
+        else:
+            print(f"removed {n_files:,} files ({_size_text(n_bytes)}) from {cache.cache_dir()}")
+        return 0
+    info = cache.scan_cache()
+    if args.json:
+        _print_json({"folder": info.folder, "n_bytes": info.n_bytes, "max_bytes": info.max_bytes,
+                     "n_temporary": info.n_temporary,
+                     "kinds": {name: vars(kind) for name, kind in info.kinds.items()}})
+        return 0
+    bound = "no bound" if info.max_bytes is None else f"bound {_size_text(info.max_bytes)}"
+    print(f"folder: {info.folder}")
+    print(f"size: {_size_text(info.n_bytes)} in {info.n_files:,} files ({bound}; BPETRAIN_CACHE_MAX_BYTES sets it)")
+    for name, kind in info.kinds.items():
+        stale = f", {kind.n_stale:,} stale" if kind.n_stale else ""
+        print(f"  {name:<8} {kind.n_files:>8,} files {_size_text(kind.n_bytes):>10}{stale}  {cache.KINDS[name]}")
+    if info.n_temporary:
+        print(f"  {info.n_temporary:,} temporary files of writes in progress or interrupted")
+    return 0
+
+
+def _add_cache_command(commands) -> None:
+    parser = commands.add_parser(
+        "cache",
+        help="show or clear the on-disk cache (compiled patterns, pair tables)",
+        description="Show the on-disk cache: its folder ($BPETRAIN_CACHE_DIR, else $XDG_CACHE_HOME/bpetrain, else "
+                    "~/.cache/bpetrain), its size and bound ($BPETRAIN_CACHE_MAX_BYTES: 500M, 1Gi, ...; 0 or none: no "
+                    "bound), and its entries by kind; stale entries belong to a build that is no longer installed. "
+                    "With --clear, remove every entry (the cache fills again as it is used).",
+    )
+    parser.add_argument("--clear", action="store_true", help="remove every entry of the cache")
+    parser.add_argument("--json", action="store_true", help="print the summary (or what --clear removed) as one "
+                                                            "JSON object")
+    parser.set_defaults(run=_cache)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="bpetrain", description="Train byte-level BPE tokenizers.")
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -729,6 +782,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_export_command(commands)
     _add_inspect_command(commands)
     _add_report_command(commands)
+    _add_cache_command(commands)
     return parser
 
 
@@ -774,7 +828,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _check_stdout(args: argparse.Namespace) -> None:
     """Fail before any input is read if the command writes to standard output and it is closed (``>&-``)."""
-    writes = args.command in ("encode", "inspect") or (
+    writes = args.command in ("encode", "inspect", "cache") or (
         args.command in ("train", "count") and args.json) or (args.command == "report" and args.json == "-")
     if writes and sys.stdout is None:
         raise ValueError("standard output is closed (>&-), and this command writes to it; redirect it to a file "

@@ -103,20 +103,28 @@ def test_cache_on_real_text_equals_no_cache(trained, size):
 
 def test_a_table_grown_past_two_mib_keeps_every_id(trained):
     """A piece table of 2 MiB and more lives in its own mapping (huge pages where the system
-    gives them, ``bpetrain_table_calloc``): grown to 4 MiB by some 35,000 new words of at
-    most five ids (so each is kept), it gives the ids of no cache, twice (the second time
-    from the table), and is freed and made again when the cache is cleared."""
+    gives them, ``bpetrain_table_calloc``): some 35,000 new words of at most five ids (so
+    each is kept) grow a table until ``LINEAR_AFTER`` bytes are read, then fill seeded
+    tables (8 MiB from the start); they give the ids of no cache, twice (the second time
+    from the table), and a table is freed and made again when the cache is cleared."""
     _tiny, none, theirs, _text = trained
     rng = random.Random(7)
     words = {"".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 4))) for _ in range(45_000)}
     docs = [" ".join(chunk) for chunk in zip(*[iter(sorted(words))] * 100)]
     expected = [theirs.encode_ordinary(d) for d in docs]
     enc = Encoding("grown", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    n_bytes = 0
+    for doc, ids in zip(docs, expected):  # the table grows until the seed is made
+        assert enc.encode_ordinary(doc) == ids
+        n_bytes += len(doc)
+        if n_bytes < _encoder.LINEAR_AFTER - 1000:
+            (entries, used, _arena), = enc._bpe._py_spare_tables
+    assert entries >= 16 * 1024 and used > entries // 4  # grown by doubling from 1,024 entries
     for _ in range(2):
+        enc.clear_cache()
         assert [enc.encode_ordinary(d) for d in docs] == expected
         (entries, used, _arena), = enc._bpe._py_spare_tables
         assert entries * 32 >= 4 << 20 and used >= 30_000
-        enc.clear_cache()
 
 
 def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
@@ -329,7 +337,7 @@ def test_each_running_call_has_a_cache_of_its_own(trained):
     docs = [text[i : i + 400] for i in range(0, 120_000, 400)]
     expected = [none.encode_ordinary(d) for d in docs]
     assert enc._bpe.spare_caches == 0
-    for d, e in zip(docs[:50], expected):
+    for d, e in zip(docs, expected):  # 120 KB: past LINEAR_AFTER, so the tables are seeded from here on
         assert enc.encode_ordinary(d) == e
     assert enc._bpe.spare_caches == 1
     barrier = threading.Barrier(3)
@@ -554,3 +562,84 @@ def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
     expected = [i for p in pieces for i in none._bpe.encode_bytes(p, as_list=True)]
     for _ in range(2):
         assert small.encode_table(data, offsets, cached=True, as_list=True) == expected
+
+
+def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
+    """Once an encoder has read ``LINEAR_AFTER`` bytes, the tables of its next calls start
+    with every token of 3 to 16 bytes (the seed, at most half of the table): a piece that
+    is a token is found there, also one no merge makes; a piece that is not is merged
+    and stored. Three quarters full, a table is emptied back to the seed; clearing the
+    cache keeps the seed; a cache smaller than the seed has none."""
+    ranks = {bytes([i]): i for i in range(256)}
+    for token in [b"ab", b"abc", b"abcd" * 4, b"qrs", b"xy" * 9]:  # no merge makes b"qrs" or b"abcd" * 4
+        ranks[token] = len(ranks)
+    none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
+    enc = Encoding("seeded", pat_str=None, mergeable_ranks=ranks, cache_size=16)
+    assert enc.encode_ordinary("01234") == [48, 49, 50, 51, 52]
+    assert enc._bpe._py_spare_tables == [(16, 1, 0)]  # not seeded yet
+    filler = "-" * 70 + "\n"  # 71 bytes of one piece: read, never held
+    assert enc.encode_ordinary(filler * (_encoder.LINEAR_AFTER // len(filler) + 1)) == none.encode_ordinary(
+        filler * (_encoder.LINEAR_AFTER // len(filler) + 1))
+
+    def held(text):
+        assert enc.encode_ordinary(text) == none.encode_ordinary(text) == tiktoken.Encoding(
+            "t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={}).encode_ordinary(text)
+        [(size, used, arena)] = enc._bpe._py_spare_tables
+        assert size == 16  # the limit (the seed alone would take 2 * 3 entries)
+        return used, arena
+
+    assert held("qrs") == (3, 0)  # the seed: 3 tokens of 3 to 16 bytes; this one no merge makes
+    assert held("abc") == held("abcd" * 4) == (3, 0)
+    assert held("abcd") == (4, 0)  # two tokens: stored
+    assert held("abcd") == (4, 0)  # found
+    assert held("xy" * 9) == (5, 18 + 4)  # 18 bytes: not in the seed; one token, stored in the arena
+    used = [held(f"{k:03d}")[0] for k in range(10)]
+    assert used[:7] == [6, 7, 8, 9, 10, 11, 12]  # three quarters of 16 entries
+    assert used[7] == 4  # emptied back to the seed, then stored
+    enc.clear_cache()
+    assert held("012") == (4, 0)  # a new table, seeded
+    enc.cache_size = 2  # smaller than the seed: no seed
+    assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
+    assert enc._bpe._py_spare_tables == [(2, 1, 0)]
+    enc.cache_size = 16
+    assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
+    assert enc._bpe._py_spare_tables == [(16, 3, 0)]  # seeded at once: the encoder has read enough
+
+
+@pytest.fixture(scope="module")
+def seeded(trained):
+    """An encoder of ``trained``'s vocabulary whose tables are seeded and small (a cache
+    size just above the number of tokens of 3 to 16 bytes: the seed takes half of each
+    table, which is emptied back to it every 1,500 or so new pieces)."""
+    _, none, _, text = trained
+    n_seeded = sum(3 <= len(token) <= 16 for token in none.mergeable_ranks)
+    enc = Encoding("seeded small", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks,
+                   cache_size=n_seeded + 100)
+    warm = text[: _encoder.LINEAR_AFTER + 1000]
+    assert enc.encode_ordinary(warm) == none.encode_ordinary(warm)
+    [(size, used, _arena)] = enc._bpe._py_spare_tables
+    assert used >= n_seeded and size >= 2 * n_seeded
+    return enc
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=8))
+def test_hypothesis_seeded_tables_give_the_ids_of_tiktoken(seeded, encoders, batch):
+    _, _, theirs = encoders
+    for text in batch + batch:  # the second pass finds what the first stored (or emptied)
+        expected = theirs.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8"))
+        assert seeded.encode_ordinary(text) == expected
+
+
+def test_seeded_tables_on_real_text_equal_tiktoken(seeded, trained):
+    """Real text through seeded tables, which it empties on the way (some 2,700 pieces of
+    several tokens for room for 1,500), one call per document and in batches on two
+    threads."""
+    _, _, theirs, text = trained
+    docs = [text[i : i + 700] for i in range(0, len(text), 700)]
+    expected = [theirs.encode_ordinary(d) for d in docs]
+    for _ in range(2):
+        assert [seeded.encode_ordinary(d) for d in docs] == expected
+        assert seeded.encode_ordinary_batch(docs, num_threads=2) == expected
+        ids, offsets = seeded.encode_batch_to_numpy(docs, num_threads=2)
+        assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(docs))] == expected

@@ -10,8 +10,10 @@ reader checks each part against the commit file's record (:func:`read_recorded`)
 after an interruption between the commit and the last rename, reads the pending part
 the record names; so the old or the new artifact is read whole, never a mix.
 
-Temporary files left by an interrupted write (``.NAME.xxxx.tmp``) are removed by the
-next write to the same target.
+Temporary files left by an interrupted write (``.NAME.xxxxxxxx.tmp``) are removed by the
+next write to the same target, which lists the folder to find them; the cache's writes skip
+that (``leftovers=False``) and leave them to the cache's trim
+(:func:`bpetrain._util.cache.trim`), since its folder may hold tens of thousands of files.
 """
 from __future__ import annotations
 
@@ -29,14 +31,16 @@ __all__ = ["atomic_write", "file_record", "pending_path", "read_recorded", "repl
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", *, durable: bool = True, **open_kwargs):
+def atomic_write(path, mode: str = "w", *, durable: bool = True, leftovers: bool = True, **open_kwargs):
     """Open a temporary file next to ``path``; on success rename it to ``path``.
 
     If the block raises, the temporary file is removed and ``path`` is left as it was,
-    so no partial file ever looks complete. Temporary files an earlier, interrupted
-    write to ``path`` left behind are removed first. ``durable``: flush the file to disk
-    (``fsync``) before the rename, so that it is whole after a power loss; a cache whose
-    reader checks what it reads (a checksum) may skip that wait.
+    so no partial file ever looks complete: the temporary file is named
+    ``.NAME.xxxxxxxx.tmp`` (hidden, and not ``NAME``) until the rename. ``leftovers``: first
+    remove the temporary files an earlier, interrupted write to ``path`` left behind (this
+    lists the folder: a cost that grows with the files in it). ``durable``: flush the file
+    to disk (``fsync``) before the rename, so that it is whole after a power loss; a cache
+    whose reader checks what it reads (a checksum) may skip that wait.
 
     Raises
     ------
@@ -46,7 +50,8 @@ def atomic_write(path, mode: str = "w", *, durable: bool = True, **open_kwargs):
     path = os.fspath(path)
     directory = os.path.dirname(os.path.abspath(path))
     prefix = f".{os.path.basename(path)}."
-    remove_leftovers(path)
+    if leftovers:
+        remove_leftovers(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     except OSError as exc:

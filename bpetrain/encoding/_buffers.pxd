@@ -33,6 +33,10 @@ cdef struct PieceTable:
     uint8_t* arena       # the bytes and ids of the pieces of 17..64 bytes (malloc'ed, or NULL)
     int64_t arena_used   # bytes of it in use
     int64_t arena_cap    # bytes allocated
+    const CacheEntry* seed  # NULL, or the entries it holds when empty (as many as it has: the
+                            # vocabulary's tokens of 3..16 bytes, _piece.PieceSeed); then it
+                            # never grows
+    int64_t seed_used       # entries of seed in use
 
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
 # demand), and the piece table it reads and fills (this call's alone; NULL: none).

@@ -16,5 +16,6 @@ cdef class BytePairEncoder:
     cdef PieceCaches caches  # the piece caches, one taken by each running call
     cdef object _linear_lock  # held while the trie and splits are built (build_linear)
     cdef bint _linear_built  # the trie and splits are built and tables.linear is decided
-    cdef int64_t _n_seen     # bytes (about) encoded so far, until build_linear runs
+    cdef int64_t _n_seen     # bytes (about) encoded so far, until warm has built and seeded
+    cdef bint _warmed        # warm has built the linear tables and seeded the piece tables
     cdef int warm(self, Py_ssize_t n_bytes) except -1

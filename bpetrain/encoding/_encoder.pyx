@@ -600,11 +600,15 @@ cdef class BytePairEncoder:
 
     cdef int warm(self, Py_ssize_t n_bytes) except -1:
         """Count ``n_bytes`` more read (racy between threads, which only moves the
-        moment), and build the linear encoder's tables once ``LINEAR_AFTER`` are."""
-        if not self._linear_built:
+        moment), and once ``LINEAR_AFTER`` are, build the linear encoder's tables and
+        seed the piece tables of the next calls with the vocabulary's tokens
+        (``_piece.PieceSeed``: a short first encode makes and copies no seed)."""
+        if not self._warmed:
             self._n_seen += n_bytes
             if self._n_seen >= LINEAR_AFTER:
                 self.build_linear()
+                self.caches.seed_from(&self.tables)
+                self._warmed = True
         return 0
 
     @property
@@ -1020,7 +1024,11 @@ cdef class BytePairEncoder:
         returns, so threads never share a table while they encode (shared tables cost a
         second thread a sixth of its speed: every store wrote cache lines the other core
         was reading), and a thread's next call finds the pieces it has seen. There are
-        as many tables as calls have run at once. Setting the size drops every table
+        as many tables as calls have run at once. Once the encoder has read
+        ``LINEAR_AFTER`` bytes, new tables are seeded with every token of 3 to 16 bytes
+        (``_piece.PieceSeed``: if this size is at least their number; such a table has
+        ``max(size, 2 * tokens)`` entries from the start and is emptied back to the
+        tokens when three quarters full). Setting the size drops every table
         (rounded up to a power of two, at least 2; 0: no table); calls already running
         finish with theirs.
 
@@ -1036,6 +1044,8 @@ cdef class BytePairEncoder:
     @cache_size.setter
     def cache_size(self, size):
         self.caches.size = size
+        if self._warmed:  # seeded again at once (the seed is kept if the size is the same)
+            self.caches.seed_from(&self.tables)
 
     @property
     def spare_caches(self):

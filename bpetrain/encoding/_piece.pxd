@@ -90,9 +90,12 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
 # gives it back when it returns (give_back).
 @cython.final
 cdef class PieceCaches:
+    cdef object seed      # the PieceSeed new tables start from, or None
+    cdef bint seed_tried  # seed_from has run for this size
     cdef list spares      # spares[:n_spares]: tables given back, for the next calls (None past them)
     cdef Py_ssize_t n_spares
     cdef int64_t entries  # most entries of each (a power of two; 0: no table)
     cdef int64_t epoch    # bumped when the tables are dropped
+    cdef int seed_from(self, const RankTables* t) except -1
     cdef object take(self, Scratch* scratch)
     cdef void give_back(self, object cache)

@@ -15,6 +15,13 @@
 
 A piece of 3 to ``CACHE_PIECE`` bytes not in the piece table is found by paths 1 to 4
 and stored there (:func:`encode_new`) if it has at most ``CACHE_IDS`` ids.
+
+Once an encoder has read enough text (``BytePairEncoder.warm``), its piece tables are
+seeded (:class:`PieceSeed`): they start with every token of 3 to ``CACHE_PIECE`` bytes,
+as gigatoken's piece cache does (``src/bpe/pretoken_cache.rs``, ``seeded_pretoken_cache``
+in ``src/bpe/tiktoken.rs``), so that a piece of text not seen before costs one probe if
+it is one token, and a piece not found is merged without a probe of the whole-token
+table.
 """
 cimport cython
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
@@ -39,9 +46,11 @@ cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
     """The ids of a piece of 3 to ``CACHE_PIECE`` bytes that the piece table
     ``scratch.cache`` does not hold (``key0``, ``key1``: its bytes 0..7 and 8..15,
     ``load_head``; ``h``: ``piece_hash``); ``out`` has room for ``n`` more ids. The piece
-    is looked up in the whole-token table, else merged (:func:`encode_merged`), and, if
-    it has at most ``CACHE_IDS`` ids, stored (:func:`store`)."""
-    cdef token_t rank = token_rank(t, piece, n)
+    is looked up in the whole-token table (unless the piece table is seeded: it holds
+    every token of these lengths, so the piece is none), else merged
+    (:func:`encode_merged`), and, if it has at most ``CACHE_IDS`` ids, stored
+    (:func:`store`)."""
+    cdef token_t rank = NO_RANK if scratch.cache.seed != NULL else token_rank(t, piece, n)
     cdef int64_t before = out.size
     if rank != NO_RANK:
         out.ids[out.size] = rank
@@ -140,8 +149,12 @@ cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const u
 cdef void make_room(PieceTable* table) noexcept nogil:
     """Make ``table`` take one more entry and stay at most half full: a table that is
     half full grows to twice its entries (:func:`grow`) or, at its limit (or with no
-    memory to grow), is emptied (:func:`empty`)."""
-    if (table.used + 1) * 2 > <int64_t>(table.mask + 1):
+    memory to grow), is emptied (:func:`empty`). A seeded table, which starts at most
+    half full with the vocabulary's tokens, is emptied once three quarters full."""
+    if table.seed != NULL:
+        if (table.used + 1) * 4 > <int64_t>(table.mask + 1) * 3:
+            empty(table)
+    elif (table.used + 1) * 2 > <int64_t>(table.mask + 1):
         if <int64_t>(table.mask + 1) >= table.limit or not grow(table):
             empty(table)
 
@@ -191,9 +204,14 @@ cdef bint grow(PieceTable* table) noexcept nogil:
 
 
 cdef void empty(PieceTable* table) noexcept nogil:
-    """Drop every entry of ``table`` and empty its arena, keeping their sizes."""
-    memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
-    table.used = 0
+    """Drop every entry of ``table`` and empty its arena, keeping their sizes; a seeded
+    table gets back its seed's entries (the vocabulary's tokens)."""
+    if table.seed != NULL:
+        memcpy(table.entries, table.seed, (table.mask + 1) * sizeof(CacheEntry))
+        table.used = table.seed_used
+    else:
+        memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
+        table.used = 0
     table.arena_used = 0
 
 
@@ -222,20 +240,31 @@ cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdB
 cdef class PieceCache:
     """One piece table (:c:type:`PieceTable`): ``FIRST_ENTRIES`` zeroed entries, or
     ``limit`` if fewer, growing to ``limit`` (a power of two, at least 2, as
-    :attr:`PieceCaches.size` rounds it); freed with the object."""
+    :attr:`PieceCaches.size` rounds it); with a ``seed``, a copy of it, which keeps its
+    size. Freed with the object."""
     cdef PieceTable table
     cdef int64_t epoch  # the pool's epoch when it was made
+    cdef PieceSeed seed  # kept alive while table.seed points into it
 
-    def __cinit__(self, int64_t limit, int64_t epoch):
+    def __cinit__(self, int64_t limit, int64_t epoch, PieceSeed seed=None):
         cdef int64_t size = min(FIRST_ENTRIES, limit)
         if limit < 2 or limit & (limit - 1):
             raise ValueError(f"a piece table holds a power of two entries, at least 2; got {limit}")
+        if seed is not None:
+            size = limit = seed.size
         self.table.entries = <CacheEntry*>table_calloc(<size_t>size * sizeof(CacheEntry))
         if self.table.entries == NULL:
             raise MemoryError(f"no memory for a piece table of {size} entries")
+        self.seed = seed
+        self.table.seed = NULL
+        self.table.seed_used = 0
+        if seed is not None:
+            self.table.seed = seed.entries
+            self.table.seed_used = seed.used
+            memcpy(self.table.entries, seed.entries, <size_t>size * sizeof(CacheEntry))
         self.table.mask = <uint64_t>(size - 1)
         self.table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
-        self.table.used = 0
+        self.table.used = self.table.seed_used
         self.table.limit = limit
         self.table.arena = NULL
         self.table.arena_used = 0
@@ -263,6 +292,59 @@ cdef class PieceCache:
 
 
 @cython.final
+cdef class PieceSeed:
+    """What a seeded piece table holds when empty: every token of 3 to ``CACHE_PIECE``
+    bytes with its rank (:func:`make_seed`), in as many entries as the table has. In a
+    seeded table one probe answers for a piece that is one token as for one seen before,
+    and a piece of 3 to ``CACHE_PIECE`` bytes not found is not a token, so it is merged
+    at once. Read only once made: tables of calls running at once copy it."""
+    cdef CacheEntry* entries
+    cdef int64_t size  # entries (a power of two)
+    cdef int64_t used  # entries holding a token
+
+    def __dealloc__(self):
+        table_free(self.entries, <size_t>self.size * sizeof(CacheEntry))
+
+
+cdef object make_seed(const RankTables* t, int64_t limit):
+    """The :class:`PieceSeed` of the vocabulary ``t`` for tables of at most ``limit``
+    entries: ``max(limit, 2 * tokens)`` entries (a power of two, so the tokens fill at
+    most half of it); None if ``limit`` is below the number of tokens of 3 to
+    ``CACHE_PIECE`` bytes (a table that small would be emptied again and again)."""
+    cdef PieceSeed seed
+    cdef PieceTable table
+    cdef int64_t rank, n, count = 0, size = 2
+    cdef const uint8_t* data
+    cdef uint64_t key0, key1
+    for rank in range(t.n_ranks):
+        if 3 <= t.token_len[rank] <= CACHE_PIECE:
+            count += 1
+    if count == 0 or limit < count:
+        return None
+    while size < 2 * count:
+        size <<= 1
+    size = max(size, limit)
+    seed = PieceSeed.__new__(PieceSeed)
+    seed.entries = <CacheEntry*>table_calloc(<size_t>size * sizeof(CacheEntry))
+    if seed.entries == NULL:
+        raise MemoryError(f"no memory for a seeded piece table of {size} entries")
+    seed.size = size
+    table.entries = seed.entries
+    table.mask = <uint64_t>(size - 1)
+    table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
+    table.used = 0
+    for rank in range(t.n_ranks):
+        n = t.token_len[rank]
+        if 3 <= n <= CACHE_PIECE:
+            data = t.token_bytes + t.token_start[rank]
+            key0 = load_head(data, n)
+            key1 = load_head(data + 8, n - 8)
+            put(&table, piece_hash(key0, key1, n), (<uint64_t>1 << 8) | <uint64_t>n, key0, key1, <uint64_t>rank)
+    seed.used = table.used
+    return seed
+
+
+@cython.final
 cdef class PieceCaches:
     """The piece tables of one encoder (``BytePairEncoder.cache_size`` says what a piece
     table is and why each call takes its own).
@@ -276,6 +358,8 @@ cdef class PieceCaches:
     def __cinit__(self, size):
         self.spares = []
         self.n_spares = 0
+        self.seed = None
+        self.seed_tried = False
         self.size = size
 
     @property
@@ -293,7 +377,12 @@ cdef class PieceCaches:
         cdef int64_t entries = 2
         while entries < size:
             entries <<= 1
-        self.entries = entries if size else 0
+        if not size:
+            entries = 0
+        if entries != self.entries:  # the seed was made for the old size
+            self.seed = None
+            self.seed_tried = False
+        self.entries = entries
         self.spares = []  # tables taken now are not given back (their limit is the old one)
         self.n_spares = 0
         self.epoch += 1
@@ -309,6 +398,18 @@ cdef class PieceCaches:
         of each spare table (for tests)."""
         return [(cache.size, cache.used, cache.arena_used) for cache in self.spares[:self.n_spares]]
 
+    cdef int seed_from(self, const RankTables* t) except -1:
+        """Make the tables of the next calls seeded with the tokens of ``t``
+        (:class:`PieceSeed`, if :func:`make_seed` gives one for this size; once per
+        size). Tables made before are dropped when given back."""
+        if self.entries and not self.seed_tried:
+            self.seed = make_seed(t, self.entries)
+            self.seed_tried = True
+            self.spares = []
+            self.n_spares = 0
+            self.epoch += 1
+        return 0
+
     cdef object take(self, Scratch* scratch):
         """Point ``scratch`` at a piece table for this call alone: a spare one, or a new one.
         Returns it (or None: no table), for :meth:`give_back` once the kernel has returned."""
@@ -322,7 +423,7 @@ cdef class PieceCaches:
             cache = self.spares[self.n_spares]
             self.spares[self.n_spares] = None
         else:
-            cache = PieceCache(self.entries, self.epoch)
+            cache = PieceCache(self.entries, self.epoch, self.seed)
         scratch.cache = &cache.table
         return cache
 

@@ -27,6 +27,12 @@ pieces that come next. Each call that runs takes a cache of its own and gives it
 when it returns, so threads never share one while they encode, and a thread's next call
 finds the pieces its last one stored: there are as many caches as calls ran at once. The
 cache never changes an id (an entry is used only if all its bytes equal the piece).
+Once the encoder has read 64 KiB, the caches of its next calls start with every token of
+3 to 16 bytes (if ``cache_size`` is at least their number): a piece not seen before
+that is one token is then found with one probe, and one not found is merged at once.
+Such a cache has from the start ``max(cache_size, 2 * tokens)`` entries, a power of two
+(cl100k_base: 262,144, 8 MiB; o200k_base: 524,288, 16 MiB), and when three quarters
+full it is emptied back to the tokens.
 """
 from __future__ import annotations
 
@@ -214,8 +220,9 @@ class Encoding(TokenCounting, Decoding):
 
     @property
     def cache_size(self) -> int:
-        """Most entries of the piece cache (one per running call, grown on demand: see the
-        module notes), 0 if there is none; settable. Setting the size drops every cache (the new size is
+        """Most entries of the piece cache (one per running call, grown on demand, or, once
+        seeded with the vocabulary's tokens, of at least twice their number: see the module
+        notes), 0 if there is none; settable. Setting the size drops every cache (the new size is
         rounded up to a power of two; 0 turns them off); calls already running finish
         with theirs.
 

@@ -14,8 +14,8 @@ of another Unicode version from them). :func:`members` gives a set two ways:
 - asked (:func:`compute_members`, 10-20 ms): the module matches the set against every code
   point. This is how a script, a binary or POSIX property or a case-insensitive property is
   read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
-  under the cache folder: ``$BPETRAIN_CACHE_DIR``, else ``$XDG_CACHE_HOME/bpetrain``, else
-  ``~/.cache/bpetrain``. The file name is a hash of the ``regex`` version, the set and its
+  in the cache folder (:mod:`bpetrain._util.cache`: ``~/.cache/bpetrain`` by default, bounded
+  in size). The file name is a hash of the ``regex`` version, the set and its
   flags, so a new ``regex`` release (new Unicode data) never reads an old answer. A cache that
   cannot be read or written is ignored: the set is computed again (a damaged file fails
   zlib's checksum or the length check).
@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from bpetrain._util.atomic import atomic_write
+from bpetrain._util.cache import cache_dir, write_entry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,14 +50,6 @@ __all__ = ["N_CODE_POINTS", "array_view", "cache_dir", "cached", "members", "par
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
 _FORMAT = "charset v1"
-
-
-def cache_dir() -> str:
-    """The folder the sets are cached in (see the module docstring); it may not exist yet."""
-    if os.environ.get("BPETRAIN_CACHE_DIR"):
-        return os.environ["BPETRAIN_CACHE_DIR"]
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "bpetrain")
 
 
 @functools.lru_cache(maxsize=256)
@@ -94,7 +87,7 @@ def cached(key: str, compute) -> bytes:
     packed = compute()
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
+        with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
 
@@ -214,7 +207,7 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], f
     with contextlib.suppress(OSError):
         path = _arrays_path(key, folder)
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with atomic_write(path, "wb", durable=False) as f:  # read back through zlib's checksum
+        with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
