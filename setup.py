@@ -4,6 +4,8 @@ Compiler directives are set here, once. ``BPETRAIN_DEBUG=1`` turns bounds and
 wraparound checks back on (and the optimizer off) for a debug test run.
 """
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -57,10 +59,13 @@ FLAGS = {
 
 class BuildKernels(build_ext):
     """``build_ext`` that gives each extension the flags of the compiler at hand, and writes
-    the installed ``regex`` module's character classes beside the splitter
+    beside the splitter the installed ``regex`` module's character classes
     (``bpetrain/splitting/_regex_classes.bin``, :func:`bpetrain.splitting._charsets.write_facts`:
     a first split pattern compiles without asking ``regex`` about every code point; a
-    ``regex`` of another version at run time is asked instead)."""
+    ``regex`` of another version at run time is asked instead) and the compiled programs
+    of the named encodings' patterns (``bpetrain/splitting/_shipped/``,
+    :func:`bpetrain.splitting.pattern.ship_patterns`: a first process reads them instead
+    of compiling; a build that cannot make them says so, and a first process compiles)."""
 
     def run(self):
         super().run()
@@ -69,8 +74,20 @@ class BuildKernels(build_ext):
             from bpetrain.splitting import _charsets
         finally:
             sys.path.pop(0)
-        folder = "" if self.inplace else self.build_lib
+        folder = os.path.abspath("" if self.inplace else self.build_lib)
         _charsets.write_facts(os.path.join(folder, "bpetrain", "splitting", "_regex_classes.bin"))
+        shipped = os.path.join(folder, "bpetrain", "splitting", "_shipped")
+        shutil.rmtree(shipped, ignore_errors=True)
+        with tempfile.TemporaryDirectory() as cache:  # the build's compiles leave the user's cache alone
+            # A fresh interpreter imports the kernels just built (from build_lib unless in place).
+            done = subprocess.run(
+                [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); "
+                 "from bpetrain.splitting.pattern import ship_patterns; ship_patterns(sys.argv[2])", folder, shipped],
+                env={**os.environ, "BPETRAIN_CACHE_DIR": cache}, capture_output=True, text=True)
+        if done.returncode:
+            shutil.rmtree(shipped, ignore_errors=True)
+            print(f"warning: no compiled split patterns shipped (a first process compiles them):\n{done.stderr}",
+                  file=sys.stderr)
 
     def build_extensions(self):
         flags = FLAGS[self.compiler_family()]

@@ -15,8 +15,10 @@ and with ``PYTHONDONTWRITEBYTECODE`` set, every process would compile bpetrain's
 
 The load cases run bpetrain twice: with a warm cache (a folder of this run's own, filled
 by one untimed run first: the compiled pattern, character tables, Unicode table and the
-vocabulary's pair table are read back) and with a cold one (an empty folder each run:
-all of them are built, and written). tiktoken has no such cache for a local rank file.
+vocabulary's pair table are read back) and with a cold one (an empty folder each run, as
+on a machine's first process: the named patterns' programs and tables come from the folder
+the build ships, ``bpetrain/splitting/_shipped/``; the pair table is built; all are
+written). tiktoken has no such cache for a local rank file.
 They also report each process's peak resident memory (median, MB) and the ratio of
 bpetrain's time and memory to tiktoken's (below 1.00: bpetrain costs less).
 

@@ -34,6 +34,7 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 import threading
 
+from bpetrain.splitting._charsets import array_view, read_arrays, store_arrays
 from bpetrain.splitting.unicode import class_members
 
 cdef enum:
@@ -97,6 +98,21 @@ cdef uint8_t _fold_extra_to[16]
 cdef int _n_fold_extra = 0
 
 
+#: Each flag and the class whose code points have it (read under a Unicode table).
+_FLAG_CLASSES = (
+    (F_L, r"\p{L}"),
+    (F_N, r"\p{N}"),
+    (F_WS, r"\s"),
+    (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
+    (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
+)
+#: The letters of the contractions, whose case variants (the regex module's) the matchers fold.
+_FOLD_LETTERS = "sdmtlver"
+#: What the tables kept on disk are made of (their keys hold it, so that other classes,
+#: flags or layouts never read them): the flags' classes, the letters, the two stages' layout.
+_RECIPE = f"hand-written matchers' tables v1\0{_FLAG_CLASSES!r}\0{_FOLD_LETTERS}\0blocks of 256"
+
+
 def _class_flags(unicode):
     """The flags of every code point (bytearray, 0x110000 bytes) with the classes of the
     Unicode table ``unicode`` (None: the regex module's; :mod:`bpetrain.splitting.unicode`)."""
@@ -105,13 +121,7 @@ def _class_flags(unicode):
     cdef const uint8_t[::1] bits
     cdef Py_ssize_t i, k
     cdef uint8_t byte, f
-    for f, cls in (
-        (F_L, r"\p{L}"),
-        (F_N, r"\p{N}"),
-        (F_WS, r"\s"),
-        (F_U, r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"),
-        (F_W, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
-    ):
+    for f, cls in _FLAG_CLASSES:
         bits = _packed_members(cls, "", unicode)
         for i in range(N_CODE_POINTS // 8):
             byte = bits[i]
@@ -122,14 +132,69 @@ def _class_flags(unicode):
     return flat
 
 
-def _install(int slot, flat):
-    """Make ``flat`` (flags per code point, bytes-like) the two-stage table of ``slot``."""
+def _flag_tables(unicode):
+    """The flags of every code point under ``unicode`` (:func:`_class_flags`) as a two-stage
+    table: (stage1, uint16 memoryview of shape (0x1100,): block of each 256 code points;
+    stage2, the distinct blocks' flags, in order of appearance), kept on disk
+    (:func:`bpetrain.splitting._charsets.store_arrays`, under :data:`_RECIPE`, the table's
+    digest and the ``regex`` version) so that a process reads them instead of reading the
+    classes of every code point (or the build's, :func:`ship_tables`)."""
+    key = _tables_key(unicode)
+    kept = read_arrays(key)
+    if kept is not None and kept.keys() == {"stage1", "stage2"} and kept["stage1"].format == "H" \
+            and kept["stage1"].shape == (N_CODE_POINTS // 256,) \
+            and 256 * (max(kept["stage1"]) + 1) == kept["stage2"].nbytes:  # every block there, and no more
+        return kept["stage1"], kept["stage2"]
+    flat = _class_flags(unicode)
     blocks = {}  # each distinct block of 256 flags once, numbered in order of appearance
     view = memoryview(flat)
-    stage1 = memoryview(bytearray(2 * (N_CODE_POINTS // 256))).cast("H")
-    for b in range(N_CODE_POINTS // 256):
-        stage1[b] = blocks.setdefault(bytes(view[256 * b : 256 * (b + 1)]), len(blocks))
+    stage1 = array_view("H", [blocks.setdefault(bytes(view[256 * b : 256 * (b + 1)]), len(blocks))
+                              for b in range(N_CODE_POINTS // 256)])
     stage2 = b"".join(blocks)
+    store_arrays(key, {"stage1": stage1, "stage2": stage2})
+    return stage1, stage2
+
+
+def _tables_key(unicode):
+    return f"{_RECIPE}\0flags\0{'regex' if unicode is None else unicode.digest}"
+
+
+def _folds():
+    """The code points that match a letter of :data:`_FOLD_LETTERS` case-insensitively (the
+    regex module's classes), as (code points, uint32 memoryview; their letters, bytes), kept on
+    disk as :func:`_flag_tables` keeps the flags."""
+    key = f"{_RECIPE}\0folds"
+    kept = read_arrays(key)
+    if kept is not None and kept.keys() == {"cps", "letters"} and kept["cps"].format == "I" \
+            and len(kept["cps"]) == kept["letters"].nbytes:
+        return kept["cps"], kept["letters"].tobytes()
+    cps, letters = [], bytearray()
+    cdef const uint8_t[::1] bits
+    cdef Py_ssize_t j, k
+    for letter in _FOLD_LETTERS:
+        bits = _packed_members(letter, "i", None)
+        for j in range(N_CODE_POINTS // 8):
+            if bits[j]:
+                for k in range(8):
+                    if bits[j] & (0x80 >> k):
+                        cps.append(8 * j + k)
+                        letters.append(ord(letter))
+    cps = array_view("I", cps)
+    store_arrays(key, {"cps": cps, "letters": bytes(letters)})
+    return cps, bytes(letters)
+
+
+def ship_tables(unicode, folder):
+    """Keep the tables of ``unicode`` (:func:`_flag_tables`) and the folds (:func:`_folds`)
+    in ``folder`` (the build's :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`)."""
+    stage1, stage2 = _flag_tables(unicode)
+    store_arrays(_tables_key(unicode), {"stage1": stage1, "stage2": stage2}, folder)
+    cps, letters = _folds()
+    store_arrays(f"{_RECIPE}\0folds", {"cps": cps, "letters": letters}, folder)
+
+
+def _install(int slot, stage1, stage2):
+    """Make ``stage1``, ``stage2`` (:func:`_flag_tables`) the two-stage table of ``slot``."""
     _tables[slot] = (stage1, stage2)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
@@ -138,12 +203,12 @@ def _install(int slot, flat):
 
 
 def _build_tables():
-    """Evaluate the patterns' character classes with the regex module over all code points
-    (:func:`bpetrain.splitting._charsets.members`, which keeps each answer on disk): slot 0,
-    the ASCII flags and the case variants of the contraction letters."""
+    """Slot 0 (the regex module's classes, :func:`_flag_tables`), the ASCII flags and the
+    case variants of the contraction letters (:func:`_folds`)."""
     global _n_fold_extra
-    flat = _class_flags(None)
-    _install(0, flat)
+    stage1, stage2 = _flag_tables(None)
+    _install(0, stage1, stage2)
+    flat = stage2[256 * stage1[0] : 256 * stage1[0] + 128]  # the ASCII block's first half
     cdef int i
     cdef bint upper, lower
     for i in range(128):
@@ -158,25 +223,16 @@ def _build_tables():
         if (flat[i] & F_N != 0) != (48 <= i <= 57) or (flat[i] & F_WS != 0) != (9 <= i <= 13 or i == 32):
             _ascii_standard = False
     _n_fold_extra = 0
-    cdef const uint8_t[::1] bits
-    cdef Py_ssize_t cp, j, k
-    for letter in "sdmtlver":
-        bits = _packed_members(letter, "i", None)
-        for j in range(N_CODE_POINTS // 8):
-            if not bits[j]:
-                continue
-            for k in range(8):
-                if not bits[j] & (0x80 >> k):
-                    continue
-                cp = 8 * j + k
-                if cp < 128:
-                    _fold_ascii[cp] = ord(letter)
-                else:
-                    if _n_fold_extra == 16:
-                        raise RuntimeError("too many case variants of the contraction letters")
-                    _fold_extra_cp[_n_fold_extra] = cp
-                    _fold_extra_to[_n_fold_extra] = ord(letter)
-                    _n_fold_extra += 1
+    cps, letters = _folds()
+    for cp, letter in zip(cps, letters):
+        if cp < 128:
+            _fold_ascii[cp] = letter
+        else:
+            if _n_fold_extra == 16:
+                raise RuntimeError("too many case variants of the contraction letters")
+            _fold_extra_cp[_n_fold_extra] = cp
+            _fold_extra_to[_n_fold_extra] = letter
+            _n_fold_extra += 1
 
 
 def _packed_members(source, flags, unicode):
@@ -195,8 +251,9 @@ _tables_lock = threading.Lock()
 
 def ensure_tables(unicode=None):
     """Build the character tables of the Unicode table ``unicode`` (None: the regex
-    module's) on first use (a quarter of a second: not at import), once, whichever thread
-    comes first; the regex module's come first, with the ASCII flags.
+    module's) on first use (not at import; read from the disk cache, else from the classes
+    of every code point: :func:`_flag_tables`), once, whichever thread comes first; the
+    regex module's come first, with the ASCII flags.
 
     Returns
     -------
@@ -210,12 +267,13 @@ def ensure_tables(unicode=None):
             _build_tables()
             _slots[None] = 0
         if unicode not in _slots:
-            flat = _class_flags(unicode)
+            stage1, stage2 = _flag_tables(unicode)
+            flat = stage2[256 * stage1[0] : 256 * stage1[0] + 128]
             if len(_tables) == N_SLOTS or any(_ascii_flags[i] != flat[i] for i in range(128)):
                 _slots[unicode] = -1
             else:
                 _slots[unicode] = len(_tables)
-                _install(len(_tables), flat)
+                _install(len(_tables), stage1, stage2)
         return _slots[unicode]
 
 #: Python names of the compiled patterns' ids (see ``_blocks.pxd``).

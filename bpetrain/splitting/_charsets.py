@@ -26,6 +26,7 @@ the tables of a ``regex`` version the build did not write them for.
 """
 from __future__ import annotations
 
+import array
 import contextlib
 import functools
 import hashlib
@@ -43,8 +44,8 @@ from bpetrain._util.cache import cache_dir, write_entry
 if TYPE_CHECKING:
     import numpy as np
 
-__all__ = ["N_CODE_POINTS", "cache_dir", "cached", "members", "parse_ranges", "ranges_text", "read_arrays",
-           "regex_facts", "set_bits", "store_arrays"]
+__all__ = ["N_CODE_POINTS", "array_view", "cache_dir", "cached", "members", "parse_ranges", "ranges_text",
+           "read_arrays", "regex_facts", "set_bits", "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -98,9 +99,16 @@ _FORMATS = {"u1": ("B", 1), "i1": ("b", 1), "b1": ("?", 1), "u2": ("H", 2), "i2"
 _NATIVE = "<" if sys.byteorder == "little" else ">"
 
 
+#: The cache folder the build fills (``setup.py``,
+#: :func:`bpetrain.splitting.pattern.ship_patterns`: the compiled programs of the patterns
+#: of :data:`bpetrain.splitting.names.SHIPPED`), read where the cache folder lacks an entry.
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shipped")
+
+
 def read_arrays(key: str) -> dict[str, memoryview] | None:
-    """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version, or
-    None if there are none or they do not read back whole (zlib's checksum, the lengths).
+    """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version (in the
+    cache folder, else in :data:`SHIPPED_DIR`), or None if there are none or they do not
+    read back whole (zlib's checksum, the lengths).
 
     Returns
     -------
@@ -111,8 +119,17 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
         shape). Not numpy arrays, so that reading a compiled pattern at start-up does not
         import numpy. Arrays of another byte order or dtype are not read (None).
     """
+    for folder in (None, SHIPPED_DIR):
+        arrays = _read_arrays_file(_arrays_path(key, folder))
+        if arrays is not None:
+            return arrays
+    return None
+
+
+def _read_arrays_file(path: str) -> dict[str, memoryview] | None:
+    """:func:`read_arrays` of one file."""
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, zlib.error):
-        with open(_arrays_path(key), "rb") as f:
+        with open(path, "rb") as f:
             data = zlib.decompress(f.read(1 << 26))
         header, _, body = data.partition(b"\n")
         body = memoryview(bytearray(body))
@@ -131,14 +148,56 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
     return None
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
-    """Keep ``arrays`` (name -> numpy array, or bytes: a uint8 array, kept without numpy) on
-    disk under ``key``, as :func:`cached` keeps a set: zlib-compressed, a JSON line of each
-    array's name, dtype and shape, then their bytes; nothing if the cache cannot be written."""
+#: :data:`_FORMATS` the other way: a ``struct`` format -> the numpy dtype (``dtype.str``).
+_DTYPES = {form: ("|" if size == 1 else _NATIVE) + dtype for dtype, (form, size) in _FORMATS.items()}
+
+
+def array_view(form: str, values, shape: tuple[int, ...] | None = None) -> memoryview:
+    """``values`` (ints) as an array without numpy, as :func:`read_arrays` gives one.
+
+    Parameters
+    ----------
+    form : {"B", "H", "I", "Q", "q"}
+        The ``struct`` format (and ``array`` type code): uint8, uint16, uint32, uint64, int64.
+    values : iterable of int, or bytes for ``"B"``
+        The items in C order.
+    shape : tuple of int, optional
+        The shape (default: one dimension). An array with no items has the shape (0,).
+
+    Returns
+    -------
+    memoryview
+        Writable and C-contiguous; ``numpy.asarray`` gives the array.
+
+    Raises
+    ------
+    OverflowError
+        If a value does not fit the type.
+    ValueError
+        If ``shape`` does not hold the number of values.
+    """
+    items = array.array(form, values)
+    if shape is not None and functools.reduce(int.__mul__, shape, 1) != len(items):
+        raise ValueError(f"{len(items)} values do not fill an array of the shape {tuple(shape)}")
+    data = memoryview(items).cast("B")
+    if not data.nbytes or shape is None:
+        return data.cast(form)
+    return data.cast(form, shape)
+
+
+def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None) -> None:
+    """Keep ``arrays`` (name -> numpy array; a memoryview of a ``struct`` format that
+    :func:`read_arrays` reads, as :func:`array_view` gives; or bytes: a uint8 array; the
+    last two kept without numpy) on disk under ``key``, as :func:`cached` keeps a set:
+    zlib-compressed, a JSON line of each array's name, dtype and shape, then their bytes;
+    nothing if the cache cannot be written. ``folder``: another folder than the cache
+    folder (the build's :data:`SHIPPED_DIR`)."""
     parts = []
     for name, a in arrays.items():
         if isinstance(a, bytes):
             parts.append(([name, "|u1", [len(a)]], a))
+        elif isinstance(a, memoryview):
+            parts.append(([name, _DTYPES[a.format], list(a.shape)], a.tobytes()))
         else:
             import numpy as np
 
@@ -146,15 +205,15 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | bytes]) -> None:
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
-        path = _arrays_path(key)
+        path = _arrays_path(key, folder)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
-def _arrays_path(key: str) -> str:
+def _arrays_path(key: str, folder: str | None = None) -> str:
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0arrays\0{key}".encode()).hexdigest()[:32]
-    return os.path.join(cache_dir(), f"arrays-{key}.bin")
+    return os.path.join(folder or cache_dir(), f"arrays-{key}.bin")
 
 
 def compute_members(source: str, flags: str) -> bytes:

@@ -34,16 +34,20 @@ can be split in blocks there (see ``_matcher.last_safe_cut``).
 """
 from __future__ import annotations
 
+import array
 import functools
+import hashlib
 import importlib.util
+import itertools
 import os
+import re
+import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, read_arrays, store_arrays
+from bpetrain.splitting._charsets import N_CODE_POINTS, array_view, read_arrays, store_arrays
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -71,10 +75,8 @@ from bpetrain.splitting._matcher import (
 )
 from bpetrain.splitting.unicode import UnicodeTable, class_members
 
-if TYPE_CHECKING:  # numpy and the DFA's builder are imported where a pattern is compiled:
-    import numpy as np  # not when its program is read back from the cache at start-up
 
-__all__ = ["Unsupported", "compile_program", "kept_program", "stored_program"]
+__all__ = ["Unsupported", "compile_program", "kept_program", "ship_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -491,52 +493,73 @@ class _Emitter:
 
 # ------------------------------------------------------------------ sets
 
-def _two_stage(memberships: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sets of every code point as (stage1 uint16 [cp >> 8], stage2 uint16
-    [block * 256 + (cp & 255)], signatures uint64): bit k of ``signatures[stage2[...]]``
+#: A run of equal 32-byte chunks (the packed bits of equal blocks of 256 code points).
+_RUN = re.compile(rb"(.{32})\1*", re.DOTALL)
+
+
+def _two_stage(memberships: list[bytes]) -> tuple[list[int], array.array, list[int]]:
+    """The sets of every code point as (stage1 [cp >> 8], stage2 uint16 (``array`` "H")
+    [block * 256 + (cp & 255)], signatures, sorted): bit k of ``signatures[stage2[...]]``
     says whether the code point is in set k (``memberships[k]``, packed bits).
 
     Equal blocks of 256 code points are stored once (most of Unicode is a few kinds of
-    block), numbered in order of first appearance; they are found on the packed bits (32
-    bytes a block and set), and only the distinct blocks are spelled out and sorted into
-    signatures.
+    block), numbered in order of first appearance. They are found on the packed bits (32
+    bytes a block and set): each set's runs of equal chunks (:data:`_RUN`, a C loop) cut the
+    blocks into spans in which no set changes, and each span's chunks are looked up once.
+    Only the distinct blocks are spelled out: each set's 32 bytes become 256 uint64 lanes of
+    0 or 1 (:func:`_lanes`), read as one Python int, shifted to the set's bit and or-ed, so a
+    block's signatures take one big-int operation per set instead of one per code point and
+    set.
     """
-    import numpy as np
-
     n_blocks = N_CODE_POINTS // 256
-    bits = np.stack([np.frombuffer(packed, dtype=np.uint8) for packed in memberships]) if memberships else \
-        np.zeros((0, N_CODE_POINTS // 8), dtype=np.uint8)
-    rows = np.ascontiguousarray(bits.reshape(len(memberships), n_blocks, 32).transpose(1, 0, 2)).reshape(n_blocks, -1)
-    blocks: dict[bytes, int] = {}
-    stage1 = np.empty(n_blocks, dtype=np.uint16)
-    first = []
-    for b, row in enumerate(rows):
-        key = row.tobytes()
-        if key not in blocks:
-            blocks[key] = len(blocks)
-            first.append(b)
-        stage1[b] = blocks[key]
-    member = np.unpackbits(rows[first].reshape(len(first), len(memberships), 32), axis=2)
-    weights = np.uint64(1) << np.arange(len(memberships), dtype=np.uint64)
-    distinct = (member.astype(np.uint64) * weights[None, :, None]).sum(axis=1, dtype=np.uint64).reshape(-1)
-    signatures, index = np.unique(distinct, return_inverse=True)
+    cuts = {0, n_blocks}
+    for packed in memberships:
+        cuts.update(m.end() >> 5 for m in _RUN.finditer(packed))
+    cuts = sorted(cuts)
+    blocks: dict[tuple[bytes, ...], int] = {}
+    stage1: list[int] = []
+    for first, end in zip(cuts, cuts[1:]):
+        row = tuple(packed[32 * first : 32 * first + 32] for packed in memberships)
+        stage1 += [blocks.setdefault(row, len(blocks))] * (end - first)
+    lanes = _lanes()
+    empty = bytes(32)
+    spelled = []
+    for row in blocks:  # in order of first appearance
+        total = 0
+        for k, chunk in enumerate(row):
+            if chunk != empty:
+                total |= int.from_bytes(b"".join(map(lanes.__getitem__, chunk)), sys.byteorder) << k
+        spelled.append(array.array("Q", total.to_bytes(256 * 8, sys.byteorder)))
+    signatures = sorted(set().union(*spelled))
     if len(signatures) > 0xFFFF:
         raise Unsupported("too many distinct combinations of character sets")
-    return stage1, index.astype(np.uint16).reshape(-1), signatures
+    index = {signature: i for i, signature in enumerate(signatures)}
+    return stage1, array.array("H", map(index.__getitem__, itertools.chain.from_iterable(spelled))), signatures
+
+
+@functools.cache
+def _lanes() -> list[bytes]:
+    """Byte -> its eight bits (the first code point in the high bit, as packed sets hold
+    them) as eight uint64 of 0 or 1 in the machine's byte order."""
+    one, zero = (1).to_bytes(8, sys.byteorder), bytes(8)
+    return [b"".join(one if x >> (7 - j) & 1 else zero for j in range(8)) for x in range(256)]
 
 
 # ------------------------------------------------------------------ entry point
 
-def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[str, np.ndarray]:
+def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[str, memoryview]:
     """Parse and compile ``pat_str`` (already accepted by ``regex.compile``), its classes
     under the Unicode table ``unicode`` (None: the installed ``regex`` module's;
     :func:`bpetrain.splitting.unicode.resolve_unicode`).
 
     Returns
     -------
-    dict of numpy.ndarray
-        ``code`` and ``steps`` (int64, shape (n, 7): op, a, b, c, 0, 0, mask as the bits
-        of a uint64; each alternative's steps end with ``OP_MATCH``); ``alternatives``
+    dict of memoryview
+        Arrays as :func:`bpetrain.splitting._charsets.array_view` gives them (``numpy.asarray``
+        gives the numpy array; an empty one has the shape (0,)), made without numpy, so that a
+        first process's compile does not import it. ``code`` and ``steps`` (int64, shape (n,
+        7): op, a, b, c, 0, 0, mask as the bits of a uint64; each alternative's steps end with
+        ``OP_MATCH``); ``alternatives``
         (int64, shape (n_alternatives, 9): first instruction, first step, steps (-1: none,
         run by the general matcher), tail instruction (-1: none), whether the tail has a
         first-character guard, whether the steps have no choices and no tail, the
@@ -558,8 +581,6 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     Unsupported
         If the pattern needs the ``regex`` module (the message says why).
     """
-    import numpy as np
-
     from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, shuffle_table
 
     if regex.DEFAULT_VERSION != regex.VERSION0:
@@ -596,18 +617,20 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         raise Unsupported("more than 64 top-level alternatives")
 
     stage1, stage2, sig_mask = _two_stage(list(distinct))
-    sig_cand = np.zeros(len(sig_mask), dtype=np.uint64)
+    sig_cand = [0] * len(sig_mask)
     for k, sets in enumerate(first):
-        sig_cand[(sig_mask & np.uint64(sets)) != 0] |= np.uint64(1 << k)
+        for i, signature in enumerate(sig_mask):
+            if signature & sets:
+                sig_cand[i] |= 1 << k
 
     pairs: set = set()
     _glushkov(root, pairs)
-    follow = np.zeros(64, dtype=np.uint64)
+    follow = [0] * 64
     for a, b in pairs:
-        follow[bits[a]] |= np.uint64(1 << bits[b])
+        follow[bits[a]] |= 1 << bits[b]
 
     overlap = [0] * 64  # set k -> the sets that share a code point with it
-    for signature in map(int, sig_mask):
+    for signature in sig_mask:
         for k in range(64):
             if signature >> k & 1:
                 overlap[k] |= signature
@@ -626,34 +649,33 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         alternatives.append([start, len(steps), len(alt_steps), tail, int(tail_first is not None), int(linear),
                              prefix, after, tail_first or 0])
         steps += alt_steps + [[OP_MATCH, 0, 0, 0, 0]]
-    ascii_class = np.ascontiguousarray(stage2[stage1[0] * 256 : stage1[0] * 256 + 128])
+    ascii_class = stage2[stage1[0] * 256 : stage1[0] * 256 + 128]
     try:
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
         dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
-        dfa["dfa_reason"] = np.zeros(0, dtype=np.uint8)
+        dfa["dfa_reason"] = array_view("B", b"")
         try:
             dfa.update(shuffle_table(dfa["dfa_trans"], ascii_class, dfa["dfa_start"]))
-            dfa["shuffle_reason"] = np.zeros(0, dtype=np.uint8)
+            dfa["shuffle_reason"] = array_view("B", b"")
         except NoDfa as exc:
-            dfa["shuffle_reason"] = np.frombuffer(str(exc).encode(), dtype=np.uint8)
+            dfa["shuffle_reason"] = array_view("B", str(exc).encode())
     except NoDfa as exc:
-        dfa = {"dfa_trans": np.zeros((0, 1), dtype=np.uint16), "dfa_eot": np.zeros(0, dtype=np.uint8),
-               "dfa_start": np.zeros(2, dtype=np.uint32), "dfa_pairs": np.zeros((0, 1), dtype=np.uint32),
-               "dfa_codes": np.zeros(128, dtype=np.uint8),
-               "dfa_reason": np.frombuffer(str(exc).encode(), dtype=np.uint8)}
+        dfa = {"dfa_trans": array_view("H", []), "dfa_eot": array_view("B", b""),
+               "dfa_start": array_view("I", [0, 0]), "dfa_pairs": array_view("I", []),
+               "dfa_codes": array_view("B", bytes(128)), "dfa_reason": array_view("B", str(exc).encode())}
     return {
         **dfa,
-        "dfa_class": ascii_class,
+        "dfa_class": array_view("H", ascii_class),
         "code": _code_array(emitter.code),
         "steps": _code_array(steps),
         "alternatives": _code_array(alternatives, 9),
-        "ascii_mask": np.ascontiguousarray(sig_mask[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
-        "ascii_cand": np.ascontiguousarray(sig_cand[stage2[stage1[0] * 256 : stage1[0] * 256 + 128]]),
-        "stage1": stage1,
-        "stage2": stage2,
-        "sig_mask": sig_mask,
-        "sig_cand": sig_cand,
-        "follow": follow,
+        "ascii_mask": array_view("Q", [sig_mask[c] for c in ascii_class]),
+        "ascii_cand": array_view("Q", [sig_cand[c] for c in ascii_class]),
+        "stage1": array_view("H", stage1),
+        "stage2": array_view("H", stage2),
+        "sig_mask": array_view("Q", sig_mask),
+        "sig_cand": array_view("Q", sig_cand),
+        "follow": array_view("Q", follow),
     }
 
 
@@ -806,16 +828,16 @@ def _always_succeeds(code: list[list[int]], start: int) -> bool:
     )
 
 
-def _code_array(rows: list[list[int]], width: int = 7) -> np.ndarray:
-    """Rows of ints as an int64 array of ``width`` columns; the last column is the row's
-    last value, a uint64 mask (masks are stored as their bits)."""
-    import numpy as np
-
-    array = np.zeros((len(rows), width), dtype=np.int64)
-    for i, row in enumerate(rows):
-        array[i, : len(row) - 1] = [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
-        array[i, -1] = row[-1] - 2**64 if row[-1] >= 2**63 else row[-1]
-    return array
+def _code_array(rows: list[list[int]], width: int = 7) -> memoryview:
+    """Rows of ints as an int64 array (:func:`~bpetrain.splitting._charsets.array_view`) of
+    ``width`` columns, zeros where a row is short; the last column is the row's last value,
+    a uint64 mask (masks are stored as their bits)."""
+    flat = []
+    for row in rows:
+        flat += [v - 2**64 if v >= 2**63 else v for v in row[:-1]]
+        flat += [0] * (width - len(row))
+        flat.append(row[-1] - 2**64 if row[-1] >= 2**63 else row[-1])
+    return array_view("q", flat, (len(rows), width))
 
 
 def _start_sets(node: Node) -> dict[int, bool]:
@@ -870,10 +892,7 @@ def _check_case_mix(root: Node, sources: list[tuple[str, str]], memberships: lis
         return
     for k in starts:
         if "i" not in sources[k][1]:
-            import numpy as np
-
-            loses = np.frombuffer(memberships[k], np.uint8) & ~np.frombuffer(insensitive(k), np.uint8)
-            if loses.any():
+            if int.from_bytes(memberships[k], "big") & ~int.from_bytes(insensitive(k), "big"):
                 raise Unsupported(f"the case-sensitive {sources[k][0]!r} where a case-insensitive set can also "
                                   "start a match")
 
@@ -900,7 +919,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     under the pattern, the Unicode table's digest, ``references`` and what compiled it
     (:func:`_compiler_key`), as memoryviews of the arrays (``numpy.asarray`` gives them;
     an empty one has the shape (0,): :func:`~bpetrain.splitting._charsets.read_arrays`),
-    whether read back or compiled now.
+    whether read back (:func:`kept_program`) or compiled now.
 
     ``references`` are patterns to recognise: the array ``like`` (int64, shape (1,)) holds
     the index of the first whose DFA cuts every text as this pattern's does
@@ -919,8 +938,35 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     arrays = kept_program(pat_str, unicode, references)
     if arrays is not None:
         return arrays
-    import numpy as np
+    arrays, warned = _compile_like(pat_str, unicode, references)
+    if not warned:
+        store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+    return arrays
 
+
+def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], folder: str) -> None:
+    """Keep :func:`stored_program`'s arrays in ``folder`` (the build's
+    :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) under the contents of the modules
+    that compiled them (:func:`_contents_key`), which an installed copy of the same modules
+    reads (:func:`kept_program`), whatever the files' times.
+
+    Raises
+    ------
+    Unsupported
+        As :func:`compile_program`.
+    ValueError
+        If compiling warned (the program would not be kept).
+    """
+    arrays, warned = _compile_like(pat_str, unicode, references)
+    if warned:
+        raise ValueError(f"compiling {pat_str!r} warned: {warned[0].message}")
+    store_arrays(_program_key(pat_str, unicode, references, _contents_key()), arrays, folder)
+
+
+def _compile_like(pat_str: str, unicode: UnicodeTable | None,
+                  references: tuple[str, ...]) -> tuple[dict[str, memoryview], list]:
+    """:func:`compile_program`'s arrays and ``like`` (:func:`stored_program`), and the
+    warnings compiling gave (given again here)."""
     from bpetrain.splitting._dfa import same_pieces
 
     with warnings.catch_warnings(record=True) as caught:
@@ -934,19 +980,15 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
             if _split_apart(pat_str, reference):
                 continue
             try:
-                other = {name: np.asarray(view) for name, view in stored_program(reference, unicode).items()}
-                if same_pieces(arrays, other):
+                if same_pieces(arrays, stored_program(reference, unicode)):
                     like = i
                     break
             except Unsupported:
                 continue
-        arrays["like"] = np.array([like], dtype=np.int64)
+        arrays["like"] = array_view("q", [like])
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
-    if not caught:
-        store_arrays(_program_key(pat_str, unicode, references), arrays)
-    return {name: memoryview(np.ascontiguousarray(array.reshape(-1) if array.size == 0 else array))
-            for name, array in arrays.items()}
+    return arrays, caught
 
 
 #: What :func:`_split_apart` splits: where the split patterns of published tokenizers
@@ -973,25 +1015,53 @@ def _split_apart(pat_str: str, reference: str) -> bool:
 def kept_program(pat_str: str, unicode: UnicodeTable | None = None,
                  references: tuple[str, ...] = ()) -> dict[str, memoryview] | None:
     """:func:`stored_program`'s arrays if they are on disk, else None (nothing is compiled:
-    a kept program was compiled from a pattern the ``regex`` module compiled)."""
-    return read_arrays(_program_key(pat_str, unicode, references))
+    a kept program was compiled from a pattern the ``regex`` module compiled).
+
+    They are looked up under :func:`_compiler_key` (what this process's modules are, by
+    their files' sizes and times), then under :func:`_contents_key` (what they hold, read
+    only then: the programs the build shipped), which are then kept under the first.
+    """
+    arrays = read_arrays(_program_key(pat_str, unicode, references, _compiler_key()))
+    if arrays is None:
+        arrays = read_arrays(_program_key(pat_str, unicode, references, _contents_key()))
+        if arrays is not None:
+            store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+    return arrays
 
 
-def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...]) -> str:
-    return "\0".join(["program", _compiler_key(), "regex" if unicode is None else unicode.digest,
+def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], compiler: str) -> str:
+    return "\0".join(["program", compiler, "regex" if unicode is None else unicode.digest,
                       str(len(references)), *references, pat_str])
+
+
+def _compiler_modules() -> list[str]:
+    """The files of the modules a compiled program depends on: this compiler, the
+    character sets, the DFA's builder, the matcher whose instructions it emits, the
+    Unicode tables."""
+    from bpetrain.splitting import _charsets, _matcher, unicode
+
+    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: a kept program needs none
+    return [__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__]
+
+
+@functools.cache
+def _contents_key() -> str:
+    """The SHA-256 of the contents of :func:`_compiler_modules` (about a megabyte, read
+    only when :func:`_compiler_key` finds no program): the key of the programs the build
+    ships, which no other build of the modules reads."""
+    digest = hashlib.sha256()
+    for path in _compiler_modules():
+        with open(path, "rb") as f:
+            digest.update(hashlib.sha256(f.read()).digest())
+    return "contents:" + digest.hexdigest()
 
 
 @functools.cache
 def _compiler_key() -> str:
-    """The size and modification time of each module a compiled program depends on (this
-    compiler, the Unicode tables, the character sets and the matcher whose instructions it
-    emits): a changed or rebuilt module never reads a program another one compiled."""
-    from bpetrain.splitting import _charsets, _matcher, unicode
-
-    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: it imports numpy
+    """The size and modification time of each of :func:`_compiler_modules`: a changed or
+    rebuilt module never reads a program another one compiled."""
     parts = []
-    for path in (__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__):
+    for path in _compiler_modules():
         stat = os.stat(path)
         parts.append(f"{os.path.basename(path)}:{stat.st_size}:{stat.st_mtime_ns}")
     return "\0".join(parts)

@@ -44,8 +44,9 @@ and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
 from __future__ import annotations
 
-import numpy as np
+import itertools
 
+from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
 __all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces", "shuffle_table"]
@@ -348,8 +349,8 @@ class _Builder:
         return 0
 
 
-def build_dfa(root, set_bits: list[int], sig_mask: np.ndarray, newline_set: int | None,
-              nullable) -> dict[str, np.ndarray]:
+def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int | None,
+              nullable) -> dict[str, memoryview]:
     """The leftmost-first DFA of the parsed pattern ``root``.
 
     Parameters
@@ -358,7 +359,7 @@ def build_dfa(root, set_bits: list[int], sig_mask: np.ndarray, newline_set: int 
         The pattern, not nullable.
     set_bits : list of int
         Set index -> its bit in the signatures.
-    sig_mask : numpy.ndarray of uint64, shape (n_classes,)
+    sig_mask : list of int, length n_classes
         The signatures: class -> the bits of the sets its characters are in.
     newline_set : int or None
         The index of the set ``\\n`` (given to every ``$``), None if the pattern has no ``$``.
@@ -367,7 +368,8 @@ def build_dfa(root, set_bits: list[int], sig_mask: np.ndarray, newline_set: int 
 
     Returns
     -------
-    dict of numpy.ndarray
+    dict of memoryview
+        (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy)
         ``dfa_trans`` (uint32, shape (n_states, width), width the number of classes
         rounded up to a power of two, at least 8: :func:`_fast_table`, state 0 dead),
         ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
@@ -410,46 +412,55 @@ def build_dfa(root, set_bits: list[int], sig_mask: np.ndarray, newline_set: int 
         rows.append(row)
         i += 1
     width = max(8, 1 << max(n_classes - 1, 0).bit_length())
-    basic = np.zeros((len(builder.order), width), dtype=np.int64)
-    if rows:
-        basic[1:, :n_classes] = np.array(rows, dtype=np.int64)
-    eot = np.array([builder.at_end(t) for t in builder.order], dtype=np.uint8)
-    return {"dfa_trans": _fast_table(basic, starts[0], width), "dfa_eot": eot,
-            "dfa_start": np.array(starts, dtype=np.uint32) * width}
+    pad = [0] * (width - n_classes)
+    trans = _fast_table([[0] * width] + [row + pad for row in rows], starts[0], width)
+    return {"dfa_trans": array_view("I", [e for row in trans for e in row], (len(trans), width)),
+            "dfa_eot": array_view("B", [builder.at_end(t) for t in builder.order]),
+            "dfa_start": array_view("I", [start * width for start in starts])}
 
 
 #: Flags in the low bits of a transition (the next state's row offset is a multiple of 8).
 CUT, MATCH, SLOW = 1, 2, 4
 
 
-def _fast_table(basic: np.ndarray, restart: int, width: int) -> np.ndarray:
+def _fast_table(basic: list[list[int]], restart: int, width: int) -> list[list[int]]:
     """The transitions as the splitting loop reads them: ``row offset of the next state |
     flags``, with the usual way a piece ends folded in.
 
-    From ``basic[state, class] = next << 1 | matched``: a live next state is its row offset,
-    with MATCH if a match ends before the character. A dead one after a match that ends
-    before the character (the piece ends there, the usual case) is CUT and the start
-    state's transition on the same character (a piece starts with it), or CUT | SLOW if
-    no piece can start with it. A dead one without is SLOW: the loop goes back to the last
-    match (or skips a character where nothing matches).
+    From ``basic[state][class] = next << 1 | matched`` (``width`` classes a row, state 0
+    dead): a live next state is its row offset, with MATCH if a match ends before the
+    character. A dead one after a match that ends before the character (the piece ends
+    there, the usual case) is CUT and the start state's transition on the same character (a
+    piece starts with it), or CUT | SLOW if no piece can start with it. A dead one without
+    is SLOW: the loop goes back to the last match (or skips a character where nothing
+    matches).
     """
-    nxt, matched = basic >> 1, (basic & 1).astype(bool)
-    out = np.where(matched, MATCH, 0) | nxt * width
-    dead = nxt == 0
-    again = np.broadcast_to(nxt[restart], nxt.shape)
-    cut = dead & matched
-    out[cut] = np.where(again[cut] != 0, again[cut] * width | CUT, CUT | SLOW)
-    out[dead & ~matched] = SLOW
-    return out.astype(np.uint32)
+    again = [e >> 1 for e in basic[restart]]
+    out = []
+    for row in basic:
+        new = []
+        for k, e in enumerate(row):
+            if e >> 1:
+                new.append((MATCH if e & 1 else 0) | (e >> 1) * width)
+            elif e & 1:
+                new.append(again[k] * width | CUT if again[k] else CUT | SLOW)
+            else:
+                new.append(SLOW)
+        out.append(new)
+    return out
 
 
-def _classes(arrays: dict[str, np.ndarray]) -> np.ndarray:
-    """The DFA's class of every code point (uint16, shape (0x110000,)): its signature."""
-    blocks = arrays["stage1"].astype(np.int64) * 256
-    return arrays["stage2"][(blocks[:, None] + np.arange(256)).reshape(-1)]
+def _joint_classes(a: dict[str, memoryview], b: dict[str, memoryview]) -> list[tuple[int, int]]:
+    """The pairs (class in ``a``, class in ``b``) that some code point has, sorted: read per
+    pair of blocks (``stage1``) the two programs' two-stage tables put code points in."""
+    stage2_a, stage2_b = a["stage2"].tolist(), b["stage2"].tolist()
+    joint = set()
+    for block_a, block_b in set(zip(a["stage1"].tolist(), b["stage1"].tolist())):
+        joint.update(zip(stage2_a[block_a * 256 : block_a * 256 + 256], stage2_b[block_b * 256 : block_b * 256 + 256]))
+    return sorted(joint)
 
 
-def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
+def same_pieces(a: dict[str, memoryview], b: dict[str, memoryview]) -> bool:
     """Whether two compiled patterns' DFAs cut every text into the same pieces.
 
     The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
@@ -463,7 +474,7 @@ def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
 
     Parameters
     ----------
-    a, b : dict of numpy.ndarray
+    a, b : dict of memoryview or numpy.ndarray
         Programs from :func:`bpetrain.splitting._compiler.compile_program` under the same
         Unicode table.
 
@@ -474,15 +485,14 @@ def same_pieces(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     """
     if len(a["dfa_reason"]) or len(b["dfa_reason"]):
         return False
-    joint = np.unique((_classes(a).astype(np.int64) << 16) | _classes(b))
-    pairs = list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
-    trans_a, trans_b = a["dfa_trans"].reshape(-1), b["dfa_trans"].reshape(-1)
+    pairs = _joint_classes(a, b)
+    trans_a, trans_b = (list(itertools.chain.from_iterable(x["dfa_trans"].tolist())) for x in (a, b))
     width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
     todo = [(off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(), b["dfa_start"].tolist())]
     seen = set(todo)
     while todo:
         off_a, off_b, same = todo.pop()
-        at_end = a["dfa_eot"][off_a // width_a]
+        at_end = int(a["dfa_eot"][off_a // width_a])
         if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
             return False
         for k_a, k_b in pairs:
@@ -514,20 +524,20 @@ PAIR_CUT0, PAIR_CUT1, PAIR_MATCH0, PAIR_MATCH1, PAIR_SLOW = 1, 2, 4, 8, 16
 MAX_PAIR_BYTES = 1 << 17
 
 
-def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def pair_table(trans: memoryview, ascii_class) -> tuple[memoryview, memoryview]:
     """Transitions on two ASCII characters at once, to halve the loop's chain of dependent
     table reads on ASCII text.
 
     Parameters
     ----------
-    trans : numpy.ndarray of uint32, shape (n_states, width)
-        :func:`_fast_table`'s transitions.
-    ascii_class : numpy.ndarray of uint16, shape (128,)
+    trans : memoryview or numpy.ndarray of uint32, shape (n_states, width)
+        :func:`_fast_table`'s transitions (``dfa_trans``).
+    ascii_class : sequence of int, length 128
         The class of each ASCII byte.
 
     Returns
     -------
-    (pairs, codes) : numpy.ndarray of uint32, shape (n_states, size * size), and of uint8, shape (256,)
+    (pairs, codes) : memoryview of uint32, shape (n_states, size * size), and of uint8, shape (256,)
         ``codes[b]``: the index of ASCII byte ``b``'s class among the ASCII classes, and
         one index more for every byte >= 0x80 (``size``: their number, rounded up to a
         power of two, at least 8). ``pairs[state, codes[a] * size + codes[b]]``: the row
@@ -535,28 +545,32 @@ def pair_table(trans: np.ndarray, ascii_class: np.ndarray) -> tuple[np.ndarray, 
         PAIR_CUT0/1 and PAIR_MATCH0/1 for what the two single transitions said; or
         PAIR_SLOW if either is SLOW or either byte is not ASCII (so the loop need not test
         that). Empty arrays if the table would be larger than :data:`MAX_PAIR_BYTES`.
+        (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy.)
     """
     n_states, width = trans.shape
-    present = np.unique(ascii_class)
+    rows = trans.tolist()
+    present = sorted(set(ascii_class))
     size = max(8, 1 << len(present).bit_length())  # more than the ASCII classes: one code for the rest
     if n_states * size * size * 4 > MAX_PAIR_BYTES:
-        return np.zeros((0, 1), dtype=np.uint32), np.zeros(256, dtype=np.uint8)
-    codes = np.full(256, len(present), dtype=np.uint8)  # not ASCII: a code without a pair
-    codes[:128] = np.searchsorted(present, ascii_class)
-    first = trans[:, present].astype(np.int64)  # (state, a)
-    after = (first & ~7) // width  # the state after a
-    second = trans[after[:, :, None], present[None, None, :]].astype(np.int64)  # (state, a, b)
-    out = np.zeros((n_states, size, size), dtype=np.int64)
-    block = out[:, : len(present), : len(present)]
-    block[...] = ((second & ~7) // width) * size * size
-    block |= (first[:, :, None] & 1) * PAIR_CUT0 | (second & 1) * PAIR_CUT1
-    block |= (first[:, :, None] >> 1 & 1) * PAIR_MATCH0 | (second >> 1 & 1) * PAIR_MATCH1
-    slow = ((first[:, :, None] & 4) != 0) | ((second & 4) != 0)
-    block[slow] = PAIR_SLOW
-    out[:, len(present):, :] = PAIR_SLOW
-    out[:, :, len(present):] = PAIR_SLOW
-    out[0] = PAIR_SLOW
-    return out.reshape(n_states, size * size).astype(np.uint32), codes
+        return array_view("I", []), array_view("B", bytes(256))
+    code = {k: i for i, k in enumerate(present)}
+    codes = bytes(code[k] for k in ascii_class) + bytes([len(present)]) * 128  # not ASCII: a code without a pair
+    # the second step from each state on each ASCII class, without the first step's flags
+    second = [[PAIR_SLOW if e & SLOW else (e & ~7) // width * size * size | (e & 1) * PAIR_CUT1
+               | (e >> 1 & 1) * PAIR_MATCH1 for e in (row[k] for k in present)] for row in rows]
+    pad, slow = [PAIR_SLOW] * (size - len(present)), [PAIR_SLOW] * size
+    flat = slow * size  # state 0, dead
+    for row in rows[1:]:
+        for k in present:
+            e = row[k]
+            if e & SLOW:
+                flat += slow
+                continue
+            first = (e & 1) * PAIR_CUT0 | (e >> 1 & 1) * PAIR_MATCH0  # PAIR_SLOW has neither bit
+            flat += [v if v == PAIR_SLOW else v | first for v in second[(e & ~7) // width]]
+            flat += pad
+        flat += slow * (size - len(present))
+    return array_view("I", flat, (n_states, size * size)), array_view("B", codes)
 
 
 #: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector.
@@ -577,7 +591,7 @@ _GAP, _FAILED_GAP, _BACK_FAILED_GAP = (-1, None, _PLAIN, _LATER), (-2, None, _FA
                                                                                                   _LATER)
 
 
-def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray) -> dict[str, np.ndarray]:
+def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview]:
     """The DFA on ASCII text as one 64-byte row of next lanes per byte class, so that a
     vector shuffle takes a step (Hyperscan's "Sheng" DFA, with Intel's ``vpermb``): the
     lane broadcast in every lane of a vector picks the lane of its next state.
@@ -604,16 +618,17 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
 
     Parameters
     ----------
-    trans : numpy.ndarray of uint32, shape (n_states, width)
-        :func:`_fast_table`'s transitions.
-    ascii_class : numpy.ndarray of uint16, shape (128,)
+    trans : memoryview or numpy.ndarray of uint32, shape (n_states, width)
+        :func:`_fast_table`'s transitions (``dfa_trans``).
+    ascii_class : sequence of int, length 128
         The class of each ASCII byte.
-    start : numpy.ndarray of uint32, shape (2,)
+    start : sequence of int, length 2
         The start states' row offsets (``dfa_start``).
 
     Returns
     -------
-    dict of numpy.ndarray
+    dict of memoryview
+        (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy)
         ``shuffle_rows`` (uint8, shape (n_codes, 64)): row ``code``, lane ``lane``: the next
         lane after a byte of that code | flags, the last row all dead (bytes >= 0x80);
         ``shuffle_pairs`` (uint8, shape (n_codes * n_codes, 64)): row ``code1 * n_codes +
@@ -635,11 +650,12 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
         If ASCII text reaches more lanes than a vector has.
     """
     n_states, width = trans.shape
-    present = np.unique(ascii_class).tolist()
+    trans = trans.tolist()
+    present = sorted(set(ascii_class))
     restart = int(start[0]) // width
     starts = sorted({int(s) // width for s in start})
     # the states whose "no thread left" on an ASCII byte may go back to the last match
-    going_back = set(np.flatnonzero(((trans[:, present] & (SLOW | CUT)) == SLOW).any(axis=1)).tolist())
+    going_back = {state for state, row in enumerate(trans) if any(row[k] & (SLOW | CUT) == SLOW for k in present)}
 
     def flags(e: int) -> int:
         return (SHUFFLE_CUT if e & CUT else 0) | (SHUFFLE_MATCH if e & MATCH else 0)
@@ -654,16 +670,16 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
             """The lane key after a byte of class k, and the entry's flags (None: dead)."""
             state, before, _, started = key
             if state < 0:  # a gap
-                e = int(trans[restart, k])
+                e = trans[restart][k]
                 return (_GAP, 0) if e & SLOW else (target(e, k, _PLAIN, True), flags(e))
-            e = int(trans[state, k])
+            e = trans[state][k]
             if not e & SLOW:
                 return target(e, k, _PLAIN, bool(e & CUT) or started == _HERE), flags(e)
             if e & CUT:
                 return _GAP, SHUFFLE_CUT
             if before is not None:  # the last match ended a byte back, before a byte of class `before`
-                e1 = int(trans[restart, before])
-                e2 = int(trans[(e1 & ~7) // width, k]) if not e1 & SLOW else SLOW
+                e1 = trans[restart][before]
+                e2 = trans[(e1 & ~7) // width][k] if not e1 & SLOW else SLOW
                 if not e2 & SLOW:
                     return target(e2, k, _BACK, bool(e2 & CUT)), flags(e2)
                 if not e2 & CUT:  # and no piece takes that byte (as below)
@@ -697,29 +713,32 @@ def shuffle_table(trans: np.ndarray, ascii_class: np.ndarray, start: np.ndarray)
              + [key for key in keys if key[2] == _FAILED] + [key for key in keys if key[2] == _BACK]
              + [_BACK_FAILED_GAP] + [key for key in keys if key[2] == _BACK_FAILED])
     lane = {key: i + 1 for i, key in enumerate(order)}
-    codes = np.full(256, len(present), dtype=np.uint8)
-    codes[:128] = np.searchsorted(present, ascii_class)
-    rows = np.zeros((len(present) + 1, SHUFFLE_STATES), dtype=np.uint8)
+    code = {k: i for i, k in enumerate(present)}
+    codes = bytes(code[k] for k in ascii_class) + bytes([len(present)]) * 128
+    rows = [bytearray(SHUFFLE_STATES) for _ in range(len(present) + 1)]
     for key, row in edges:
-        for code, (nxt, entry) in enumerate(row):
+        for c, (nxt, entry) in enumerate(row):
             if nxt is not None:
-                rows[code, lane[key]] = lane[nxt] | entry
-    lanes = np.zeros((3, n_states), dtype=np.uint8)
-    offsets = np.zeros(SHUFFLE_STATES, dtype=np.uint32)
+                rows[c][lane[key]] = lane[nxt] | entry
+    lanes = [bytearray(n_states) for _ in range(3)]
+    offsets = [0] * SHUFFLE_STATES
     for key, i in lane.items():
         offsets[i] = (restart if key[0] < 0 else key[0]) * width
         if key[0] >= 0 and key[1] is None and key[2] == _PLAIN:
-            lanes[key[3], key[0]] = i
+            lanes[key[3]][key[0]] = i
     n_codes = len(rows)
     if n_codes * n_codes * SHUFFLE_STATES <= MAX_SHUFFLE_PAIR_BYTES:
-        # two bytes: the second's step from where the first's leads (the dead lane's row is dead)
-        pairs = rows[np.arange(n_codes)[None, :, None], (rows & (SHUFFLE_STATES - 1))[:, None, :]]
-        pairs = pairs.reshape(n_codes * n_codes, SHUFFLE_STATES)
+        # two bytes: the second's step from where the first's leads (the dead lane's row is
+        # dead): entry x of the first's row is read in the second's row at lane x & 63, which
+        # bytes.translate does with the second's row four times over (256 entries)
+        pairs = b"".join(bytes(first).translate(bytes(second) * 4) for first in rows for second in rows)
     else:
-        pairs = np.zeros((0, SHUFFLE_STATES), dtype=np.uint8)
+        pairs = b""
     first_back = min((lane[key] for key in keys if key[2] == _BACK), default=lane[_BACK_FAILED_GAP])
     special = [lane[(restart, None, _PLAIN, _HERE)], lane[_GAP], lane[_FAILED_GAP], first_back,
                lane[_BACK_FAILED_GAP]]
-    return {"shuffle_rows": rows, "shuffle_pairs": pairs, "shuffle_codes": codes, "shuffle_lane": lanes,
-            "shuffle_state": offsets, "shuffle_special": np.array(special, dtype=np.uint8)}
+    return {"shuffle_rows": array_view("B", b"".join(rows), (n_codes, SHUFFLE_STATES)),
+            "shuffle_pairs": array_view("B", pairs, (len(pairs) // SHUFFLE_STATES, SHUFFLE_STATES)),
+            "shuffle_codes": array_view("B", codes), "shuffle_lane": array_view("B", b"".join(lanes), (3, n_states)),
+            "shuffle_state": array_view("I", offsets), "shuffle_special": array_view("B", special)}
 

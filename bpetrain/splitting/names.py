@@ -8,7 +8,7 @@ loading the compiled matcher (:mod:`bpetrain.splitting.pattern` compiles and run
 from __future__ import annotations
 
 __all__ = ["CL100K_PATTERN", "GPT2_PATTERN", "LLAMA3_PATTERN", "MINBPE_PATTERN", "NANOCHAT_PATTERN", "O200K_PATTERN",
-           "PATTERNS", "SUPERBPE_ORIGINAL_PATTERN", "SUPERBPE_PATTERN", "describe_pattern", "pattern_name"]
+           "PATTERNS", "SHIPPED", "SUPERBPE_ORIGINAL_PATTERN", "SUPERBPE_PATTERN", "describe_pattern", "pattern_name"]
 
 GPT2_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -77,6 +77,10 @@ SUPERBPE_PATTERN = (
 #: ``Digits(individual_digits=False)``, then ``(?=(\d{3})+(?!\d))`` isolated): runs of
 #: numbers cut in threes from the right, everything else one piece a line.
 SUPERBPE_ORIGINAL_PATTERN = r"""\p{N}(?:(?!(?:\d{3})+(?!\d))\p{N})*|[^\p{N}\n]+\n?|\n"""
+
+#: The names of the patterns of the encodings :func:`bpetrain.get_encoding` knows, whose
+#: compiled programs the build ships (:func:`bpetrain.splitting.pattern.ship_patterns`).
+SHIPPED = ("gpt2", "cl100k", "o200k")
 
 #: Named split patterns: name -> ``pat_str`` (``gpt4`` is another name for ``cl100k``).
 #: Every argument that takes a pattern takes these names.

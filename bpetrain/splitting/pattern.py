@@ -39,9 +39,15 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, kept_program, stored_program
+from bpetrain.splitting._compiler import Unsupported, kept_program, ship_program, stored_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
-from bpetrain.splitting.unicode import UnicodeVersionWarning, classes_that_differ, resolve_unicode
+from bpetrain.splitting.unicode import (
+    UNICODE_VERSIONS,
+    UnicodeVersionWarning,
+    classes_that_differ,
+    resolve_unicode,
+    ship_table,
+)
 from bpetrain.splitting.names import (
     CL100K_PATTERN,
     GPT2_PATTERN,
@@ -50,10 +56,12 @@ from bpetrain.splitting.names import (
     NANOCHAT_PATTERN,
     O200K_PATTERN,
     PATTERNS,
+    SHIPPED,
     describe_pattern,
 )
 
-__all__ = ["PATTERNS", "SplitPattern", "encode_utf8", "resolve_pattern", "split_pattern"]
+__all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "ship_patterns",
+           "split_pattern"]
 
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
@@ -110,8 +118,42 @@ def resolve_pattern(pat_str):
             f"unknown pattern name {pat_str!r}: the names are {', '.join(PATTERNS)} and none; to split on "
             f"the literal text, pass the regex as (?:{pat_str})"
         )
-    split_pattern(pat_str)
+    compile_regex(pat_str)  # checked as SplitPattern checks it, without compiling a program
     return pat_str
+
+
+@functools.lru_cache(maxsize=64)
+def compile_regex(pat_str: str) -> regex.Pattern:
+    """``pat_str`` compiled by the ``regex`` module, once per process: the reference, the
+    splitter when the compiled matcher cannot run a pattern, and the check of every pattern
+    (:func:`resolve_pattern`, :attr:`SplitPattern.regex`).
+
+    Raises
+    ------
+    ValueError
+        If the ``regex`` module refuses the pattern, fails on it, or it matches the
+        empty string.
+    """
+    try:
+        compiled = regex.compile(pat_str)
+    except regex.error as exc:
+        names = ", ".join(sorted(PATTERNS))
+        raise ValueError(
+            f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
+            f"regular expression: {exc}"
+        ) from None
+    except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
+        # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
+        # 3.9) raise AttributeError on some negated classes of every character, such as
+        # (?i:[^\s\S]).
+        raise ValueError(
+            f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
+            f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
+            f"another version may compile it, or write the pattern another way"
+        ) from exc
+    if compiled.fullmatch(""):
+        raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
+    return compiled
 
 
 #: The ``regex`` module's time limit for one call on ``n`` characters is
@@ -218,9 +260,10 @@ class SplitPattern:
 
     @functools.cached_property
     def regex(self) -> regex.Pattern:
-        """The pattern compiled by the ``regex`` module, when first used: a program read
-        back from the disk cache (:func:`bpetrain.splitting._compiler.kept_program`) was
-        compiled from a pattern the module compiled, and needs it only to fall back.
+        """The pattern compiled by the ``regex`` module (:func:`compile_regex`), when first
+        used: a program read back from the disk cache
+        (:func:`bpetrain.splitting._compiler.kept_program`) was compiled from a pattern the
+        module compiled, and needs it only to fall back.
 
         Raises
         ------
@@ -228,27 +271,7 @@ class SplitPattern:
             If the ``regex`` module refuses the pattern, fails on it, or it matches the
             empty string.
         """
-        pat_str = self.pat_str
-        try:
-            compiled = regex.compile(pat_str)
-        except regex.error as exc:
-            names = ", ".join(sorted(PATTERNS))
-            raise ValueError(
-                f"pattern {pat_str!r} is neither a known name ({names}, none) nor a valid "
-                f"regular expression: {exc}"
-            ) from None
-        except (AttributeError, IndexError, KeyError, TypeError) as exc:  # the regex module failing inside
-            # Releases of regex from 2025 and early 2026 (2026.1.15 is the newest for Python
-            # 3.9) raise AttributeError on some negated classes of every character, such as
-            # (?i:[^\s\S]).
-            raise ValueError(
-                f"the regex module {regex.__version__} fails to compile pattern {pat_str!r} "
-                f"({type(exc).__name__}: {exc}); that is a bug in this version of regex: "
-                f"another version may compile it, or write the pattern another way"
-            ) from exc
-        if compiled.fullmatch(""):
-            raise ValueError(f"pattern {pat_str!r} matches the empty string; it must match at least one character")
-        return compiled
+        return compile_regex(self.pat_str)
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
@@ -308,6 +331,30 @@ def split_pattern(pat_str, unicode_version="regex"):
     if _is_pipeline(pat_str):
         return pat_str.splitter()
     return SplitPattern(pat_str, unicode_version=unicode_version)
+
+
+def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
+    """Fill ``folder`` (the build's :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) with
+    the compiled programs of the patterns ``names`` (:data:`PATTERNS`) under each of
+    :data:`~bpetrain.splitting.unicode.UNICODE_VERSIONS`, and what resolving those reads
+    from the cache (:func:`~bpetrain.splitting.unicode.ship_table`), and the hand-written
+    matchers' tables (:func:`bpetrain.splitting._blocks.ship_tables`), so that a first
+    process that splits with them reads them instead of compiling
+    (:func:`bpetrain.splitting._compiler.kept_program`). ``setup.py`` calls this at build
+    time.
+
+    Raises
+    ------
+    Unsupported, ValueError
+        If a pattern does not compile without warnings.
+    """
+    for version in UNICODE_VERSIONS:
+        table = resolve_unicode(version)
+        if table is not None:
+            ship_table(table, folder)
+        _blocks.ship_tables(table, folder)  # the hand-written matchers' tables
+        for name in names:
+            ship_program(PATTERNS[name], table, _REFERENCES, folder)
 
 
 def _is_pipeline(pat_str) -> bool:

@@ -74,6 +74,7 @@ __all__ = [
     "ranges_text",
     "regex_table",
     "resolve_unicode",
+    "ship_table",
     "tiktoken_table",
 ]
 
@@ -117,7 +118,7 @@ class UnicodeTable:
         if set(classes) != expected:
             raise ValueError(f"a Unicode table needs the classes {sorted(expected)}; "
                              f"missing {sorted(expected - set(classes))}, unknown {sorted(set(classes) - expected)}")
-        key = _table_key(source, classes)
+        self._key = key = _table_key(source, classes)
         kept = read_arrays(key)
         if kept is not None and kept.keys() == {"digest"} and kept["digest"].nbytes == 64:
             self.source = source  # checked when the digest was kept: the key is the classes' text
@@ -278,17 +279,31 @@ def resolve_unicode(unicode_version) -> UnicodeTable | None:
 
 
 def _is_regex_table(table: UnicodeTable) -> bool:
-    """``table == regex_table()``: its classes are the installed ``regex`` module's. The
+    """``table == regex_table()``: its classes are the installed ``regex`` module's (the
+    same merged ranges, so the same digest). The
     answer is kept on disk under the table's digest and the ``regex`` version
     (:func:`~bpetrain.splitting._charsets.store_arrays`), so a later process reads neither
     the table's classes nor the ``regex`` module's."""
-    key = f"is the regex module's table\0{table.digest}"
+    key = _same_key(table)
     kept = read_arrays(key)
     if kept is not None and kept.keys() == {"same"} and kept["same"].nbytes == 1:
         return bool(kept["same"].tobytes()[0])
-    same = table == regex_table()
+    classes = regex_facts().classes  # regex_table()'s ranges, compared without computing its digest
+    same = all(table._ranges[name] == classes[name] for name in _NAMES)
     store_arrays(key, {"same": bytes([same])})
     return same
+
+
+def _same_key(table: UnicodeTable) -> str:
+    return f"is the regex module's table\0{table.digest}"
+
+
+def ship_table(table: UnicodeTable, folder: str) -> None:
+    """Keep in ``folder`` (the build's :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`)
+    what a first process reads of ``table`` (made by the constructor) from the cache: its
+    digest and whether its classes are the ``regex`` module's (:func:`resolve_unicode`)."""
+    store_arrays(table._key, {"digest": table.digest.encode("ascii")}, folder)
+    store_arrays(_same_key(table), {"same": bytes([_is_regex_table(table)])}, folder)
 
 
 def check_unicode_version(unicode_version):
