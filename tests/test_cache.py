@@ -425,3 +425,33 @@ def test_readers_and_writers_while_another_thread_trims_everything(folder):
         stop.set()
         trimmer.join()
     assert len(trims) > 1 and sum(n for n, _ in trims) > 0  # the trims did remove entries meanwhile
+
+
+def test_reading_a_compiled_pattern_or_a_character_set_records_its_use(folder):
+    """Every kind of entry records a read in its modification time (an entry's last use, on a
+    ``noatime`` mount too); a file the build shipped is read, not touched."""
+    from bpetrain.splitting import _charsets
+
+    _charsets.store_arrays("a test's arrays", {"a": b"\x01\x02"})
+    assert _charsets.cached("a test's set", lambda: bytes(_charsets._PACKED_BYTES)) == bytes(_charsets._PACKED_BYTES)
+    old = time.time() - 2 * cache.USE_RESOLUTION
+    for path in folder.iterdir():
+        os.utime(path, (old, old))
+    assert bytes(_charsets.read_arrays("a test's arrays")["a"]) == b"\x01\x02"
+    assert _charsets.cached("a test's set", lambda: pytest.fail("not read back")) == bytes(_charsets._PACKED_BYTES)
+    entries = [p for p in folder.iterdir() if p.name != ".last-trim"]
+    assert {p.name.split("-")[0] for p in entries} == {"arrays", "charset"}
+    assert all(time.time() - p.stat().st_mtime < 60 for p in entries)
+
+
+def test_a_shipped_program_is_not_touched_when_read(tmp_path, folder, monkeypatch):
+    from bpetrain.splitting import _charsets
+
+    shipped = tmp_path / "shipped"
+    _charsets.store_arrays("a shipped one", {"a": b"\x03"}, folder=str(shipped))
+    monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
+    old = time.time() - 2 * cache.USE_RESOLUTION
+    (path,) = shipped.iterdir()
+    os.utime(path, (old, old))
+    assert bytes(_charsets.read_arrays("a shipped one")["a"]) == b"\x03"
+    assert path.stat().st_mtime == pytest.approx(old)

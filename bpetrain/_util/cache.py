@@ -30,11 +30,10 @@ process or by the user (:func:`clear_cache_dir`, ``bpetrain cache --clear``), as
 **The bound.** The entries may take :func:`max_bytes` in all (``BPETRAIN_CACHE_MAX_BYTES``,
 default :data:`DEFAULT_MAX_BYTES`; ``0`` or ``none``: no bound, as ccache's ``max_size = 0``).
 :func:`trim` removes stale entries, then the least recently used ones until the rest fit.
-An entry's last use is the later of its modification time, which the pair tables' reader
-refreshes at most once an hour (:func:`note_use`), and its access time, which Linux's default
-``relatime`` mount option refreshes about once a day and ``noatime`` never: there, an entry
-whose reader does not call :func:`note_use` (a compiled pattern, a character set) counts as
-used when it was written.
+An entry's last use is its modification time, which every reader refreshes at most once an
+hour (:func:`note_use`: pair tables, compiled patterns, character sets), or its access time if
+later (Linux's default ``relatime`` mount option refreshes it about once a day, ``noatime``
+never).
 
 **When.** Not on every write: listing a folder of 40,000 files, with each file's size and
 times, takes about 0.2 s. A process trims the folder at most once, after a write, when

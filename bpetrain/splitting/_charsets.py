@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 import regex
 
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.cache import cache_dir, write_entry
+from bpetrain._util.cache import cache_dir, note_use, write_entry
 
 if TYPE_CHECKING:
     import numpy as np
@@ -82,11 +82,11 @@ def cached(key: str, compute) -> bytes:
     with contextlib.suppress(OSError, zlib.error):
         with open(path, "rb") as f:
             packed = zlib.decompress(f.read(1 << 20))
+            note_use(f)
         if len(packed) == _PACKED_BYTES:
             return packed
     packed = compute()
     with contextlib.suppress(OSError):
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
@@ -120,17 +120,20 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
         import numpy. Arrays of another byte order or dtype are not read (None).
     """
     for folder in (None, SHIPPED_DIR):
-        arrays = _read_arrays_file(_arrays_path(key, folder))
+        arrays = _read_arrays_file(_arrays_path(key, folder), used=folder is None)
         if arrays is not None:
             return arrays
     return None
 
 
-def _read_arrays_file(path: str) -> dict[str, memoryview] | None:
-    """:func:`read_arrays` of one file."""
+def _read_arrays_file(path: str, used: bool) -> dict[str, memoryview] | None:
+    """:func:`read_arrays` of one file; ``used``: a cache entry, whose last use a read
+    records (:func:`bpetrain._util.cache.note_use`; not a file the build shipped)."""
     with contextlib.suppress(OSError, ValueError, TypeError, KeyError, zlib.error):
         with open(path, "rb") as f:
             data = zlib.decompress(f.read(1 << 26))
+            if used:
+                note_use(f)
         header, _, body = data.partition(b"\n")
         body = memoryview(bytearray(body))
         arrays, offset = {}, 0
@@ -206,7 +209,6 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], f
     body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
         path = _arrays_path(key, folder)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
