@@ -549,7 +549,7 @@ NO_DFA = [
     r"(?:ab)++|.",  # possessive around more than one set
     r"(?>a|ab)c|.",  # an atomic group with a choice
     r"(?:a?)+b|.",  # a loop whose body can match the empty string
-    r"x$y|.",  # $ before more of the pattern (it matches nothing here)
+    r"x$\n|.",  # $ before more of the pattern
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
 ]
 
@@ -560,6 +560,40 @@ def test_patterns_without_dfa(pat_str):
     assert sp.program is not None and not sp.program.has_dfa and sp.dfa_reason.startswith(ALLOWED_NO_DFA)
     for data in (b"ab aab abc ababc x\ny 1 2 3", b"a" * 950 + b"c" + b"ab" * 500 + b"c", MULTILINGUAL.encode()):
         check(sp, pat_str, data)
+
+
+#: Patterns the DFA expresses by reading what a construct it refuses elsewhere does here: a
+#: lookahead whose match the next character decides (a run of at least one of a set, a tail
+#: that matches everywhere, an alternative covered by the exact ones), ``(?=^)``, an optional
+#: part that can match nothing, a possessive run inside a possessive or atomic group, and
+#: parts that can never match (an empty set, ``^`` after a character, ``$`` or ``\Z``
+#: before a character that is not a final newline), which are dropped.
+DFA_BY_READING = [
+    r".(?=\W{1,}+)|\p{L}+",
+    r"\w(?!\s+\d*)|\s|\w",
+    r"a(?=b|bc|b{2}\w)|\w|\s",
+    r"\w(?=\s{1,3}?(?:x|y)*+)|.",
+    r"x(?=\Z)|.",
+    r"(?=^)\w+|.",
+    r"(?>%{0,30}+)??\p{P}|\p{L}+?|\s",
+    r"(?:\s*+\S{2}+){2}+|.",
+    r"(?>a++b)|\w|\s",
+    r"[^\s\S]+x|\w+",
+    r"x$y|\S+|\s",
+    r"x\Zy|\S+|\s",
+    r"\d+\A(?:a?)+|\s|\S+",
+]
+
+
+@pytest.mark.parametrize("pat_str", DFA_BY_READING)
+def test_dfa_by_reading_the_pattern(pat_str):
+    sp = split_pattern(pat_str)
+    assert sp.program is not None and sp.program.has_dfa, sp.dfa_reason
+    arrays = stored_program(pat_str)
+    for data in (b"ab aab abc ababc x\ny 1 2 3\n", b"a" * 950 + b"c" + b"ab" * 500 + b"c", MULTILINGUAL.encode(),
+                 b"%%% x, y; abb  acd bb\tx\n\n 12 x", b"x"):
+        check(sp, pat_str, data)
+        check_interleaved(Program(pat_str, arrays), pat_str, data * 20)
 
 
 #: Patterns with a run after which no match can end (``^`` and ``\\A`` never hold after a
