@@ -441,6 +441,39 @@ def test_shuffles_refuse_too_many_states():
     assert Program(pat_str, stored_program(pat_str), dfa=False).shuffle_reason == "not asked for"
 
 
+#: Patterns whose attempt from each character of a run reads the run to its end and fails,
+#: which a reading reads once, keeping its states, and checks the next attempts against
+#: (``_dfa_record``, ``_dfa_guarded``); some attempts end at a match further back, meet the
+#: failed one in a state it had, or never meet it.
+REREAD = [
+    r"\p{L}+\p{Pf}|\d",
+    r"\p{L}{1,}+(?:\p{Pf}|\d)|.",
+    r"\s*\n|\S+",
+    r"\s*\r?\n|[^\s\p{L}]+?",
+    r"(?:ab)+c|b|\s",
+    r"\w+;|\w\w",
+    r"x\w*y|\w{3}",
+    r"\w{2,9}!|[a-c]",
+]
+#: Runs of every kind those patterns read: ASCII and longer characters, longer than the states
+#: a reading keeps, and around the 64 pieces one call returns.
+REREAD_WORDS = ["abcdefghij" * k for k in (1, 3, 12, 120)] + [
+    "\u00e9\u4e2d\U0001f600x" * 9, "ab" * 40 + "c", "ab" * 3, "x" + "a" * 30 + "y", "xaay", "a!" * 70, "1" * 9]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", REREAD)
+def test_failed_attempts_are_read_once(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    for sep in (" ", "; ", "\n", "  \t \n", "\u00bb", "1"):
+        data = sep.join(REREAD_WORDS + REREAD_WORDS[::-1]).encode()
+        check_interleaved(program, pat_str, data)
+        check_interleaved(program, pat_str, data[7:], at_start=False, want=reference(pat_str, data[7:]))
+        for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 5):
+            check_interleaved(program, pat_str, data, stop=stop)
+
+
 def test_interleaved_readings_reject_a_negative_span():
     program = Program(r"\w+|\W", stored_program(r"\w+|\W"))
     with pytest.raises(ValueError, match="span must be >= 0"):

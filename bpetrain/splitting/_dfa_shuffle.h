@@ -44,6 +44,11 @@
    loop), 1 vpermb (AVX-512 VBMI), 2 pshufb (AVX2). */
 enum { BPETRAIN_SHUFFLE_NONE = 0, BPETRAIN_SHUFFLE_VPERMB = 1, BPETRAIN_SHUFFLE_PSHUFB = 2 };
 
+/* The shortest failed piece (no match from its start, in bytes) that the shuffle loop leaves to
+   its caller rather than reading again from its next byte: the caller keeps its states and
+   reads the next attempts against them (_matcher.pyx, _dfa_record and _dfa_guarded). */
+#define BPETRAIN_SHUFFLE_REREAD 4
+
 /* Whether this CPU (and build) runs the code ``code``. */
 static inline int bpetrain_shuffle_supported(int code) {
 #ifdef BPETRAIN_SHUFFLE_X86
