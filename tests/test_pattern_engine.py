@@ -615,6 +615,8 @@ DFA_BY_READING = [
     r"x$y|\S+|\s",
     r"x\Zy|\S+|\s",
     r"\d+\A(?:a?)+|\s|\S+",
+    r"\W(?!^^)|\w+",
+    r"\w+(?=^x)|\w|\s",
 ]
 
 

@@ -105,11 +105,12 @@ class _Nfa:
 
     def never(self, node) -> bool:
         """Whether ``node`` can never match: it must read a character of an empty set, pass
-        ``^``/``\\A`` after a character, read a character after ``\\Z``, or one other than a
-        newline after ``$`` (where ``$`` holds the text ends, or a final newline follows).
-        Such a part is dropped before the NFA is built (an alternative of it never runs, a
-        loop of it takes no iteration), so that what it holds (a construct the DFA refuses)
-        does not keep the pattern from its DFA. Exact as far as it says True; False when in
+        ``^``/``\\A`` after a character (or a part that begins with one), read a character
+        after ``\\Z``, or one other than a newline after ``$`` (where ``$`` holds, the text
+        ends or a final newline follows). Such a part is dropped before the NFA is built (an
+        alternative of it never runs, a loop of it takes no iteration), so that what it holds
+        (a construct the DFA refuses) does not keep the pattern from its DFA; so is ``(?!^...)``
+        after a character, which always holds. Exact as far as it says True; False when in
         doubt."""
         found = self._never.get(id(node))
         if found is None:
@@ -130,7 +131,7 @@ class _Nfa:
             return False
         read = 0  # the fewest characters the children before read
         for i, child in enumerate(node.children):
-            if self.never(child) or (child.kind == "bos" and read):
+            if self.never(child) or (read and _at_bos_only(child)):
                 return True
             after = node.children[i + 1] if i + 1 < len(node.children) else None
             if after is not None and _min_length(after):
@@ -191,8 +192,14 @@ class _Nfa:
         if k == "set":
             return self.add(_SET, self.set_classes[node.value], nxt)
         if k == "seq":
-            for child in reversed(node.children):
-                nxt = self.compile(child, nxt)
+            read, holds = 0, set()
+            for i, child in enumerate(node.children):
+                if read and child.kind == "look" and child.value and _at_bos_only(child.children[0]):
+                    holds.add(i)  # (?!^...) after a character holds
+                read += _min_length(child)
+            for i in reversed(range(len(node.children))):
+                if i not in holds:
+                    nxt = self.compile(node.children[i], nxt)
             return nxt
         if k == "alt":
             entries = tuple(self.compile(child, nxt) for child in node.children if not self.never(child))
@@ -319,6 +326,22 @@ def _min_length(node) -> int:
     if k == "atomic":
         return _min_length(node.children[0])
     return 0
+
+
+def _at_bos_only(node) -> bool:
+    """Whether ``node`` matches only at the start of the text: it begins with ``^``/``\\A``."""
+    k = node.kind
+    if k == "bos":
+        return True
+    if k == "seq":
+        return bool(node.children) and _at_bos_only(node.children[0])
+    if k == "alt":
+        return bool(node.children) and all(map(_at_bos_only, node.children))
+    if k == "rep":
+        return node.lo > 0 and _at_bos_only(node.children[0])
+    if k == "atomic" or (k == "look" and not node.value):
+        return _at_bos_only(node.children[0])
+    return False
 
 
 def _always(node) -> bool:
