@@ -28,12 +28,20 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   ``\\Z`` is the condition "the end of the text"; ``$`` directly before the end of an
   alternative is "the end, or a final newline" (one more thread that waits for the end
   after that newline); ``^``/``\\A`` hold in the start state of a match at the string's start.
+- **Read first** (:meth:`_Nfa.never`, :meth:`_Nfa.first_classes`): a part that can never
+  match (an empty set, ``^`` after a character, ``\\Z`` or ``$`` before a character that
+  cannot be a final newline) is dropped, whatever it holds; a lookahead whose match the next
+  character decides (``(?=\\W+)``, ``(?!\\s+\\d*)``: only whether its body matches counts,
+  and a tail that matches everywhere adds nothing) is the condition on that character;
+  ``(?=^)`` is ``^``, and ``(?!^...)`` after a character always holds.
 - **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
-  and possessive quantifiers around more than one set's run, lookaheads at more than one
-  character, ``$`` elsewhere, loops whose body can match the empty string (the backtracker
-  leaves such a loop after an empty iteration, which a DFA does not track), more than
-  :data:`MAX_CLASSES` classes, and automata of more than :data:`MAX_STATES` states or NFAs
-  of more than :data:`MAX_NFA` instructions.
+  and possessive quantifiers around more than one set's run (unless they change nothing:
+  one way to match, a possessive run of one set counting as one), other lookaheads at more
+  than one character, ``$`` elsewhere, loops whose body can match the empty string (the
+  backtracker leaves such a loop after an empty iteration, which a DFA does not track; an
+  optional part, ``X?`` or ``X??``, is a plain choice), more than :data:`MAX_CLASSES`
+  classes, and automata of more than :data:`MAX_STATES` states or NFAs of more than
+  :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
 whether a match ends before the character read, with the way a piece usually ends (no

@@ -712,6 +712,34 @@ cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     r.guard_e = r.e
 
 
+cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+                           Py_ssize_t open, Py_ssize_t* pos, Py_ssize_t* last, Py_ssize_t* count, uint32_t* off,
+                           uint32_t* e) noexcept nogil:
+    # One character of a reading by the DFA's own table (``pos``, ``last``, ``count``, ``off``:
+    # its fields, as ``_dfa_fast`` keeps them; the current piece starts at ``open``): the end
+    # of the piece is written whatever the transition ``e`` says, and counted if DFA_CUT; the
+    # usual DFA_SLOW (no thread left) goes back to the last match in the piece and reads on
+    # from it. False, reading nothing, where it is stuck: DFA_SLOW without a match in the
+    # piece, or DFA_SLOW | DFA_CUT (for _dfa_settle).
+    cdef Py_ssize_t n
+    e[0] = t.dfa_trans[off[0] + _dfa_class(t, s, pos[0], end, &n)]
+    if e[0] & DFA_SLOW:
+        if e[0] & DFA_CUT or last[0] <= open:
+            return False
+        bounds[2 * count[0] + 1] = last[0]
+        count[0] += 1
+        pos[0] = last[0]
+        off[0] = t.dfa_start[pos[0] == bos]
+        return True
+    bounds[2 * count[0] + 1] = pos[0]
+    count[0] += e[0] & DFA_CUT
+    if e[0] & DFA_MATCH:
+        last[0] = pos[0]
+    off[0] = e[0] & ~(<uint32_t>DFA_FLAGS)
+    pos[0] += n
+    return True
+
+
 cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil:
     # ``_dfa_fast`` one character a step up to the guard's end, checking the guard: an
@@ -721,11 +749,10 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
     # once, or, with none, the next attempt starts after its first character (and the
     # characters no piece starts with), as ``_dfa_settle`` would have it; an attempt that
     # skips past the guard stops at its end for ``_dfa_settle``.
-    cdef const uint32_t* trans = t.dfa_trans
     cdef Py_ssize_t* bounds = r.bounds
     cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, first = r.first, piece = r.piece
-    cdef Py_ssize_t lo = r.guard_lo, hi = r.guard_hi, limit = min(r.limit, hi + 1), cur, after, i, n
-    cdef uint32_t off = r.off, e
+    cdef Py_ssize_t lo = r.guard_lo, hi = r.guard_hi, limit = min(r.limit, hi + 1), cur, after, i
+    cdef uint32_t off = r.off, e = 0
     while pos < limit and count < r.max_pieces:
         if pos > lo and r.guard[pos - lo] == off:
             cur = bounds[2 * count - 1] if count > first else piece
@@ -747,22 +774,11 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
             piece = pos = after
             off = t.dfa_start[pos == bos]
             continue
-        e = trans[off + _dfa_class(t, s, pos, end, &n)]
-        if e & DFA_SLOW:
-            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
-                r.stuck = True
-                r.e = e
-                break
-            bounds[2 * count + 1] = last  # back to the last match, as _dfa_fast
-            count += 1
-            pos = last
-            off = t.dfa_start[pos == bos]
-            continue
-        bounds[2 * count + 1] = pos
-        count += e & DFA_CUT
-        last = pos if e & DFA_MATCH else last
-        off = e & ~(<uint32_t>DFA_FLAGS)
-        pos += n
+        if not _dfa_char(t, s, end, bos, bounds, bounds[2 * count - 1] if count > first else piece,
+                         &pos, &last, &count, &off, &e):
+            r.stuck = True
+            r.e = e
+            break
     r.pos = pos
     r.last = last
     r.count = count
@@ -791,12 +807,11 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     # there and reads on from it; other DFA_SLOWs, the end of the text and ``stop`` are
     # dealt with by ``_dfa_settle``. (A piece is at least a byte long: there are never more
     # pieces than bytes read.)
-    cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
     cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
     cdef Py_ssize_t* bounds = r.bounds
-    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
+    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces
     cdef Py_ssize_t first = r.first
     cdef uint32_t off = r.off, poff, e = 0
     cdef Py_ssize_t piece = r.piece, i
@@ -831,21 +846,10 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
             off = (poff >> pair_shift) << shift
             if pos >= limit or count == max_pieces:
                 break
-        e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
-        if e & DFA_SLOW:
-            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
-                r.stuck = True
-                break
-            bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
-            count += 1
-            pos = last
-            off = t.dfa_start[pos == bos]
-            continue
-        bounds[2 * count + 1] = pos
-        count += e & DFA_CUT
-        last = pos if e & DFA_MATCH else last
-        off = e & ~(<uint32_t>DFA_FLAGS)
-        pos += n
+        if not _dfa_char(t, s, end, bos, bounds, bounds[2 * count - 1] if count > first else piece,
+                         &pos, &last, &count, &off, &e):  # one character a step
+            r.stuck = True
+            break
     r.pos = pos
     r.last = last
     r.count = count
