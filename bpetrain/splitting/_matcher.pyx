@@ -35,7 +35,7 @@ cdef extern from "_dfa_shuffle.h":
     Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                                   const shuffle_tables* t, int* lane, Py_ssize_t* piece,
                                                   Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
-                                                  Py_ssize_t* last) noexcept nogil
+                                                  Py_ssize_t* last, Py_ssize_t reread) noexcept nogil
 
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos
@@ -652,7 +652,12 @@ cdef struct DfaRun:
     # by ``_dfa_settle``); ``piece``: where the current piece starts; ``off``: the state's
     # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``. The guard: a failed
     # attempt from ``guard_lo`` (no match, DFA_SLOW ``guard_e`` at ``guard_hi``) and its
-    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``).
+    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``); ``reread``: the
+    # shortest failed attempt it keeps (more than GUARD_SPAN: none); how many attempts from
+    # inside a guard met it and how many failed elsewhere.
+    Py_ssize_t reread
+    Py_ssize_t guard_meets
+    Py_ssize_t guard_misses
     Py_ssize_t guard_lo
     Py_ssize_t guard_hi
     uint32_t guard_e
@@ -686,6 +691,8 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.stuck = False
     r.done = start >= stop or max_pieces <= 0
     r.guard_lo = r.guard_hi = -1
+    r.reread = SHUFFLE_REREAD
+    r.guard_meets = r.guard_misses = 0
 
 
 cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
@@ -699,7 +706,7 @@ cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     cdef const uint32_t* trans = t.dfa_trans
     cdef uint32_t off = t.dfa_start[piece == bos]
     cdef Py_ssize_t i = piece, n
-    if pos - piece < SHUFFLE_REREAD or pos - piece > GUARD_SPAN:
+    if pos - piece < r.reread or pos - piece > GUARD_SPAN:
         return
     memset(r.guard, 0xFF, (pos - piece + 1) * sizeof(uint32_t))  # (no state: inside a character)
     while i < pos:
@@ -755,6 +762,7 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
     cdef uint32_t off = r.off, e = 0
     while pos < limit and count < r.max_pieces:
         if pos > lo and r.guard[pos - lo] == off:
+            r.guard_meets += 1
             cur = bounds[2 * count - 1] if count > first else piece
             if last > cur:  # back to the last match
                 bounds[2 * count + 1] = last
@@ -829,7 +837,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
                 if count > first:
                     piece = bounds[2 * count - 1]
-                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last)
+                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
+                                  r.reread)
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -984,6 +993,14 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             piece = last
         else:  # no match at piece
             if pos != r.guard_hi:  # (an attempt that met the guard stops where it does)
+                if r.guard_lo < piece <= r.guard_hi:
+                    # an attempt from inside the guard that never met it (``.{8}x`` counts
+                    # in each): where that happens more often than meeting it, the guard
+                    # does not pay, and the reading leaves failed attempts to the shuffle
+                    # loop again
+                    r.guard_misses += 1
+                    if r.guard_misses > r.guard_meets + 2:
+                        r.reread = GUARD_SPAN + 1
                 _dfa_record(r, t, s, end, bos, piece, pos)
             piece = _dfa_gap(t, s, piece, stop, end)
     elif count == max_pieces or piece >= stop:
