@@ -815,11 +815,12 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     # there and reads on from it; other DFA_SLOWs, the end of the text and ``stop`` are
     # dealt with by ``_dfa_settle``. (A piece is at least a byte long: there are never more
     # pieces than bytes read.)
+    cdef const uint32_t* trans = t.dfa_trans
     cdef const uint32_t* pairs = t.dfa_pairs
     cdef const uint8_t* codes = t.dfa_codes
     cdef int shift = t.dfa_shift, pair_shift = t.dfa_pair_shift, code_shift = t.dfa_code_shift
     cdef Py_ssize_t* bounds = r.bounds
-    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces
+    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, limit = r.limit, max_pieces = r.max_pieces, n = 1
     cdef Py_ssize_t first = r.first
     cdef uint32_t off = r.off, poff, e = 0
     cdef Py_ssize_t piece = r.piece, i
@@ -855,10 +856,21 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
             off = (poff >> pair_shift) << shift
             if pos >= limit or count == max_pieces:
                 break
-        if not _dfa_char(t, s, end, bos, bounds, bounds[2 * count - 1] if count > first else piece,
-                         &pos, &last, &count, &off, &e):  # one character a step
-            r.stuck = True
-            break
+        e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step (as _dfa_char, kept
+        if e & DFA_SLOW:                                   # here: its state stays in registers)
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
+                r.stuck = True
+                break
+            bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
+            count += 1
+            pos = last
+            off = t.dfa_start[pos == bos]
+            continue
+        bounds[2 * count + 1] = pos
+        count += e & DFA_CUT
+        last = pos if e & DFA_MATCH else last
+        off = e & ~(<uint32_t>DFA_FLAGS)
+        pos += n
     r.pos = pos
     r.last = last
     r.count = count
