@@ -441,6 +441,39 @@ def test_shuffles_refuse_too_many_states():
     assert Program(pat_str, stored_program(pat_str), dfa=False).shuffle_reason == "not asked for"
 
 
+#: Patterns whose attempt from each character of a run reads the run to its end and fails,
+#: which a reading reads once, keeping its states, and checks the next attempts against
+#: (``_dfa_record``, ``_dfa_guarded``); some attempts end at a match further back, meet the
+#: failed one in a state it had, or never meet it.
+REREAD = [
+    r"\p{L}+\p{Pf}|\d",
+    r"\p{L}{1,}+(?:\p{Pf}|\d)|.",
+    r"\s*\n|\S+",
+    r"\s*\r?\n|[^\s\p{L}]+?",
+    r"(?:ab)+c|b|\s",
+    r"\w+;|\w\w",
+    r"x\w*y|\w{3}",
+    r"\w{2,9}!|[a-c]",
+]
+#: Runs of every kind those patterns read: ASCII and longer characters, longer than the states
+#: a reading keeps, and around the 64 pieces one call returns.
+REREAD_WORDS = ["abcdefghij" * k for k in (1, 3, 12, 120)] + [
+    "\u00e9\u4e2d\U0001f600x" * 9, "ab" * 40 + "c", "ab" * 3, "x" + "a" * 30 + "y", "xaay", "a!" * 70, "1" * 9]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", REREAD)
+def test_failed_attempts_are_read_once(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    for sep in (" ", "; ", "\n", "  \t \n", "\u00bb", "1"):
+        data = sep.join(REREAD_WORDS + REREAD_WORDS[::-1]).encode()
+        check_interleaved(program, pat_str, data)
+        check_interleaved(program, pat_str, data[7:], at_start=False, want=reference(pat_str, data[7:]))
+        for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 5):
+            check_interleaved(program, pat_str, data, stop=stop)
+
+
 def test_interleaved_readings_reject_a_negative_span():
     program = Program(r"\w+|\W", stored_program(r"\w+|\W"))
     with pytest.raises(ValueError, match="span must be >= 0"):
@@ -549,7 +582,7 @@ NO_DFA = [
     r"(?:ab)++|.",  # possessive around more than one set
     r"(?>a|ab)c|.",  # an atomic group with a choice
     r"(?:a?)+b|.",  # a loop whose body can match the empty string
-    r"x$y|.",  # $ before more of the pattern (it matches nothing here)
+    r"x$\n|.",  # $ before more of the pattern
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
 ]
 
@@ -560,6 +593,42 @@ def test_patterns_without_dfa(pat_str):
     assert sp.program is not None and not sp.program.has_dfa and sp.dfa_reason.startswith(ALLOWED_NO_DFA)
     for data in (b"ab aab abc ababc x\ny 1 2 3", b"a" * 950 + b"c" + b"ab" * 500 + b"c", MULTILINGUAL.encode()):
         check(sp, pat_str, data)
+
+
+#: Patterns the DFA expresses by reading what a construct it refuses elsewhere does here: a
+#: lookahead whose match the next character decides (a run of at least one of a set, a tail
+#: that matches everywhere, an alternative covered by the exact ones), ``(?=^)``, an optional
+#: part that can match nothing, a possessive run inside a possessive or atomic group, and
+#: parts that can never match (an empty set, ``^`` after a character, ``$`` or ``\Z``
+#: before a character that is not a final newline), which are dropped.
+DFA_BY_READING = [
+    r".(?=\W{1,}+)|\p{L}+",
+    r"\w(?!\s+\d*)|\s|\w",
+    r"a(?=b|bc|b{2}\w)|\w|\s",
+    r"\w(?=\s{1,3}?(?:x|y)*+)|.",
+    r"x(?=\Z)|.",
+    r"(?=^)\w+|.",
+    r"(?>%{0,30}+)??\p{P}|\p{L}+?|\s",
+    r"(?:\s*+\S{2}+){2}+|.",
+    r"(?>a++b)|\w|\s",
+    r"[^\s\S]+x|\w+",
+    r"x$y|\S+|\s",
+    r"x\Zy|\S+|\s",
+    r"\d+\A(?:a?)+|\s|\S+",
+    r"\W(?!^^)|\w+",
+    r"\w+(?=^x)|\w|\s",
+]
+
+
+@pytest.mark.parametrize("pat_str", DFA_BY_READING)
+def test_dfa_by_reading_the_pattern(pat_str):
+    sp = split_pattern(pat_str)
+    assert sp.program is not None and sp.program.has_dfa, sp.dfa_reason
+    arrays = stored_program(pat_str)
+    for data in (b"ab aab abc ababc x\ny 1 2 3\n", b"a" * 950 + b"c" + b"ab" * 500 + b"c", MULTILINGUAL.encode(),
+                 b"%%% x, y; abb  acd bb\tx\n\n 12 x", b"x"):
+        check(sp, pat_str, data)
+        check_interleaved(Program(pat_str, arrays), pat_str, data * 20)
 
 
 #: Patterns with a run after which no match can end (``^`` and ``\\A`` never hold after a

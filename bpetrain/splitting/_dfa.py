@@ -28,12 +28,20 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   ``\\Z`` is the condition "the end of the text"; ``$`` directly before the end of an
   alternative is "the end, or a final newline" (one more thread that waits for the end
   after that newline); ``^``/``\\A`` hold in the start state of a match at the string's start.
+- **Read first** (:meth:`_Nfa.never`, :meth:`_Nfa.first_classes`): a part that can never
+  match (an empty set, ``^`` after a character, ``\\Z`` or ``$`` before a character that
+  cannot be a final newline) is dropped, whatever it holds; a lookahead whose match the next
+  character decides (``(?=\\W+)``, ``(?!\\s+\\d*)``: only whether its body matches counts,
+  and a tail that matches everywhere adds nothing) is the condition on that character;
+  ``(?=^)`` is ``^``, and ``(?!^...)`` after a character always holds.
 - **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
-  and possessive quantifiers around more than one set's run, lookaheads at more than one
-  character, ``$`` elsewhere, loops whose body can match the empty string (the backtracker
-  leaves such a loop after an empty iteration, which a DFA does not track), more than
-  :data:`MAX_CLASSES` classes, and automata of more than :data:`MAX_STATES` states or NFAs
-  of more than :data:`MAX_NFA` instructions.
+  and possessive quantifiers around more than one set's run (unless they change nothing:
+  one way to match, a possessive run of one set counting as one), other lookaheads at more
+  than one character, ``$`` elsewhere, loops whose body can match the empty string (the
+  backtracker leaves such a loop after an empty iteration, which a DFA does not track; an
+  optional part, ``X?`` or ``X??``, is a plain choice), more than :data:`MAX_CLASSES`
+  classes, and automata of more than :data:`MAX_STATES` states or NFAs of more than
+  :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
 whether a match ends before the character read, with the way a piece usually ends (no
@@ -72,13 +80,15 @@ class NoDfa(ValueError):
 class _Nfa:
     """Thompson's construction over class masks, built back to front (``next`` known)."""
 
-    def __init__(self, set_classes: dict[int, int], n_classes: int, nullable):
+    def __init__(self, set_classes: dict[int, int], n_classes: int, nullable, newline: int = 0):
         self.nullable = nullable  # the compiler's analysis: can a node match without reading?
         self.code: list[tuple] = []
         self.set_classes = set_classes  # set index -> mask of classes
         self.every = (1 << n_classes) - 1
         self.eot = 1 << n_classes  # the condition bit of "the end of the text"
+        self.newline = newline  # the classes of "\n" (what a "$" before more may read)
         self.match = self.add(_MATCH, 0, -1)
+        self._never: dict[int, bool] = {}
 
     def add(self, kind: int, operand, nxt: int) -> int:
         if len(self.code) >= MAX_NFA:
@@ -102,17 +112,106 @@ class _Nfa:
             return self.one_char(node.children[0])
         return None
 
+    def never(self, node) -> bool:
+        """Whether ``node`` can never match: it must read a character of an empty set, pass
+        ``^``/``\\A`` after a character (or a part that begins with one), read a character
+        after ``\\Z``, or one other than a newline after ``$`` (where ``$`` holds, the text
+        ends or a final newline follows). Such a part is dropped before the NFA is built (an
+        alternative of it never runs, a loop of it takes no iteration), so that what it holds
+        (a construct the DFA refuses) does not keep the pattern from its DFA; so is ``(?!^...)``
+        after a character, which always holds. Exact as far as it says True; False when in
+        doubt."""
+        found = self._never.get(id(node))
+        if found is None:
+            found = self._never[id(node)] = self._find_never(node)
+        return found
+
+    def _find_never(self, node) -> bool:
+        k = node.kind
+        if k == "set":
+            return self.set_classes[node.value] == 0
+        if k == "alt":
+            return all(map(self.never, node.children))
+        if k == "rep":
+            return node.lo > 0 and self.never(node.children[0])
+        if k == "atomic" or (k == "look" and not node.value):
+            return self.never(node.children[0])
+        if k != "seq":
+            return False
+        read = 0  # the fewest characters the children before read
+        for i, child in enumerate(node.children):
+            if self.never(child) or (read and _at_bos_only(child)):
+                return True
+            after = node.children[i + 1] if i + 1 < len(node.children) else None
+            if after is not None and _min_length(after):
+                if child.kind == "eos":
+                    return True
+                if child.kind == "eol" and not self.first_classes(after)[1] & self.newline:
+                    return True
+            read += _min_length(child)
+        return False
+
+    def first_classes(self, node) -> tuple[bool, int]:
+        """Whether ``node`` matches at a place is decided by the next character alone:
+        ``(exact, cond)``, ``cond`` the classes (and the end-of-text bit) the next character
+        must have for it to match; if ``exact``, it then matches. ``cond`` is an
+        over-approximation always, so ``not exact`` still says which characters it cannot
+        start at. Only whether a match exists matters (a lookahead's body): a tail that
+        matches at every place (:func:`_always`) adds no condition, ``C{1,}``, ``C{1,}+``
+        and ``(?>C+)`` match where C does, an alternation where one of its exact
+        alternatives does if those cover where the others can."""
+        full = self.every | self.eot
+        k = node.kind
+        if k == "set":
+            return True, self.set_classes[node.value]
+        if k == "eos":
+            return True, self.eot
+        if k == "atomic":
+            return self.first_classes(node.children[0])
+        if k == "rep":
+            if node.lo == 0:
+                return True, full
+            exact, cond = self.first_classes(node.children[0])
+            return exact and node.lo == 1, cond
+        if k == "alt":
+            found = [self.first_classes(child) for child in node.children if not self.never(child)]
+            covered = reach = 0
+            for exact, cond in found:
+                reach |= cond
+                if exact:
+                    covered |= cond
+            return all(exact or not cond & ~covered for exact, cond in found), reach
+        if k == "seq":
+            children = list(node.children)
+            while children and _always(children[-1]):
+                children.pop()
+            if not children:
+                return True, full
+            if len(children) == 1:
+                return self.first_classes(children[0])
+            if _min_length(children[0]):
+                return False, self.first_classes(children[0])[1]
+        return False, full
+
     def compile(self, node, nxt: int) -> int:
         """The entry of ``node`` followed by ``nxt``."""
+        if self.never(node):
+            return self.add(_SET, 0, nxt)  # reads nothing: a thread at it is never kept
         k = node.kind
         if k == "set":
             return self.add(_SET, self.set_classes[node.value], nxt)
         if k == "seq":
-            for child in reversed(node.children):
-                nxt = self.compile(child, nxt)
+            read, holds = 0, set()
+            for i, child in enumerate(node.children):
+                if read and child.kind == "look" and child.value and _at_bos_only(child.children[0]):
+                    holds.add(i)  # (?!^...) after a character holds
+                read += _min_length(child)
+            for i in reversed(range(len(node.children))):
+                if i not in holds:
+                    nxt = self.compile(node.children[i], nxt)
             return nxt
         if k == "alt":
-            entries = tuple(self.compile(child, nxt) for child in node.children)
+            entries = tuple(self.compile(child, nxt) for child in node.children if not self.never(child))
             return self.add(_SPLIT, entries, -1)
         if k == "rep":
             return self.repeat(node, nxt)
@@ -124,9 +223,17 @@ class _Nfa:
                 return self.possessive(self.one_char(body.children[0]), body.lo, body.hi, nxt)
             raise NoDfa("an atomic group around more than a run of one set")
         if k == "look":
-            classes = self.one_char(node.children[0])
+            body = node.children[0]
+            classes = self.one_char(body)
             if classes is None:
-                raise NoDfa("a lookahead at more than one character")
+                if body.kind == "bos" and not node.value:  # (?=^) is ^
+                    return self.compile(body, nxt)
+                exact, classes = self.first_classes(body)
+                if not exact:
+                    raise NoDfa("a lookahead at more than one character")
+                if not node.value:
+                    return self.add(_COND, classes, nxt)
+                return self.add(_COND, (self.every | self.eot) & ~classes, nxt)
             cond = (self.every & ~classes) | self.eot if node.value else classes
             return self.add(_COND, cond, nxt)
         if k == "bos":
@@ -141,13 +248,16 @@ class _Nfa:
 
     def repeat(self, node, nxt: int) -> int:
         body, lo, hi = node.children[0], node.lo, node.hi
+        if self.never(body):
+            return nxt  # no iteration can match (compile() has dropped the loop if lo > 0)
         if node.mode == POSSESSIVE:
             classes = self.one_char(body)
             if classes is not None:
                 return self.possessive(classes, lo, hi, nxt)
             if lo != hi or not _choice_free(body):
                 raise NoDfa("a possessive quantifier on more than one set")
-        if hi != lo and self.nullable(body):
+        if hi != lo and (hi is None or hi - lo > 1 or lo) and self.nullable(body):
+            # (an optional body, X? or X??, is one choice: match X, empty or not, or skip it)
             raise NoDfa("a loop whose body can match the empty string")
         lazy = node.mode == LAZY
         if hi is None:
@@ -186,16 +296,76 @@ class _Nfa:
 
 def _choice_free(node) -> bool:
     """Whether ``node`` matches in at most one way at each place (no alternation, no
-    repetition with a choice of count): atomic grouping changes nothing for it."""
+    repetition with a choice of count but a possessive run of one set, which takes the
+    whole run): atomic grouping changes nothing for it."""
     k = node.kind
     if k in ("set", "bos", "eos", "eol", "look"):
         return True
     if k == "seq":
         return all(map(_choice_free, node.children))
     if k == "rep":
+        if node.mode == POSSESSIVE and _one_set(node.children[0]):
+            return True
         return node.lo == node.hi and _choice_free(node.children[0])
     if k == "atomic":
         return _choice_free(node.children[0])
+    return False
+
+
+def _one_set(node) -> bool:
+    """Whether ``node`` reads exactly one character (a set, or an alternation of such)."""
+    if node.kind == "set":
+        return True
+    if node.kind == "alt":
+        return all(map(_one_set, node.children))
+    return node.kind == "seq" and len(node.children) == 1 and _one_set(node.children[0])
+
+
+def _min_length(node) -> int:
+    """The fewest characters a match of ``node`` reads."""
+    k = node.kind
+    if k == "set":
+        return 1
+    if k == "seq":
+        return sum(map(_min_length, node.children))
+    if k == "alt":
+        return min(map(_min_length, node.children), default=0)
+    if k == "rep":
+        return node.lo * _min_length(node.children[0])
+    if k == "atomic":
+        return _min_length(node.children[0])
+    return 0
+
+
+def _at_bos_only(node) -> bool:
+    """Whether ``node`` matches only at the start of the text: it begins with ``^``/``\\A``."""
+    k = node.kind
+    if k == "bos":
+        return True
+    if k == "seq":
+        return bool(node.children) and _at_bos_only(node.children[0])
+    if k == "alt":
+        return bool(node.children) and all(map(_at_bos_only, node.children))
+    if k == "rep":
+        return node.lo > 0 and _at_bos_only(node.children[0])
+    if k == "atomic" or (k == "look" and not node.value):
+        return _at_bos_only(node.children[0])
+    return False
+
+
+def _always(node) -> bool:
+    """Whether ``node`` has a match at every place of every text: a loop that may take no
+    iteration (a possessive one too: with nothing after it inside a lookahead, it takes
+    what it can), or a group of such."""
+    k = node.kind
+    if k == "seq":
+        return all(map(_always, node.children))
+    if k == "alt":
+        return any(map(_always, node.children))
+    if k == "rep":
+        return node.lo == 0 or _always(node.children[0])
+    if k == "atomic" or (k == "look" and not node.value):
+        return _always(node.children[0])
     return False
 
 
@@ -393,7 +563,7 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
                 mask |= 1 << k
         set_classes[index] = mask
     newline = set_classes[newline_set] if newline_set is not None else 0
-    nfa = _Nfa(set_classes, n_classes, nullable)
+    nfa = _Nfa(set_classes, n_classes, nullable, newline)
     entry = nfa.compile(root, nfa.match)
     builder = _Builder(nfa, newline, n_classes)
     starts = []

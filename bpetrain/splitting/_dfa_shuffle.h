@@ -44,6 +44,12 @@
    loop), 1 vpermb (AVX-512 VBMI), 2 pshufb (AVX2). */
 enum { BPETRAIN_SHUFFLE_NONE = 0, BPETRAIN_SHUFFLE_VPERMB = 1, BPETRAIN_SHUFFLE_PSHUFB = 2 };
 
+/* The shortest failed piece (no match from its start, in bytes) that the shuffle loop leaves to
+   its caller, as the caller asks (``reread``), rather than reading again from its next byte:
+   the caller keeps its states and reads the next attempts against them (_matcher.pyx,
+   _dfa_record and _dfa_guarded). */
+#define BPETRAIN_SHUFFLE_REREAD 4
+
 /* Whether this CPU (and build) runs the code ``code``. */
 static inline int bpetrain_shuffle_supported(int code) {
 #ifdef BPETRAIN_SHUFFLE_X86
@@ -159,18 +165,18 @@ static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int qu
 static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                               const bpetrain_shuffle* t, int* lane, Py_ssize_t* piece,
                                               Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
-                                              Py_ssize_t* last) {
+                                              Py_ssize_t* last, Py_ssize_t reread) {
 #ifdef BPETRAIN_SHUFFLE_X86
     if (t->code == BPETRAIN_SHUFFLE_VPERMB)
-        return bpetrain_shuffle_run_vpermb(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+        return bpetrain_shuffle_run_vpermb(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
     if (t->code == BPETRAIN_SHUFFLE_PSHUFB) {
         if (t->quarters == 1)
-            return bpetrain_shuffle_run_pshufb1(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+            return bpetrain_shuffle_run_pshufb1(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
         if (t->quarters == 2)
-            return bpetrain_shuffle_run_pshufb2(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+            return bpetrain_shuffle_run_pshufb2(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
         if (t->quarters == 3)
-            return bpetrain_shuffle_run_pshufb3(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
-        return bpetrain_shuffle_run_pshufb4(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last);
+            return bpetrain_shuffle_run_pshufb3(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
+        return bpetrain_shuffle_run_pshufb4(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
     }
 #else
     (void)s; (void)limit; (void)t; (void)lane; (void)piece; (void)bounds; (void)count; (void)max_pieces; (void)last;

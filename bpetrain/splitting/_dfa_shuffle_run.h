@@ -33,11 +33,12 @@
    with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
    _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
    it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
-   left), at limit, or where the next piece end would not fit. */
+   left, or the failed piece is ``reread`` bytes or more), at limit, or where the next piece end
+   would not fit. */
 __attribute__((target(BPETRAIN_SHUFFLE_TARGET)))
 static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
                                        int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
-                                       Py_ssize_t max_pieces, Py_ssize_t* last) {
+                                       Py_ssize_t max_pieces, Py_ssize_t* last, Py_ssize_t reread) {
     const uint8_t* rows = t->rows;
     const uint16_t* offsets = t->offsets;
     const uint8_t* pairs = t->pairs;
@@ -184,8 +185,10 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 cur = t->restart;
                 continue;
             }
-            if (*last <= open && s[open] < 0x80) {
-                /* no match where the piece started: its first byte is in the gap */
+            if (*last <= open && s[open] < 0x80 && pos - open < reread) {
+                /* no match where the piece started: its first byte is in the gap (a longer
+                   failed piece goes back to the caller, which reads it again once, keeping
+                   its states, rather than from each of its bytes: _matcher.pyx, _dfa_record) */
                 pos = open + 1;
                 open = -1;
                 cur = t->gap;

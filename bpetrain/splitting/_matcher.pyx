@@ -29,12 +29,13 @@ cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
 cdef extern from "_dfa_shuffle.h":
+    int SHUFFLE_REREAD "BPETRAIN_SHUFFLE_REREAD"
     int shuffle_supported "bpetrain_shuffle_supported"(int code) noexcept nogil
     void shuffle_prepare "bpetrain_shuffle_prepare"(uint8_t* rows, Py_ssize_t n, int code, int quarters) noexcept nogil
     Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                                   const shuffle_tables* t, int* lane, Py_ssize_t* piece,
                                                   Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
-                                                  Py_ssize_t* last) noexcept nogil
+                                                  Py_ssize_t* last, Py_ssize_t reread) noexcept nogil
 
 cdef enum:  # kinds of backtracking points
     BT_BRANCH = 0   # resume at pc, pos
@@ -640,11 +641,27 @@ cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t po
     return pos
 
 
+cdef enum:
+    GUARD_SPAN = 1024  # the longest failed attempt whose states a reading keeps (bytes; the
+                       # shortest: SHUFFLE_REREAD, from which the shuffle loop leaves them to it)
+
+
 cdef struct DfaRun:
     # One reading of the DFA (``dfa_pieces``), resumable: its pieces go to bounds[2 * i],
     # bounds[2 * i + 1] for i < count (the starts of those from ``first`` on are filled in
     # by ``_dfa_settle``); ``piece``: where the current piece starts; ``off``: the state's
-    # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``.
+    # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``. The guard: a failed
+    # attempt from ``guard_lo`` (no match, DFA_SLOW ``guard_e`` at ``guard_hi``) and its
+    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``); ``reread``: the
+    # shortest failed attempt it keeps (more than GUARD_SPAN: none); how many attempts from
+    # inside a guard met it and how many failed elsewhere.
+    Py_ssize_t reread
+    Py_ssize_t guard_meets
+    Py_ssize_t guard_misses
+    Py_ssize_t guard_lo
+    Py_ssize_t guard_hi
+    uint32_t guard_e
+    uint32_t guard[GUARD_SPAN + 1]
     Py_ssize_t* bounds
     Py_ssize_t max_pieces
     Py_ssize_t count
@@ -673,6 +690,109 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.e = 0
     r.stuck = False
     r.done = start >= stop or max_pieces <= 0
+    r.guard_lo = r.guard_hi = -1
+    r.reread = SHUFFLE_REREAD
+    r.guard_meets = r.guard_misses = 0
+
+
+cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
+                             Py_ssize_t piece, Py_ssize_t pos) noexcept nogil:
+    # The attempt from ``piece`` read to ``pos`` and stopped there (DFA_SLOW, ``r.e``)
+    # without a match: read it again, keeping its state before each character, so that a
+    # later attempt that reaches one of those places in the same state stops at once
+    # (_dfa_guarded). Without it, an attempt from each character of a run that the pattern
+    # reads to its end and then fails on (``\p{L}+\p{Pf}``, ``\s*\n`` on words and
+    # indentation) reads the rest of the run again: quadratic in the run's length.
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef uint32_t off = t.dfa_start[piece == bos]
+    cdef Py_ssize_t i = piece, n
+    if pos - piece < r.reread or pos - piece > GUARD_SPAN:
+        return
+    memset(r.guard, 0xFF, (pos - piece + 1) * sizeof(uint32_t))  # (no state: inside a character)
+    while i < pos:
+        r.guard[i - piece] = off
+        off = trans[off + _dfa_class(t, s, i, end, &n)] & ~(<uint32_t>DFA_FLAGS)
+        i += n
+    r.guard[pos - piece] = off
+    r.guard_lo = piece
+    r.guard_hi = pos
+    r.guard_e = r.e
+
+
+cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+                           Py_ssize_t open, Py_ssize_t* pos, Py_ssize_t* last, Py_ssize_t* count, uint32_t* off,
+                           uint32_t* e) noexcept nogil:
+    # One character of a reading by the DFA's own table (``pos``, ``last``, ``count``, ``off``:
+    # its fields, as ``_dfa_fast`` keeps them; the current piece starts at ``open``): the end
+    # of the piece is written whatever the transition ``e`` says, and counted if DFA_CUT; the
+    # usual DFA_SLOW (no thread left) goes back to the last match in the piece and reads on
+    # from it. False, reading nothing, where it is stuck: DFA_SLOW without a match in the
+    # piece, or DFA_SLOW | DFA_CUT (for _dfa_settle).
+    cdef Py_ssize_t n
+    e[0] = t.dfa_trans[off[0] + _dfa_class(t, s, pos[0], end, &n)]
+    if e[0] & DFA_SLOW:
+        if e[0] & DFA_CUT or last[0] <= open:
+            return False
+        bounds[2 * count[0] + 1] = last[0]
+        count[0] += 1
+        pos[0] = last[0]
+        off[0] = t.dfa_start[pos[0] == bos]
+        return True
+    bounds[2 * count[0] + 1] = pos[0]
+    count[0] += e[0] & DFA_CUT
+    if e[0] & DFA_MATCH:
+        last[0] = pos[0]
+    off[0] = e[0] & ~(<uint32_t>DFA_FLAGS)
+    pos[0] += n
+    return True
+
+
+cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
+                              Py_ssize_t bos) noexcept nogil:
+    # ``_dfa_fast`` one character a step up to the guard's end, checking the guard: an
+    # attempt in the state the failed one had at the same place reads as it did, to
+    # ``guard_hi`` without a match, and stops there as it did (the DFA is deterministic,
+    # and reads no further back than a piece's start). So it goes back to its last match at
+    # once, or, with none, the next attempt starts after its first character (and the
+    # characters no piece starts with), as ``_dfa_settle`` would have it; an attempt that
+    # skips past the guard stops at its end for ``_dfa_settle``.
+    cdef Py_ssize_t* bounds = r.bounds
+    cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, first = r.first, piece = r.piece
+    cdef Py_ssize_t lo = r.guard_lo, hi = r.guard_hi, limit = min(r.limit, hi + 1), cur, after, i
+    cdef uint32_t off = r.off, e = 0
+    while pos < limit and count < r.max_pieces:
+        if pos > lo and r.guard[pos - lo] == off:
+            r.guard_meets += 1
+            cur = bounds[2 * count - 1] if count > first else piece
+            if last > cur:  # back to the last match
+                bounds[2 * count + 1] = last
+                count += 1
+                pos = last
+                off = t.dfa_start[pos == bos]
+                continue
+            after = _dfa_gap(t, s, cur, r.stop, end)  # no match at cur
+            if after >= limit:
+                pos = hi
+                r.stuck = True
+                r.e = r.guard_e
+                break
+            for i in range(first, count):
+                bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
+            first = count
+            piece = pos = after
+            off = t.dfa_start[pos == bos]
+            continue
+        if not _dfa_char(t, s, end, bos, bounds, bounds[2 * count - 1] if count > first else piece,
+                         &pos, &last, &count, &off, &e):
+            r.stuck = True
+            r.e = e
+            break
+    r.pos = pos
+    r.last = last
+    r.count = count
+    r.first = first
+    r.piece = piece
+    r.off = off
 
 
 cdef inline void _take_pair(Py_ssize_t* bounds, Py_ssize_t pos, uint32_t e, Py_ssize_t* count,
@@ -718,7 +838,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
                 if count > first:
                     piece = bounds[2 * count - 1]
-                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last)
+                pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
+                                  r.reread)
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -735,8 +856,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
             off = (poff >> pair_shift) << shift
             if pos >= limit or count == max_pieces:
                 break
-        e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step
-        if e & DFA_SLOW:
+        e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step (as _dfa_char, kept
+        if e & DFA_SLOW:                                   # here: its state stays in registers)
             if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
                 r.stuck = True
                 break
@@ -883,6 +1004,16 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             count += 1
             piece = last
         else:  # no match at piece
+            if pos != r.guard_hi:  # (an attempt that met the guard stops where it does)
+                if r.guard_lo < piece <= r.guard_hi:
+                    # an attempt from inside the guard that never met it (``.{8}x`` counts
+                    # in each): where that happens more often than meeting it, the guard
+                    # does not pay, and the reading leaves failed attempts to the shuffle
+                    # loop again
+                    r.guard_misses += 1
+                    if r.guard_misses > r.guard_meets + 2:
+                        r.reread = GUARD_SPAN + 1
+                _dfa_record(r, t, s, end, bos, piece, pos)
             piece = _dfa_gap(t, s, piece, stop, end)
     elif count == max_pieces or piece >= stop:
         pass
@@ -914,13 +1045,21 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     r.off = t.dfa_start[piece == bos]
 
 
+cdef inline void _dfa_read(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos) noexcept nogil:
+    # Reading ``r`` on until it halts (_dfa_halted): by the guard while the guard lies ahead.
+    if r.guard_hi >= r.pos:
+        _dfa_guarded(r, t, s, end, bos)
+    if not _dfa_halted(r):
+        _dfa_fast(r, t, s, end, bos)
+
+
 cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                            Py_ssize_t* next) noexcept nogil:
     cdef DfaRun r
     _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces)
     while not r.done:
-        _dfa_fast(&r, t, s, end, bos)
+        _dfa_read(&r, t, s, end, bos)
         _dfa_settle(&r, t, s, end, bos)
     next[0] = r.piece
     return r.count
@@ -956,10 +1095,10 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
         if _dfa_halted(&b):
             _dfa_settle(&b, t, s, end, bos)
     while not a.done:
-        _dfa_fast(&a, t, s, end, bos)
+        _dfa_read(&a, t, s, end, bos)
         _dfa_settle(&a, t, s, end, bos)
     while not b.done:
-        _dfa_fast(&b, t, s, end, bos)
+        _dfa_read(&b, t, s, end, bos)
         _dfa_settle(&b, t, s, end, bos)
     count = a.count
     a_next = a.piece
