@@ -19,6 +19,9 @@ from bpetrain._reference import encode_piece_ranks
 from bpetrain.formats.tiktoken import read_tiktoken
 from bpetrain.training.trainer import VocabSizeNotReachedWarning
 
+#: Longest piece the "small" path takes (``_heap.SMALL_PIECE``).
+SMALL_PIECE = 32
+
 tiktoken = pytest.importorskip("tiktoken", reason="tiktoken is a test dependency: pip install '.[test]'")
 
 
@@ -46,6 +49,8 @@ def check_paths(bpe: BytePairEncoder, piece: bytes, oracle) -> None:
     expected = oracle(piece)
     assert bpe._py_encode_bytes(piece, "linear") == expected, piece[:60]
     assert bpe._py_encode_bytes(piece, "heap") == expected, piece[:60]
+    if len(piece) <= SMALL_PIECE:  # tiktoken's loop, where ties (runs of one pair) pick the leftmost
+        assert bpe._py_encode_bytes(piece, "small") == expected, piece[:60]
     assert bpe.encode_bytes(piece, as_list=True) == expected, piece[:60]
 
 

@@ -7,7 +7,7 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch
 from bpetrain.encoding._tables cimport RankTables
 
 cdef enum:
-    SMALL_PIECE = 32  # longest piece merged by linear scans (encode_small)
+    SMALL_PIECE = 32  # longest piece merged by linear scans (encode_small; at most 64: it packs positions in 6 bits)
 
 # Append the ids of ``piece[:n]`` (n >= 1) to ``out``, which has room for n more;
 # encode_small takes n <= SMALL_PIECE, encode_heap needs ``scratch`` to hold n bytes.
