@@ -111,6 +111,8 @@ _FOLD_LETTERS = "sdmtlver"
 #: What the tables kept on disk are made of (their keys hold it, so that other classes,
 #: flags or layouts never read them): the flags' classes, the letters, the two stages' layout.
 _RECIPE = f"hand-written matchers' tables v1\0{_FLAG_CLASSES!r}\0{_FOLD_LETTERS}\0blocks of 256"
+#: The key of the folds kept on disk (:func:`_folds`, :func:`ship_tables`).
+_FOLDS_KEY = f"{_RECIPE}\0folds"
 
 
 def _class_flags(unicode):
@@ -163,8 +165,7 @@ def _folds():
     """The code points that match a letter of :data:`_FOLD_LETTERS` case-insensitively (the
     regex module's classes), as (code points, uint32 memoryview; their letters, bytes), kept on
     disk as :func:`_flag_tables` keeps the flags."""
-    key = f"{_RECIPE}\0folds"
-    kept = read_arrays(key)
+    kept = read_arrays(_FOLDS_KEY)
     if kept is not None and kept.keys() == {"cps", "letters"} and kept["cps"].format == "I" \
             and len(kept["cps"]) == kept["letters"].nbytes:
         return kept["cps"], kept["letters"].tobytes()
@@ -180,7 +181,7 @@ def _folds():
                         cps.append(8 * j + k)
                         letters.append(ord(letter))
     cps = array_view("I", cps)
-    store_arrays(key, {"cps": cps, "letters": bytes(letters)})
+    store_arrays(_FOLDS_KEY, {"cps": cps, "letters": bytes(letters)})
     return cps, bytes(letters)
 
 
@@ -190,7 +191,12 @@ def ship_tables(unicode, folder):
     stage1, stage2 = _flag_tables(unicode)
     store_arrays(_tables_key(unicode), {"stage1": stage1, "stage2": stage2}, folder)
     cps, letters = _folds()
-    store_arrays(f"{_RECIPE}\0folds", {"cps": cps, "letters": letters}, folder)
+    store_arrays(_FOLDS_KEY, {"cps": cps, "letters": letters}, folder)
+
+
+def _ascii_flags_of(stage1, stage2):
+    """The flags of the 128 ASCII code points in the two-stage table :func:`_flag_tables` gives."""
+    return stage2[256 * stage1[0] : 256 * stage1[0] + 128]
 
 
 def _install(int slot, stage1, stage2):
@@ -208,7 +214,7 @@ def _build_tables():
     global _n_fold_extra
     stage1, stage2 = _flag_tables(None)
     _install(0, stage1, stage2)
-    flat = stage2[256 * stage1[0] : 256 * stage1[0] + 128]  # the ASCII block's first half
+    flat = _ascii_flags_of(stage1, stage2)
     cdef int i
     cdef bint upper, lower
     for i in range(128):
@@ -268,7 +274,7 @@ def ensure_tables(unicode=None):
             _slots[None] = 0
         if unicode not in _slots:
             stage1, stage2 = _flag_tables(unicode)
-            flat = stage2[256 * stage1[0] : 256 * stage1[0] + 128]
+            flat = _ascii_flags_of(stage1, stage2)
             if len(_tables) == N_SLOTS or any(_ascii_flags[i] != flat[i] for i in range(128)):
                 _slots[unicode] = -1
             else:
