@@ -232,7 +232,7 @@ def test_shipped_programs_are_read_instead_of_compiled(tmp_path, monkeypatch):
     monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
     monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(_compiler, "_contents_key", lambda: "other contents")
-    monkeypatch.setattr(_compiler, "_compiler_key", lambda: "another compiler")
+    monkeypatch.setattr(_compiler, "_program_tag", lambda: "0123456789abcdef")  # another build
     calls = []
     monkeypatch.setattr(_compiler, "compile_program", lambda *args: calls.append(args) or compile_program(*args))
     _compiler.stored_program(PATTERNS["cl100k"], None, pattern._REFERENCES)

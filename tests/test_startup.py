@@ -171,7 +171,7 @@ def test_compiled_programs_are_kept_and_damage_recompiles(cache, monkeypatch):
         path.write_bytes(damage)
         assert same(_compiler.stored_program(PATTERNS["cl100k"], table))
         assert path.read_bytes() == whole  # rewritten whole
-    monkeypatch.setattr(_compiler, "_compiler_key", lambda: "another compiler")
+    monkeypatch.setattr(_compiler, "_program_tag", lambda: "0123456789abcdef")  # another build
     _compiler.stored_program(PATTERNS["cl100k"], table)
     assert len([p for p in cache.iterdir() if p.name.startswith("arrays-")]) == 2
 

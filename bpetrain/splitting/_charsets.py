@@ -15,14 +15,17 @@ of another Unicode version from them). :func:`members` gives a set two ways:
   point. This is how a script, a binary or POSIX property or a case-insensitive property is
   read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
   in the cache folder (:mod:`bpetrain._util.cache`: ``~/.cache/bpetrain`` by default, bounded
-  in size). The file name is a hash of the ``regex`` version, the set and its
-  flags, so a new ``regex`` release (new Unicode data) never reads an old answer. A cache that
+  in size). The file name is ``charset-TAG-KEY.bits``: ``KEY`` a hash of the ``regex``
+  version, the set and its flags, so a new ``regex`` release (new Unicode data) never reads an
+  old answer, and ``TAG`` the build tag of the installed ``regex`` module (:func:`regex_tag`),
+  so that the cache's trim removes the answers of a ``regex`` no longer installed. A cache that
   cannot be read or written is ignored: the set is computed again (a damaged file fails
   zlib's checksum or the length check).
 
 Compiled split patterns are kept the same way (:func:`read_arrays`, :func:`store_arrays`:
-the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them, and so are
-the tables of a ``regex`` version the build did not write them for.
+the program's arrays, ``arrays-TAG-KEY.bin``), keyed by their caller on what they are of and
+tagged with the build that made them, and so are the tables of a ``regex`` version the build
+did not write them for (tagged as the character sets are).
 """
 from __future__ import annotations
 
@@ -39,13 +42,14 @@ from typing import TYPE_CHECKING
 import regex
 
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.cache import cache_dir, note_use, write_entry
+from bpetrain._util.cache import build_tag, cache_dir, note_use, write_entry
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["N_CODE_POINTS", "array_view", "cache_dir", "cached", "members", "parse_ranges", "ranges_text",
-           "read_arrays", "regex_facts", "set_bits", "store_arrays"]
+           "read_arrays", "read_shipped_arrays", "regex_facts", "regex_modules", "regex_tag", "set_bits",
+           "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -78,7 +82,7 @@ def cached(key: str, compute) -> bytes:
     """The packed set ``compute()`` gives (bytes, length 139,264), kept on disk under ``key``
     and the ``regex`` version (the module docstring says where and how)."""
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{key}".encode()).hexdigest()[:32]
-    path = os.path.join(cache_dir(), f"charset-{key}.bits")
+    path = os.path.join(cache_dir(), f"charset-{_tagged(regex_tag())}{key}.bits")
     with contextlib.suppress(OSError, zlib.error):
         with open(path, "rb") as f:
             packed = zlib.decompress(f.read(1 << 20))
@@ -90,6 +94,31 @@ def cached(key: str, compute) -> bytes:
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
+
+
+def regex_modules() -> list[str]:
+    """The files of the installed ``regex`` module that the character sets and tables
+    depend on: its compiled ``_regex`` module (the Unicode data and the matcher), which a
+    reinstall or an upgrade of ``regex`` replaces."""
+    from regex import _regex
+
+    return [_regex.__file__]
+
+
+@functools.cache
+def regex_tag() -> str | None:
+    """The build tag (:func:`bpetrain._util.cache.build_tag`) of :func:`regex_modules`,
+    which the cache entries of :func:`cached` and :func:`store_arrays` carry by default: the
+    cache's trim removes them once that ``regex`` is no longer installed. None if the module
+    cannot be examined (the entries are then untagged: stale at the next trim)."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        return build_tag(regex_modules())
+    return None
+
+
+def _tagged(tag: str | None) -> str:
+    """The part of an entry's name that carries ``tag`` (nothing for None)."""
+    return "" if tag is None else f"{tag}-"
 
 
 #: The numpy dtypes :func:`read_arrays` reads (``dtype.str`` without the byte order) as the
@@ -105,10 +134,20 @@ _NATIVE = "<" if sys.byteorder == "little" else ">"
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shipped")
 
 
-def read_arrays(key: str) -> dict[str, memoryview] | None:
+def read_arrays(key: str, tag: str | None = None, *, shipped: bool = True) -> dict[str, memoryview] | None:
     """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version (in the
-    cache folder, else in :data:`SHIPPED_DIR`), or None if there are none or they do not
-    read back whole (zlib's checksum, the lengths).
+    cache folder under ``tag``, else, if ``shipped``, in :data:`SHIPPED_DIR`), or None if
+    there are none or they do not read back whole (zlib's checksum, the lengths).
+
+    Parameters
+    ----------
+    key : str
+        What the arrays are of (hashed into the file's name).
+    tag : str, optional
+        The build tag the cache entry carries (default :func:`regex_tag`).
+    shipped : bool, default True
+        Whether to look in :data:`SHIPPED_DIR` (under ``key``, untagged) when the cache
+        folder has no entry.
 
     Returns
     -------
@@ -119,11 +158,15 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
         shape). Not numpy arrays, so that reading a compiled pattern at start-up does not
         import numpy. Arrays of another byte order or dtype are not read (None).
     """
-    for folder in (None, SHIPPED_DIR):
-        arrays = _read_arrays_file(_arrays_path(key, folder), used=folder is None)
-        if arrays is not None:
-            return arrays
-    return None
+    arrays = _read_arrays_file(_arrays_path(key, regex_tag() if tag is None else tag), used=True)
+    if arrays is None and shipped:
+        arrays = read_shipped_arrays(key)
+    return arrays
+
+
+def read_shipped_arrays(key: str) -> dict[str, memoryview] | None:
+    """:func:`read_arrays` of :data:`SHIPPED_DIR` only (the cache folder is not looked at)."""
+    return _read_arrays_file(_arrays_path(key, None, SHIPPED_DIR), used=False)
 
 
 def _read_arrays_file(path: str, used: bool) -> dict[str, memoryview] | None:
@@ -188,13 +231,15 @@ def array_view(form: str, values, shape: tuple[int, ...] | None = None) -> memor
     return data.cast(form, shape)
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None) -> None:
+def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None,
+                 tag: str | None = None) -> None:
     """Keep ``arrays`` (name -> numpy array; a memoryview of a ``struct`` format that
     :func:`read_arrays` reads, as :func:`array_view` gives; or bytes: a uint8 array; the
     last two kept without numpy) on disk under ``key``, as :func:`cached` keeps a set:
     zlib-compressed, a JSON line of each array's name, dtype and shape, then their bytes;
-    nothing if the cache cannot be written. ``folder``: another folder than the cache
-    folder (the build's :data:`SHIPPED_DIR`)."""
+    nothing if the cache cannot be written. The cache entry carries ``tag`` (default
+    :func:`regex_tag`). ``folder``: another folder than the cache folder (the build's
+    :data:`SHIPPED_DIR`), where the file is untagged."""
     parts = []
     for name, a in arrays.items():
         if isinstance(a, bytes):
@@ -208,14 +253,16 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], f
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
-        path = _arrays_path(key, folder)
+        path = _arrays_path(key, None, folder) if folder else _arrays_path(key, regex_tag() if tag is None else tag)
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
-def _arrays_path(key: str, folder: str | None = None) -> str:
+def _arrays_path(key: str, tag: str | None, folder: str | None = None) -> str:
+    """The file of the arrays kept under ``key``, tagged ``tag``, in ``folder`` (default
+    the cache folder)."""
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0arrays\0{key}".encode()).hexdigest()[:32]
-    return os.path.join(folder or cache_dir(), f"arrays-{key}.bin")
+    return os.path.join(folder or cache_dir(), f"arrays-{_tagged(tag)}{key}.bin")
 
 
 def compute_members(source: str, flags: str) -> bytes:
