@@ -84,7 +84,7 @@ from bpetrain.splitting._matcher import (
 from bpetrain.splitting.unicode import UnicodeTable, class_members
 
 
-__all__ = ["Unsupported", "compile_program", "kept_program", "ship_program", "stored_program"]
+__all__ = ["Unsupported", "compile_and_keep", "compile_program", "kept_program", "ship_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -944,8 +944,20 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
         As :func:`compile_program` (such patterns are not kept).
     """
     arrays = kept_program(pat_str, unicode, references)
-    if arrays is not None:
-        return arrays
+    return compile_and_keep(pat_str, unicode, references) if arrays is None else arrays
+
+
+def compile_and_keep(pat_str: str, unicode: UnicodeTable | None = None,
+                     references: tuple[str, ...] = ()) -> dict[str, memoryview]:
+    """:func:`stored_program` after :func:`kept_program` has found nothing: compile the
+    program and keep it (nothing is looked up; the ``regex`` module must have compiled
+    ``pat_str``).
+
+    Raises
+    ------
+    Unsupported
+        As :func:`compile_program`.
+    """
     arrays, warned = _compile_like(pat_str, unicode, references)
     if not warned:
         store_arrays(_program_key(pat_str, unicode, references), arrays, tag=_program_tag())
