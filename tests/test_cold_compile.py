@@ -211,12 +211,15 @@ def test_a_pattern_is_looked_up_once(monkeypatch, tmp_path):
 
 def test_a_first_compile_imports_no_numpy(tmp_path):
     """A process with an empty cache and no shipped programs compiles the named patterns
-    (and one whose DFA has no shuffle table) and splits with them without importing numpy."""
+    (and one whose DFA has no shuffle table, and one with a script) and splits with them
+    without importing numpy."""
     code = ("import sys\nfrom bpetrain.splitting import _charsets\n_charsets.SHIPPED_DIR = sys.argv[1]\n"
             "from bpetrain.splitting.pattern import SplitPattern, PATTERNS\n"
             "for p in [*PATTERNS.values(), r'\\p{L}+|[^\\s\\p{L}]+|\\s']:\n"
             "    for version in ('regex', 'tiktoken'):\n"
             "        assert SplitPattern(p, unicode_version=version).split(b'Hello world, 123') != []\n"
+            "han = r'[\\p{Han}]+|(?!\\p{Han})[\\p{L}\\p{M}]+|\\p{N}{1,3}|\\s+|.'\n"  # Kimi K2's script class
+            "assert SplitPattern(han).split('\u4e2d\u6587 text'.encode()) == ['\u4e2d\u6587'.encode(), b' ', b'text']\n"
             "assert 'numpy' not in sys.modules, 'numpy imported'")
     env = {**os.environ, "BPETRAIN_CACHE_DIR": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "none")], check=True, env=env,
