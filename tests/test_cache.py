@@ -15,11 +15,20 @@ from bpetrain.cli import main
 NOW = 2_000_000_000.0  # the time the tests trim at (seconds since the epoch)
 
 
+#: The build tag of an installed build (this test module, which does not change while the
+#: tests run), which the entries :func:`arrays` names carry, and its record's name.
+LIVE = cache.build_tag([__file__])
+LIVE_RECORD = f"build-{LIVE}.json"
+
+
 @pytest.fixture
 def folder(tmp_path, monkeypatch):
-    """An empty cache folder of the test's own, set as BPETRAIN_CACHE_DIR."""
+    """A cache folder of the test's own, set as BPETRAIN_CACHE_DIR, empty but for the record
+    of the installed build :data:`LIVE`."""
     path = tmp_path / "cache"
     path.mkdir()
+    stat = os.stat(__file__)
+    (path / LIVE_RECORD).write_text(json.dumps({os.path.abspath(__file__): [stat.st_size, stat.st_mtime_ns]}))
     monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(path))
     monkeypatch.delenv("BPETRAIN_CACHE_MAX_BYTES", raising=False)
     return path
@@ -33,11 +42,18 @@ def put(folder, name: str, n_bytes: int, used: float) -> None:
 
 
 def names(folder) -> set[str]:
-    return {p.name for p in folder.iterdir()} - {".last-trim"}
+    """The files in ``folder`` but the trim's mark and the record of :data:`LIVE`."""
+    return {p.name for p in folder.iterdir()} - {".last-trim", LIVE_RECORD}
+
+
+def record_bytes(folder) -> int:
+    """The size of the record of :data:`LIVE` in ``folder``."""
+    return (folder / LIVE_RECORD).stat().st_size
 
 
 def arrays(i: int) -> str:
-    return f"arrays-{i:032x}.bin"
+    """The name of an entry of the installed build :data:`LIVE`."""
+    return f"arrays-{LIVE}-{i:032x}.bin"
 
 
 def test_the_folder_and_its_environment_variables(monkeypatch, tmp_path):
@@ -81,9 +97,9 @@ def test_a_bad_bound_is_a_clear_error(text, folder, monkeypatch):
 def test_least_recently_used_entries_go_first_until_the_rest_fit(folder):
     for i in range(6):
         put(folder, arrays(i), 100, NOW - 1000 + 10 * i)  # arrays(0) used longest ago
-    put(folder, "charset-" + "a" * 32 + ".bits", 100, NOW - 1)
+    put(folder, f"charset-{LIVE}-" + "a" * 32 + ".bits", 100, NOW - 1)
     assert cache.trim(folder, bound=450, now=NOW) == (3, 300)
-    assert names(folder) == {arrays(3), arrays(4), arrays(5), "charset-" + "a" * 32 + ".bits"}
+    assert names(folder) == {arrays(3), arrays(4), arrays(5), f"charset-{LIVE}-" + "a" * 32 + ".bits"}
     assert cache.trim(folder, bound=450, now=NOW) == (0, 0)  # within the bound: nothing more
     assert cache.trim(folder, bound=None, now=NOW) == (0, 0)
     assert cache.trim(folder, bound=0, now=NOW) == (4, 400)  # a bound of 0 bytes: nothing fits
@@ -172,7 +188,7 @@ def test_clearing_leaves_a_write_in_progress(folder):
     put(folder, young, 100, time.time())
     put(folder, "." + arrays(2) + ".ab12cd_9.tmp", 100, time.time() - cache.TEMPORARY_MAX_AGE - 1)
     put(folder, arrays(3), 100, time.time())
-    assert cache.clear_cache_dir() == (2, 200)
+    assert (3, 200 + record_bytes(folder)) == cache.clear_cache_dir()  # the build record too
     assert names(folder) == {young}
 
 
@@ -183,7 +199,7 @@ def test_files_that_are_not_the_caches_are_never_touched(folder):
         put(folder, name, 100, NOW - 10**7)
     (folder / "sub").mkdir()
     assert cache.trim(folder, bound=0, now=NOW) == (0, 0)
-    assert cache.clear_cache_dir(folder) == (0, 0)
+    assert (1, record_bytes(folder)) == cache.clear_cache_dir(folder)  # the build record only
     assert names(folder) == {*others, "sub"}
     assert cache.scan_cache().n_files == 0
 
@@ -226,7 +242,7 @@ def test_a_file_removed_while_the_folder_is_listed_is_left_out(folder, monkeypat
                 yield entry
 
     monkeypatch.setattr(cache.os, "scandir", Vanishing)
-    assert [f.name for f in cache._listing(str(folder))] == [arrays(2)]
+    assert [f.name for f in cache._listing(str(folder)) if f.name != LIVE_RECORD] == [arrays(2)]
 
 
 def test_readers_see_a_removed_entry_as_a_miss(folder):
@@ -339,7 +355,7 @@ def test_scan_and_clear(folder):
     assert list(info.kinds) == ["pairs", "arrays", "charset"]
     assert info.kinds["arrays"] == cache.KindInfo(1, 300, 0) and info.kinds["pairs"] == cache.KindInfo(1, 1000, 1)
     assert (info.n_files, info.n_bytes) == (3, 1340)
-    assert bpetrain.clear_cache_dir() == (4, 1350)
+    assert (5, 1350 + record_bytes(folder)) == bpetrain.clear_cache_dir()
     assert names(folder) == {"readme.txt"}
     assert bpetrain.scan_cache().n_files == 0
 
@@ -369,7 +385,7 @@ def test_the_cache_command(folder, capsys, monkeypatch):
     assert main(["cache"]) == 0
     assert "(no bound;" in capsys.readouterr().out
     assert main(["cache", "--clear"]) == 0
-    assert capsys.readouterr().out == f"removed 2 files (2.0 MiB) from {folder}\n"
+    assert capsys.readouterr().out == f"removed 3 files (2.0 MiB) from {folder}\n"  # and the build record
     assert names(folder) == set()
     put(folder, arrays(2), 10, NOW)
     assert main(["cache", "--clear", "--json"]) == 0
@@ -439,7 +455,7 @@ def test_reading_a_compiled_pattern_or_a_character_set_records_its_use(folder):
         os.utime(path, (old, old))
     assert bytes(_charsets.read_arrays("a test's arrays")["a"]) == b"\x01\x02"
     assert _charsets.cached("a test's set", lambda: pytest.fail("not read back")) == bytes(_charsets._PACKED_BYTES)
-    entries = [p for p in folder.iterdir() if p.name != ".last-trim"]
+    entries = [p for p in folder.iterdir() if p.name != ".last-trim" and not p.name.startswith("build-")]
     assert {p.name.split("-")[0] for p in entries} == {"arrays", "charset"}
     assert all(time.time() - p.stat().st_mtime < 60 for p in entries)
 
@@ -455,3 +471,86 @@ def test_a_shipped_program_is_not_touched_when_read(tmp_path, folder, monkeypatc
     os.utime(path, (old, old))
     assert bytes(_charsets.read_arrays("a shipped one")["a"]) == b"\x03"
     assert path.stat().st_mtime == pytest.approx(old)
+
+
+@pytest.fixture
+def fake_modules(tmp_path, monkeypatch):
+    """The compiler's modules and the regex module replaced by one file each, which a test
+    may 'reinstall' (a new modification time); the tags of the real ones afterwards."""
+    from bpetrain.splitting import _charsets, _compiler
+
+    compiler, regex_module = fake_build(tmp_path, "_matcher.so"), fake_build(tmp_path, "_regex.so")
+    monkeypatch.setattr(_compiler, "_compiler_modules", lambda: [str(compiler)])
+    for module in (_charsets, _compiler):
+        monkeypatch.setattr(module, "regex_modules", lambda: [str(regex_module)])
+    for cached_tag in (_compiler._program_tag, _compiler._contents_key, _charsets.regex_tag):
+        cached_tag.cache_clear()
+    yield compiler, regex_module
+    monkeypatch.undo()
+    for cached_tag in (_compiler._program_tag, _compiler._contents_key, _charsets.regex_tag):
+        cached_tag.cache_clear()
+
+
+def reinstall(module, when: float) -> None:
+    """``module`` as a reinstall leaves it: the same bytes, a new modification time."""
+    from bpetrain.splitting import _charsets, _compiler
+
+    os.utime(module, (when, when))
+    for cached_tag in (_compiler._program_tag, _charsets.regex_tag):
+        cached_tag.cache_clear()  # a new process
+
+
+def test_compiled_patterns_are_tagged_with_their_build_and_trimmed_once_it_is_gone(folder, fake_modules):
+    """A compiled pattern in the cache carries the build tag of the compiler's modules and
+    the regex module; once either is reinstalled, the pattern is stale: the trim removes it
+    (and the build's record), and the next process compiles it again."""
+    from bpetrain.splitting import _compiler
+
+    compiler, regex_module = fake_modules
+    pat_str = r"\w+|\s+"
+    tag = _compiler._program_tag()
+    assert tag == cache.build_tag([compiler, regex_module])
+    _compiler.stored_program(pat_str)
+    programs = sorted(p.name for p in folder.glob(f"arrays-{tag}-*.bin"))
+    assert len(programs) == 1
+    assert json.loads((folder / f"build-{tag}.json").read_text()) == {
+        str(m): [m.stat().st_size, m.stat().st_mtime_ns] for m in (compiler, regex_module)}
+    assert cache.trim(folder, bound=None, now=time.time()) == (0, 0)  # installed: live
+    for module, when in ((compiler, NOW - 5), (regex_module, NOW - 4)):
+        reinstall(module, when)
+        assert _compiler.kept_program(pat_str) is None  # the new build does not read it
+        assert cache.scan_cache().kinds["arrays"].n_stale >= 1
+        n_files, _ = cache.trim(folder, bound=None, now=time.time())
+        assert n_files >= 2 and not (folder / programs[0]).exists()  # the program and its build's record
+        assert not (folder / f"build-{tag}.json").exists()
+        _compiler.stored_program(pat_str)
+        tag = _compiler._program_tag()
+        programs = sorted(p.name for p in folder.glob(f"arrays-{tag}-*.bin"))
+        assert len(programs) == 1
+
+
+def test_character_sets_and_tables_are_tagged_with_the_regex_build(folder, fake_modules):
+    """A character set asked of the regex module, and a table derived from its classes, are
+    tagged with the regex module's build: stale once it is reinstalled, and not before."""
+    from bpetrain.splitting import _charsets
+
+    _, regex_module = fake_modules
+    tag = _charsets.regex_tag()
+    empty = bytes(_charsets._PACKED_BYTES)
+    assert _charsets.cached("a test's set", lambda: empty) == empty
+    _charsets.store_arrays("a test's table", {"a": b"\x01"})
+    entries = {p.name for p in folder.iterdir() if p.name.startswith(("charset-", "arrays-"))}
+    assert len(entries) == 2 and all(name.split("-")[1] == tag for name in entries)
+    assert cache.trim(folder, bound=None, now=time.time()) == (0, 0)
+    reinstall(regex_module, NOW)
+    assert _charsets.read_arrays("a test's table") is None
+    assert cache.trim(folder, bound=None, now=time.time())[0] == 3  # the two and the record
+    assert _charsets.cached("a test's set", lambda: empty) == empty  # made again
+
+
+def test_entries_without_a_tag_are_of_an_older_bpetrain_and_stale(folder):
+    for name in ("arrays-" + "1" * 32 + ".bin", "charset-" + "2" * 32 + ".bits", "pairs-" + "3" * 40 + ".bin"):
+        put(folder, name, 10, NOW)
+    info = cache.scan_cache()
+    assert [info.kinds[kind].n_stale for kind in ("pairs", "arrays", "charset")] == [1, 1, 1]
+    assert cache.trim(folder, bound=None, now=NOW) == (3, 30)

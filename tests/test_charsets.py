@@ -30,8 +30,15 @@ ADVERSARIAL = (
     r"[\x00-\U0010ffff]", r"[^\x00-\U0010ffff\s]", r"\p{Cn}", r"\p{Assigned}", r"[\p{C}\p{Z}]", r"\p{Letter}",
     r"\p{gc=Nd}", r"\p{General_Category=Punctuation}", r"[^\p{Ll}\p{Lu}]", r"\p{LC}", r"[\p{Zs}\t]", r"\0", r"[\s\p{M}]", r"\p{White_Space}",
 )
-#: Sets the classes cannot give: scripts, blocks, binary and POSIX properties.
-UNDERIVED = (r"\p{Han}", r"[\p{Greek}a]", r"\p{InBasicLatin}", r"\p{Alphabetic}", r"[[:alpha:]]")
+#: Scripts and script extensions, by every spelling, negated, beside other classes; the
+#: scripts whose code points are not one run (Common, Inherited), and Unknown (unassigned).
+SCRIPTS = (
+    r"\p{Han}", r"[\p{Greek}a]", r"\P{Han}", r"[^\p{Han}\p{L}]", r"\p{scx=Hani}", r"\p{Script=Latin}", r"\p{sc=Arab}",
+    r"\p{Script_Extensions=Arabic}", r"\p{IsCyrillic}", r"\p{Common}", r"\p{Zinh}", r"\p{Unknown}", r"\p{scx=Zyyy}",
+    r"[\p{Han}\p{Hiragana}\p{Katakana}]", r"[^\p{Latin}\s]", r"\p{^Greek}",
+)
+#: Sets the classes cannot give: blocks, binary and POSIX properties.
+UNDERIVED = (r"\p{InBasicLatin}", r"\p{Alphabetic}", r"[[:alpha:]]")
 
 
 def _pattern_sets() -> set[tuple[str, str]]:
@@ -44,7 +51,8 @@ def _pattern_sets() -> set[tuple[str, str]]:
     return found
 
 
-@pytest.mark.parametrize(("source", "flags"), sorted(_pattern_sets() | {(s, f) for s in ADVERSARIAL for f in FLAGS}))
+@pytest.mark.parametrize(("source", "flags"),
+                         sorted(_pattern_sets() | {(s, f) for s in ADVERSARIAL + SCRIPTS for f in FLAGS}))
 def test_derived_sets_are_the_regex_modules(source, flags):
     derived = _charsets.set_bits(source, flags)
     expected = _charsets.compute_members(source, flags)
@@ -59,6 +67,24 @@ def test_derived_sets_are_the_regex_modules(source, flags):
 def test_sets_the_classes_cannot_give_are_asked(source):
     assert _charsets.set_bits(source, "") is None
     assert _charsets.members.__wrapped__(source, "") == _charsets.compute_members(source, "")
+
+
+def numpy_members(source: str, flags: str) -> bytes:
+    """The regex module asked about every code point, counted with numpy: the reference of
+    compute_members, which counts without it."""
+    every = np.arange(_charsets.N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    member = np.zeros(_charsets.N_CODE_POINTS + 1, dtype=np.int8)
+    for m in regex.finditer((f"(?{flags}:" if flags else "(?:") + source + ")+", every):
+        member[m.start()] += 1
+        member[m.end()] -= 1
+    return np.packbits(np.cumsum(member[:-1], dtype=np.int8).astype(bool)).tobytes()
+
+
+@pytest.mark.parametrize("source", (*UNDERIVED, *SCRIPTS[:4], ".", r"[^\s\S]", r"[\x00-\U0010ffff]", "k", r"\p{L}"))
+def test_asking_the_module_needs_no_numpy(source):
+    assert _charsets._every_code_point() == "".join(map(chr, range(_charsets.N_CODE_POINTS)))
+    for flags in FLAGS:
+        assert _charsets.compute_members(source, flags) == numpy_members(source, flags), (source, flags)
 
 
 @settings(max_examples=80, deadline=None)
@@ -86,7 +112,8 @@ def _check_under_table(source: str, flags: str) -> None:
         assert derived == expected, source
 
 
-@pytest.mark.parametrize(("source", "flags"), sorted(_pattern_sets() | {(s, f) for s in ADVERSARIAL for f in FLAGS}))
+@pytest.mark.parametrize(("source", "flags"),
+                         sorted(_pattern_sets() | {(s, f) for s in ADVERSARIAL + SCRIPTS for f in FLAGS}))
 def test_derived_sets_under_another_table(source, flags):
     _check_under_table(source, flags)
 
@@ -124,9 +151,11 @@ def test_regex_classes_are_the_modules():
     assert facts.version == regex.__version__
     computed = _charsets.compute_facts()
     assert computed.classes == facts.classes and computed.cased == facts.cased
+    assert computed.scripts == facts.scripts
     with open(_charsets.FACTS_FILE, "rb") as f:  # written by the build (setup.py) for this regex
         shipped = _charsets.Facts.from_bytes(f.read())
     assert shipped is not None and shipped.classes == computed.classes and shipped.cased == computed.cased
+    assert shipped.scripts == computed.scripts
     for name in _charsets.GENERAL_CATEGORIES:
         assert _charsets.packed(facts.classes[name]) == _charsets.compute_members(rf"\p{{{name}}}", ""), name
     for name in _charsets.ESCAPES:
@@ -166,3 +195,33 @@ def test_regex_classes_are_asked_and_kept_without_the_file(tmp_path, monkeypatch
         assert _charsets.regex_facts().classes == expected.classes
     finally:
         _charsets.regex_facts.cache_clear()
+
+
+def test_regex_scripts_are_the_modules():
+    """Every value of Script and Script_Extensions the module's parser knows is in the facts;
+    Script gives every code point one value; and at both ends of every range, and beside
+    them, the module's own lookup (has_property_value) agrees."""
+    from regex import _regex
+    from regex import _regex_core as core
+
+    scripts = _charsets.regex_facts().scripts
+    for prop in ("SC", "SCX"):
+        number, values = core.PROPERTIES[prop]
+        assert {number << 16 | value for value in values.values()} <= scripts.keys()
+    sc = core.PROPERTIES["SC"][0]
+    partition = _charsets._union(r for value, ranges in scripts.items() if value >> 16 == sc for r in ranges)
+    assert partition == [(0, _charsets.N_CODE_POINTS - 1)]
+    assert sum(b - a + 1 for value, ranges in scripts.items() if value >> 16 == sc for a, b in ranges) \
+        == _charsets.N_CODE_POINTS  # and no code point twice
+    for value, ranges in scripts.items():
+        inside = {c for a, b in ranges for c in (a, b)}
+        outside = {c for a, b in ranges for c in (a - 1, b + 1) if 0 <= c < _charsets.N_CODE_POINTS} - inside
+        assert all(_regex.has_property_value(value, c) for c in inside), value
+        assert not any(_regex.has_property_value(value, c) for c in outside), value
+
+
+def test_damaged_scripts_are_asked_of_the_module():
+    facts = _charsets.regex_facts()
+    kept = json.loads(zlib.decompress(facts.to_bytes()))
+    damaged = _charsets.Facts.from_bytes(zlib.compress(json.dumps({**kept, "scripts": "[1, 2"}).encode()))
+    assert damaged is not None and damaged.classes == facts.classes and damaged.scripts == {}

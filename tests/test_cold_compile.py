@@ -171,7 +171,7 @@ def test_resolving_a_pattern_compiles_no_program(monkeypatch):
     def fail(*args):
         raise AssertionError("a program compiled to check a pattern")
 
-    monkeypatch.setattr(pattern, "stored_program", fail)
+    monkeypatch.setattr(pattern, "compile_and_keep", fail)
     monkeypatch.setattr(pattern, "kept_program", fail)
     assert pattern.resolve_pattern(r"\w+|[^\w\s]+|\s") == r"\w+|[^\w\s]+|\s"
     with pytest.raises(ValueError, match="matches the empty string"):
@@ -181,20 +181,45 @@ def test_resolving_a_pattern_compiles_no_program(monkeypatch):
     monkeypatch.undo()
     ranks = {bytes([i]): i for i in range(256)}
     calls = []
-    monkeypatch.setattr(pattern, "stored_program", lambda *args: calls.append(args) or _compiler.stored_program(*args))
+    monkeypatch.setattr(pattern, "compile_and_keep",
+                        lambda *args: calls.append(args) or _compiler.compile_and_keep(*args))
     pattern.split_pattern.cache_clear()
     enc = bpetrain.Encoding("x", pat_str=r"\w+|[^\w\s]+|\s", mergeable_ranks=ranks)
     assert enc.encode("ab, c") == [97, 98, 44, 32, 99] and len(calls) == 1
 
 
+def test_a_pattern_is_looked_up_once(monkeypatch, tmp_path):
+    """A SplitPattern whose program is nowhere on disk opens one file in the cache folder
+    and one in the shipped folder, then compiles; one whose program is kept opens one."""
+    import builtins
+
+    opened = []
+
+    def counting_open(path, *args, **kwargs):
+        if os.path.basename(str(path)).startswith("arrays-"):
+            opened.append(os.path.dirname(str(path)))
+        return builtins.open(path, *args, **kwargs)
+
+    monkeypatch.setattr(_charsets, "open", counting_open, raising=False)  # the module's reads of entries
+    pat_str = r"\p{L}+|\p{N}{1,2}|[^\s\p{L}\p{N}]+|\s+"
+    assert pattern.SplitPattern(pat_str).program is not None
+    assert opened == [str(tmp_path / "cache"), _charsets.SHIPPED_DIR]
+    opened.clear()
+    assert pattern.SplitPattern(pat_str).split(b"ab 12") == [b"ab", b" ", b"12"]
+    assert opened == [str(tmp_path / "cache")]
+
+
 def test_a_first_compile_imports_no_numpy(tmp_path):
     """A process with an empty cache and no shipped programs compiles the named patterns
-    (and one whose DFA has no shuffle table) and splits with them without importing numpy."""
+    (and one whose DFA has no shuffle table, and one with a script) and splits with them
+    without importing numpy."""
     code = ("import sys\nfrom bpetrain.splitting import _charsets\n_charsets.SHIPPED_DIR = sys.argv[1]\n"
             "from bpetrain.splitting.pattern import SplitPattern, PATTERNS\n"
             "for p in [*PATTERNS.values(), r'\\p{L}+|[^\\s\\p{L}]+|\\s']:\n"
             "    for version in ('regex', 'tiktoken'):\n"
             "        assert SplitPattern(p, unicode_version=version).split(b'Hello world, 123') != []\n"
+            "han = r'[\\p{Han}]+|(?!\\p{Han})[\\p{L}\\p{M}]+|\\p{N}{1,3}|\\s+|.'\n"  # Kimi K2's script class
+            "assert SplitPattern(han).split('\u4e2d\u6587 text'.encode()) == ['\u4e2d\u6587'.encode(), b' ', b'text']\n"
             "assert 'numpy' not in sys.modules, 'numpy imported'")
     env = {**os.environ, "BPETRAIN_CACHE_DIR": str(tmp_path / "cache")}
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "none")], check=True, env=env,
@@ -232,7 +257,7 @@ def test_shipped_programs_are_read_instead_of_compiled(tmp_path, monkeypatch):
     monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
     monkeypatch.setenv("BPETRAIN_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(_compiler, "_contents_key", lambda: "other contents")
-    monkeypatch.setattr(_compiler, "_compiler_key", lambda: "another compiler")
+    monkeypatch.setattr(_compiler, "_program_tag", lambda: "0123456789abcdef")  # another build
     calls = []
     monkeypatch.setattr(_compiler, "compile_program", lambda *args: calls.append(args) or compile_program(*args))
     _compiler.stored_program(PATTERNS["cl100k"], None, pattern._REFERENCES)

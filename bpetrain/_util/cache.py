@@ -6,15 +6,16 @@ XDG Base Directory specification's user cache folder, as pip's ``pip cache dir``
 Hugging Face's ``HF_HOME`` default to; like tiktoken's ``TIKTOKEN_CACHE_DIR`` and Hugging
 Face's ``HF_HUB_CACHE``, one environment variable moves it). It holds:
 
-- entries, one file each, named ``KIND-KEY.EXT`` with ``KIND`` one of :data:`KINDS`: the
+- entries, one file each, named ``KIND-TAG-KEY.EXT`` with ``KIND`` one of :data:`KINDS`: the
   character sets asked of the ``regex`` module (``charset-*.bits``), compiled split patterns
   and Unicode tables (``arrays-*.bin``), and the encoders' pair tables (``pairs-*.bin``,
   4-8 MB each for ``cl100k_base`` and ``o200k_base``);
-- an entry that only one build of the modules that wrote it can read (a pair table: of the
-  compiled ``_tables`` module) is named ``KIND-TAG-KEY.EXT``, where ``TAG``
-  (:func:`build_tag`) stands for the paths, sizes and modification times of those modules,
-  which the record ``build-TAG.json`` lists: once a module has changed or is gone (a
-  reinstall, an upgrade), no process reads the entry again, and it is *stale*;
+- ``TAG`` (:func:`build_tag`) stands for the paths, sizes and modification times of the
+  modules whose build made the entry and alone reads it (a pair table: the compiled
+  ``_tables`` module; a compiled pattern: the compiler's modules and the ``regex`` module; a
+  character set or a table: the ``regex`` module), which the record ``build-TAG.json``
+  lists: once a module has changed or is gone (a reinstall, an upgrade), no process reads
+  the entry again, and it is *stale*; so is an entry without a tag (of an older bpetrain);
 - ``.last-trim``, whose modification time says when the folder was last trimmed, and the
   temporary files of writes in progress (``.NAME.xxxxxxxx.tmp``,
   :func:`bpetrain._util.atomic.atomic_write`).
@@ -90,8 +91,6 @@ KINDS = {
     "arrays": "compiled split patterns and Unicode tables",
     "charset": "character sets asked of the regex module",
 }
-#: Kinds whose entries carry a build tag; one of these without a tag is from an older format.
-TAGGED_KINDS = frozenset({"pairs"})
 
 _ENV_DIR = "BPETRAIN_CACHE_DIR"
 _ENV_MAX = "BPETRAIN_CACHE_MAX_BYTES"
@@ -317,8 +316,8 @@ def _classify(folder: str, files: list[_File], now: float):
         if match is None or match["kind"] not in KINDS:
             continue
         tag = match["tag"]
-        if tag is None:
-            (stale if match["kind"] in TAGGED_KINDS else live).append(file)
+        if tag is None:  # of an older bpetrain, which wrote some entries without a tag
+            stale.append(file)
             continue
         if tag not in installed:
             installed[tag] = _build_is_installed(folder, tag)

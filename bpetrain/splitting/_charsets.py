@@ -7,22 +7,26 @@ Unicode version are the ``regex`` module's (:mod:`bpetrain.splitting.unicode` de
 of another Unicode version from them). :func:`members` gives a set two ways:
 
 - derived (:func:`set_bits`, a fraction of a millisecond): the set is parsed by the ``regex``
-  module's own parser, and its literals, ranges, ``.`` and general-category or ``\\s``/``\\w``
-  properties are read from range tables of the module's classes (:func:`regex_facts`), which
-  the build writes beside this module for the installed ``regex`` (:func:`write_facts`);
+  module's own parser, and its literals, ranges, ``.``, general-category, script
+  (``\\p{Han}``, ``\\p{scx=Hani}``) or ``\\s``/``\\w`` properties are read from range
+  tables of the module's classes (:func:`regex_facts`), which the build writes beside this
+  module for the installed ``regex`` (:func:`write_facts`);
   case-insensitive sets are asked of the module on the code points that have other cases;
-- asked (:func:`compute_members`, 10-20 ms): the module matches the set against every code
-  point. This is how a script, a binary or POSIX property or a case-insensitive property is
-  read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
+- asked (:func:`compute_members`, 1-15 ms, without numpy): the module matches the set against
+  every code point. This is how a block, a binary or POSIX property or a case-insensitive
+  property is read, and the answer is kept in a small file (the packed bits, zlib-compressed, ~1-5 KB)
   in the cache folder (:mod:`bpetrain._util.cache`: ``~/.cache/bpetrain`` by default, bounded
-  in size). The file name is a hash of the ``regex`` version, the set and its
-  flags, so a new ``regex`` release (new Unicode data) never reads an old answer. A cache that
+  in size). The file name is ``charset-TAG-KEY.bits``: ``KEY`` a hash of the ``regex``
+  version, the set and its flags, so a new ``regex`` release (new Unicode data) never reads an
+  old answer, and ``TAG`` the build tag of the installed ``regex`` module (:func:`regex_tag`),
+  so that the cache's trim removes the answers of a ``regex`` no longer installed. A cache that
   cannot be read or written is ignored: the set is computed again (a damaged file fails
   zlib's checksum or the length check).
 
 Compiled split patterns are kept the same way (:func:`read_arrays`, :func:`store_arrays`:
-the program's arrays, ``arrays-*.bin``), keyed by their caller on what made them, and so are
-the tables of a ``regex`` version the build did not write them for.
+the program's arrays, ``arrays-TAG-KEY.bin``), keyed by their caller on what they are of and
+tagged with the build that made them, and so are the tables of a ``regex`` version the build
+did not write them for (tagged as the character sets are).
 """
 from __future__ import annotations
 
@@ -39,13 +43,14 @@ from typing import TYPE_CHECKING
 import regex
 
 from bpetrain._util.atomic import atomic_write
-from bpetrain._util.cache import cache_dir, note_use, write_entry
+from bpetrain._util.cache import build_tag, cache_dir, note_use, write_entry
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = ["N_CODE_POINTS", "array_view", "cache_dir", "cached", "members", "parse_ranges", "ranges_text",
-           "read_arrays", "regex_facts", "set_bits", "store_arrays"]
+           "read_arrays", "read_shipped_arrays", "regex_facts", "regex_modules", "regex_tag", "set_bits",
+           "store_arrays"]
 
 N_CODE_POINTS = 0x110000
 _PACKED_BYTES = N_CODE_POINTS // 8
@@ -78,7 +83,7 @@ def cached(key: str, compute) -> bytes:
     """The packed set ``compute()`` gives (bytes, length 139,264), kept on disk under ``key``
     and the ``regex`` version (the module docstring says where and how)."""
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0{key}".encode()).hexdigest()[:32]
-    path = os.path.join(cache_dir(), f"charset-{key}.bits")
+    path = os.path.join(cache_dir(), f"charset-{_tagged(regex_tag())}{key}.bits")
     with contextlib.suppress(OSError, zlib.error):
         with open(path, "rb") as f:
             packed = zlib.decompress(f.read(1 << 20))
@@ -90,6 +95,31 @@ def cached(key: str, compute) -> bytes:
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(packed, 6))
     return packed
+
+
+def regex_modules() -> list[str]:
+    """The files of the installed ``regex`` module that the character sets and tables
+    depend on: its compiled ``_regex`` module (the Unicode data and the matcher), which a
+    reinstall or an upgrade of ``regex`` replaces."""
+    from regex import _regex
+
+    return [_regex.__file__]
+
+
+@functools.cache
+def regex_tag() -> str | None:
+    """The build tag (:func:`bpetrain._util.cache.build_tag`) of :func:`regex_modules`,
+    which the cache entries of :func:`cached` and :func:`store_arrays` carry by default: the
+    cache's trim removes them once that ``regex`` is no longer installed. None if the module
+    cannot be examined (the entries are then untagged: stale at the next trim)."""
+    with contextlib.suppress(OSError, AttributeError, TypeError):
+        return build_tag(regex_modules())
+    return None
+
+
+def _tagged(tag: str | None) -> str:
+    """The part of an entry's name that carries ``tag`` (nothing for None)."""
+    return "" if tag is None else f"{tag}-"
 
 
 #: The numpy dtypes :func:`read_arrays` reads (``dtype.str`` without the byte order) as the
@@ -105,10 +135,20 @@ _NATIVE = "<" if sys.byteorder == "little" else ">"
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_shipped")
 
 
-def read_arrays(key: str) -> dict[str, memoryview] | None:
+def read_arrays(key: str, tag: str | None = None, *, shipped: bool = True) -> dict[str, memoryview] | None:
     """The arrays :func:`store_arrays` kept under ``key`` and the ``regex`` version (in the
-    cache folder, else in :data:`SHIPPED_DIR`), or None if there are none or they do not
-    read back whole (zlib's checksum, the lengths).
+    cache folder under ``tag``, else, if ``shipped``, in :data:`SHIPPED_DIR`), or None if
+    there are none or they do not read back whole (zlib's checksum, the lengths).
+
+    Parameters
+    ----------
+    key : str
+        What the arrays are of (hashed into the file's name).
+    tag : str, optional
+        The build tag the cache entry carries (default :func:`regex_tag`).
+    shipped : bool, default True
+        Whether to look in :data:`SHIPPED_DIR` (under ``key``, untagged) when the cache
+        folder has no entry.
 
     Returns
     -------
@@ -119,11 +159,15 @@ def read_arrays(key: str) -> dict[str, memoryview] | None:
         shape). Not numpy arrays, so that reading a compiled pattern at start-up does not
         import numpy. Arrays of another byte order or dtype are not read (None).
     """
-    for folder in (None, SHIPPED_DIR):
-        arrays = _read_arrays_file(_arrays_path(key, folder), used=folder is None)
-        if arrays is not None:
-            return arrays
-    return None
+    arrays = _read_arrays_file(_arrays_path(key, regex_tag() if tag is None else tag), used=True)
+    if arrays is None and shipped:
+        arrays = read_shipped_arrays(key)
+    return arrays
+
+
+def read_shipped_arrays(key: str) -> dict[str, memoryview] | None:
+    """:func:`read_arrays` of :data:`SHIPPED_DIR` only (the cache folder is not looked at)."""
+    return _read_arrays_file(_arrays_path(key, None, SHIPPED_DIR), used=False)
 
 
 def _read_arrays_file(path: str, used: bool) -> dict[str, memoryview] | None:
@@ -188,13 +232,15 @@ def array_view(form: str, values, shape: tuple[int, ...] | None = None) -> memor
     return data.cast(form, shape)
 
 
-def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None) -> None:
+def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], folder: str | None = None,
+                 tag: str | None = None) -> None:
     """Keep ``arrays`` (name -> numpy array; a memoryview of a ``struct`` format that
     :func:`read_arrays` reads, as :func:`array_view` gives; or bytes: a uint8 array; the
     last two kept without numpy) on disk under ``key``, as :func:`cached` keeps a set:
     zlib-compressed, a JSON line of each array's name, dtype and shape, then their bytes;
-    nothing if the cache cannot be written. ``folder``: another folder than the cache
-    folder (the build's :data:`SHIPPED_DIR`)."""
+    nothing if the cache cannot be written. The cache entry carries ``tag`` (default
+    :func:`regex_tag`). ``folder``: another folder than the cache folder (the build's
+    :data:`SHIPPED_DIR`), where the file is untagged."""
     parts = []
     for name, a in arrays.items():
         if isinstance(a, bytes):
@@ -208,34 +254,40 @@ def store_arrays(key: str, arrays: dict[str, np.ndarray | memoryview | bytes], f
     header = json.dumps([head for head, _ in parts]).encode()
     body = b"".join(data for _, data in parts)
     with contextlib.suppress(OSError):
-        path = _arrays_path(key, folder)
+        path = _arrays_path(key, None, folder) if folder else _arrays_path(key, regex_tag() if tag is None else tag)
         with write_entry(path) as f:  # read back through zlib's checksum
             f.write(zlib.compress(header + b"\n" + body, 6))
 
 
-def _arrays_path(key: str, folder: str | None = None) -> str:
+def _arrays_path(key: str, tag: str | None, folder: str | None = None) -> str:
+    """The file of the arrays kept under ``key``, tagged ``tag``, in ``folder`` (default
+    the cache folder)."""
     key = hashlib.sha256(f"{_FORMAT}\0{regex.__version__}\0arrays\0{key}".encode()).hexdigest()[:32]
-    return os.path.join(folder or cache_dir(), f"arrays-{key}.bin")
+    return os.path.join(folder or cache_dir(), f"arrays-{_tagged(tag)}{key}.bin")
 
 
 def compute_members(source: str, flags: str) -> bytes:
-    """:func:`members` without the cache: ask the ``regex`` module."""
-    import numpy as np
+    """:func:`members` without the cache: ask the ``regex`` module (each run of code points
+    ``(?:source)+`` matches in :func:`_every_code_point` is a range of members)."""
+    return packed(_runs(f"(?{flags}:{source})" if flags else f"(?:{source})"))
 
-    prefix = f"(?{flags}:" if flags else "(?:"
-    member = np.zeros(N_CODE_POINTS + 1, dtype=np.int8)
-    for m in regex.finditer(prefix + source + ")+", _every_code_point()):
-        member[m.start()] += 1
-        member[m.end()] -= 1
-    return np.packbits(np.cumsum(member[:-1], dtype=np.int8).astype(bool)).tobytes()
+
+def _runs(one_character: str) -> list[tuple[int, int]]:
+    """The code points the one-character regex ``one_character`` matches, as ranges."""
+    return _union((m.start(), m.end() - 1) for m in regex.finditer(one_character + "+", _every_code_point()))
 
 
 @functools.cache
 def _every_code_point() -> str:
-    """Every code point, U+0000..U+10FFFF, surrogates included, in one str."""
-    import numpy as np
-
-    return np.arange(N_CODE_POINTS, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+    """Every code point, U+0000..U+10FFFF, surrogates included, in one str (decoded from
+    UTF-32-LE, whose four bytes of each code point are laid down a byte lane at a time:
+    no numpy, a few milliseconds)."""
+    n_blocks = N_CODE_POINTS >> 8
+    utf32 = bytearray(4 * N_CODE_POINTS)
+    utf32[0::4] = bytes(range(256)) * n_blocks  # the low byte cycles through each block of 256
+    utf32[1::4] = b"".join(bytes([block & 0xFF]) * 256 for block in range(n_blocks))
+    utf32[2::4] = b"".join(bytes([block >> 8]) * 256 for block in range(n_blocks))
+    return utf32.decode("utf-32-le", "surrogatepass")
 
 
 # ------------------------------------------------------------------ ranges
@@ -336,7 +388,7 @@ def ranges_of(member: np.ndarray) -> list[tuple[int, int]]:
 #: The file beside this module that the build writes (:func:`write_facts`, called by
 #: setup.py): the installed ``regex`` module's :func:`regex_facts`, with its version.
 FACTS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_regex_classes.bin")
-_FACTS_FORMAT = "regex classes v2"
+_FACTS_FORMAT = "regex classes v3"
 
 
 class Facts:
@@ -352,15 +404,33 @@ class Facts:
         The code points that have other cases (``regex``'s ``get_all_cases`` gives more
         than the code point), as ranges: outside them, a case-insensitive literal, range
         or class of them matches what it matches case-sensitively.
+    scripts : dict of int to list of (int, int)
+        Each value of the properties Script and Script_Extensions, as the ``regex`` module's
+        parser numbers a property's value (the property's number << 16 | the value's, as
+        ``\\p{Han}`` or ``\\p{scx=Hani}`` parse): its code points, as ranges. Read from
+        the file when first used (most patterns have no script); empty if that part is
+        damaged (the scripts are then asked of the module).
     """
 
-    def __init__(self, version: str, classes: dict[str, list[tuple[int, int]]], cased: list[tuple[int, int]]):
+    def __init__(self, version: str, classes: dict[str, list[tuple[int, int]]], cased: list[tuple[int, int]],
+                 scripts: dict[int, list[tuple[int, int]]] | str):
         self.version, self.classes, self.cased = version, classes, cased
+        if isinstance(scripts, str):
+            self._scripts_text = scripts  # JSON, parsed by the scripts property
+        else:
+            self.scripts = scripts
+
+    @functools.cached_property
+    def scripts(self) -> dict[int, list[tuple[int, int]]]:
+        with contextlib.suppress(ValueError, TypeError, AttributeError):
+            return {int(value): _pairs(flat) for value, flat in json.loads(self._scripts_text).items()}
+        return {}
 
     def to_bytes(self) -> bytes:
+        scripts = json.dumps({str(value): _flat(ranges) for value, ranges in self.scripts.items()})
         return zlib.compress(json.dumps({
             "format": _FACTS_FORMAT, "regex": self.version, "cased": _flat(self.cased),
-            "classes": {name: _flat(ranges) for name, ranges in self.classes.items()},
+            "classes": {name: _flat(ranges) for name, ranges in self.classes.items()}, "scripts": scripts,
         }).encode(), 9)
 
     @classmethod
@@ -371,7 +441,7 @@ class Facts:
             kept = json.loads(zlib.decompress(data))
             if kept["format"] == _FACTS_FORMAT and kept["regex"] == regex.__version__:
                 classes = {name: _pairs(kept["classes"][name]) for name in (*GENERAL_CATEGORIES, *ESCAPES)}
-                return cls(kept["regex"], classes, _pairs(kept["cased"]))
+                return cls(kept["regex"], classes, _pairs(kept["cased"]), str(kept["scripts"]))
         return None
 
     @functools.cached_property
@@ -427,9 +497,10 @@ def regex_facts() -> Facts:
 def compute_facts() -> Facts:
     """:func:`regex_facts` asked of the ``regex`` module: each code point's general
     category in one pass (``(\\p{Lu}+)|(\\p{Ll}+)|...``, one per code point), ``\\s``,
-    ``\\w``, and the assigned code points with other cases (``regex``'s own
-    ``get_all_cases``, the table its case-insensitive matching reads; an unassigned,
-    private-use or surrogate code point has no case in Unicode).
+    ``\\w``, each value of Script and Script_Extensions (one pass each), and the assigned
+    code points with other cases (``regex``'s own ``get_all_cases``, the table its
+    case-insensitive matching reads; an unassigned, private-use or surrogate code point has
+    no case in Unicode).
 
     Raises
     ------
@@ -455,7 +526,23 @@ def compute_facts() -> Facts:
     unassigned = _union([*classes["Cn"], *classes["Co"], *classes["Cs"]])
     cased = [(c, c) for a, b in _complement(unassigned) for c in range(a, b + 1)
              if len(_regex.get_all_cases(flags, c)) > 1]
-    return Facts(regex.__version__, classes, _union(cased))
+    return Facts(regex.__version__, classes, _union(cased), _compute_scripts())
+
+
+def _compute_scripts() -> dict[int, list[tuple[int, int]]]:
+    """:attr:`Facts.scripts` asked of the ``regex`` module (a pass over every code point per
+    value: about a second in all)."""
+    from regex import _regex_core as core
+
+    scripts = {}
+    for prop in ("SC", "SCX"):
+        number, values = core.PROPERTIES[prop]
+        names = {}
+        for name, value in values.items():
+            names.setdefault(value, name)
+        for value, name in names.items():
+            scripts[number << 16 | value] = _runs(rf"\p{{{prop}={name}}}")
+    return scripts
 
 
 def write_facts(path: str = FACTS_FILE) -> None:
@@ -489,13 +576,28 @@ def _class_bits(classes: dict[str, list[tuple[int, int]]], names: tuple[str, ...
     return kept[1]
 
 
+@functools.lru_cache(maxsize=64)
+def _script_bits(value: int) -> int:
+    """The bit set of the value ``value`` of Script or Script_Extensions (:attr:`Facts.scripts`).
+
+    Raises
+    ------
+    _Underived
+        If the ``regex`` module's facts do not hold it.
+    """
+    ranges = regex_facts().scripts.get(value)
+    if ranges is None:
+        raise _Underived
+    return int.from_bytes(packed(ranges), "big")
+
+
 def _span(first: int, last: int) -> int:
     """The bit set of the code points ``first..last``."""
     return ((1 << (last - first + 1)) - 1) << (N_CODE_POINTS - 1 - last)
 
 
 class _Underived(Exception):
-    """A set holds what the classes cannot give (a script, a binary property, ...)."""
+    """A set holds what the classes cannot give (a block, a binary property, ...)."""
 
 
 def set_bits(source: str, flags: str, classes: dict[str, list[tuple[int, int]]] | None = None) -> bytes | None:
@@ -507,15 +609,17 @@ def set_bits(source: str, flags: str, classes: dict[str, list[tuple[int, int]]] 
     reads the parts: a literal, a range, ``.``, a set of them (negated or not), and a
     property that the module reads as general categories (``\\p{L}``, ``\\p{Letter}``,
     ``\\d``, ...: which ones, ``regex._regex.has_property_value`` says on one code point of
-    each), or ``\\s``/``\\w`` (``\\S``, ``\\W``, ``\\p{White_Space}``). ``classes``
+    each), ``\\s``/``\\w`` (``\\S``, ``\\W``, ``\\p{White_Space}``), or, without
+    ``classes``, a value of Script or Script_Extensions (:attr:`Facts.scripts`). ``classes``
     (name -> ranges; default: the ``regex`` module's, :func:`regex_facts`) gives the
     categories' and escapes' code points. Case-insensitively (``"i"`` in ``flags``), a set
     without properties is asked of the ``regex`` module on the code points that have other
     cases (:attr:`Facts.cased`), and read case-sensitively elsewhere; a property then gives
     None (the module reads ``(?i:\\p{Lu})`` as more than its cases). With ``classes``, a set
     the module's parser reads as every character (``[^\\s\\S]``, which it matches
-    everywhere) gives None. None too for anything else (a script, a binary or POSIX
-    property, ``regex.DEFAULT_VERSION`` other than VERSION0), and if the ``regex`` module's
+    everywhere) gives None, and so does a script (a table has none). None too for anything
+    else (a block, a binary or POSIX property, ``regex.DEFAULT_VERSION`` other than
+    VERSION0), and if the ``regex`` module's
     parser is not as expected.
     """
     if regex.DEFAULT_VERSION != regex.VERSION0:
@@ -588,6 +692,10 @@ def _property(node, core, classes) -> int:
 
     if node.encoding not in (0, core.UNICODE_ENCODING):  # ASCII or locale
         raise _Underived
+    if node.value >> 16 in (core.PROPERTIES["SC"][0], core.PROPERTIES["SCX"][0]):
+        if classes is not None:  # a table has no scripts: class_members reads them otherwise
+            raise _Underived
+        return _script_bits(node.value)
     if node.value >> 16 != core.PROPERTIES["GC"][0] and node.value not in (
             core.CHARSET_ESCAPES["s"].value, core.CHARSET_ESCAPES["w"].value):
         raise _Underived  # before reading the classes: a script, a block, a binary property

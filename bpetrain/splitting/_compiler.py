@@ -47,7 +47,15 @@ from dataclasses import dataclass, field
 
 import regex
 
-from bpetrain.splitting._charsets import N_CODE_POINTS, array_view, read_arrays, store_arrays
+from bpetrain._util.cache import build_tag
+from bpetrain.splitting._charsets import (
+    N_CODE_POINTS,
+    array_view,
+    read_arrays,
+    read_shipped_arrays,
+    regex_modules,
+    store_arrays,
+)
 # The opcodes, the quantifier modes and the matcher's limits: declared once, in _matcher.pxd.
 from bpetrain.splitting._matcher import (
     GREEDY,
@@ -76,7 +84,7 @@ from bpetrain.splitting._matcher import (
 from bpetrain.splitting.unicode import UnicodeTable, class_members
 
 
-__all__ = ["Unsupported", "compile_program", "kept_program", "ship_program", "stored_program"]
+__all__ = ["Unsupported", "compile_and_keep", "compile_program", "kept_program", "ship_program", "stored_program"]
 
 MAX_SETS = 64
 MAX_INSTRUCTIONS = 20_000
@@ -916,8 +924,8 @@ def _fill_eol(node: Node, parser: _Parser) -> None:
 def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
                    references: tuple[str, ...] = ()) -> dict[str, memoryview]:
     """:func:`compile_program`, kept on disk (:func:`bpetrain.splitting._charsets.store_arrays`)
-    under the pattern, the Unicode table's digest, ``references`` and what compiled it
-    (:func:`_compiler_key`), as memoryviews of the arrays (``numpy.asarray`` gives them;
+    under the pattern, the Unicode table's digest and ``references`` (:func:`_program_key`),
+    tagged with the build of what compiled it (:func:`_program_tag`), as memoryviews of the arrays (``numpy.asarray`` gives them;
     an empty one has the shape (0,): :func:`~bpetrain.splitting._charsets.read_arrays`),
     whether read back (:func:`kept_program`) or compiled now.
 
@@ -936,11 +944,23 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
         As :func:`compile_program` (such patterns are not kept).
     """
     arrays = kept_program(pat_str, unicode, references)
-    if arrays is not None:
-        return arrays
+    return compile_and_keep(pat_str, unicode, references) if arrays is None else arrays
+
+
+def compile_and_keep(pat_str: str, unicode: UnicodeTable | None = None,
+                     references: tuple[str, ...] = ()) -> dict[str, memoryview]:
+    """:func:`stored_program` after :func:`kept_program` has found nothing: compile the
+    program and keep it (nothing is looked up; the ``regex`` module must have compiled
+    ``pat_str``).
+
+    Raises
+    ------
+    Unsupported
+        As :func:`compile_program`.
+    """
     arrays, warned = _compile_like(pat_str, unicode, references)
     if not warned:
-        store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+        store_arrays(_program_key(pat_str, unicode, references), arrays, tag=_program_tag())
     return arrays
 
 
@@ -960,7 +980,7 @@ def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[s
     arrays, warned = _compile_like(pat_str, unicode, references)
     if warned:
         raise ValueError(f"compiling {pat_str!r} warned: {warned[0].message}")
-    store_arrays(_program_key(pat_str, unicode, references, _contents_key()), arrays, folder)
+    store_arrays(_shipped_key(_program_key(pat_str, unicode, references)), arrays, folder)
 
 
 def _compile_like(pat_str: str, unicode: UnicodeTable | None,
@@ -1017,27 +1037,36 @@ def kept_program(pat_str: str, unicode: UnicodeTable | None = None,
     """:func:`stored_program`'s arrays if they are on disk, else None (nothing is compiled:
     a kept program was compiled from a pattern the ``regex`` module compiled).
 
-    They are looked up under :func:`_compiler_key` (what this process's modules are, by
-    their files' sizes and times), then under :func:`_contents_key` (what they hold, read
-    only then: the programs the build shipped), which are then kept under the first.
+    They are looked up in the cache folder, tagged with :func:`_program_tag` (what this
+    process's modules are, by their files' sizes and times), then in the build's shipped
+    folder under :func:`_shipped_key` (what the modules hold, read only then), and those are
+    then kept in the cache folder.
     """
-    arrays = read_arrays(_program_key(pat_str, unicode, references, _compiler_key()))
+    key = _program_key(pat_str, unicode, references)
+    arrays = read_arrays(key, _program_tag(), shipped=False)
     if arrays is None:
-        arrays = read_arrays(_program_key(pat_str, unicode, references, _contents_key()))
+        arrays = read_shipped_arrays(_shipped_key(key))
         if arrays is not None:
-            store_arrays(_program_key(pat_str, unicode, references, _compiler_key()), arrays)
+            store_arrays(key, arrays, tag=_program_tag())
     return arrays
 
 
-def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], compiler: str) -> str:
-    return "\0".join(["program", compiler, "regex" if unicode is None else unicode.digest,
+def _program_key(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...]) -> str:
+    """What a program is of: the pattern, the Unicode table's digest, the references."""
+    return "\0".join(["program", "regex" if unicode is None else unicode.digest,
                       str(len(references)), *references, pat_str])
+
+
+def _shipped_key(key: str) -> str:
+    """The key of a shipped program of :func:`_program_key` ``key``: with the contents of
+    the modules that compiled it (:func:`_contents_key`)."""
+    return f"{key}\0{_contents_key()}"
 
 
 def _compiler_modules() -> list[str]:
     """The files of the modules a compiled program depends on: this compiler, the
     character sets, the DFA's builder, the matcher whose instructions it emits, the
-    Unicode tables."""
+    Unicode tables (the ``regex`` module they read classes from is in the keys by its version)."""
     from bpetrain.splitting import _charsets, _matcher, unicode
 
     dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: a kept program needs none
@@ -1047,8 +1076,8 @@ def _compiler_modules() -> list[str]:
 @functools.cache
 def _contents_key() -> str:
     """The SHA-256 of the contents of :func:`_compiler_modules` (about a megabyte, read
-    only when :func:`_compiler_key` finds no program): the key of the programs the build
-    ships, which no other build of the modules reads."""
+    only when the cache folder has no program): the key of the programs the build ships,
+    which no other build of the modules reads, whatever the files' times after installing."""
     digest = hashlib.sha256()
     for path in _compiler_modules():
         with open(path, "rb") as f:
@@ -1057,11 +1086,10 @@ def _contents_key() -> str:
 
 
 @functools.cache
-def _compiler_key() -> str:
-    """The size and modification time of each of :func:`_compiler_modules`: a changed or
-    rebuilt module never reads a program another one compiled."""
-    parts = []
-    for path in _compiler_modules():
-        stat = os.stat(path)
-        parts.append(f"{os.path.basename(path)}:{stat.st_size}:{stat.st_mtime_ns}")
-    return "\0".join(parts)
+def _program_tag() -> str:
+    """The build tag (:func:`bpetrain._util.cache.build_tag`: paths, sizes and modification
+    times) of :func:`_compiler_modules` and the ``regex`` module
+    (:func:`~bpetrain.splitting._charsets.regex_modules`), which the programs in the cache
+    folder carry: a changed or rebuilt module never reads a program another one compiled,
+    and the cache's trim removes the programs of a build no longer installed."""
+    return build_tag([*_compiler_modules(), *regex_modules()])

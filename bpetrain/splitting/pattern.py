@@ -39,7 +39,7 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, kept_program, ship_program, stored_program
+from bpetrain.splitting._compiler import Unsupported, compile_and_keep, kept_program, ship_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
 from bpetrain.splitting.unicode import (
     UNICODE_VERSIONS,
@@ -240,7 +240,7 @@ class SplitPattern:
             self.regex  # noqa: B018 (checks the pattern before it is compiled)
         try:
             if arrays is None:
-                arrays = stored_program(pat_str, self.unicode, _REFERENCES)
+                arrays = compile_and_keep(pat_str, self.unicode, _REFERENCES)
             like = int(arrays["like"][0])
             _, native, blocks = _HAND_WRITTEN[like] if like >= 0 else (None, 0, 0)
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
