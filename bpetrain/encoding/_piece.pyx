@@ -242,11 +242,11 @@ cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdB
             grow_scratch(scratch, n)
         encode_linear(t, piece, n, out, scratch, NULL)
     elif n <= SMALL_PIECE and not other:
-        encode_small(t, piece, n, out)
+        encode_small(t, piece, n, out, NULL)
     else:
         if n > scratch.cap:
             grow_scratch(scratch, n)
-        encode_heap(t, piece, n, out, scratch)
+        encode_heap(t, piece, n, out, scratch, NULL)
     return 0
 
 
