@@ -187,3 +187,66 @@ def test_pair_rank_dense_and_hashed():
     assert min(found.values()) > 20, found  # both tables answer with a rank, not only None
     with pytest.raises(ValueError, match="ranks must be in"):
         bpe._py_pair_rank(-1, 0)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_other_scripts_of_every_length_on_every_route(name):
+    """Pieces with bytes above 0x7F, every length to 64 (17 to 48 bytes go to the heap
+    encoder instead of tiktoken's loop or the linear one): Han text, box drawing, runs of
+    one character (ties), and invalid UTF-8 (lone continuation bytes, cut characters)."""
+    path = VOCABS / f"{name}.tiktoken"
+    if not path.exists():
+        pytest.skip(f"{path} is absent: OpenAI's ranks for the routes' tests")
+    ranks = read_tiktoken(path)
+    bpe = BytePairEncoder(ranks)
+    theirs = tiktoken.Encoding(name, pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
+    rng = random.Random(7)
+    han = "".join(chr(rng.randrange(0x4E00, 0x9FA6)) for _ in range(40)).encode()
+    sources = [han, "的的的的的的的的的的的的的的的的的的的的的的".encode(), ("─" * 30).encode(),
+               ("│mc      │V:65,   │1434 │文本模式的全屏文件管理器").encode(),
+               bytes(rng.choice([0x80, 0xA0, 0xBF, 0xE4, 0xB8]) for _ in range(80)), han[1:] + b"\xe4\xb8"]
+    for source in sources:
+        for length in range(1, 65):
+            piece = source[:length]
+            assert bpe.encode_bytes(piece, as_list=True) == theirs._encode_single_piece(piece), (name, piece)
+
+
+def last_merge(ranks: dict[bytes, int], token: bytes) -> tuple[bytes, bytes] | None:
+    """The two parts tiktoken's rule joins last when merging ``token``'s bytes alone, if it
+    makes ``token``; else None."""
+    parts, last = [bytes([b]) for b in token], None
+    while len(parts) > 1:
+        joined = [ranks.get(parts[i] + parts[i + 1]) for i in range(len(parts) - 1)]
+        best = min((rank, i) for i, rank in enumerate(joined) if rank is not None) if any(
+            rank is not None for rank in joined) else None
+        if best is None:
+            break
+        i = best[1]
+        last = (parts[i], parts[i + 1])
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+    return last if parts == [token] else None
+
+
+@pytest.mark.parametrize(("alphabet", "vocab_size"), [("abcdefgh", 1500), ("ab", 256 + 120)])
+def test_split_pairs_after_the_linear_tables(alphabet, vocab_size):
+    """Before the linear encoder's tables, ``pair_rank`` answers for every split of every
+    token; after, only for each token's own split (the pair merging its bytes alone joins
+    last), and every path still gives tiktoken's ids."""
+    ranks = trained_ranks(alphabet, vocab_size)
+    tokens = sorted(ranks, key=ranks.get)
+    bpe = BytePairEncoder(ranks)
+    splits = [(token[:k], token[k:], token) for token in tokens for k in range(1, len(token))
+              if token[:k] in ranks and token[k:] in ranks]
+    for left, right, token in splits:
+        assert bpe._py_pair_rank(ranks[left], ranks[right]) == ranks[token]
+    bpe.build_linear()
+    assert bpe.linear
+    others = 0
+    for left, right, token in splits:
+        own = last_merge(ranks, token) == (left, right)
+        others += not own
+        assert bpe._py_pair_rank(ranks[left], ranks[right]) == (ranks[token] if own else None), (left, right)
+    assert others > 20  # the tokens with more than one split lost all but their own
+    theirs = tiktoken.Encoding("t", pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
+    for piece in adversarial_pieces(3, 120) + [alphabet.encode() * 40, alphabet[0].encode() * 200]:
+        check_paths(bpe, piece, theirs._encode_single_piece)

@@ -43,7 +43,7 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_id
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport encode_piece
-from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_tables, pair_rank
+from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables, pair_rank
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           start_reading)
 
@@ -585,12 +585,15 @@ cdef class BytePairEncoder:
         read ``LINEAR_AFTER`` bytes. Threads may encode meanwhile: the tables they read
         are not written, and ``tables.linear`` is set last.
         """
+        cdef bint own_splits = False
         if self._linear_built:
             return
         with self._linear_lock:
             if not self._linear_built:
                 self._arrays.extend(build_linear_tables(&self.tables))
-                self.tables.linear = merges_in_rank_order(&self.tables)
+                self.tables.linear = merges_in_rank_order(&self.tables, &own_splits)
+                if self.tables.linear and own_splits:
+                    self._arrays.extend(build_split_pairs(&self.tables))
                 self._linear_built = True
 
     @property
@@ -964,9 +967,9 @@ cdef class BytePairEncoder:
             grow_scratch(&scratch, n + 1)
             if n:
                 if path == "small":
-                    encode_small(&self.tables, &data[0], n, &out)
+                    encode_small(&self.tables, &data[0], n, &out, NULL)
                 elif path == "heap":
-                    encode_heap(&self.tables, &data[0], n, &out, &scratch)
+                    encode_heap(&self.tables, &data[0], n, &out, &scratch, NULL)
                 else:
                     encode_linear(&self.tables, &data[0], n, &out, &scratch, NULL)
             return to_list(self, out.ids, out.size)
@@ -975,7 +978,8 @@ cdef class BytePairEncoder:
 
     def _py_pair_rank(self, int left, int right):
         """Test hook: ``pair_rank`` of two ranks (the dense table below ``2**DENSE_BITS``,
-        else the pair table behind its filter): the rank of their bytes joined, or None."""
+        else the pair table behind its filter): the rank of their bytes joined, or None;
+        once :meth:`build_linear` has run, only if they are that token's own split."""
         if not (0 <= left < self.tables.n_ranks and 0 <= right < self.tables.n_ranks):
             raise ValueError(f"ranks must be in [0, {self.tables.n_ranks}), got {left} and {right}")
         rank = pair_rank(&self.tables, left, right)

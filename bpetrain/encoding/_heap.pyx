@@ -77,8 +77,10 @@ cdef inline int64_t prev_start(const uint64_t* bits, int64_t p) noexcept nogil:
     return (w << 6) + 63 - clz64(word)
 
 
-cdef void encode_small(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out) noexcept nogil:
-    """tiktoken's loop: merge at the lowest rank (leftmost), update both neighbours."""
+cdef void encode_small(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                       token_t* last) noexcept nogil:
+    """tiktoken's loop: merge at the lowest rank (leftmost), update both neighbours; with
+    ``last``, the pair of each merge goes there (the last one stays)."""
     cdef token_t ids[SMALL_PIECE]
     cdef token_t ranks[SMALL_PIECE]  # ranks[i]: rank of ids[i] joined with ids[i + 1]
     cdef int64_t m = n, i, at
@@ -100,6 +102,9 @@ cdef void encode_small(const RankTables* t, const uint8_t* piece, int64_t n, IdB
         at = <int64_t>(low & 63)
         if best == NO_RANK:
             break
+        if last != NULL:
+            last[0] = ids[at]
+            last[1] = ids[at + 1]
         ids[at] = best
         for i in range(at + 1, m - 1):
             ids[i] = ids[i + 1]
@@ -116,8 +121,9 @@ cdef void encode_small(const RankTables* t, const uint8_t* piece, int64_t n, IdB
 
 
 cdef void encode_heap(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
-                      Scratch* scratch) noexcept nogil:
-    """The heap + bitfield encoder (module docstring); ``scratch`` holds n bytes."""
+                      Scratch* scratch, token_t* last) noexcept nogil:
+    """The heap + bitfield encoder (module docstring); ``scratch`` holds n bytes; with
+    ``last``, the pair of each merge goes there (the last one stays)."""
     cdef token_t* tok = scratch.tok
     cdef uint64_t* bits = scratch.bits
     cdef uint64_t* heap = scratch.heap
@@ -147,6 +153,9 @@ cdef void encode_heap(const RankTables* t, const uint8_t* piece, int64_t n, IdBu
         if mid >= n or t.token_len[a] + t.token_len[b] != t.token_len[rank]:
             pop(heap, &size)  # the pair at start has grown since this entry was pushed
             continue
+        if last != NULL:
+            last[0] = a
+            last[1] = b
         tok[start] = rank
         bits[mid >> 6] &= ~(<uint64_t>1 << (mid & 63))
         # The new pairs on either side replace the top (a pop and a push in one sift).

@@ -26,4 +26,4 @@ cdef struct Sync:
 
 cdef int64_t encode_linear(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                            Scratch* scratch, const Sync* sync) noexcept nogil
-cdef int merges_in_rank_order(const RankTables* t) except -1
+cdef int merges_in_rank_order(const RankTables* t, bint* own_splits) except -1

@@ -87,19 +87,23 @@ cdef int64_t encode_linear(const RankTables* t, const uint8_t* piece, int64_t n,
     return -1
 
 
-cdef int merges_in_rank_order(const RankTables* t) except -1:
+cdef int merges_in_rank_order(const RankTables* t, bint* own_splits) except -1:
     """1 if the linear encoder gives BPE's ids for this vocabulary, else 0.
 
     Merges in rank order are what the backtracking encoder assumes. They hold when, for
     every token, whether it has a split (``t.split_left``) agrees with whether the
     merging encoders, without the whole-token shortcut, turn the token's bytes into that
-    token; and the trie's node ids must fit the 24 bits of an edge key.
+    token; and the trie's node ids must fit the 24 bits of an edge key. ``own_splits``
+    is set to whether, besides, each token with a split is made by joining it last
+    (what ``_tables.build_split_pairs`` needs).
     """
     cdef IdBuffer out = IdBuffer(NULL, 0, 0)
     cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
     cdef int64_t length, rank
     cdef const uint8_t* data
     cdef bint agree = t.n_nodes < (1 << 24) - 1
+    cdef token_t last[2]
+    own_splits[0] = True
     try:
         with nogil:
             grow_ids(&out, t.max_token_len)
@@ -111,11 +115,13 @@ cdef int merges_in_rank_order(const RankTables* t) except -1:
                 data = t.token_bytes + t.token_start[rank]
                 out.size = 0
                 if length <= SMALL_PIECE:
-                    encode_small(t, data, length, &out)
+                    encode_small(t, data, length, &out, last)
                 else:
-                    encode_heap(t, data, length, &out, &scratch)
+                    encode_heap(t, data, length, &out, &scratch, last)
                 if (out.size == 1 and out.ids[0] == <uint32_t>rank) != (t.split_left[rank] >= 0):
                     agree = False
+                elif t.split_left[rank] >= 0 and (last[0] != t.split_left[rank] or last[1] != t.split_right[rank]):
+                    own_splits[0] = False
     finally:
         free_buffers(&out, &scratch)
     return agree

@@ -61,6 +61,15 @@ cdef struct TokenSlot:
     uint32_t tail
     uint32_t meta
 
+# A pair table: the rank of two adjacent tokens joined, keyed by their ids (open
+# addressing, linear probing), with its filter and its dense part.
+cdef struct PairTable:
+    const uint64_t* slots  # (left << 42) | (right << 21) | rank, EMPTY = all ones
+    uint64_t mask
+    int shift
+    const uint64_t* filter  # bit h set: some pair hashes to h (FILTER_BITS bits of its hash)
+    const token_t* dense    # (left << DENSE_BITS) | right -> rank, for left, right < 2**DENSE_BITS
+
 # The tables of one vocabulary (array.array objects own the memory the pointers read; read only
 # once built, so threads share them).
 cdef struct RankTables:
@@ -69,11 +78,10 @@ cdef struct RankTables:
     const int32_t* token_len    # rank -> length in bytes (0: no token has this rank)
     token_t byte_rank[256]      # byte value -> rank of the one-byte token
     const token_t* byte_pair    # (x << 8) | y -> rank of bytes([x, y]), NO_RANK if none
-    const uint64_t* pairs       # pair table: (left << 42) | (right << 21) | rank, EMPTY = all ones
-    uint64_t pair_mask
-    int pair_shift
-    const uint64_t* pair_filter  # bit h set: some pair hashes to h (FILTER_BITS bits of its hash)
-    const token_t* dense_pairs  # (left << DENSE_BITS) | right -> pair_rank, for left, right < 2**DENSE_BITS
+    const PairTable* pairs      # the pair table pair_rank reads: all_pairs, then split_pairs once
+                                # built (one pointer, swapped whole: a thread sees either table)
+    PairTable all_pairs         # every split of every token into two tokens
+    PairTable split_pairs       # each token's own split only (build_split_pairs)
     const TokenSlot* whole      # the whole-token table
     uint64_t whole_mask
     int whole_shift
@@ -95,6 +103,7 @@ cdef struct RankTables:
 
 cdef list build_tables(RankTables* t, dict mergeable_ranks)
 cdef list build_linear_tables(RankTables* t)
+cdef list build_split_pairs(RankTables* t)
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:
@@ -137,27 +146,30 @@ cdef inline uint64_t pair_key(token_t left, token_t right) noexcept nogil:
 
 
 cdef inline token_t pair_rank(const RankTables* t, token_t left, token_t right) noexcept nogil:
-    """Rank of the bytes of ``left`` joined with those of ``right``, or NO_RANK.
+    """Rank of the token merging makes of ``left`` and ``right``, or NO_RANK: of their
+    bytes joined (``t.all_pairs``), or, once ``t.split_pairs`` is built, only if they are
+    that token's own split, the only pairs merging ever joins (``build_split_pairs``).
 
     Two ids below ``2**DENSE_BITS`` (the bytes and the first merges, where more than half
     the lookups of merging new words of English fall) are one load of the dense table;
-    others go to the pair table, after its filter."""
+    others go to the hashed table, after its filter."""
+    cdef const PairTable* p = t.pairs
     cdef uint64_t key, h, i, slot
     if (<uint32_t>left | <uint32_t>right) >> DENSE_BITS == 0:
-        return t.dense_pairs[(<uint32_t>left << DENSE_BITS) | <uint32_t>right]
+        return p.dense[(<uint32_t>left << DENSE_BITS) | <uint32_t>right]
     key = pair_key(left, right)
     h = key * FIB
     i = h >> (64 - FILTER_BITS)
-    if not (t.pair_filter[i >> 6] >> (i & 63)) & 1:
+    if not (p.filter[i >> 6] >> (i & 63)) & 1:
         return NO_RANK  # most pairs that join into no token end here, in L2
-    i = h >> t.pair_shift
+    i = h >> p.shift
     while True:
-        slot = t.pairs[i]
+        slot = p.slots[i]
         if slot >> ID_BITS == key:
             return <token_t>(slot & ID_MASK)
         if slot == EMPTY:
             return NO_RANK
-        i = (i + 1) & t.pair_mask
+        i = (i + 1) & p.mask
 
 
 cdef inline bint same_tail(const RankTables* t, const uint8_t* data, int64_t n, token_t rank) noexcept nogil:
