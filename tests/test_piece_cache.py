@@ -238,6 +238,22 @@ def test_output_lists_hold_the_kept_ints(trained, num_threads):
     assert len(probe) > 500 and probe == values and calls() == expected
 
 
+def test_the_kept_ints_are_not_walked_by_the_garbage_collector(trained):
+    """The table of kept ints and each encoder's tuple of them hold ints alone, so the
+    collector does not track them (a full collection would otherwise walk 200,000 items
+    twice for o200k_base); lists made from them stay tracked, and their ids survive
+    collections."""
+    _, none, theirs, text = trained
+    enc = Encoding("untracked", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    ints = _encoder._kept_ints
+    assert len(ints) >= len(none.mergeable_ranks) and not gc.is_tracked(ints)
+    assert not [o for o in gc.get_referrers(*ints[:3]) if isinstance(o, (list, tuple)) and len(o) >= 2256]
+    ids = enc.encode_ordinary(text[:2000])
+    assert gc.is_tracked(ids) and ids == theirs.encode_ordinary(text[:2000])
+    gc.collect()
+    assert ids == theirs.encode_ordinary(text[:2000]) and enc.encode_ordinary(text[:2000]) == ids
+
+
 @pytest.mark.parametrize("num_threads", [1, 2])
 def test_special_token_ids_are_new_ints_their_list_holds(trained, num_threads):
     """An id past the ranks (a special token's) is not a kept int: each list item is a new

@@ -95,11 +95,16 @@ INTS_KEPT = bool(ints_kept)
 _kept_ints = []  # kept_ints: int objects 0, 1, 2, ... the process never frees
 
 
-cdef list kept_ints(Py_ssize_t n):
-    """The int objects 0..n - 1 of this process's table of kept ints (a new list; the ints
+cdef tuple kept_ints(Py_ssize_t n):
+    """The int objects 0..n - 1 of this process's table of kept ints (a new tuple; the ints
     are shared by every encoder): the encoders fill their output lists with them without
     raising their reference counts, one load and one store per id, with or without the
     GIL.
+
+    The table and the tuples are not tracked by the garbage collector: they hold only
+    ints, so they are in no cycle, and each collection of the oldest generation would
+    otherwise walk every one of their items (200,000 for o200k_base, twice: the table and
+    an encoder's tuple), reading each int, 6.4 MB of them.
 
     Each int is made one the process never frees (``bpetrain_keep_forever``: immortal,
     PEP 683, on Python 3.12 and later; 2**60 spare references before), so a list can take
@@ -115,7 +120,10 @@ cdef list kept_ints(Py_ssize_t n):
         value = int(len(_kept_ints))
         keep_forever(value)
         _kept_ints.append(value)
-    return _kept_ints[:n]
+    PyObject_GC_UnTrack(<PyObject*>_kept_ints)  # ints alone (a no-op once untracked)
+    cdef tuple ints = tuple(_kept_ints[:n])
+    PyObject_GC_UnTrack(<PyObject*>ints)
+    return ints
 
 
 cdef bint fill_items(PyObject** items, const uint32_t* ids, int64_t n, PyObject* const* ints,
