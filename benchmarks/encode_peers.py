@@ -37,6 +37,14 @@ docs
     ``backend.encode_batch_list([text], parallel=False)[0]`` (lists made in Rust, as its
     tiktoken-compatible ``encode`` makes them); toktok ``encode_ordinary`` and
     ``encode_to_numpy``. The other peers offer no array.
+calls
+    The fixed cost of a call: the docs mode's calls on as many empty strings, then on as
+    many strings of 10 characters (the first document's first ten), as ``docs`` has
+    documents. A peer's call runs through two more Python functions than bpetrain's
+    bound methods (the instance renewed before each run is looked up by a ``lambda``):
+    about 0.05 us each. Run it with ``--warm-caches``: a run of these is short, so it is
+    many calls of the case, and renewing the peers' instances before each (as the
+    docs mode does) would take minutes.
 whole
     The whole file as one text, one call.
 batch
@@ -119,7 +127,7 @@ MODULES = {"bpetrain": "bpetrain", "tiktoken": "tiktoken", "bpe-openai": "bpe_op
            "fastokens": "fastokens", "gigatoken": "gigatoken", "toktok": "toktok"}
 #: Encoders that split with the vocabulary's own pattern only.
 FIXED_PATTERN = ("bpe-openai", "tokenizers", "fastokens", "gigatoken", "toktok")
-MODES = ("docs", "batch", "threads", "whole", "worst")
+MODES = ("docs", "calls", "batch", "threads", "whole", "worst")
 #: --clock -> what a run's time is: wall time, or the CPU time of every thread of this
 #: process (its own and any an encoder starts), which other jobs on a shared machine do
 #: not lengthen.
@@ -388,6 +396,9 @@ def cases(args, data: bytes) -> list[tuple[str, str, int, object]]:
     docs = documents(data, args.doc_bytes)
     if "docs" in args.modes:
         out.append(("docs", f"{len(docs)} docs of ~{args.doc_bytes} B", len(data), docs))
+    if "calls" in args.modes:  # the fixed cost of a call: timed as the docs mode times documents
+        for text, label in (("", "empty strings"), (docs[0][:10], "strings of 10 characters")):
+            out.append(("docs", f"{len(docs)} {label}", len(text.encode("utf-8")) * len(docs), [text] * len(docs)))
     if "whole" in args.modes:
         out.append(("whole", "one text", len(data), data.decode("utf-8")))
     if "batch" in args.modes:

@@ -238,6 +238,24 @@ def test_output_lists_hold_the_kept_ints(trained, num_threads):
     assert len(probe) > 500 and probe == values and calls() == expected
 
 
+def test_the_kept_ints_are_not_walked_by_the_garbage_collector(trained):
+    """The table of kept ints and each encoder's tuple of them hold ints alone, so the
+    collector does not track them (a full collection would otherwise walk 200,000 items
+    twice for o200k_base); lists made from them stay tracked, and their ids survive
+    collections."""
+    _, none, theirs, text = trained
+    enc = Encoding("untracked", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    ints = _encoder._kept_ints
+    assert len(ints) >= len(none.mergeable_ranks) and not gc.is_tracked(ints)
+    tables = [o for o in gc.get_referrers(ints[1000])  # collections the collector walks holding the table's run
+              if isinstance(o, (list, tuple)) and len(o) >= 2256 and all(o[i] is ints[i] for i in range(1000, 1010))]
+    assert not tables
+    ids = enc.encode_ordinary(text[:2000])
+    assert gc.is_tracked(ids) and ids == theirs.encode_ordinary(text[:2000])
+    gc.collect()
+    assert ids == theirs.encode_ordinary(text[:2000]) and enc.encode_ordinary(text[:2000]) == ids
+
+
 @pytest.mark.parametrize("num_threads", [1, 2])
 def test_special_token_ids_are_new_ints_their_list_holds(trained, num_threads):
     """An id past the ranks (a special token's) is not a kept int: each list item is a new
@@ -643,3 +661,27 @@ def test_seeded_tables_on_real_text_equal_tiktoken(seeded, trained):
         assert seeded.encode_ordinary_batch(docs, num_threads=2) == expected
         ids, offsets = seeded.encode_batch_to_numpy(docs, num_threads=2)
         assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(docs))] == expected
+
+
+def test_the_working_memory_kept_with_a_table_gives_every_call_its_own_ids(trained):
+    """A call per document takes its output and merge buffers from its piece table
+    (``PieceCaches.take_buffers``): each call starts with an empty output, whatever the
+    call before left; buffers grown past ``KEPT_IDS`` ids or ``KEPT_SCRATCH`` bytes of
+    piece are freed when the table is given back; lists and arrays agree with tiktoken."""
+    from bpetrain.encoding import _piece
+
+    _tiny, none, theirs, text = trained
+    enc = Encoding("kept", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    rng = random.Random(3)
+    many_ids = " ".join("".join(rng.choice("qxzj") for _ in range(3)) for _ in range(_piece.KEPT_IDS // 2 + 100))
+    long_piece = "".join(rng.choice("qxzjvk") for _ in range(_piece.KEPT_SCRATCH + 100))  # one piece, merged
+    docs = [text[:300], many_ids, "", text[300:310], long_piece, "x", text[:300], many_ids[:2000], long_piece[:1000]]
+    for doc in docs + docs:
+        expected = theirs.encode_ordinary(doc)
+        assert enc.encode_ordinary(doc) == expected
+        assert enc.encode_to_numpy(doc, disallowed_special=()).tolist() == expected
+        [(n_ids, n_bytes)] = enc._bpe._py_spare_buffers
+        assert n_ids <= _piece.KEPT_IDS and n_bytes <= _piece.KEPT_SCRATCH
+    assert len(theirs.encode_ordinary(many_ids)) > _piece.KEPT_IDS  # the freeing was exercised
+    enc.cache_size = 0  # no table: the call's own buffers
+    assert [enc.encode_ordinary(d) for d in docs] == [theirs.encode_ordinary(d) for d in docs]

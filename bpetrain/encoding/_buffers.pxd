@@ -47,7 +47,8 @@ cdef struct Scratch:
     int64_t cap        # bytes the arrays can hold
     PieceTable* cache  # the piece table (owned by a PieceCache), or NULL
 
-# Grow (doubling) or free the buffers; free_buffers is NULL-safe.
+# Grow (doubling) or free the buffers (NULL-safe; free_scratch leaves ``s`` empty, its cache kept).
 cdef int grow_ids(IdBuffer* out, int64_t need) except -1 nogil
 cdef int grow_scratch(Scratch* s, int64_t n) except -1 nogil
+cdef void free_scratch(Scratch* s) noexcept nogil
 cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil

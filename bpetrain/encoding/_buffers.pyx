@@ -46,8 +46,17 @@ cdef int grow_scratch(Scratch* s, int64_t n) except -1 nogil:
     return 0
 
 
-cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil:
-    free(out.ids)
+cdef void free_scratch(Scratch* s) noexcept nogil:
+    """Free the merge arrays of ``s`` (NULL-safe) and leave it empty (``cache`` kept)."""
     free(s.tok)
     free(s.bits)
     free(s.heap)
+    s.tok = NULL
+    s.bits = NULL
+    s.heap = NULL
+    s.cap = 0
+
+
+cdef void free_buffers(IdBuffer* out, Scratch* s) noexcept nogil:
+    free(out.ids)
+    free_scratch(s)

@@ -12,7 +12,7 @@ from bpetrain.encoding._tables cimport RankTables
 cdef class BytePairEncoder:
     cdef RankTables tables   # the vocabulary's tables (read only once built: threads share them)
     cdef object _arrays      # the array.array objects that own them (the first: each rank's token length)
-    cdef list _ints          # the kept int objects 0..n_ranks - 1 (kept_ints), for every output list
+    cdef tuple _ints         # the kept int objects 0..n_ranks - 1 (kept_ints), for every output list
     cdef PieceCaches caches  # the piece caches, one taken by each running call
     cdef object _linear_lock  # held while the trie and splits are built (build_linear)
     cdef bint _linear_built  # the trie and splits are built and tables.linear is decided

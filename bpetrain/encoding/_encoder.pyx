@@ -95,11 +95,16 @@ INTS_KEPT = bool(ints_kept)
 _kept_ints = []  # kept_ints: int objects 0, 1, 2, ... the process never frees
 
 
-cdef list kept_ints(Py_ssize_t n):
-    """The int objects 0..n - 1 of this process's table of kept ints (a new list; the ints
+cdef tuple kept_ints(Py_ssize_t n):
+    """The int objects 0..n - 1 of this process's table of kept ints (a new tuple; the ints
     are shared by every encoder): the encoders fill their output lists with them without
     raising their reference counts, one load and one store per id, with or without the
     GIL.
+
+    The table and the tuples are not tracked by the garbage collector: they hold only
+    ints, so they are in no cycle, and each collection of the oldest generation would
+    otherwise walk every one of their items (200,000 for o200k_base, twice: the table and
+    an encoder's tuple), reading each int, 6.4 MB of them.
 
     Each int is made one the process never frees (``bpetrain_keep_forever``: immortal,
     PEP 683, on Python 3.12 and later; 2**60 spare references before), so a list can take
@@ -115,7 +120,10 @@ cdef list kept_ints(Py_ssize_t n):
         value = int(len(_kept_ints))
         keep_forever(value)
         _kept_ints.append(value)
-    return _kept_ints[:n]
+    PyObject_GC_UnTrack(<PyObject*>_kept_ints)  # ints alone (a no-op once untracked)
+    cdef tuple ints = tuple(_kept_ints[:n])
+    PyObject_GC_UnTrack(<PyObject*>ints)
+    return ints
 
 
 cdef bint fill_items(PyObject** items, const uint32_t* ids, int64_t n, PyObject* const* ints,
@@ -455,24 +463,27 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
     """The ids of the pieces of ``data[start:end]`` (``data`` of ``n`` bytes). With
     ``specials`` (``start`` 0 and ``end`` ``n``), each of them found is its id
     (:func:`encode_segments`)."""
-    cdef IdBuffer out = IdBuffer(NULL, 0, 0)
-    cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
+    cdef IdBuffer own_out = IdBuffer(NULL, 0, 0)
+    cdef Scratch own_scratch = Scratch(NULL, NULL, NULL, 0, NULL)
+    cdef IdBuffer* out = &own_out
+    cdef Scratch* scratch = &own_scratch
     cdef Stack stack = Stack(NULL, 0, 0)
-    cdef int64_t n_read
+    cdef int64_t n_read, need = (end - start) // 3 + 64  # about the ids of real text: one growth at most
     bpe.warm(end - start)
-    cache = bpe.caches.take(&scratch)  # this call's alone until given back
+    cache = bpe.caches.take_buffers(&out, &scratch)  # this call's alone (and the buffers it keeps) until given back
     try:
         with nogil:
-            grow_ids(&out, (end - start) // 3 + 64)  # about the ids of real text: one growth at most
+            if out.cap < need:
+                grow_ids(out, need)
             if specials is not None:
-                encode_segments(&bpe.tables, data, n, &pattern.tables, &stack, &out, &scratch, specials, True)
+                encode_segments(&bpe.tables, data, n, &pattern.tables, &stack, out, scratch, specials, True)
             else:
-                split_and_encode(&bpe.tables, data, start, end, n, &pattern.tables, &stack, &out, &scratch,
+                split_and_encode(&bpe.tables, data, start, end, n, &pattern.tables, &stack, out, scratch,
                                  INT64_MAX, True, &n_read)
-        return ids_of(bpe, &out, as_list)
+        return ids_of(bpe, out, as_list)
     finally:
         bpe.caches.give_back(cache)
-        free_buffers(&out, &scratch)
+        free_buffers(&own_out, &own_scratch)
         free_stack(&stack)
 
 
@@ -1055,6 +1066,11 @@ cdef class BytePairEncoder:
     def spare_caches(self):
         """int: piece tables kept for the next calls (at most as many as calls ran at once)."""
         return self.caches.spare_count
+
+    @property
+    def _py_spare_buffers(self):
+        """Test hook: (output ids, piece bytes) the working memory kept with each spare piece table has room for."""
+        return self.caches.buffers_kept
 
     @property
     def _py_spare_tables(self):

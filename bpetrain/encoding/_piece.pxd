@@ -98,4 +98,5 @@ cdef class PieceCaches:
     cdef int64_t epoch    # bumped when the tables are dropped
     cdef int seed_from(self, const RankTables* t) except -1
     cdef object take(self, Scratch* scratch)
+    cdef object take_buffers(self, IdBuffer** out, Scratch** scratch)
     cdef void give_back(self, object cache)

@@ -36,7 +36,7 @@ from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memcpy, memset
 
-from bpetrain.encoding._buffers cimport grow_scratch
+from bpetrain.encoding._buffers cimport free_buffers, free_scratch, grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport LINEAR_PIECE, encode_linear
 from bpetrain.encoding._tables cimport clz64, hash_bytes, load_head
@@ -50,6 +50,10 @@ cdef enum:
 
 #: Entries a new piece table starts with (32 bytes each: 32 KiB), or its limit if smaller.
 FIRST_ENTRIES = 1 << 10
+cdef int64_t kept_ids = 1 << 16, kept_scratch = 1 << 12
+#: Most output ids (4 bytes each), and most bytes of piece for the merge buffers (21 bytes
+#: each), that a spare piece table keeps room for between calls (:meth:`PieceCaches.take_buffers`).
+KEPT_IDS, KEPT_SCRATCH = kept_ids, kept_scratch
 
 
 cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
@@ -255,10 +259,17 @@ cdef class PieceCache:
     """One piece table (:c:type:`PieceTable`): ``FIRST_ENTRIES`` zeroed entries, or
     ``limit`` if fewer, growing to ``limit`` (a power of two, at least 2, as
     :attr:`PieceCaches.size` rounds it); with a ``seed``, a copy of it, which keeps its
-    size. Freed with the object."""
+    size. Freed with the object.
+
+    It also keeps the working memory of the call that holds it (``out``, ``scratch``,
+    :meth:`PieceCaches.take_buffers`), so that a call per short document does not allocate
+    and free its output and merge buffers each time (what they keep is bounded by
+    ``KEPT_IDS`` and ``KEPT_SCRATCH``)."""
     cdef PieceTable table
     cdef int64_t epoch  # the pool's epoch when it was made
     cdef PieceSeed seed  # kept alive while table.seed points into it
+    cdef IdBuffer out    # the output ids of the call that holds it
+    cdef Scratch scratch  # its merge buffers; scratch.cache is &table
 
     def __cinit__(self, int64_t limit, int64_t epoch, PieceSeed seed=None):
         cdef int64_t size = min(FIRST_ENTRIES, limit)
@@ -284,10 +295,12 @@ cdef class PieceCache:
         self.table.arena_used = 0
         self.table.arena_cap = 0
         self.epoch = epoch
+        self.scratch.cache = &self.table
 
     def __dealloc__(self):
         table_free(self.table.entries, <size_t>(self.table.mask + 1) * sizeof(CacheEntry))
         free(self.table.arena)
+        free_buffers(&self.out, &self.scratch)
 
     @property
     def size(self):
@@ -412,6 +425,12 @@ cdef class PieceCaches:
         of each spare table (for tests)."""
         return [(cache.size, cache.used, cache.arena_used) for cache in self.spares[:self.n_spares]]
 
+    @property
+    def buffers_kept(self):
+        """list of (int, int): the output ids and the piece bytes the working memory of
+        each spare table has room for (for tests)."""
+        return [((<PieceCache>cache).out.cap, (<PieceCache>cache).scratch.cap) for cache in self.spares[:self.n_spares]]
+
     cdef int seed_from(self, const RankTables* t) except -1:
         """Make the tables of the next calls seeded with the tokens of ``t``
         (:class:`PieceSeed`, if :func:`make_seed` gives one for this size; once per
@@ -441,8 +460,33 @@ cdef class PieceCaches:
         scratch.cache = &cache.table
         return cache
 
+    cdef object take_buffers(self, IdBuffer** out, Scratch** scratch):
+        """:meth:`take`, and point ``out`` and ``scratch`` at the working memory the table
+        keeps (``out`` emptied, ``scratch`` reading the table) rather than the caller's own,
+        which they point at on entry and still do if there is no table (None returned).
+        The call per document allocates nothing when the memory its last call kept is
+        enough (gigatoken's per-call paths keep their scratch in the tokenizer likewise:
+        ``merge_scratch`` in ``src/bpe/tiktoken.rs``)."""
+        cache = self.take(scratch[0])
+        if cache is not None:
+            out[0] = &(<PieceCache>cache).out
+            out[0].size = 0
+            scratch[0] = &(<PieceCache>cache).scratch
+        return cache
+
     cdef void give_back(self, object cache):
-        """Keep ``cache`` for the next call, unless the tables were dropped since it was taken."""
+        """Keep ``cache`` for the next call, unless the tables were dropped since it was taken;
+        the working memory it keeps is freed if larger than ``KEPT_IDS`` ids or ``KEPT_SCRATCH``
+        bytes of piece."""
+        cdef PieceCache kept
+        if cache is not None:
+            kept = <PieceCache>cache
+            if kept.out.cap > kept_ids:
+                free(kept.out.ids)
+                kept.out.ids = NULL
+                kept.out.cap = 0
+            if kept.scratch.cap > kept_scratch:
+                free_scratch(&kept.scratch)
         if cache is not None and (<PieceCache>cache).epoch == self.epoch:
             if self.n_spares < len(self.spares):
                 self.spares[self.n_spares] = cache
