@@ -59,6 +59,8 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
         const uint8_t* q = s + pos;
+        const Py_ssize_t block = pos;  /* where the block starts, in lane cur0 */
+        const int cur0 = cur;
         state = BPETRAIN_SHUFFLE_SET1((char)cur);
         while (n < len) {  /* groups of up to 16 steps, each stopped by a dead one */
             int m = len - n < 16 ? len - n : 16;
@@ -184,6 +186,25 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 pos = open = *last;
                 cur = t->restart;
                 continue;
+            }
+            if (*last <= open && s[open] < 0x80 && t->cover != NULL && open >= block - 1) {
+                /* no match where the piece started, and its lanes in this block: the attempts
+                   from its next bytes fail too while the failed one's lane covers them
+                   (_dfa._cover_table), so the next attempt starts at the first byte it does
+                   not cover, or at the byte it failed on */
+                Py_ssize_t x = open + 1;
+                for (; x < pos; x++) {
+                    int j = (int)(x - 1 - block);
+                    int at = j < 0 ? cur0 : (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                    if (!((t->cover[s[x]] >> at) & 1))
+                        break;
+                }
+                if (x > open + 1) {
+                    pos = x;
+                    open = -1;
+                    cur = t->gap;
+                    continue;
+                }
             }
             if (*last <= open && s[open] < 0x80 && pos - open < reread) {
                 /* no match where the piece started: its first byte is in the gap (a longer
