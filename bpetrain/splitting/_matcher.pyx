@@ -775,6 +775,29 @@ cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t 
     return _dfa_gap(t, s, i, stop, end)
 
 
+cdef inline Py_ssize_t _dfa_past_guard(const DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
+                                       Py_ssize_t cur) noexcept nogil:
+    # The attempt from ``cur`` (inside the guard) met the guard without a match: where the
+    # next attempt starts. The guard's attempt failed too, so the places after ``cur`` whose
+    # character its state there covers (_dfa._cover_table) start attempts that fail as well
+    # (as _dfa_retry has it); the first it does not cover, past the characters no piece
+    # starts with. Without a cover table: the character after ``cur``.
+    cdef Py_ssize_t i = cur + char_length(s, cur, end), first = i, n
+    cdef uint32_t k
+    if t.dfa_cover == NULL:
+        return _dfa_gap(t, s, cur, r.stop, end)
+    while i < r.guard_hi:
+        k = _dfa_class(t, s, i, end, &n)
+        if not (t.dfa_cover[(r.guard[i - r.guard_lo] >> 3) + (k >> 3)] >> (k & 7)) & 1:
+            break
+        i += n
+    if i == first:
+        return _dfa_gap(t, s, cur, r.stop, end)
+    if i >= r.stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
+        return i
+    return _dfa_gap(t, s, i, r.stop, end)
+
+
 cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil:
     # ``_dfa_fast`` one character a step up to the guard's end, checking the guard: an
@@ -798,7 +821,7 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
                 pos = last
                 off = t.dfa_start[pos == bos]
                 continue
-            after = _dfa_gap(t, s, cur, r.stop, end)  # no match at cur
+            after = _dfa_past_guard(r, t, s, end, cur)  # no match at cur
             if after >= limit:
                 pos = hi
                 r.stuck = True
