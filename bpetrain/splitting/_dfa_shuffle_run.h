@@ -31,10 +31,11 @@
    A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
    after a match further back in the piece, the piece ends there and the DFA reads on from it;
    with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
-   _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
-   it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
-   left, or the failed piece is ``reread`` bytes or more), at limit, or where the next piece end
-   would not fit. */
+   _matcher.pyx's loop and _dfa_settle do), and with it the bytes after it that the piece's
+   lanes cover (t->cover, _dfa._cover_table) where those lanes are in the block. It stops before
+   a byte >= 0x80, before a DFA_SLOW it leaves to that loop (the piece has no match and began
+   with a byte >= 0x80, or no room is left, or the failed piece is ``reread`` bytes or more and
+   covers no byte after its first), at limit, or where the next piece end would not fit. */
 __attribute__((target(BPETRAIN_SHUFFLE_TARGET)))
 static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
                                        int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
@@ -199,7 +200,9 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                     if (!((t->cover[s[x]] >> at) & 1))
                         break;
                 }
-                if (x > open + 1) {
+                if (x > open + 1 && (x == pos || pos - open < reread)) {
+                    /* (a longer one covered in part goes to the caller, which keeps its states
+                       for the attempts after the first byte it does not cover) */
                     pos = x;
                     open = -1;
                     cur = t->gap;

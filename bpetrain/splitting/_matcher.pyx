@@ -747,6 +747,26 @@ cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py
     return True
 
 
+cdef inline bint _dfa_covers(const Tables* t, uint32_t off, uint32_t k) noexcept nogil:
+    # Whether a failed attempt in the state at row offset ``off`` before a character of class
+    # ``k`` fails the attempt from that character too (_dfa._cover_table; the table's rows are
+    # a bit a class: offset / 8).
+    return (t.dfa_cover[(off >> 3) + (k >> 3)] >> (k & 7)) & 1
+
+
+cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t failed,
+                                       Py_ssize_t i, Py_ssize_t stop) noexcept nogil:
+    # After the attempt from ``failed``, those before ``i`` fail too: where the next starts,
+    # ``i`` or past the characters from it that no piece starts with (``_dfa_gap``; from
+    # ``failed`` itself where ``i`` is the character after it).
+    cdef Py_ssize_t n
+    if i == failed + char_length(s, failed, end):
+        return _dfa_gap(t, s, failed, stop, end)
+    if i >= stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
+        return i
+    return _dfa_gap(t, s, i, stop, end)
+
+
 cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
                                   Py_ssize_t piece, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
     # The attempt from ``piece`` read to ``pos < end`` and failed there without a match:
@@ -766,13 +786,9 @@ cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t 
         if i >= pos:
             break
         k = _dfa_class(t, s, i, end, &n)
-        if not (t.dfa_cover[(off >> 3) + (k >> 3)] >> (k & 7)) & 1:
+        if not _dfa_covers(t, off, k):
             break
-    if i == piece + char_length(s, piece, end):
-        return _dfa_gap(t, s, piece, stop, end)
-    if i >= stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
-        return i
-    return _dfa_gap(t, s, i, stop, end)
+    return _dfa_start_from(t, s, end, piece, i, stop)
 
 
 cdef inline Py_ssize_t _dfa_past_guard(const DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
@@ -782,20 +798,16 @@ cdef inline Py_ssize_t _dfa_past_guard(const DfaRun* r, const Tables* t, const u
     # character its state there covers (_dfa._cover_table) start attempts that fail as well
     # (as _dfa_retry has it); the first it does not cover, past the characters no piece
     # starts with. Without a cover table: the character after ``cur``.
-    cdef Py_ssize_t i = cur + char_length(s, cur, end), first = i, n
+    cdef Py_ssize_t i = cur + char_length(s, cur, end), n
     cdef uint32_t k
     if t.dfa_cover == NULL:
         return _dfa_gap(t, s, cur, r.stop, end)
     while i < r.guard_hi:
         k = _dfa_class(t, s, i, end, &n)
-        if not (t.dfa_cover[(r.guard[i - r.guard_lo] >> 3) + (k >> 3)] >> (k & 7)) & 1:
+        if not _dfa_covers(t, r.guard[i - r.guard_lo], k):
             break
         i += n
-    if i == first:
-        return _dfa_gap(t, s, cur, r.stop, end)
-    if i >= r.stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
-        return i
-    return _dfa_gap(t, s, i, r.stop, end)
+    return _dfa_start_from(t, s, end, cur, i, r.stop)
 
 
 cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
