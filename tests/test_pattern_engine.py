@@ -454,6 +454,12 @@ REREAD = [
     r"\w+;|\w\w",
     r"x\w*y|\w{3}",
     r"\w{2,9}!|[a-c]",
+    # where the failed attempt's states cover the attempts after it (_dfa._cover_table): all of
+    # the run, part of it (b\w starts where \w+! cannot cover it), a lazy optional run, $
+    r"(?:\p{L}+)??\p{Pf}\w|\d",
+    r"\w+!|b\w|\s",
+    r"[^\r\n]+$|\s|\d",
+    r"\p{L}{2,}+\p{Pf}|\s\p{L}|\d",
 ]
 #: Runs of every kind those patterns read: ASCII and longer characters, longer than the states
 #: a reading keeps, and around the 64 pieces one call returns.
@@ -472,6 +478,58 @@ def test_failed_attempts_are_read_once(pat_str, shuffle):
         check_interleaved(program, pat_str, data[7:], at_start=False, want=reference(pat_str, data[7:]))
         for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 5):
             check_interleaved(program, pat_str, data, stop=stop)
+
+
+def _cover_bit(arrays, text: str) -> bool:
+    """Whether the cover table says that an attempt that failed after reading ``text[:-1]``
+    fails the attempt from its last character too (``_dfa._cover_table``)."""
+    import numpy as np
+
+    trans, cover = np.asarray(arrays["dfa_trans"]), np.asarray(arrays["dfa_cover"])
+    width, classes = trans.shape[1], np.asarray(arrays["dfa_class"])
+    off = int(arrays["dfa_start"][0])
+    for ch in text[:-1]:
+        off = int(trans.flat[off + classes[ord(ch)]]) & ~7
+    k = int(classes[ord(text[-1])])
+    return bool(cover[off // width, k // 8] >> (k % 8) & 1)
+
+
+def test_failed_attempts_cover_the_next():
+    """The cover table marks where a failed attempt's threads hold all the threads of the
+    attempt from the next character (a letter inside \\p{L}+ before \\p{Pf}), and nowhere an
+    attempt from there could do more (a space, from which ` ?\\p{N}{3}` may match)."""
+    arrays = stored_program(r"\p{L}+\p{Pf}|\d")
+    assert len(arrays["dfa_cover"]), "no cover table"
+    assert _cover_bit(arrays, "ab") and _cover_bit(arrays, "abc") and _cover_bit(arrays, "a ")
+    assert not _cover_bit(arrays, "a1")  # \d matches there
+    arrays = stored_program(r"\s*\r?\n| ?\p{N}{3}|[^\s\d]")
+    assert not _cover_bit(arrays, "  ")
+    arrays = stored_program(r"\w+!|b\w|\s")
+    assert _cover_bit(arrays, "ac") and not _cover_bit(arrays, "ab")
+    # nothing to gain: no table
+    assert not len(stored_program(r"\d+|\s")["dfa_cover"])
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", REREAD[-4:])
+def test_failed_attempts_every_code_point(pat_str, shuffle):
+    """The attempts that failed attempts cover, on every code point between letters, spaces
+    and final punctuation: the shuffle loop's bytes and the tables' characters."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    every = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass")
+    seps = [b" abc", b"ab\xc2\xbb", b"1", b"\n", b"b"]
+    check(program, pat_str, b"".join(every[i : i + 331] + seps[i % 5] for i in range(0, len(every), 331)))
+
+
+@pytest.mark.parametrize("pat_str", REREAD[-4:])
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_failed_attempts_hypothesis(pat_str, data):
+    programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
+    text = data.draw(st.text(st.sampled_from("abcb1 \n\u00bb\u00e9!"), max_size=300), label="text").encode()
+    want = reference(pat_str, text)
+    for program in programs:
+        check_interleaved(program, pat_str, text, want=want)
 
 
 def test_interleaved_readings_reject_a_negative_span():
@@ -617,6 +675,12 @@ DFA_BY_READING = [
     r"\d+\A(?:a?)+|\s|\S+",
     r"\W(?!^^)|\w+",
     r"\w+(?=^x)|\w|\s",
+    # a lookahead whose first character the part after it can never read, (?!X) where X
+    # matches everywhere, and X{0} (possessive or not) of what the DFA refuses: never match
+    r"(?=D{8,})\s{2,}?(?i:\w{8,})?|\w+|\s",
+    r"(?=(?-i:T{0,1}){2}d+)[\p{Z}\u0370-\u03ff]{2}|\S+|\s",
+    r"x(?!(?:\s*+|y){2})y|\w+|\s",
+    r"a(?>b|bc){0}+c|\w+|\s",
 ]
 
 

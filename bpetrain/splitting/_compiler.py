@@ -576,7 +576,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         byte is in, and the top-level alternatives it can start); ``stage1``, ``stage2``
         (uint16) and ``sig_mask``, ``sig_cand`` (uint64) for the other code points; and
         ``follow`` (uint64, shape (64,): for each set, the sets that can be read right
-        after it in one attempt to match). The DFA: ``dfa_trans``, ``dfa_eot``, ``dfa_start``
+        after it in one attempt to match). The DFA: ``dfa_trans``, ``dfa_eot``, ``dfa_start``, ``dfa_cover``
         (:func:`bpetrain.splitting._dfa.build_dfa`), ``dfa_pairs``, ``dfa_codes``
         (:func:`~bpetrain.splitting._dfa.pair_table`), ``dfa_class`` (uint16, shape (128,):
         each ASCII byte's class), the ``shuffle_*`` arrays

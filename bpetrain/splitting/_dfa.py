@@ -33,7 +33,9 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   cannot be a final newline) is dropped, whatever it holds; a lookahead whose match the next
   character decides (``(?=\\W+)``, ``(?!\\s+\\d*)``: only whether its body matches counts,
   and a tail that matches everywhere adds nothing) is the condition on that character;
-  ``(?=^)`` is ``^``, and ``(?!^...)`` after a character always holds.
+  ``(?=^)`` is ``^``, and ``(?!^...)`` after a character always holds. A lookahead whose
+  first character the part after it cannot read (``(?=D+)\\s``, :meth:`_Nfa.firsts`), and
+  ``(?!X)`` where X matches everywhere, never match; ``X{0}`` is nothing, whatever X is.
 - **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
   and possessive quantifiers around more than one set's run (unless they change nothing:
   one way to match, a possessive run of one set counting as one), other lookaheads at more
@@ -47,7 +49,9 @@ The tables (:func:`build_dfa`) are one transition per (state, class), the next s
 whether a match ends before the character read, with the way a piece usually ends (no
 thread left, the last match ended right there) folded into the transition: the next
 piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
-two start states. :func:`pair_table` gives the same transitions on two ASCII bytes at once,
+two start states; where a failed attempt's states tell that the attempts from the characters
+it read fail too (:func:`_cover_table`). :func:`pair_table` gives the same transitions on two
+ASCII bytes at once,
 and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
 from __future__ import annotations
@@ -136,12 +140,20 @@ class _Nfa:
             return node.lo > 0 and self.never(node.children[0])
         if k == "atomic" or (k == "look" and not node.value):
             return self.never(node.children[0])
+        if k == "look" and _always(node.children[0]):
+            return True  # (?!X) where X matches everywhere
         if k != "seq":
             return False
         read = 0  # the fewest characters the children before read
         for i, child in enumerate(node.children):
             if self.never(child) or (read and _at_bos_only(child)):
                 return True
+            if child.kind == "look" and not child.value:
+                # (?=X)Y where X's first character can never be Y's: X reads the character Y must
+                ahead, empty = self.firsts(child.children[0])
+                then, then_empty = self.firsts_of_seq(node.children[i + 1 :])
+                if not empty and not then_empty and not ahead & then:
+                    return True
             after = node.children[i + 1] if i + 1 < len(node.children) else None
             if after is not None and _min_length(after):
                 if child.kind == "eos":
@@ -150,6 +162,39 @@ class _Nfa:
                     return True
             read += _min_length(child)
         return False
+
+    def firsts(self, node) -> tuple[int, bool]:
+        """``(classes, empty)``: the classes the first character a match of ``node`` reads can
+        have (an over-approximation: parts that can never match count too), and whether a
+        match can read none (assertions read none, and say nothing here)."""
+        k = node.kind
+        if k == "set":
+            return self.set_classes[node.value], False
+        if k == "seq":
+            return self.firsts_of_seq(node.children)
+        if k == "alt":
+            out, empty = 0, False
+            for child in node.children:
+                classes, child_empty = self.firsts(child)
+                out |= classes
+                empty = empty or child_empty
+            return out, empty
+        if k == "rep":
+            classes, empty = self.firsts(node.children[0])
+            return classes, empty or node.lo == 0
+        if k == "atomic":
+            return self.firsts(node.children[0])
+        return 0, True  # ^, $, \Z, a lookahead
+
+    def firsts_of_seq(self, children) -> tuple[int, bool]:
+        """:meth:`firsts` of ``children`` in a row."""
+        out = 0
+        for child in children:
+            classes, empty = self.firsts(child)
+            out |= classes
+            if not empty:
+                return out, False
+        return out, True
 
     def first_classes(self, node) -> tuple[bool, int]:
         """Whether ``node`` matches at a place is decided by the next character alone:
@@ -248,6 +293,8 @@ class _Nfa:
 
     def repeat(self, node, nxt: int) -> int:
         body, lo, hi = node.children[0], node.lo, node.hi
+        if hi == 0:
+            return nxt  # X{0}, X{0}+, X{0,0}?: no iteration, whatever X is
         if self.never(body):
             return nxt  # no iteration can match (compile() has dropped the loop if lo > 0)
         if node.mode == POSSESSIVE:
@@ -304,7 +351,7 @@ def _choice_free(node) -> bool:
     if k == "seq":
         return all(map(_choice_free, node.children))
     if k == "rep":
-        if node.mode == POSSESSIVE and _one_set(node.children[0]):
+        if node.hi == 0 or (node.mode == POSSESSIVE and _one_set(node.children[0])):
             return True
         return node.lo == node.hi and _choice_free(node.children[0])
     if k == "atomic":
@@ -544,7 +591,8 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         rounded up to a power of two, at least 8: :func:`_fast_table`, state 0 dead),
         ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
         ``dfa_start`` (uint32, shape (2,): the row offset (state * width) of the start
-        state away from and at the string's start).
+        state away from and at the string's start), ``dfa_cover`` (uint8, shape
+        (n_states, width // 8), or (0,) for none: :func:`_cover_table`).
 
     Raises
     ------
@@ -586,7 +634,100 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
     trans = _fast_table([[0] * width] + [row + pad for row in rows], starts[0], width)
     return {"dfa_trans": array_view("I", [e for row in trans for e in row], (len(trans), width)),
             "dfa_eot": array_view("B", [builder.at_end(t) for t in builder.order]),
-            "dfa_start": array_view("I", [start * width for start in starts])}
+            "dfa_start": array_view("I", [start * width for start in starts]),
+            "dfa_cover": _cover_table(builder, rows, starts[0], width)}
+
+
+#: The most (state, class) pairs :func:`_cover_table` looks at (beyond: no table).
+MAX_COVER_PAIRS = 1 << 17
+
+
+def _cover_table(builder: _Builder, rows: list[list[int]], restart: int, width: int) -> memoryview:
+    """Where a failed attempt tells that the attempts after it fail too.
+
+    An attempt that reads from a piece start ``p`` to ``f`` without recording a match fails
+    (no thread left at ``f``). Then so does the attempt from a place ``x`` in ``(p, f]``
+    where, on the character at ``x`` (class ``k``), the start state's threads after it are
+    among those of the failed attempt's state ``S`` after it: from there on the attempt from
+    ``x`` keeps a part of the failed one's threads (a thread's future depends on its
+    instruction and condition alone), so it records no match either and has no thread left
+    by ``f``; and with no match recorded, the order of threads (which decides only which
+    match wins) plays no part. ``\\p{L}+\\p{Pf}`` on a word: the attempt from the first
+    letter fails after the word, and those from every other letter with it, so the next
+    attempt starts after the word, not at each of its letters (the loop went back to each:
+    quadratic in the word's length). The splitting loop (``_matcher.pyx``, ``_dfa_retry``,
+    and ``_dfa_shuffle_run.h``) starts the next attempt at the first place of a failed one
+    whose bit is clear.
+
+    Threads are compared by what they do (:func:`_behaviours`: two instructions that read the
+    same set into the same next one are alike) and by the classes their condition lets
+    through. This is RE2's and regex-automata's view of a DFA state as a set of NFA states,
+    used to tell one attempt's future from another's, not to build an unanchored DFA.
+
+    Returns
+    -------
+    memoryview of uint8, shape (n_states, width // 8), or shape (0,) for none
+        Bit ``k % 8`` of byte ``k // 8`` of row ``S``: an attempt from a character of class
+        ``k`` fails if one failed through it in state ``S`` (never set where ``S`` records a
+        match before it). No rows (nothing gained, or more than :data:`MAX_COVER_PAIRS`
+        pairs to look at) when no bit is set apart from the start state's.
+    """
+    n_states = len(builder.order)
+    if n_states * builder.n_classes > MAX_COVER_PAIRS or restart == 0:  # (0: nothing ever matches)
+        return array_view("B", b"")
+    behaves = _behaviours(builder.code)
+
+    def threads(state: int) -> list[tuple[int, int]]:
+        out = []
+        for pc, cond in builder.order[state]:
+            if pc >= 0 and builder.code[pc][0] == _SET:
+                cond &= builder.code[pc][1]  # (the character must be in the set anyway)
+            out.append((behaves.get(pc, pc), cond))
+        return out
+
+    known: dict[tuple[int, int], bool] = {}
+
+    def among(small: int, large: int) -> bool:
+        if small == large or small == 0:
+            return True
+        key = (small, large)
+        if key not in known:
+            mine = threads(large)
+            known[key] = large != 0 and all(any(b == b2 and c & ~c2 == 0 for b2, c2 in mine)
+                                            for b, c in threads(small))
+        return known[key]
+
+    out = bytearray(n_states * (width // 8))
+    useful = False
+    from_start = rows[restart - 1]
+    for state in range(1, n_states):
+        row = rows[state - 1]
+        for k in range(builder.n_classes):
+            if (row[k] | from_start[k]) & 1 or not among(from_start[k] >> 1, row[k] >> 1):
+                continue
+            out[state * (width // 8) + k // 8] |= 1 << (k % 8)
+            useful = useful or (state != restart and from_start[k] >> 1 != 0)
+    if not useful:
+        return array_view("B", b"")
+    return array_view("B", bytes(out), (n_states, width // 8))
+
+
+def _behaviours(code: list[tuple]) -> dict[int, int]:
+    """Instruction -> a number shared by the instructions that do the same (read the same set,
+    test the same condition, into ones that do the same, ...): hash-consing the NFA, in the
+    order it was built (an instruction's ``next`` was built before it, but for a loop's split,
+    whose body comes after it: that one is compared by its own number)."""
+    ids: dict[tuple, int] = {}
+    out: dict[int, int] = {}
+    for pc, (kind, operand, nxt) in enumerate(code):
+        if kind == _SPLIT:
+            shape = (kind, tuple(out[t] if t < pc else ("pc", t) for t in operand))
+        elif kind == _MATCH:
+            shape = (kind, operand)
+        else:
+            shape = (kind, operand, out[nxt] if nxt < pc else ("pc", nxt))
+        out[pc] = ids.setdefault(shape, len(ids))
+    return out
 
 
 #: Flags in the low bits of a transition (the next state's row offset is a multiple of 8).

@@ -76,6 +76,8 @@ typedef struct {
     int back_failed;               /* the gap's lane after going back to a byte no piece takes; such lanes follow */
     int code;                      /* the code that takes a step (BPETRAIN_SHUFFLE_*) */
     int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
+    const uint64_t* cover;         /* byte -> the lanes (a bit each) whose failed attempt through the byte fails
+                                      the attempt from it too (_dfa._cover_table); NULL: none */
 } bpetrain_shuffle;
 
 /* Prepare n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them) for the code

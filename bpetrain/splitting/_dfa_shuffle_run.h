@@ -31,10 +31,11 @@
    A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
    after a match further back in the piece, the piece ends there and the DFA reads on from it;
    with no match in the piece, its first byte goes to the gap and the DFA reads on after it (as
-   _matcher.pyx's loop and _dfa_settle do). It stops before a byte >= 0x80, before a DFA_SLOW
-   it leaves to that loop (the piece has no match and began with a byte >= 0x80, or no room is
-   left, or the failed piece is ``reread`` bytes or more), at limit, or where the next piece end
-   would not fit. */
+   _matcher.pyx's loop and _dfa_settle do), and with it the bytes after it that the piece's
+   lanes cover (t->cover, _dfa._cover_table) where those lanes are in the block. It stops before
+   a byte >= 0x80, before a DFA_SLOW it leaves to that loop (the piece has no match and began
+   with a byte >= 0x80, or no room is left, or the failed piece is ``reread`` bytes or more and
+   covers no byte after its first), at limit, or where the next piece end would not fit. */
 __attribute__((target(BPETRAIN_SHUFFLE_TARGET)))
 static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
                                        int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
@@ -59,6 +60,8 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
         const uint8_t* q = s + pos;
+        const Py_ssize_t block = pos;  /* where the block starts, in lane cur0 */
+        const int cur0 = cur;
         state = BPETRAIN_SHUFFLE_SET1((char)cur);
         while (n < len) {  /* groups of up to 16 steps, each stopped by a dead one */
             int m = len - n < 16 ? len - n : 16;
@@ -184,6 +187,27 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 pos = open = *last;
                 cur = t->restart;
                 continue;
+            }
+            if (*last <= open && s[open] < 0x80 && t->cover != NULL && open >= block - 1) {
+                /* no match where the piece started, and its lanes in this block: the attempts
+                   from its next bytes fail too while the failed one's lane covers them
+                   (_dfa._cover_table), so the next attempt starts at the first byte it does
+                   not cover, or at the byte it failed on */
+                Py_ssize_t x = open + 1;
+                for (; x < pos; x++) {
+                    int j = (int)(x - 1 - block);
+                    int at = j < 0 ? cur0 : (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                    if (!((t->cover[s[x]] >> at) & 1))
+                        break;
+                }
+                if (x > open + 1 && (x == pos || pos - open < reread)) {
+                    /* (a longer one covered in part goes to the caller, which keeps its states
+                       for the attempts after the first byte it does not cover) */
+                    pos = x;
+                    open = -1;
+                    cur = t->gap;
+                    continue;
+                }
             }
             if (*last <= open && s[open] < 0x80 && pos - open < reread) {
                 /* no match where the piece started: its first byte is in the gap (a longer

@@ -25,6 +25,7 @@ cdef extern from "_dfa_shuffle.h":
         int back_failed
         int code
         int quarters
+        const uint64_t* cover
 
 # The program's instruction set, declared here only: the compiler
 # (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``
@@ -123,6 +124,8 @@ cdef struct Tables:
     int dfa_code_shift            # a pair's index: codes[a] << dfa_code_shift | codes[b]
     int dfa_pair_shift            # pair row offset >> dfa_pair_shift = state
     bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
+    const uint8_t* dfa_cover      # row offset / 8 + class / 8 -> the bits (class % 8) where a failed attempt in
+                                  # that state fails the attempt from that character too (_dfa._cover_table), NULL: none
     # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
     # NULL: none.
     shuffle_tables shuffle

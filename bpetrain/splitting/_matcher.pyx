@@ -747,6 +747,69 @@ cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py
     return True
 
 
+cdef inline bint _dfa_covers(const Tables* t, uint32_t off, uint32_t k) noexcept nogil:
+    # Whether a failed attempt in the state at row offset ``off`` before a character of class
+    # ``k`` fails the attempt from that character too (_dfa._cover_table; the table's rows are
+    # a bit a class: offset / 8).
+    return (t.dfa_cover[(off >> 3) + (k >> 3)] >> (k & 7)) & 1
+
+
+cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t failed,
+                                       Py_ssize_t i, Py_ssize_t stop) noexcept nogil:
+    # After the attempt from ``failed``, those before ``i`` fail too: where the next starts,
+    # ``i`` or past the characters from it that no piece starts with (``_dfa_gap``; from
+    # ``failed`` itself where ``i`` is the character after it).
+    cdef Py_ssize_t n
+    if i == failed + char_length(s, failed, end):
+        return _dfa_gap(t, s, failed, stop, end)
+    if i >= stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
+        return i
+    return _dfa_gap(t, s, i, stop, end)
+
+
+cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
+                                  Py_ssize_t piece, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
+    # The attempt from ``piece`` read to ``pos < end`` and failed there without a match:
+    # where the next attempt starts. Read again, every place after ``piece`` whose state
+    # and character the cover table (_dfa._cover_table) marks starts an attempt that fails
+    # too; the first place it does not mark (or ``pos``), past the characters no piece
+    # starts with (``_dfa_gap``). Without a cover table: the character after ``piece``.
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef uint32_t off = t.dfa_start[piece == bos], k
+    cdef Py_ssize_t i = piece, n
+    if t.dfa_cover == NULL:
+        return _dfa_gap(t, s, piece, stop, end)
+    k = _dfa_class(t, s, i, end, &n)
+    while True:
+        off = trans[off + k] & ~(<uint32_t>DFA_FLAGS)
+        i += n
+        if i >= pos:
+            break
+        k = _dfa_class(t, s, i, end, &n)
+        if not _dfa_covers(t, off, k):
+            break
+    return _dfa_start_from(t, s, end, piece, i, stop)
+
+
+cdef inline Py_ssize_t _dfa_past_guard(const DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
+                                       Py_ssize_t cur) noexcept nogil:
+    # The attempt from ``cur`` (inside the guard) met the guard without a match: where the
+    # next attempt starts. The guard's attempt failed too, so the places after ``cur`` whose
+    # character its state there covers (_dfa._cover_table) start attempts that fail as well
+    # (as _dfa_retry has it); the first it does not cover, past the characters no piece
+    # starts with. Without a cover table: the character after ``cur``.
+    cdef Py_ssize_t i = cur + char_length(s, cur, end), n
+    cdef uint32_t k
+    if t.dfa_cover == NULL:
+        return _dfa_gap(t, s, cur, r.stop, end)
+    while i < r.guard_hi:
+        k = _dfa_class(t, s, i, end, &n)
+        if not _dfa_covers(t, r.guard[i - r.guard_lo], k):
+            break
+        i += n
+    return _dfa_start_from(t, s, end, cur, i, r.stop)
+
+
 cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil:
     # ``_dfa_fast`` one character a step up to the guard's end, checking the guard: an
@@ -770,7 +833,7 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
                 pos = last
                 off = t.dfa_start[pos == bos]
                 continue
-            after = _dfa_gap(t, s, cur, r.stop, end)  # no match at cur
+            after = _dfa_past_guard(r, t, s, end, cur)  # no match at cur
             if after >= limit:
                 pos = hi
                 r.stuck = True
@@ -1014,7 +1077,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
                     if r.guard_misses > r.guard_meets + 2:
                         r.reread = GUARD_SPAN + 1
                 _dfa_record(r, t, s, end, bos, piece, pos)
-            piece = _dfa_gap(t, s, piece, stop, end)
+            piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif count == max_pieces or piece >= stop:
         pass
     elif pos >= end:
@@ -1229,6 +1292,7 @@ cdef class Program:
         cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
         cdef const uint16_t[::1] stage1, stage2, dfa_class
         cdef const uint32_t[:, ::1] trans, pairs
+        cdef const uint8_t[:, ::1] cover
         cdef const uint8_t[::1] eot, codes
         cdef const int64_t* rows
         cdef Py_ssize_t n_alternatives, i, n_states, width, size
@@ -1323,6 +1387,16 @@ cdef class Program:
             self.tables.dfa_shift = width.bit_length() - 1
             self.tables.dfa_pairs = NULL
             self.tables.dfa_interleave = False
+            self.tables.dfa_cover = NULL
+            if len(arrays.get("dfa_cover", ())):  # (none in a program compiled before it was)
+                try:
+                    cover = arrays["dfa_cover"]
+                except (ValueError, TypeError):
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+                if cover.shape[0] != n_states or cover.shape[1] != width // 8:
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_cover=arrays["dfa_cover"])
+                self.tables.dfa_cover = &cover[0, 0]
             if len(arrays["dfa_pairs"]):
                 try:
                     pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
@@ -1368,7 +1442,7 @@ cdef class Program:
         cdef const uint8_t[:, ::1] rows, pairs, lanes
         cdef const uint8_t[::1] codes, special
         cdef const uint32_t[::1] lane_state
-        cdef Py_ssize_t i, n_rows
+        cdef Py_ssize_t i, j, n_rows
         cdef int n_lanes = 1
         cdef bint bad, has_pairs
         try:
@@ -1404,12 +1478,14 @@ cdef class Program:
         # offset of its row in them and, as the first of two bytes, in the pairs.
         cdef Py_ssize_t n_pair_bytes = pairs.shape[0] * 64 if has_pairs else 0
         PyMem_Free(self.shuffle_memory)
-        self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 256 * (sizeof(uint16_t) + sizeof(uint32_t)) + 63)
+        self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 256 * (sizeof(uint16_t) + sizeof(uint32_t))
+                                           + 256 * sizeof(uint64_t) + 63)
         if self.shuffle_memory == NULL:
             raise MemoryError()
         cdef uint8_t* lines = <uint8_t*>((<uintptr_t>self.shuffle_memory + 63) & ~(<uintptr_t>63))
         cdef uint16_t* offsets = <uint16_t*>(lines + n_rows * 64 + n_pair_bytes)
         cdef uint32_t* pair_offsets = <uint32_t*>(offsets + 256)
+        cdef uint64_t* cover = <uint64_t*>(pair_offsets + 256)
         memcpy(lines, &rows[0, 0], n_rows * 64)
         if has_pairs:
             memcpy(lines + n_rows * 64, &pairs[0, 0], n_pair_bytes)
@@ -1424,6 +1500,16 @@ cdef class Program:
         self.tables.shuffle.offsets = offsets
         self.tables.shuffle.pairs = lines + n_rows * 64 if has_pairs else NULL
         self.tables.shuffle.pair_offsets = pair_offsets
+        # each ASCII byte's lanes whose failed attempt through it fails the one from it too
+        self.tables.shuffle.cover = NULL
+        if self.tables.dfa_cover != NULL:
+            for i in range(256):
+                cover[i] = 0
+                for j in range(1, 64):
+                    if i < 0x80 and (self.tables.dfa_cover[lane_state[j] // 8 + self.tables.dfa_class[i] // 8]
+                                     >> (self.tables.dfa_class[i] % 8)) & 1:
+                        cover[i] |= (<uint64_t>1) << j
+            self.tables.shuffle.cover = cover
         self.tables.shuffle.restart = special[0]
         self.tables.shuffle.gap = special[1]
         self.tables.shuffle.failed_gap = special[2]
