@@ -485,11 +485,11 @@ def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads
 # ------------------------------------------------------------------ the table: what it holds, growth, limit
 
 
-def test_the_cache_holds_every_piece_of_3_to_64_bytes():
+def test_the_cache_holds_every_piece_of_3_to_255_bytes():
     """Every piece of 3 to 16 bytes seen is stored in an entry, one token or several (up
-    to five ids); one of 17 to 64 bytes in an entry and the arena (its bytes, then its
-    ids as uint32); pieces of 1, 2 or more than 64 bytes, and short ones of more than
-    five ids, are not."""
+    to five ids); one of 17 to 255 bytes in an entry and the arena (its bytes, then its
+    ids as uint32); pieces of 1, 2 or more than 255 bytes (the entry keeps the length in
+    8 bits), and short ones of more than five ids, are not."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"abc", b"abcd" * 4, b"xy"]:
         ranks[token] = len(ranks)
@@ -512,7 +512,11 @@ def test_the_cache_holds_every_piece_of_3_to_64_bytes():
     assert held("abcd" * 4 + "a") == (5, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
     assert held("abcd" * 4 + "a") == (5, 85)  # found in the arena
     assert held("q" * 64) == (6, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
-    assert held("q" * 65) == (6, 405)  # 65 bytes: not held
+    assert held("q" * 65) == (7, 405 + 65 * 5)  # 65 bytes, 65 ids
+    assert held("=" * 255) == (8, 730 + 255 * 5)  # 255 bytes: the longest held
+    assert held("=" * 255) == (8, 2005)  # found in the arena
+    assert held("=" * 256) == (8, 2005)  # 256 bytes: not held
+    assert held("=" * 511) == (8, 2005)  # nor one whose length is 255 in its low 8 bits
     enc.clear_cache()
     assert enc._bpe._py_spare_tables == []
 
@@ -566,13 +570,15 @@ def test_small_tables_where_every_piece_shares_probes(trained, size):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17])),
+@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17, b"=" * 255, b"=" * 256,
+                                                                   b"\xd1\x87" * 128])),
                 min_size=1, max_size=30),
-       st.sampled_from([8, 64]))
+       st.sampled_from([8, 64, 1024]))
 def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
     """Invalid UTF-8 and every length around the held ranges (3 to 16 bytes in an entry,
-    17 to 64 in the arena, longer not held; the table reads bytes, not characters): a
-    table of 8 entries (an arena of 128 bytes) or 64 against none."""
+    17 to 255 in the arena, longer not held; the table reads bytes, not characters): a
+    table of 8 entries (an arena of 128 bytes), 64 or 1,024 (16 KiB: room for the longest)
+    against none."""
     _, none, _ = encoders
     data = np.frombuffer(b"".join(pieces), dtype=np.uint8) if any(pieces) else np.zeros(0, dtype=np.uint8)
     offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)

@@ -12,7 +12,7 @@ cdef struct IdBuffer:
 
 # One entry of a piece table (32 bytes; bpetrain.encoding._piece). A piece of 3..16 bytes
 # and its one to five token ids: ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of
-# ids << 8) | length. A piece of 17..64 bytes: ``meta`` is (offset << 16) | (number of
+# ids << 8) | length. A piece of 17..255 bytes: ``meta`` is (offset << 16) | (number of
 # ids << 8) | length, where the table's ``arena`` holds, from ``offset``, the piece's
 # bytes and then its ids (uint32). meta 0: an empty entry.
 cdef struct CacheEntry:
@@ -30,7 +30,7 @@ cdef struct PieceTable:
     int shift
     int64_t used         # entries in use
     int64_t limit        # most entries it grows to (a power of two, at least 2)
-    uint8_t* arena       # the bytes and ids of the pieces of 17..64 bytes (malloc'ed, or NULL)
+    uint8_t* arena       # the bytes and ids of the pieces of 17..255 bytes (malloc'ed, or NULL)
     int64_t arena_used   # bytes of it in use
     int64_t arena_cap    # bytes allocated
     const CacheEntry* seed  # NULL, or the entries it holds when empty (as many as it has: the

@@ -1025,7 +1025,7 @@ cdef class BytePairEncoder:
     def cache_size(self):
         """int: most entries of each piece table (32 bytes each), 0 if there is none.
 
-        A piece table maps every piece of 3 to 64 bytes the calls have seen to its ids,
+        A piece table maps every piece of 3 to 255 bytes the calls have seen to its ids,
         one token or several (a piece of up to 16 bytes and five ids in an entry; a longer
         one with its bytes and ids in an arena of up to 16 bytes per entry of this size;
         a piece of up to 16 bytes with more ids is merged each time), so a piece seen

@@ -11,7 +11,8 @@ from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTable
 cdef enum:
     CACHE_PIECE = 16  # longest piece the piece table holds in an entry (bytes)
     CACHE_IDS = 5     # most ids of such a piece it holds (21 bits each: three in ids, two in meta)
-    LONG_PIECE = 64   # longest piece it holds at all (17 bytes and more: in its arena)
+    LONG_PIECE = 255  # longest piece it holds at all (17 bytes and more: in its arena; the
+                      # entry keeps the length in 8 bits)
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil

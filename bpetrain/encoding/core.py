@@ -16,7 +16,7 @@ tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before encoding, a
 tiktoken does.
 
 The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of every
-piece of 3 to 64 bytes it has seen, one token or several (one of up to 16 bytes and five
+piece of 3 to 255 bytes it has seen, one token or several (one of up to 16 bytes and five
 ids in an entry of 32 bytes; a longer one with its bytes and ids in an arena of up to 16
 bytes per entry; a piece of up to 16 bytes with more ids is not kept). Real text repeats
 its pieces, so most are then found with one probe of this table, without a probe of the
