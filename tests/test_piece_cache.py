@@ -106,8 +106,7 @@ def test_a_table_grown_past_two_mib_keeps_every_id(trained):
     """A piece table of 2 MiB and more lives in its own mapping (huge pages where the system
     gives them, ``bpetrain_table_calloc``): some 35,000 new words of 3 or 4 letters grow
     the short part of a table until ``LINEAR_AFTER`` bytes are read, then fill seeded
-    tables (of a quarter of the cache size a part from the start: 4 MiB of short
-    entries); they give the ids of no cache, twice (the second time from the table),
+    tables (of half the cache size a part from the start: 8 MiB of short entries); they give the ids of no cache, twice (the second time from the table),
     and a table is freed and made again when the cache is cleared."""
     _tiny, none, theirs, _text = trained
     rng = random.Random(7)
@@ -615,8 +614,8 @@ def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
 def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     """Once an encoder has read ``LINEAR_AFTER`` bytes, the tables of its next calls start
     with every token of 3 to 16 bytes (the seed: those of 3 to 8 bytes in the short part,
-    the others in the other, each at most half of its part, of a quarter of the cache
-    size or twice its tokens): a piece that is a token is found there, also one no merge
+    the others in the other, each at most half of its part, of half the cache size or
+    twice its tokens): a piece that is a token is found there, also one no merge
     makes; a piece that is not is merged and stored. A part three quarters full empties
     the table back to the seed; clearing the cache keeps the seed; a cache smaller than
     the seed has none."""
@@ -624,9 +623,9 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     for token in [b"ab", b"abc", b"abcd" * 4, b"qrs", b"xy" * 9]:  # no merge makes b"qrs" or b"abcd" * 4
         ranks[token] = len(ranks)
     none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
-    enc = Encoding("seeded", pat_str=None, mergeable_ranks=ranks, cache_size=64)
+    enc = Encoding("seeded", pat_str=None, mergeable_ranks=ranks, cache_size=32)
     assert enc.encode_ordinary("012") == [48, 49, 50]
-    assert enc._bpe._py_spare_tables == [(64, 0, 0)] and enc._bpe._py_spare_shorts == [(64, 1)]  # not seeded yet
+    assert enc._bpe._py_spare_tables == [(32, 0, 0)] and enc._bpe._py_spare_shorts == [(32, 1)]  # not seeded yet
     filler = "-" * 299 + "\n"  # 300 bytes of one piece: read, never held
     assert enc.encode_ordinary(filler * (_encoder.LINEAR_AFTER // len(filler) + 1)) == none.encode_ordinary(
         filler * (_encoder.LINEAR_AFTER // len(filler) + 1))
@@ -636,7 +635,7 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
             "t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={}).encode_ordinary(text)
         [(size, used, arena)] = enc._bpe._py_spare_tables
         [(short_size, short_used)] = enc._bpe._py_spare_shorts
-        assert size == short_size == 16  # a quarter of the cache size (the tokens alone would take 2 * 2)
+        assert size == short_size == 16  # half the cache size (the tokens alone would take 2 * 2)
         return short_used, used, arena
 
     assert held("qrs") == (2, 1, 0)  # the seed: 3 tokens of 3 to 16 bytes; this one no merge makes
@@ -656,7 +655,7 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     enc.cache_size = 2  # smaller than the seed: no seed
     assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
     assert enc._bpe._py_spare_tables == [(2, 0, 0)] and enc._bpe._py_spare_shorts == [(2, 1)]
-    enc.cache_size = 64
+    enc.cache_size = 32
     assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
     assert enc._bpe._py_spare_shorts == [(16, 2)]  # seeded at once: the encoder has read enough
     assert enc._bpe._py_spare_tables == [(16, 1, 0)]

@@ -25,8 +25,8 @@ cdef struct CacheEntry:
 # 3..8 bytes and its one to three token ids: ``val`` is (id 2 << 44) | (id 1 << 25) |
 # (id 0 << 6) | (number of ids << 4) | length (19 bits an id); val 0: an empty entry.
 cdef struct ShortEntry:
+    uint64_t val       # first, as ``meta`` in CacheEntry (``_piece.grow`` reads either)
     uint64_t key       # the piece's bytes (``load_head``)
-    uint64_t val
 
 # A piece table (bpetrain.encoding._piece.PieceCache owns one), of two parts (pieces of
 # 3..8 bytes in ShortEntry, longer ones in CacheEntry): open addressing, linear probing,

@@ -1044,7 +1044,7 @@ cdef class BytePairEncoder:
         as many tables as calls have run at once. Once the encoder has read
         ``LINEAR_AFTER`` bytes, new tables are seeded with every token of 3 to 16 bytes
         (``_piece.PieceSeed``: if this size is at least their number; each part of such
-        a table has ``max(size // 4, 2 * tokens)`` entries from the start, for its
+        a table has ``max(size // 2, 2 * tokens)`` entries from the start, for its
         tokens, and the table is emptied back to the tokens when a part is three
         quarters full). Setting the size drops every table
         (rounded up to a power of two, at least 2; 0: no table); calls already running

@@ -120,27 +120,6 @@ cdef void put_short(PieceTable* table, uint64_t h, uint64_t key, uint64_t val) n
     table.short_used += 1
 
 
-cdef bint grow_short(PieceTable* table) noexcept nogil:
-    """:func:`grow` for the short part."""
-    cdef int64_t size = <int64_t>(table.short_mask + 1), k
-    cdef ShortEntry* old = table.shorts
-    cdef ShortEntry* grown = <ShortEntry*>table_calloc(<size_t>(2 * size) * sizeof(ShortEntry))
-    cdef uint64_t i
-    if grown == NULL:
-        return False
-    table.shorts = grown
-    table.short_mask = <uint64_t>(2 * size - 1)
-    table.short_shift -= 1
-    for k in range(size):
-        if old[k].val != 0:
-            i = piece_hash(old[k].key, 0, <int64_t>(old[k].val & 0xF)) >> table.short_shift
-            while grown[i].val != 0:
-                i = (i + 1) & table.short_mask
-            grown[i] = old[k]
-    table_free(old, <size_t>size * sizeof(ShortEntry))
-    return True
-
-
 cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                      Scratch* scratch) except -1 nogil:
     """The ids of a piece of 17 to ``LONG_PIECE`` bytes, through the piece table
@@ -228,7 +207,7 @@ cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const u
 cdef void make_room(PieceTable* table, bint short) noexcept nogil:
     """Make one part of ``table`` (the short one if ``short``) take one more entry and
     stay at most half full: a part that is half full grows to twice its entries
-    (:func:`grow`, :func:`grow_short`) or, at the table's limit (or with no memory to
+    (:func:`grow`) or, at the table's limit (or with no memory to
     grow), the table is emptied (:func:`empty`). A seeded table, whose parts start at most
     half full with the vocabulary's tokens, is emptied once a part is three quarters
     full."""
@@ -238,7 +217,9 @@ cdef void make_room(PieceTable* table, bint short) noexcept nogil:
         if (used + 1) * 4 > size * 3:
             empty(table)
     elif (used + 1) * 2 > size:
-        if size >= table.limit or not (grow_short(table) if short else grow(table)):
+        if size >= table.limit or not (
+                grow(<void**>&table.shorts, &table.short_mask, &table.short_shift, sizeof(ShortEntry), short_hash)
+                if short else grow(<void**>&table.entries, &table.mask, &table.shift, sizeof(CacheEntry), long_hash)):
             empty(table)
 
 
@@ -264,25 +245,38 @@ cdef inline uint64_t entry_hash(const CacheEntry* entry) noexcept nogil:
     return entry.key1 if n > CACHE_PIECE else piece_hash(entry.key0, entry.key1, n)
 
 
-cdef bint grow(PieceTable* table) noexcept nogil:
-    """Move the entries of ``table`` into twice as many; False (and no change) if there is
-    no memory for them."""
-    cdef int64_t size = <int64_t>(table.mask + 1), k
-    cdef CacheEntry* old = table.entries
-    cdef CacheEntry* grown = <CacheEntry*>table_calloc(<size_t>(2 * size) * sizeof(CacheEntry))
-    cdef uint64_t i
+cdef uint64_t long_hash(const void* entry) noexcept nogil:
+    """:func:`entry_hash` of a ``CacheEntry``, for :func:`grow`."""
+    return entry_hash(<const CacheEntry*>entry)
+
+
+cdef uint64_t short_hash(const void* entry) noexcept nogil:
+    """The hash a short entry was stored under (``piece_hash`` of its bytes and length)."""
+    cdef const ShortEntry* short = <const ShortEntry*>entry
+    return piece_hash(short.key, 0, <int64_t>(short.val & 0xF))
+
+
+cdef bint grow(void** entries, uint64_t* mask, int* shift, size_t entry_size,
+               uint64_t (*hash_of)(const void*) noexcept nogil) noexcept nogil:
+    """Move the entries of one part of a table (``entries[0]``: ``mask[0] + 1`` entries of
+    ``entry_size`` bytes, empty where their first word is 0, placed from ``hash_of`` and
+    ``shift[0]``) into twice as many; False (and no change) if there is no memory for them."""
+    cdef int64_t size = <int64_t>(mask[0] + 1), k
+    cdef uint8_t* old = <uint8_t*>entries[0]
+    cdef uint8_t* grown = <uint8_t*>table_calloc(<size_t>(2 * size) * entry_size)
+    cdef uint64_t i, grown_mask = <uint64_t>(2 * size - 1)
     if grown == NULL:
         return False
-    table.entries = grown
-    table.mask = <uint64_t>(2 * size - 1)
-    table.shift -= 1
+    shift[0] -= 1
     for k in range(size):
-        if old[k].meta != 0:
-            i = entry_hash(&old[k]) >> table.shift
-            while grown[i].meta != 0:
-                i = (i + 1) & table.mask
-            grown[i] = old[k]
-    table_free(old, <size_t>size * sizeof(CacheEntry))
+        if (<const uint64_t*>(old + k * entry_size))[0] != 0:
+            i = hash_of(old + k * entry_size) >> shift[0]
+            while (<const uint64_t*>(grown + i * entry_size))[0] != 0:
+                i = (i + 1) & grown_mask
+            memcpy(grown + i * entry_size, old + k * entry_size, entry_size)
+    table_free(old, <size_t>size * entry_size)
+    entries[0] = grown
+    mask[0] = grown_mask
     return True
 
 
@@ -435,10 +429,9 @@ cdef class PieceSeed:
 
 cdef object make_seed(const RankTables* t, int64_t limit):
     """The :class:`PieceSeed` of the vocabulary ``t`` for tables of at most ``limit``
-    entries a part: each part has ``max(2 * tokens, limit // 4)`` entries (rounded up to a
-    power of two: its tokens fill at most half of it, and it has room for as many pieces
-    again or for a quarter of ``limit``; no larger, as the smaller a part, the more of
-    the entries in use stay in the processor's caches).
+    entries a part: each part has ``max(2 * tokens, limit // 2)`` entries (rounded up to a
+    power of two, so its tokens fill at most half of it; no larger, as the smaller a
+    part, the more of the entries in use stay in the processor's caches).
     None if ``limit`` is below the number of tokens of 3 to ``CACHE_PIECE`` bytes (a
     table that small would be emptied again and again), or if a token of 3 to
     ``SHORT_PIECE`` bytes has a rank of ``2**SHORT_BITS`` or more (a short entry cannot
@@ -446,7 +439,7 @@ cdef object make_seed(const RankTables* t, int64_t limit):
     cdef PieceSeed seed
     cdef PieceTable table
     cdef int64_t rank, n, n_short = 0, n_long = 0, size, short_size
-    cdef int64_t least = limit // 4
+    cdef int64_t least = limit // 2
     cdef const uint8_t* data
     cdef uint64_t key0, key1
     for rank in range(t.n_ranks):
