@@ -593,8 +593,9 @@ def test_small_tables_where_every_piece_shares_probes(trained, size):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17, b"=" * 255, b"=" * 256,
-                                                                   b"\xd1\x87" * 128])),
+@given(st.lists(st.one_of(st.binary(max_size=80),
+                          st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17, b"=" * 255, b"=" * 256,
+                                           b"\xd1\x87" * 128])),
                 min_size=1, max_size=30),
        st.sampled_from([8, 64, 1024]))
 def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
