@@ -283,19 +283,20 @@ cdef bint grow(void** entries, uint64_t* mask, int* shift, size_t entry_size,
 cdef void empty(PieceTable* table) noexcept nogil:
     """Drop every entry of both parts of ``table`` and empty its arena, keeping their
     sizes; a seeded table gets back its seed's entries (the vocabulary's tokens)."""
-    if table.seed != NULL:
-        memcpy(table.entries, table.seed, (table.mask + 1) * sizeof(CacheEntry))
-        table.used = table.seed_used
-    else:
-        memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
-        table.used = 0
-    if table.short_seed != NULL:
-        memcpy(table.shorts, table.short_seed, (table.short_mask + 1) * sizeof(ShortEntry))
-        table.short_used = table.short_seed_used
-    else:
-        memset(table.shorts, 0, (table.short_mask + 1) * sizeof(ShortEntry))
-        table.short_used = 0
+    table.used = reset(table.entries, table.seed, (table.mask + 1) * sizeof(CacheEntry), table.seed_used)
+    table.short_used = reset(table.shorts, table.short_seed, (table.short_mask + 1) * sizeof(ShortEntry),
+                             table.short_seed_used)
     table.arena_used = 0
+
+
+cdef inline int64_t reset(void* entries, const void* seed, size_t n_bytes, int64_t seed_used) noexcept nogil:
+    """Make the ``n_bytes`` of one part's ``entries`` those of its ``seed`` (or zeros if NULL);
+    returns the entries then in use."""
+    if seed != NULL:
+        memcpy(entries, seed, n_bytes)
+        return seed_used
+    memset(entries, 0, n_bytes)
+    return 0
 
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
