@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import random
 import sys
 import threading
@@ -103,28 +104,28 @@ def test_cache_on_real_text_equals_no_cache(trained, size):
 
 def test_a_table_grown_past_two_mib_keeps_every_id(trained):
     """A piece table of 2 MiB and more lives in its own mapping (huge pages where the system
-    gives them, ``bpetrain_table_calloc``): some 35,000 new words of at most five ids (so
-    each is kept) grow a table until ``LINEAR_AFTER`` bytes are read, then fill seeded
-    tables (8 MiB from the start); they give the ids of no cache, twice (the second time
-    from the table), and a table is freed and made again when the cache is cleared."""
+    gives them, ``bpetrain_table_calloc``): some 35,000 new words of 3 or 4 letters grow
+    the short part of a table until ``LINEAR_AFTER`` bytes are read, then fill seeded
+    tables (of half the cache size a part from the start: 8 MiB of short entries); they give the ids of no cache, twice (the second time from the table),
+    and a table is freed and made again when the cache is cleared."""
     _tiny, none, theirs, _text = trained
     rng = random.Random(7)
     words = {"".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 4))) for _ in range(45_000)}
     docs = [" ".join(chunk) for chunk in zip(*[iter(sorted(words))] * 100)]
     expected = [theirs.encode_ordinary(d) for d in docs]
-    enc = Encoding("grown", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
+    enc = Encoding("grown", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks, cache_size=1 << 20)
     n_bytes = 0
     for doc, ids in zip(docs, expected):  # the table grows until the seed is made
         assert enc.encode_ordinary(doc) == ids
         n_bytes += len(doc)
         if n_bytes < _encoder.LINEAR_AFTER - 1000:
-            (entries, used, _arena), = enc._bpe._py_spare_tables
+            (entries, used), = enc._bpe._py_spare_shorts
     assert entries >= 16 * 1024 and used > entries // 4  # grown by doubling from 1,024 entries
     for _ in range(2):
         enc.clear_cache()
         assert [enc.encode_ordinary(d) for d in docs] == expected
-        (entries, used, _arena), = enc._bpe._py_spare_tables
-        assert entries * 32 >= 4 << 20 and used >= 30_000
+        (entries, used), = enc._bpe._py_spare_shorts
+        assert entries * 16 >= 4 << 20 and used >= 20_000  # the pieces of at most three ids
 
 
 def test_threads_sharing_a_tiny_cache_get_exact_ids(trained):
@@ -485,11 +486,12 @@ def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads
 # ------------------------------------------------------------------ the table: what it holds, growth, limit
 
 
-def test_the_cache_holds_every_piece_of_3_to_64_bytes():
-    """Every piece of 3 to 16 bytes seen is stored in an entry, one token or several (up
-    to five ids); one of 17 to 64 bytes in an entry and the arena (its bytes, then its
-    ids as uint32); pieces of 1, 2 or more than 64 bytes, and short ones of more than
-    five ids, are not."""
+def test_the_cache_holds_every_piece_of_3_to_255_bytes():
+    """Every piece of 3 to 8 bytes seen is stored in an entry of the short part, one token
+    or several (up to three ids); one of 9 to 16 bytes in an entry of the other part (up
+    to five ids); one of 17 to 255 bytes in an entry of that part and the arena (its
+    bytes, then its ids as uint32); pieces of 1, 2 or more than 255 bytes (the entry
+    keeps the length in 8 bits), and short ones of more ids, are not."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"abc", b"abcd" * 4, b"xy"]:
         ranks[token] = len(ranks)
@@ -499,20 +501,31 @@ def test_the_cache_holds_every_piece_of_3_to_64_bytes():
     def held(text):
         assert enc.encode_ordinary(text) == enc._bpe.encode_bytes(text.encode(), as_list=True)
         [(size, used, arena)] = enc._bpe._py_spare_tables
-        assert size == 1024
-        return used, arena
+        [(short_size, short_used)] = enc._bpe._py_spare_shorts
+        assert size == short_size == 1024
+        return short_used, used, arena
 
-    assert held("abc") == (1, 0)  # one token
-    assert held("abc") == (1, 0)  # found, not stored again
-    assert held("abcd" * 4) == (2, 0)  # one token of 16 bytes
-    assert held("xyz") == (3, 0)  # two tokens
-    assert held("a") == held("xy") == (3, 0)  # 1 and 2 bytes: the direct tables
-    assert held("qrstuv") == (3, 0)  # six ids: not held
-    assert held("qrstu") == (4, 0)  # five ids
-    assert held("abcd" * 4 + "a") == (5, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
-    assert held("abcd" * 4 + "a") == (5, 85)  # found in the arena
-    assert held("q" * 64) == (6, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
-    assert held("q" * 65) == (6, 405)  # 65 bytes: not held
+    assert held("abc") == (1, 0, 0)  # one token
+    assert held("abc") == (1, 0, 0)  # found, not stored again
+    assert held("abcd" * 4) == (1, 1, 0)  # one token of 16 bytes
+    assert held("xyz") == (2, 1, 0)  # two tokens
+    assert held("a") == held("xy") == (2, 1, 0)  # 1 and 2 bytes: the direct tables
+    assert held("qrst") == (2, 1, 0)  # four ids of a short piece: not held
+    assert held("qrs") == (3, 1, 0)  # three ids
+    assert held("xyxyxyxy") == (3, 1, 0)  # 8 bytes, four ids: not held
+    assert held("xyxyq") == (4, 1, 0)  # 5 bytes, three ids
+    assert held("xyxyq") == (4, 1, 0)  # found
+    assert held("xyxyxyxyq") == (4, 2, 0)  # 9 bytes, five ids: the other part
+    assert held("xyxyxyxyxyq") == (4, 2, 0)  # six ids: not held
+    assert held("xyxyxyxyxy") == (4, 3, 0)  # 10 bytes, five ids
+    assert held("abcd" * 4 + "a") == (4, 4, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
+    assert held("abcd" * 4 + "a") == (4, 4, 85)  # found in the arena
+    assert held("q" * 64) == (4, 5, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
+    assert held("q" * 65) == (4, 6, 405 + 65 * 5)  # 65 bytes, 65 ids
+    assert held("=" * 255) == (4, 7, 730 + 255 * 5)  # 255 bytes: the longest held
+    assert held("=" * 255) == (4, 7, 2005)  # found in the arena
+    assert held("=" * 256) == (4, 7, 2005)  # 256 bytes: not held
+    assert held("=" * 511) == (4, 7, 2005)  # nor one whose length is 255 in its low 8 bits
     enc.clear_cache()
     assert enc._bpe._py_spare_tables == []
 
@@ -533,17 +546,31 @@ def test_a_full_arena_empties_the_table():
         assert enc.encode_ordinary(piece) == list(piece.encode())
 
 
-def test_the_cache_grows_to_its_limit_then_is_emptied():
-    """A table doubles when half full, up to ``cache_size`` entries; half full at that size
-    it is emptied before the next piece is stored. The ids stay those without a cache."""
+@pytest.mark.parametrize("short", [True, False])
+def test_the_cache_grows_to_its_limit_then_is_emptied(short):
+    """Each part of a table doubles when half full, up to ``cache_size`` entries; half full
+    at that size the table is emptied before the next piece is stored. The ids stay
+    those without a cache. Pieces of 3 bytes (three ids) fill the short part; of 9
+    (one token each) the other."""
     ranks = {bytes([i]): i for i in range(256)}
+    if short:
+        pieces = ["".join(p) for p in itertools.islice(itertools.product("abcdefghijklmnopqrstuvwxyz", repeat=3), 5000)]
+    else:
+        pieces = [f"{k:09d}" for k in range(5000)]
+        for piece in pieces:
+            ranks[piece.encode()] = len(ranks)
     enc = Encoding("grows", pat_str=None, mergeable_ranks=ranks, cache_size=4096)
     none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
-    pieces = [f"{k:05d}" for k in range(5000)]  # distinct, five ids each
     seen = []
     for k, piece in enumerate(pieces):
-        assert enc.encode_ordinary(piece) == none.encode_ordinary(piece) == list(piece.encode())
+        assert enc.encode_ordinary(piece) == none.encode_ordinary(piece)
         [(size, used, arena)] = enc._bpe._py_spare_tables
+        [(short_size, short_used)] = enc._bpe._py_spare_shorts
+        if short:
+            assert (size, used) == (1024, 0)
+            size, used = short_size, short_used
+        else:
+            assert (short_size, short_used) == (1024, 0)
         assert used <= size // 2 and arena == 0
         seen.append((size, used))
     assert seen[511] == (1024, 512) and seen[512] == (2048, 513)
@@ -551,7 +578,7 @@ def test_the_cache_grows_to_its_limit_then_is_emptied():
     assert seen[2048] == (4096, 1)  # full at its limit: emptied, then the new piece stored
     assert seen[-1] == (4096, 5000 - 2 * 2048)
     for piece in pieces[-100:] + pieces[:100]:  # found again, or stored again
-        assert enc.encode_ordinary(piece) == list(piece.encode())
+        assert enc.encode_ordinary(piece) == none.encode_ordinary(piece)
 
 
 @pytest.mark.parametrize("size", [2, 4, 8, 64])
@@ -566,13 +593,16 @@ def test_small_tables_where_every_piece_shares_probes(trained, size):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.one_of(st.binary(max_size=80), st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17])),
+@given(st.lists(st.one_of(st.binary(max_size=80),
+                          st.sampled_from([b"\xd1\x87" * 9, b" " * 21, b"\xff" * 17, b"=" * 255, b"=" * 256,
+                                           b"\xd1\x87" * 128])),
                 min_size=1, max_size=30),
-       st.sampled_from([8, 64]))
+       st.sampled_from([8, 64, 1024]))
 def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
     """Invalid UTF-8 and every length around the held ranges (3 to 16 bytes in an entry,
-    17 to 64 in the arena, longer not held; the table reads bytes, not characters): a
-    table of 8 entries (an arena of 128 bytes) or 64 against none."""
+    17 to 255 in the arena, longer not held; the table reads bytes, not characters): a
+    table of 8 entries (an arena of 128 bytes), 64 or 1,024 (16 KiB: room for the longest)
+    against none."""
     _, none, _ = encoders
     data = np.frombuffer(b"".join(pieces), dtype=np.uint8) if any(pieces) else np.zeros(0, dtype=np.uint8)
     offsets = np.cumsum([0] + [len(p) for p in pieces]).astype(np.int64)
@@ -584,18 +614,20 @@ def test_any_bytes_through_the_cache_equal_no_cache(encoders, pieces, size):
 
 def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     """Once an encoder has read ``LINEAR_AFTER`` bytes, the tables of its next calls start
-    with every token of 3 to 16 bytes (the seed, at most half of the table): a piece that
-    is a token is found there, also one no merge makes; a piece that is not is merged
-    and stored. Three quarters full, a table is emptied back to the seed; clearing the
-    cache keeps the seed; a cache smaller than the seed has none."""
+    with every token of 3 to 16 bytes (the seed: those of 3 to 8 bytes in the short part,
+    the others in the other, each at most half of its part, of half the cache size or
+    twice its tokens): a piece that is a token is found there, also one no merge
+    makes; a piece that is not is merged and stored. A part three quarters full empties
+    the table back to the seed; clearing the cache keeps the seed; a cache smaller than
+    the seed has none."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"ab", b"abc", b"abcd" * 4, b"qrs", b"xy" * 9]:  # no merge makes b"qrs" or b"abcd" * 4
         ranks[token] = len(ranks)
     none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
-    enc = Encoding("seeded", pat_str=None, mergeable_ranks=ranks, cache_size=16)
-    assert enc.encode_ordinary("01234") == [48, 49, 50, 51, 52]
-    assert enc._bpe._py_spare_tables == [(16, 1, 0)]  # not seeded yet
-    filler = "-" * 70 + "\n"  # 71 bytes of one piece: read, never held
+    enc = Encoding("seeded", pat_str=None, mergeable_ranks=ranks, cache_size=32)
+    assert enc.encode_ordinary("012") == [48, 49, 50]
+    assert enc._bpe._py_spare_tables == [(32, 0, 0)] and enc._bpe._py_spare_shorts == [(32, 1)]  # not seeded yet
+    filler = "-" * 299 + "\n"  # 300 bytes of one piece: read, never held
     assert enc.encode_ordinary(filler * (_encoder.LINEAR_AFTER // len(filler) + 1)) == none.encode_ordinary(
         filler * (_encoder.LINEAR_AFTER // len(filler) + 1))
 
@@ -603,40 +635,48 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
         assert enc.encode_ordinary(text) == none.encode_ordinary(text) == tiktoken.Encoding(
             "t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={}).encode_ordinary(text)
         [(size, used, arena)] = enc._bpe._py_spare_tables
-        assert size == 16  # the limit (the seed alone would take 2 * 3 entries)
-        return used, arena
+        [(short_size, short_used)] = enc._bpe._py_spare_shorts
+        assert size == short_size == 16  # half the cache size (the tokens alone would take 2 * 2)
+        return short_used, used, arena
 
-    assert held("qrs") == (3, 0)  # the seed: 3 tokens of 3 to 16 bytes; this one no merge makes
-    assert held("abc") == held("abcd" * 4) == (3, 0)
-    assert held("abcd") == (4, 0)  # two tokens: stored
-    assert held("abcd") == (4, 0)  # found
-    assert held("xy" * 9) == (5, 18 + 4)  # 18 bytes: not in the seed; one token, stored in the arena
-    used = [held(f"{k:03d}")[0] for k in range(10)]
-    assert used[:7] == [6, 7, 8, 9, 10, 11, 12]  # three quarters of 16 entries
-    assert used[7] == 4  # emptied back to the seed, then stored
+    assert held("qrs") == (2, 1, 0)  # the seed: 3 tokens of 3 to 16 bytes; this one no merge makes
+    assert held("abc") == held("abcd" * 4) == (2, 1, 0)
+    assert held("abcd") == (3, 1, 0)  # two tokens: stored
+    assert held("abcd") == (3, 1, 0)  # found
+    assert held("xy" * 9) == (3, 2, 18 + 4)  # 18 bytes: not in the seed; one token, stored in the arena
+    used = [held(f"{k:03d}") for k in range(10)]
+    assert [short for short, _, _ in used[:9]] == [4, 5, 6, 7, 8, 9, 10, 11, 12]  # three quarters of 16
+    assert used[8] == (12, 2, 22) and used[9] == (3, 1, 0)  # emptied back to the seed, then stored
+    assert held("abcd") == (4, 1, 0)  # one more short piece
+    used = [held(f"abababab{c}") for c in "0123456789xy"]  # 9 bytes, five ids: the other part
+    assert [long for _, long, _ in used[:11]] == list(range(2, 13))  # three quarters of 16
+    assert used[10] == (4, 12, 0) and used[11] == (2, 2, 0)  # both parts back to the seed, then stored
     enc.clear_cache()
-    assert held("012") == (4, 0)  # a new table, seeded
+    assert held("012") == (3, 1, 0)  # a new table, seeded
     enc.cache_size = 2  # smaller than the seed: no seed
     assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
-    assert enc._bpe._py_spare_tables == [(2, 1, 0)]
-    enc.cache_size = 16
+    assert enc._bpe._py_spare_tables == [(2, 0, 0)] and enc._bpe._py_spare_shorts == [(2, 1)]
+    enc.cache_size = 32
     assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
-    assert enc._bpe._py_spare_tables == [(16, 3, 0)]  # seeded at once: the encoder has read enough
+    assert enc._bpe._py_spare_shorts == [(16, 2)]  # seeded at once: the encoder has read enough
+    assert enc._bpe._py_spare_tables == [(16, 1, 0)]
 
 
 @pytest.fixture(scope="module")
 def seeded(trained):
     """An encoder of ``trained``'s vocabulary whose tables are seeded and small (a cache
-    size just above the number of tokens of 3 to 16 bytes: the seed takes half of each
-    table, which is emptied back to it every 1,500 or so new pieces)."""
+    size just above the number of tokens of 3 to 16 bytes: the seed takes up to half of
+    each part of a table, which is emptied back to it every few hundred new pieces)."""
     _, none, _, text = trained
-    n_seeded = sum(3 <= len(token) <= 16 for token in none.mergeable_ranks)
+    n_short = sum(3 <= len(token) <= 8 for token in none.mergeable_ranks)
+    n_long = sum(9 <= len(token) <= 16 for token in none.mergeable_ranks)
     enc = Encoding("seeded small", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks,
-                   cache_size=n_seeded + 100)
+                   cache_size=n_short + n_long + 100)
     warm = text[: _encoder.LINEAR_AFTER + 1000]
     assert enc.encode_ordinary(warm) == none.encode_ordinary(warm)
     [(size, used, _arena)] = enc._bpe._py_spare_tables
-    assert used >= n_seeded and size >= 2 * n_seeded
+    [(short_size, short_used)] = enc._bpe._py_spare_shorts
+    assert used >= n_long and size >= 2 * n_long and short_used >= n_short and short_size >= 2 * n_short
     return enc
 
 
@@ -685,3 +725,26 @@ def test_the_working_memory_kept_with_a_table_gives_every_call_its_own_ids(train
     assert len(theirs.encode_ordinary(many_ids)) > _piece.KEPT_IDS  # the freeing was exercised
     enc.cache_size = 0  # no table: the call's own buffers
     assert [enc.encode_ordinary(d) for d in docs] == [theirs.encode_ordinary(d) for d in docs]
+
+
+def test_short_pieces_with_ids_past_nineteen_bits():
+    """A short entry holds ids below 2**19: a piece of 3 to 8 bytes with a larger id is
+    merged (or found in the whole-token table) each time, not held, and a vocabulary
+    with such a token of 3 to 8 bytes gets no seed (a seeded table must hold every
+    token of 3 to 16 bytes). The ids stay tiktoken's."""
+    ranks = {bytes([i]): i for i in range(256)}
+    filler = 2**19 - len(ranks)  # tokens of 9 bytes no text here holds
+    ranks.update((b"\xff" + k.to_bytes(8, "big"), 256 + k) for k in range(filler))
+    ranks[b"big"] = 2**19  # the first id past 19 bits
+    ranks[b"ok"] = 2**19 + 1
+    none = Encoding("none", pat_str=None, mergeable_ranks=ranks, cache_size=0)
+    enc = Encoding("big ids", pat_str=None, mergeable_ranks=ranks, cache_size=4096)
+    theirs = tiktoken.Encoding("t", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    for text in ["big", "okokok", "bigok", "oko", "xyz"] * 2:
+        assert enc.encode_ordinary(text) == none.encode_ordinary(text) == theirs.encode_ordinary(text)
+    assert enc._bpe._py_spare_shorts == [(1024, 1)]  # "xyz" alone: the others have an id of 2**19 or more
+    warm = "xyz " * (_encoder.LINEAR_AFTER // 4 + 1)
+    assert enc.encode_ordinary(warm) == none.encode_ordinary(warm)
+    enc.clear_cache()
+    assert enc.encode_ordinary("big") == [2**19]
+    assert enc._bpe._py_spare_shorts == [(1024, 0)]  # not seeded

@@ -10,9 +10,9 @@ cdef struct IdBuffer:
     int64_t size
     int64_t cap
 
-# One entry of a piece table (32 bytes; bpetrain.encoding._piece). A piece of 3..16 bytes
+# One entry of a piece table (32 bytes; bpetrain.encoding._piece). A piece of 9..16 bytes
 # and its one to five token ids: ``meta`` is (id 4 << 37) | (id 3 << 16) | (number of
-# ids << 8) | length. A piece of 17..64 bytes: ``meta`` is (offset << 16) | (number of
+# ids << 8) | length. A piece of 17..255 bytes: ``meta`` is (offset << 16) | (number of
 # ids << 8) | length, where the table's ``arena`` holds, from ``offset``, the piece's
 # bytes and then its ids (uint32). meta 0: an empty entry.
 cdef struct CacheEntry:
@@ -21,22 +21,36 @@ cdef struct CacheEntry:
     uint64_t key1      # its bytes 8..15 (``load_head``), 0 if none; a longer piece: its ``hash_bytes``
     uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits (unused for a longer piece)
 
-# A piece table (bpetrain.encoding._piece.PieceCache owns one): open addressing, linear
-# probing, at most half full; grows by doubling up to ``limit`` entries, and its arena
-# up to ``16 * limit`` bytes; emptied when either is full.
+# One entry of a piece table's short part (16 bytes; bpetrain.encoding._piece): a piece of
+# 3..8 bytes and its one to three token ids: ``val`` is (id 2 << 44) | (id 1 << 25) |
+# (id 0 << 6) | (number of ids << 4) | length (19 bits an id); val 0: an empty entry.
+cdef struct ShortEntry:
+    uint64_t val       # first, as ``meta`` in CacheEntry (``_piece.grow`` reads either)
+    uint64_t key       # the piece's bytes (``load_head``)
+
+# A piece table (bpetrain.encoding._piece.PieceCache owns one), of two parts (pieces of
+# 3..8 bytes in ShortEntry, longer ones in CacheEntry): open addressing, linear probing,
+# each part at most half full; each grows by doubling up to ``limit`` entries, and the
+# arena up to ``16 * limit`` bytes; emptied (both parts) when one is full.
 cdef struct PieceTable:
     CacheEntry* entries  # 2**(64 - shift) entries (bpetrain_table_calloc, _portable.h; meta 0: empty)
     uint64_t mask        # entries - 1
     int shift
     int64_t used         # entries in use
     int64_t limit        # most entries it grows to (a power of two, at least 2)
-    uint8_t* arena       # the bytes and ids of the pieces of 17..64 bytes (malloc'ed, or NULL)
+    uint8_t* arena       # the bytes and ids of the pieces of 17..255 bytes (malloc'ed, or NULL)
     int64_t arena_used   # bytes of it in use
     int64_t arena_cap    # bytes allocated
     const CacheEntry* seed  # NULL, or the entries it holds when empty (as many as it has: the
-                            # vocabulary's tokens of 3..16 bytes, _piece.PieceSeed); then it
+                            # vocabulary's tokens of 9..16 bytes, _piece.PieceSeed); then it
                             # never grows
     int64_t seed_used       # entries of seed in use
+    ShortEntry* shorts      # its part for the pieces of 3..8 bytes (as entries: short_mask
+    uint64_t short_mask     # + 1 of them, short_shift, short_used; its seed, NULL or the
+    int short_shift         # vocabulary's tokens of 3..8 bytes, short_seed_used of them)
+    int64_t short_used
+    const ShortEntry* short_seed
+    int64_t short_seed_used
 
 # Working memory of one kernel call, reused from piece to piece (malloc'ed, grown on
 # demand), and the piece table it reads and fills (this call's alone; NULL: none).

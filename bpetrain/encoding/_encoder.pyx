@@ -1023,16 +1023,18 @@ cdef class BytePairEncoder:
 
     @property
     def cache_size(self):
-        """int: most entries of each piece table (32 bytes each), 0 if there is none.
+        """int: most entries of each part of a piece table (16 and 32 bytes each), 0 if
+        there is none.
 
-        A piece table maps every piece of 3 to 64 bytes the calls have seen to its ids,
-        one token or several (a piece of up to 16 bytes and five ids in an entry; a longer
-        one with its bytes and ids in an arena of up to 16 bytes per entry of this size;
-        a piece of up to 16 bytes with more ids is merged each time), so a piece seen
-        before is one probe of this table, with no whole-token lookup and no merge. Open
-        addressing, at most half full: a table starts with 1,024 entries (or this size if
-        smaller), doubles when half full up to this size, and once full at this size
-        (entries or arena) is emptied and refilled from the
+        A piece table maps every piece of 3 to 255 bytes the calls have seen to its ids,
+        one token or several: a piece of 3 to 8 bytes and up to three ids in an entry of
+        16 bytes of its short part; one of 9 to 16 bytes and up to five ids in an entry of
+        32 bytes of its other part; a longer one there with its bytes and ids in an arena
+        of up to 16 bytes per entry of this size; a piece with more ids is merged each
+        time. A piece seen before is one probe of this table, with no whole-token lookup
+        and no merge. Open addressing, each part at most half full: a part starts with
+        1,024 entries (or this size if smaller), doubles when half full up to this size,
+        and once full at this size (a part or the arena) the table is emptied and refilled from the
         pieces that come next (so memory stays bounded and text of a new kind is not
         shut out by the pieces of the first). Each call that runs takes a table of its
         own (the last one given back, or a new, empty one) and gives it back when it
@@ -1041,9 +1043,10 @@ cdef class BytePairEncoder:
         was reading), and a thread's next call finds the pieces it has seen. There are
         as many tables as calls have run at once. Once the encoder has read
         ``LINEAR_AFTER`` bytes, new tables are seeded with every token of 3 to 16 bytes
-        (``_piece.PieceSeed``: if this size is at least their number; such a table has
-        ``max(size, 2 * tokens)`` entries from the start and is emptied back to the
-        tokens when three quarters full). Setting the size drops every table
+        (``_piece.PieceSeed``: if this size is at least their number; each part of such
+        a table has ``max(size // 2, 2 * tokens)`` entries from the start, for its
+        tokens, and the table is emptied back to the tokens when a part is three
+        quarters full). Setting the size drops every table
         (rounded up to a power of two, at least 2; 0: no table); calls already running
         finish with theirs.
 
@@ -1074,8 +1077,14 @@ cdef class BytePairEncoder:
 
     @property
     def _py_spare_tables(self):
-        """Test hook: (entries, entries in use, arena bytes in use) of each spare piece table."""
+        """Test hook: (entries, entries in use, arena bytes in use) of each spare piece table
+        (of its part for pieces of more than 8 bytes; ``_py_spare_shorts``: the other)."""
         return self.caches.spares_in_use
+
+    @property
+    def _py_spare_shorts(self):
+        """Test hook: (entries, entries in use) of the short part of each spare piece table."""
+        return self.caches.short_spares_in_use
 
     @property
     def token_lengths(self):

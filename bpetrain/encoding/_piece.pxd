@@ -5,16 +5,23 @@ cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from bpetrain._types cimport token_t
-from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratch, grow_ids
+from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratch, ShortEntry, grow_ids
 from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, load_head, token_rank
 
 cdef enum:
     CACHE_PIECE = 16  # longest piece the piece table holds in an entry (bytes)
     CACHE_IDS = 5     # most ids of such a piece it holds (21 bits each: three in ids, two in meta)
-    LONG_PIECE = 64   # longest piece it holds at all (17 bytes and more: in its arena)
+    SHORT_PIECE = 8   # longest piece the short part of the piece table holds (16-byte entries)
+    SHORT_IDS = 3     # most ids of such a piece it holds
+    SHORT_BITS = 19   # bits of each of those ids (SHORT_MASK: all ones)
+    SHORT_MASK = (1 << 19) - 1
+    LONG_PIECE = 255  # longest piece it holds at all (17 bytes and more: in its arena; the
+                      # entry keeps the length in 8 bits)
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil
+cdef int encode_new_short(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
+                          uint64_t key0, uint64_t h) except -1 nogil
 cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                      Scratch* scratch) except -1 nogil
 cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
@@ -33,7 +40,11 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
     A piece of 1 or 2 bytes is looked up in the direct tables; one of 3 to
     ``CACHE_PIECE`` bytes in the call's piece table (``scratch.cache``, if any), which
     holds every such piece seen with its ids, one token or several: most pieces of real
-    text are found there with one probe; a piece not found goes to :func:`encode_new`.
+    text are found there with one probe. Pieces of 3 to ``SHORT_PIECE`` bytes, most of
+    those of real text, have a part of the table of their own, of 16-byte entries (the
+    piece's bytes, its length and up to ``SHORT_IDS`` ids), so that more of the pieces in
+    use stay in the processor's caches; a piece not found goes to
+    :func:`encode_new_short`, or, for 9 to ``CACHE_PIECE`` bytes, :func:`encode_new`.
     One of up to ``LONG_PIECE`` bytes goes to :func:`encode_long`, the same table's
     lookup for longer pieces. Without a table, or for a longer piece, the whole-token
     table (``token_rank``), then :func:`encode_merged`.
@@ -41,6 +52,7 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
     cdef token_t rank
     cdef uint64_t key0, key1, h, meta, ids, i
     cdef const CacheEntry* entry
+    cdef const ShortEntry* short
     cdef PieceTable* table = scratch.cache
     cdef int64_t count, k
     if n == 0:
@@ -51,6 +63,23 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
         rank = t.byte_rank[piece[0]]
     elif n == 2:
         rank = t.byte_pair[(<int>piece[0] << 8) | piece[1]]
+    elif n <= SHORT_PIECE and table != NULL:
+        key0 = load_head(piece, n)
+        h = piece_hash(key0, 0, n)
+        i = h >> table.short_shift
+        while True:
+            short = &table.shorts[i]
+            meta = short.val
+            if meta == 0:
+                return encode_new_short(t, piece, n, out, scratch, key0, h)
+            if short.key == key0 and meta & 0xF == <uint64_t>n:
+                # out has room for n >= 3 ids: all three written, count kept
+                out.ids[out.size] = <uint32_t>((meta >> 6) & SHORT_MASK)
+                out.ids[out.size + 1] = <uint32_t>((meta >> (6 + SHORT_BITS)) & SHORT_MASK)
+                out.ids[out.size + 2] = <uint32_t>(meta >> (6 + 2 * SHORT_BITS))
+                out.size += <int64_t>((meta >> 4) & 3)
+                return 0
+            i = (i + 1) & table.short_mask
     elif n <= CACHE_PIECE and table != NULL:
         key0 = load_head(piece, n)
         key1 = load_head(piece + 8, n - 8)

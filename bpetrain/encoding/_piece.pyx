@@ -21,8 +21,12 @@ encoding took 0.92-0.99x the time on the first 3 MB of fortunes.txt with o200k (
 text and box drawing), 0.94-1.04x with cl100k and on mix-10M (paired runs, one call
 and one batch call on one thread).
 
-A piece of 3 to ``CACHE_PIECE`` bytes not in the piece table is found by paths 1 to 4
-and stored there (:func:`encode_new`) if it has at most ``CACHE_IDS`` ids.
+The piece table has two parts: pieces of 3 to ``SHORT_PIECE`` bytes (most pieces of real
+text) in entries of 16 bytes (``ShortEntry``: the bytes, and the length and up to
+``SHORT_IDS`` ids in one word), longer ones in entries of 32 bytes (``CacheEntry``), so
+that the entries in use take fewer cache lines. A piece of 3 to ``CACHE_PIECE`` bytes not
+in the piece table is found by paths 1 to 4 and stored there (:func:`encode_new_short`,
+:func:`encode_new`) if its entry holds its ids.
 
 Once an encoder has read enough text (``BytePairEncoder.warm``), its piece tables are
 seeded (:class:`PieceSeed`): they start with every token of 3 to ``CACHE_PIECE`` bytes,
@@ -77,6 +81,45 @@ cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
     return 0
 
 
+cdef int encode_new_short(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
+                          uint64_t key0, uint64_t h) except -1 nogil:
+    """The ids of a piece of 3 to ``SHORT_PIECE`` bytes that the short part of the piece
+    table ``scratch.cache`` does not hold (``key0``: its bytes, ``load_head``; ``h``:
+    ``piece_hash(key0, 0, n)``); ``out`` has room for ``n`` more ids. As
+    :func:`encode_new`; the piece is stored (:func:`put_short`) if it has at most
+    ``SHORT_IDS`` ids, each below ``2**SHORT_BITS``."""
+    cdef PieceTable* table = scratch.cache
+    cdef token_t rank = NO_RANK if table.short_seed != NULL else token_rank(t, piece, n)
+    cdef int64_t before = out.size, count, k
+    cdef uint64_t val
+    if rank != NO_RANK:
+        out.ids[out.size] = rank
+        out.size += 1
+    else:
+        encode_merged(t, piece, n, out, scratch)
+    count = out.size - before
+    if count > SHORT_IDS:
+        return 0
+    val = (<uint64_t>count << 4) | <uint64_t>n
+    for k in range(count):
+        if out.ids[before + k] > SHORT_MASK:
+            return 0
+        val |= <uint64_t>out.ids[before + k] << (6 + SHORT_BITS * k)
+    make_room(table, True)
+    put_short(table, h, key0, val)
+    return 0
+
+
+cdef void put_short(PieceTable* table, uint64_t h, uint64_t key, uint64_t val) noexcept nogil:
+    """Write a short entry in the first free slot of the short part from ``h``'s (it has one free)."""
+    cdef uint64_t i = h >> table.short_shift
+    while table.shorts[i].val != 0:
+        i = (i + 1) & table.short_mask
+    table.shorts[i].key = key
+    table.shorts[i].val = val
+    table.short_used += 1
+
+
 cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                      Scratch* scratch) except -1 nogil:
     """The ids of a piece of 17 to ``LONG_PIECE`` bytes, through the piece table
@@ -123,7 +166,7 @@ cdef void store(PieceTable* table, uint64_t key0, uint64_t key1, int64_t n, cons
     ``count`` (1 to ``CACHE_IDS``) ids, in ``table`` (:func:`make_room` first)."""
     cdef uint64_t meta = (<uint64_t>count << 8) | <uint64_t>n, packed = 0
     cdef int64_t k
-    make_room(table)
+    make_room(table, False)
     for k in range(count):
         if k < 3:
             packed |= <uint64_t>ids[k] << (ID_BITS * k)
@@ -143,7 +186,7 @@ cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const u
     cdef uint8_t* grown
     if need > 16 * table.limit:
         return  # would not fit in an empty arena
-    make_room(table)
+    make_room(table, False)
     if table.arena_used + need > 16 * table.limit:
         empty(table)
     if table.arena_used + need > table.arena_cap:
@@ -161,16 +204,22 @@ cdef void store_long(PieceTable* table, const uint8_t* piece, int64_t n, const u
     table.arena_used += need
 
 
-cdef void make_room(PieceTable* table) noexcept nogil:
-    """Make ``table`` take one more entry and stay at most half full: a table that is
-    half full grows to twice its entries (:func:`grow`) or, at its limit (or with no
-    memory to grow), is emptied (:func:`empty`). A seeded table, which starts at most
-    half full with the vocabulary's tokens, is emptied once three quarters full."""
+cdef void make_room(PieceTable* table, bint short) noexcept nogil:
+    """Make one part of ``table`` (the short one if ``short``) take one more entry and
+    stay at most half full: a part that is half full grows to twice its entries
+    (:func:`grow`) or, at the table's limit (or with no memory to
+    grow), the table is emptied (:func:`empty`). A seeded table, whose parts start at most
+    half full with the vocabulary's tokens, is emptied once a part is three quarters
+    full."""
+    cdef int64_t used = table.short_used if short else table.used
+    cdef int64_t size = <int64_t>((table.short_mask if short else table.mask) + 1)
     if table.seed != NULL:
-        if (table.used + 1) * 4 > <int64_t>(table.mask + 1) * 3:
+        if (used + 1) * 4 > size * 3:
             empty(table)
-    elif (table.used + 1) * 2 > <int64_t>(table.mask + 1):
-        if <int64_t>(table.mask + 1) >= table.limit or not grow(table):
+    elif (used + 1) * 2 > size:
+        if size >= table.limit or not (
+                grow(<void**>&table.shorts, &table.short_mask, &table.short_shift, sizeof(ShortEntry), short_hash)
+                if short else grow(<void**>&table.entries, &table.mask, &table.shift, sizeof(CacheEntry), long_hash)):
             empty(table)
 
 
@@ -196,38 +245,58 @@ cdef inline uint64_t entry_hash(const CacheEntry* entry) noexcept nogil:
     return entry.key1 if n > CACHE_PIECE else piece_hash(entry.key0, entry.key1, n)
 
 
-cdef bint grow(PieceTable* table) noexcept nogil:
-    """Move the entries of ``table`` into twice as many; False (and no change) if there is
-    no memory for them."""
-    cdef int64_t size = <int64_t>(table.mask + 1), k
-    cdef CacheEntry* old = table.entries
-    cdef CacheEntry* grown = <CacheEntry*>table_calloc(<size_t>(2 * size) * sizeof(CacheEntry))
-    cdef uint64_t i
+cdef uint64_t long_hash(const void* entry) noexcept nogil:
+    """:func:`entry_hash` of a ``CacheEntry``, for :func:`grow`."""
+    return entry_hash(<const CacheEntry*>entry)
+
+
+cdef uint64_t short_hash(const void* entry) noexcept nogil:
+    """The hash a short entry was stored under (``piece_hash`` of its bytes and length)."""
+    cdef const ShortEntry* short = <const ShortEntry*>entry
+    return piece_hash(short.key, 0, <int64_t>(short.val & 0xF))
+
+
+cdef bint grow(void** entries, uint64_t* mask, int* shift, size_t entry_size,
+               uint64_t (*hash_of)(const void*) noexcept nogil) noexcept nogil:
+    """Move the entries of one part of a table (``entries[0]``: ``mask[0] + 1`` entries of
+    ``entry_size`` bytes, empty where their first word is 0, placed from ``hash_of`` and
+    ``shift[0]``) into twice as many; False (and no change) if there is no memory for them."""
+    cdef int64_t size = <int64_t>(mask[0] + 1), k
+    cdef uint8_t* old = <uint8_t*>entries[0]
+    cdef uint8_t* grown = <uint8_t*>table_calloc(<size_t>(2 * size) * entry_size)
+    cdef uint64_t i, grown_mask = <uint64_t>(2 * size - 1)
     if grown == NULL:
         return False
-    table.entries = grown
-    table.mask = <uint64_t>(2 * size - 1)
-    table.shift -= 1
+    shift[0] -= 1
     for k in range(size):
-        if old[k].meta != 0:
-            i = entry_hash(&old[k]) >> table.shift
-            while grown[i].meta != 0:
-                i = (i + 1) & table.mask
-            grown[i] = old[k]
-    table_free(old, <size_t>size * sizeof(CacheEntry))
+        if (<const uint64_t*>(old + k * entry_size))[0] != 0:
+            i = hash_of(old + k * entry_size) >> shift[0]
+            while (<const uint64_t*>(grown + i * entry_size))[0] != 0:
+                i = (i + 1) & grown_mask
+            memcpy(grown + i * entry_size, old + k * entry_size, entry_size)
+    table_free(old, <size_t>size * entry_size)
+    entries[0] = grown
+    mask[0] = grown_mask
     return True
 
 
 cdef void empty(PieceTable* table) noexcept nogil:
-    """Drop every entry of ``table`` and empty its arena, keeping their sizes; a seeded
-    table gets back its seed's entries (the vocabulary's tokens)."""
-    if table.seed != NULL:
-        memcpy(table.entries, table.seed, (table.mask + 1) * sizeof(CacheEntry))
-        table.used = table.seed_used
-    else:
-        memset(table.entries, 0, (table.mask + 1) * sizeof(CacheEntry))
-        table.used = 0
+    """Drop every entry of both parts of ``table`` and empty its arena, keeping their
+    sizes; a seeded table gets back its seed's entries (the vocabulary's tokens)."""
+    table.used = reset(table.entries, table.seed, (table.mask + 1) * sizeof(CacheEntry), table.seed_used)
+    table.short_used = reset(table.shorts, table.short_seed, (table.short_mask + 1) * sizeof(ShortEntry),
+                             table.short_seed_used)
     table.arena_used = 0
+
+
+cdef inline int64_t reset(void* entries, const void* seed, size_t n_bytes, int64_t seed_used) noexcept nogil:
+    """Make the ``n_bytes`` of one part's ``entries`` those of its ``seed`` (or zeros if NULL);
+    returns the entries then in use."""
+    if seed != NULL:
+        memcpy(entries, seed, n_bytes)
+        return seed_used
+    memset(entries, 0, n_bytes)
+    return 0
 
 
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
@@ -256,10 +325,11 @@ cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdB
 
 @cython.final
 cdef class PieceCache:
-    """One piece table (:c:type:`PieceTable`): ``FIRST_ENTRIES`` zeroed entries, or
-    ``limit`` if fewer, growing to ``limit`` (a power of two, at least 2, as
-    :attr:`PieceCaches.size` rounds it); with a ``seed``, a copy of it, which keeps its
-    size. Freed with the object.
+    """One piece table (:c:type:`PieceTable`): two parts (pieces of 3 to ``SHORT_PIECE``
+    bytes in 16-byte entries, longer ones in 32-byte entries) of ``FIRST_ENTRIES`` zeroed
+    entries each, or ``limit`` if fewer, each growing to ``limit`` (a power of two, at
+    least 2, as :attr:`PieceCaches.size` rounds it); with a ``seed``, copies of its parts,
+    which keep their sizes. Freed with the object.
 
     It also keeps the working memory of the call that holds it (``out``, ``scratch``,
     :meth:`PieceCaches.take_buffers`), so that a call per short document does not allocate
@@ -272,24 +342,34 @@ cdef class PieceCache:
     cdef Scratch scratch  # its merge buffers; scratch.cache is &table
 
     def __cinit__(self, int64_t limit, int64_t epoch, PieceSeed seed=None):
-        cdef int64_t size = min(FIRST_ENTRIES, limit)
+        cdef int64_t size = min(FIRST_ENTRIES, limit), short_size = size
         if limit < 2 or limit & (limit - 1):
             raise ValueError(f"a piece table holds a power of two entries, at least 2; got {limit}")
         if seed is not None:
-            size = limit = seed.size
+            size = seed.size
+            short_size = seed.short_size
         self.table.entries = <CacheEntry*>table_calloc(<size_t>size * sizeof(CacheEntry))
-        if self.table.entries == NULL:
-            raise MemoryError(f"no memory for a piece table of {size} entries")
+        self.table.shorts = <ShortEntry*>table_calloc(<size_t>short_size * sizeof(ShortEntry))
+        self.table.mask = <uint64_t>(size - 1)  # set first: __dealloc__ frees by it
+        self.table.short_mask = <uint64_t>(short_size - 1)
+        if self.table.entries == NULL or self.table.shorts == NULL:
+            raise MemoryError(f"no memory for a piece table of {size} + {short_size} entries")
         self.seed = seed
         self.table.seed = NULL
         self.table.seed_used = 0
+        self.table.short_seed = NULL
+        self.table.short_seed_used = 0
         if seed is not None:
             self.table.seed = seed.entries
             self.table.seed_used = seed.used
+            self.table.short_seed = seed.shorts
+            self.table.short_seed_used = seed.short_used
             memcpy(self.table.entries, seed.entries, <size_t>size * sizeof(CacheEntry))
-        self.table.mask = <uint64_t>(size - 1)
+            memcpy(self.table.shorts, seed.shorts, <size_t>short_size * sizeof(ShortEntry))
         self.table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
+        self.table.short_shift = clz64(<uint64_t>short_size) + 1
         self.table.used = self.table.seed_used
+        self.table.short_used = self.table.short_seed_used
         self.table.limit = limit
         self.table.arena = NULL
         self.table.arena_used = 0
@@ -299,18 +379,30 @@ cdef class PieceCache:
 
     def __dealloc__(self):
         table_free(self.table.entries, <size_t>(self.table.mask + 1) * sizeof(CacheEntry))
+        table_free(self.table.shorts, <size_t>(self.table.short_mask + 1) * sizeof(ShortEntry))
         free(self.table.arena)
         free_buffers(&self.out, &self.scratch)
 
     @property
     def size(self):
-        """int: entries now (it grows by doubling to its limit)."""
+        """int: entries of the part for pieces of more than ``SHORT_PIECE`` bytes now (it
+        grows by doubling to its limit)."""
         return <int64_t>(self.table.mask + 1)
 
     @property
     def used(self):
-        """int: entries holding a piece (at most half of :attr:`size`)."""
+        """int: entries of that part holding a piece (at most half of :attr:`size`)."""
         return self.table.used
+
+    @property
+    def short_size(self):
+        """int: entries of the part for pieces of 3 to ``SHORT_PIECE`` bytes now."""
+        return <int64_t>(self.table.short_mask + 1)
+
+    @property
+    def short_used(self):
+        """int: entries of that part holding a piece."""
+        return self.table.short_used
 
     @property
     def arena_used(self):
@@ -321,53 +413,77 @@ cdef class PieceCache:
 @cython.final
 cdef class PieceSeed:
     """What a seeded piece table holds when empty: every token of 3 to ``CACHE_PIECE``
-    bytes with its rank (:func:`make_seed`), in as many entries as the table has. In a
-    seeded table one probe answers for a piece that is one token as for one seen before,
-    and a piece of 3 to ``CACHE_PIECE`` bytes not found is not a token, so it is merged
-    at once. Read only once made: tables of calls running at once copy it."""
-    cdef CacheEntry* entries
-    cdef int64_t size  # entries (a power of two)
-    cdef int64_t used  # entries holding a token
+    bytes with its rank (:func:`make_seed`), in its two parts. In a seeded table one
+    probe answers for a piece that is one token as for one seen before, and a piece of 3
+    to ``CACHE_PIECE`` bytes not found is not a token, so it is merged at once. Read only
+    once made: tables of calls running at once copy it."""
+    cdef CacheEntry* entries  # the tokens of SHORT_PIECE + 1 to CACHE_PIECE bytes
+    cdef int64_t size         # entries (a power of two)
+    cdef int64_t used         # entries holding a token
+    cdef ShortEntry* shorts   # the tokens of 3 to SHORT_PIECE bytes
+    cdef int64_t short_size, short_used
 
     def __dealloc__(self):
         table_free(self.entries, <size_t>self.size * sizeof(CacheEntry))
+        table_free(self.shorts, <size_t>self.short_size * sizeof(ShortEntry))
 
 
 cdef object make_seed(const RankTables* t, int64_t limit):
     """The :class:`PieceSeed` of the vocabulary ``t`` for tables of at most ``limit``
-    entries: ``max(limit, 2 * tokens)`` entries (a power of two, so the tokens fill at
-    most half of it); None if ``limit`` is below the number of tokens of 3 to
-    ``CACHE_PIECE`` bytes (a table that small would be emptied again and again)."""
+    entries a part: each part has ``max(2 * tokens, limit // 2)`` entries (rounded up to a
+    power of two, so its tokens fill at most half of it; no larger, as the smaller a
+    part, the more of the entries in use stay in the processor's caches).
+    None if ``limit`` is below the number of tokens of 3 to ``CACHE_PIECE`` bytes (a
+    table that small would be emptied again and again), or if a token of 3 to
+    ``SHORT_PIECE`` bytes has a rank of ``2**SHORT_BITS`` or more (a short entry cannot
+    hold it)."""
     cdef PieceSeed seed
     cdef PieceTable table
-    cdef int64_t rank, n, count = 0, size = 2
+    cdef int64_t rank, n, n_short = 0, n_long = 0, size, short_size
+    cdef int64_t least = limit // 2
     cdef const uint8_t* data
     cdef uint64_t key0, key1
     for rank in range(t.n_ranks):
-        if 3 <= t.token_len[rank] <= CACHE_PIECE:
-            count += 1
-    if count == 0 or limit < count:
+        n = t.token_len[rank]
+        if 3 <= n <= SHORT_PIECE:
+            n_short += 1
+            if rank > SHORT_MASK:
+                return None
+        elif SHORT_PIECE < n <= CACHE_PIECE:
+            n_long += 1
+    if n_short + n_long == 0 or limit < n_short + n_long:
         return None
-    while size < 2 * count:
+    size = short_size = 2
+    while size < max(2 * n_long, least):
         size <<= 1
-    size = max(size, limit)
+    while short_size < max(2 * n_short, least):
+        short_size <<= 1
     seed = PieceSeed.__new__(PieceSeed)
     seed.entries = <CacheEntry*>table_calloc(<size_t>size * sizeof(CacheEntry))
-    if seed.entries == NULL:
-        raise MemoryError(f"no memory for a seeded piece table of {size} entries")
     seed.size = size
+    seed.shorts = <ShortEntry*>table_calloc(<size_t>short_size * sizeof(ShortEntry))
+    seed.short_size = short_size
+    if seed.entries == NULL or seed.shorts == NULL:
+        raise MemoryError(f"no memory for a seeded piece table of {size} + {short_size} entries")
     table.entries = seed.entries
     table.mask = <uint64_t>(size - 1)
     table.shift = clz64(<uint64_t>size) + 1  # 64 - log2(size)
     table.used = 0
+    table.shorts = seed.shorts
+    table.short_mask = <uint64_t>(short_size - 1)
+    table.short_shift = clz64(<uint64_t>short_size) + 1
+    table.short_used = 0
     for rank in range(t.n_ranks):
         n = t.token_len[rank]
-        if 3 <= n <= CACHE_PIECE:
-            data = t.token_bytes + t.token_start[rank]
-            key0 = load_head(data, n)
+        data = t.token_bytes + t.token_start[rank]
+        key0 = load_head(data, n)
+        if 3 <= n <= SHORT_PIECE:
+            put_short(&table, piece_hash(key0, 0, n), key0, (<uint64_t>rank << 6) | (<uint64_t>1 << 4) | <uint64_t>n)
+        elif SHORT_PIECE < n <= CACHE_PIECE:
             key1 = load_head(data + 8, n - 8)
             put(&table, piece_hash(key0, key1, n), (<uint64_t>1 << 8) | <uint64_t>n, key0, key1, <uint64_t>rank)
     seed.used = table.used
+    seed.short_used = table.short_used
     return seed
 
 
@@ -421,9 +537,16 @@ cdef class PieceCaches:
 
     @property
     def spares_in_use(self):
-        """list of (int, int, int): the entries, the entries in use and the arena bytes in use
-        of each spare table (for tests)."""
+        """list of (int, int, int): the entries, the entries in use (of the part for pieces
+        of more than ``SHORT_PIECE`` bytes) and the arena bytes in use of each spare table
+        (for tests)."""
         return [(cache.size, cache.used, cache.arena_used) for cache in self.spares[:self.n_spares]]
+
+    @property
+    def short_spares_in_use(self):
+        """list of (int, int): the entries and the entries in use of the short part of each
+        spare table (for tests)."""
+        return [(cache.short_size, cache.short_used) for cache in self.spares[:self.n_spares]]
 
     @property
     def buffers_kept(self):

@@ -16,14 +16,15 @@ tiktoken. Lone surrogates in a ``str`` are replaced by U+FFFD before encoding, a
 tiktoken does.
 
 The piece cache (:attr:`Encoding.cache_size`): the encoder remembers the ids of every
-piece of 3 to 64 bytes it has seen, one token or several (one of up to 16 bytes and five
-ids in an entry of 32 bytes; a longer one with its bytes and ids in an arena of up to 16
-bytes per entry; a piece of up to 16 bytes with more ids is not kept). Real text repeats
-its pieces, so most are then found with one probe of this table, without a probe of the
-vocabulary's whole-token table or a merge. A cache starts with 1,024 entries and doubles
-when half full, up to ``cache_size`` entries (by default 262,144: 8 MiB, 131,072 pieces,
-and an arena of up to 4 MiB); once full at that size it is emptied and refilled from the
-pieces that come next. Each call that runs takes a cache of its own and gives it back
+piece of 3 to 255 bytes it has seen, one token or several (one of up to 8 bytes and three
+ids in an entry of 16 bytes, of up to 16 bytes and five ids in an entry of 32 bytes; a
+longer one with its bytes and ids in an arena of up to 16 bytes per entry; a piece of up
+to 16 bytes with more ids is not kept). Real text repeats its pieces, so most are then
+found with one probe of this table, without a probe of the vocabulary's whole-token table
+or a merge. Each of the cache's two parts (pieces of up to 8 bytes, and longer) starts
+with 1,024 entries and doubles when half full, up to ``cache_size`` entries (by default
+262,144: 4 and 8 MiB, 131,072 pieces each, and an arena of up to 4 MiB); once one is full
+at that size the cache is emptied and refilled from the pieces that come next. Each call that runs takes a cache of its own and gives it back
 when it returns, so threads never share one while they encode, and a thread's next call
 finds the pieces its last one stored: there are as many caches as calls ran at once. The
 cache never changes an id (an entry is used only if all its bytes equal the piece).
