@@ -31,9 +31,10 @@ cache never changes an id (an entry is used only if all its bytes equal the piec
 Once the encoder has read 64 KiB, the caches of its next calls start with every token of
 3 to 16 bytes (if ``cache_size`` is at least their number): a piece not seen before
 that is one token is then found with one probe, and one not found is merged at once.
-Such a cache has from the start ``max(cache_size, 2 * tokens)`` entries, a power of two
-(cl100k_base: 262,144, 8 MiB; o200k_base: 524,288, 16 MiB), and when three quarters
-full it is emptied back to the tokens.
+Each part of such a cache has from the start ``max(cache_size / 2, 2 * tokens)`` entries
+of its tokens, a power of two (cl100k_base: 262,144 short entries and 131,072 others,
+4 + 4 MiB; o200k_base: 524,288 and 131,072, 8 + 4 MiB), and when a part is three
+quarters full the cache is emptied back to the tokens.
 """
 from __future__ import annotations
 
