@@ -60,6 +60,20 @@ cdef int64_t kept_ids = 1 << 16, kept_scratch = 1 << 12
 KEPT_IDS, KEPT_SCRATCH = kept_ids, kept_scratch
 
 
+cdef inline int whole_or_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                                Scratch* scratch, bint look) except -1 nogil:
+    """The ids of a piece of 3 or more bytes that the piece table does not hold: its rank
+    if it is one token (looked up in the whole-token table only if ``look``: a seeded
+    table holds every token of the piece's length, so a piece it lacks is none), else
+    merged (:func:`encode_merged`); ``out`` has room for ``n`` more ids."""
+    cdef token_t rank = token_rank(t, piece, n) if look else NO_RANK
+    if rank == NO_RANK:
+        return encode_merged(t, piece, n, out, scratch)
+    out.ids[out.size] = rank
+    out.size += 1
+    return 0
+
+
 cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
                     uint64_t key0, uint64_t key1, uint64_t h) except -1 nogil:
     """The ids of a piece of 3 to ``CACHE_PIECE`` bytes that the piece table
@@ -69,13 +83,8 @@ cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
     every token of these lengths, so the piece is none), else merged
     (:func:`encode_merged`), and, if it has at most ``CACHE_IDS`` ids, stored
     (:func:`store`)."""
-    cdef token_t rank = NO_RANK if scratch.cache.seed != NULL else token_rank(t, piece, n)
     cdef int64_t before = out.size
-    if rank != NO_RANK:
-        out.ids[out.size] = rank
-        out.size += 1
-    else:
-        encode_merged(t, piece, n, out, scratch)
+    whole_or_merged(t, piece, n, out, scratch, scratch.cache.seed == NULL)
     if out.size - before <= CACHE_IDS:
         store(scratch.cache, key0, key1, n, out.ids + before, out.size - before, h)
     return 0
@@ -89,14 +98,9 @@ cdef int encode_new_short(const RankTables* t, const uint8_t* piece, int64_t n, 
     :func:`encode_new`; the piece is stored (:func:`put_short`) if it has at most
     ``SHORT_IDS`` ids, each below ``2**SHORT_BITS``."""
     cdef PieceTable* table = scratch.cache
-    cdef token_t rank = NO_RANK if table.short_seed != NULL else token_rank(t, piece, n)
     cdef int64_t before = out.size, count, k
     cdef uint64_t val
-    if rank != NO_RANK:
-        out.ids[out.size] = rank
-        out.size += 1
-    else:
-        encode_merged(t, piece, n, out, scratch)
+    whole_or_merged(t, piece, n, out, scratch, table.short_seed == NULL)
     count = out.size - before
     if count > SHORT_IDS:
         return 0
@@ -136,7 +140,6 @@ cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuf
     cdef const CacheEntry* entry
     cdef const uint8_t* kept
     cdef int64_t count, before = out.size
-    cdef token_t rank
     while True:
         entry = &table.entries[i]
         meta = entry.meta
@@ -150,12 +153,7 @@ cdef int encode_long(const RankTables* t, const uint8_t* piece, int64_t n, IdBuf
                 out.size += count
                 return 0
         i = (i + 1) & table.mask
-    rank = token_rank(t, piece, n)
-    if rank != NO_RANK:
-        out.ids[out.size] = rank
-        out.size += 1
-    else:
-        encode_merged(t, piece, n, out, scratch)
+    whole_or_merged(t, piece, n, out, scratch, True)
     store_long(table, piece, n, out.ids + before, out.size - before, key0, h)
     return 0
 
