@@ -1505,9 +1505,8 @@ cdef class Program:
         if self.tables.dfa_cover != NULL:
             for i in range(256):
                 cover[i] = 0
-                for j in range(1, 64):
-                    if i < 0x80 and (self.tables.dfa_cover[lane_state[j] // 8 + self.tables.dfa_class[i] // 8]
-                                     >> (self.tables.dfa_class[i] % 8)) & 1:
+                for j in range(1, 64 if i < 0x80 else 1):
+                    if _dfa_covers(&self.tables, lane_state[j], self.tables.dfa_class[i]):
                         cover[i] |= (<uint64_t>1) << j
             self.tables.shuffle.cover = cover
         self.tables.shuffle.restart = special[0]
