@@ -39,7 +39,6 @@ import functools
 import hashlib
 import importlib.util
 import itertools
-import os
 import re
 import sys
 import warnings
