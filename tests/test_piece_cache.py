@@ -107,7 +107,7 @@ def test_a_table_grown_past_two_mib_keeps_every_id(trained):
     gives them, ``bpetrain_table_calloc``): some 35,000 new words of 3 or 4 letters grow
     the short part of a table until ``LINEAR_AFTER`` bytes are read, then fill seeded
     tables (of half the cache size a part from the start: 8 MiB of short entries); they give the ids of no cache, twice (the second time from the table),
-    and a table is freed and made again when the cache is cleared."""
+    and clearing the cache empties the seeded table back to its seed."""
     _tiny, none, theirs, _text = trained
     rng = random.Random(7)
     words = {"".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 4))) for _ in range(45_000)}
@@ -350,7 +350,7 @@ def test_long_text_on_threads_equals_tiktoken(trained, pat_str):
 def test_each_running_call_has_a_cache_of_its_own(trained):
     """A call takes a cache and gives it back: one after another, calls reuse one cache;
     calls running at once each get their own (never one cache for two threads); setting
-    the size or clearing drops them all."""
+    a new size drops them all, clearing empties the seeded ones back to their seed."""
     _, none, _, text = trained
     enc = Encoding("lanes", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
     docs = [text[i : i + 400] for i in range(0, 120_000, 400)]
@@ -373,8 +373,16 @@ def test_each_running_call_has_a_cache_of_its_own(trained):
         t.join()
     assert all(results[k] == expected for k in range(3))
     assert 1 <= enc._bpe.spare_caches <= 3
+    spares, full = enc._bpe.spare_caches, enc._bpe._py_spare_shorts
+    enc.clear_cache()  # the seeded tables are emptied back to the seed in place, and kept
+    cleared = (enc._bpe._py_spare_tables, enc._bpe._py_spare_shorts)
+    enc.cache_size = 2 * enc.cache_size  # a new size: every table dropped
+    enc.cache_size //= 2
+    assert enc._bpe.spare_caches == 0 and enc.encode_ordinary("a") == none.encode_ordinary("a")
+    seed = (enc._bpe._py_spare_tables, enc._bpe._py_spare_shorts)  # a new table: the seed's copy
+    assert len(seed[0]) == 1 and cleared == (seed[0] * spares, seed[1] * spares) and full != cleared[1]
     enc.clear_cache()
-    assert enc._bpe.spare_caches == 0 and enc.encode_ordinary(docs[0]) == expected[0]
+    assert enc._bpe.spare_caches == 1 and enc.encode_ordinary(docs[0]) == expected[0]
     enc.cache_size = 0
     assert enc.encode_ordinary(docs[0]) == expected[0] and enc._bpe.spare_caches == 0
 
@@ -617,9 +625,9 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     with every token of 3 to 16 bytes (the seed: those of 3 to 8 bytes in the short part,
     the others in the other, each at most half of its part, of half the cache size or
     twice its tokens): a piece that is a token is found there, also one no merge
-    makes; a piece that is not is merged and stored. A part three quarters full empties
-    the table back to the seed; clearing the cache keeps the seed; a cache smaller than
-    the seed has none."""
+    makes; a piece that is not is merged and stored. A part three quarters full is
+    emptied back to the seed (the other part keeps its pieces); clearing the cache empties
+    the kept table back to the seed; a cache smaller than the seed has none."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"ab", b"abc", b"abcd" * 4, b"qrs", b"xy" * 9]:  # no merge makes b"qrs" or b"abcd" * 4
         ranks[token] = len(ranks)
@@ -646,13 +654,16 @@ def test_seeded_tables_hold_every_token_and_the_pieces_seen_since():
     assert held("xy" * 9) == (3, 2, 18 + 4)  # 18 bytes: not in the seed; one token, stored in the arena
     used = [held(f"{k:03d}") for k in range(10)]
     assert [short for short, _, _ in used[:9]] == [4, 5, 6, 7, 8, 9, 10, 11, 12]  # three quarters of 16
-    assert used[8] == (12, 2, 22) and used[9] == (3, 1, 0)  # emptied back to the seed, then stored
-    assert held("abcd") == (4, 1, 0)  # one more short piece
+    # the short part back to the seed, then stored; the other part keeps "xy" * 9 and its arena
+    assert used[8] == (12, 2, 22) and used[9] == (3, 2, 22)
+    assert held("abcd") == (4, 2, 22)  # one more short piece
     used = [held(f"abababab{c}") for c in "0123456789xy"]  # 9 bytes, five ids: the other part
-    assert [long for _, long, _ in used[:11]] == list(range(2, 13))  # three quarters of 16
-    assert used[10] == (4, 12, 0) and used[11] == (2, 2, 0)  # both parts back to the seed, then stored
+    assert [long for _, long, _ in used[:10]] == list(range(3, 13))  # three quarters of 16
+    # that part and its arena back to the seed, then stored; the short part keeps its pieces
+    assert used[9] == (4, 12, 22) and used[10] == (4, 2, 0) and used[11] == (4, 3, 0)
     enc.clear_cache()
-    assert held("012") == (3, 1, 0)  # a new table, seeded
+    assert enc._bpe._py_spare_tables == [(16, 1, 0)] and enc._bpe._py_spare_shorts == [(16, 2)]  # emptied to the seed
+    assert held("012") == (3, 1, 0)
     enc.cache_size = 2  # smaller than the seed: no seed
     assert enc.encode_ordinary("qrs") == [ranks[b"qrs"]]
     assert enc._bpe._py_spare_tables == [(2, 0, 0)] and enc._bpe._py_spare_shorts == [(2, 1)]

@@ -31,7 +31,7 @@ cdef struct ShortEntry:
 # A piece table (bpetrain.encoding._piece.PieceCache owns one), of two parts (pieces of
 # 3..8 bytes in ShortEntry, longer ones in CacheEntry): open addressing, linear probing,
 # each part at most half full; each grows by doubling up to ``limit`` entries, and the
-# arena up to ``16 * limit`` bytes; emptied (both parts) when one is full.
+# arena up to ``16 * limit`` bytes; a part is emptied when full (the long one with its arena).
 cdef struct PieceTable:
     CacheEntry* entries  # 2**(64 - shift) entries (bpetrain_table_calloc, _portable.h; meta 0: empty)
     uint64_t mask        # entries - 1

@@ -1034,8 +1034,8 @@ cdef class BytePairEncoder:
         time. A piece seen before is one probe of this table, with no whole-token lookup
         and no merge. Open addressing, each part at most half full: a part starts with
         1,024 entries (or this size if smaller), doubles when half full up to this size,
-        and once full at this size (a part or the arena) the table is emptied and refilled from the
-        pieces that come next (so memory stays bounded and text of a new kind is not
+        and once full at this size (a part or the arena) that part is emptied and refilled from the
+        pieces that come next (the other part keeps its own) (so memory stays bounded and text of a new kind is not
         shut out by the pieces of the first). Each call that runs takes a table of its
         own (the last one given back, or a new, empty one) and gives it back when it
         returns, so threads never share a table while they encode (shared tables cost a
@@ -1045,8 +1045,10 @@ cdef class BytePairEncoder:
         ``LINEAR_AFTER`` bytes, new tables are seeded with every token of 3 to 16 bytes
         (``_piece.PieceSeed``: if this size is at least their number; each part of such
         a table has ``max(size // 2, 2 * tokens)`` entries from the start, for its
-        tokens, and the table is emptied back to the tokens when a part is three
-        quarters full). Setting the size drops every table
+        tokens, and a part is emptied back to its tokens when three quarters full).
+        Setting the size drops every table (setting the same size, as
+        ``Encoding.clear_cache`` does, empties the seeded ones back to their tokens and
+        keeps them)
         (rounded up to a power of two, at least 2; 0: no table); calls already running
         finish with theirs.
 
