@@ -47,7 +47,8 @@ cdef extern from *:
 
 cdef enum:
     ID_BITS = 21                        # bits of a rank in a pair-table slot (ID_MASK: all ones)
-    FILTER_BITS = 23                    # 2**23 bits (1 MB): the pair filter stays in a core's L2
+    FILTER_BITS_PER_PAIR = 10           # bits of a pair table's filter per pair (a power of two above)
+    MAX_FILTER_BITS = 23                # at most 2**23 bits (1 MB)
     DENSE_BITS = 9                      # pairs of two ids below 2**9 are in the dense pair table (1 MB)
     SLOT_LENGTH = (1 << (32 - ID_BITS)) - 1  # token length a whole-token slot holds (saturated)
     SLOT_EMPTY = 0xFFFFFFFF             # meta of an empty whole-token slot
@@ -67,7 +68,8 @@ cdef struct PairTable:
     const uint64_t* slots  # (left << 42) | (right << 21) | rank, EMPTY = all ones
     uint64_t mask
     int shift
-    const uint64_t* filter  # bit h set: some pair hashes to h (FILTER_BITS bits of its hash)
+    const uint64_t* filter  # bit h set: some pair hashes to h (the top 64 - filter_shift bits of its hash)
+    int filter_shift
     const token_t* dense    # (left << DENSE_BITS) | right -> rank, for left, right < 2**DENSE_BITS
 
 # The tables of one vocabulary (array.array objects own the memory the pointers read; read only
@@ -159,7 +161,7 @@ cdef inline token_t pair_rank(const RankTables* t, token_t left, token_t right) 
         return p.dense[(<uint32_t>left << DENSE_BITS) | <uint32_t>right]
     key = pair_key(left, right)
     h = key * FIB
-    i = h >> (64 - FILTER_BITS)
+    i = h >> p.filter_shift
     if not (p.filter[i >> 6] >> (i & 63)) & 1:
         return NO_RANK  # most pairs that join into no token end here, in L2
     i = h >> p.shift
