@@ -102,6 +102,30 @@ def test_cache_on_real_text_equals_no_cache(trained, size):
     assert enc.encode_ordinary_batch(docs, num_threads=2) == expected
 
 
+def test_the_text_loop_stores_and_finds_each_piece_by_its_own_key(trained):
+    """The text loop finds each piece before it encodes the one before (to prefetch its
+    entry), so it carries each piece's key (``_piece.piece_key``) one piece ahead: every
+    piece must be stored, and found, under its own. The same words in other orders, and
+    with pieces the table does not hold between them (1, 2 and over 16 bytes), store
+    nothing new (a key of a neighbour would store a piece again, or give it another's ids)."""
+    _tiny, none, theirs, _text = trained
+    words = ["the", "quick", " fox", "jumps", "overhead", "extraordinarily", "zzzzzq", "naïve", "ab"]
+    enc = Encoding("ahead", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks, cache_size=1 << 12)
+    fillers = ["x", "-" * 20, "7", "..."]
+    rng = random.Random(3)
+    counts = None
+    for _ in range(6):
+        order = words * 3
+        rng.shuffle(order)
+        doc = " ".join(w + " " + rng.choice(fillers) for w in order) + " " + " ".join(fillers)
+        assert enc.encode_ordinary(doc) == theirs.encode_ordinary(doc)
+        held = (enc._bpe._py_spare_shorts, enc._bpe._py_spare_tables)
+        if counts is None:  # the first text stores every piece of 3 to 255 bytes and few ids
+            counts = held
+            assert counts[0][0][1] >= 5 and counts[1][0][1] >= 2
+        assert held == counts
+
+
 def test_a_table_grown_past_two_mib_keeps_every_id(trained):
     """A piece table of 2 MiB and more lives in its own mapping (huge pages where the system
     gives them, ``bpetrain_table_calloc``): some 35,000 new words of 3 or 4 letters grow

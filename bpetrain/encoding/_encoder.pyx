@@ -42,7 +42,7 @@ cdef extern from "numpy/arrayobject.h":
 from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_ids, grow_scratch
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
-from bpetrain.encoding._piece cimport encode_piece
+from bpetrain.encoding._piece cimport PieceKey, encode_keyed, encode_piece, prefetch_piece
 from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables, pair_rank
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           start_reading)
@@ -413,23 +413,41 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     soon as the count exceeds ``limit``. Returns the count, or -1 past the limit;
     ``n_read`` gets the bytes split and encoded.
     """
-    cdef int64_t end, count = 0, before
+    cdef int64_t end = -1, count = 0, before, next_start, next_end
     cdef PieceReader reader
+    cdef PieceKey key, next_key
+    key.key0 = key.key1 = key.h = 0  # read only for a piece of 3 to 16 bytes, which sets it
+    next_key = key
     start_reading(&reader, pattern, 0)
-    while start < stop:
+    while start < stop:  # the first piece
         end = next_piece_end(&reader, pattern, stack, text, start, n, 0)
-        if end < 0:
-            start += char_length(text, start, n)
-            continue
+        if end >= 0:
+            prefetch_piece(text + start, end - start, scratch, &key)
+            break
+        start += char_length(text, start, n)
+    while start < stop:
+        # text[start:end] is a piece (key: its piece_key): find the next one first and
+        # prefetch its piece-table entry (prefetch_piece), whose cache miss then runs
+        # while this one is encoded (paired runs of a call per 1 KB document: 1.02-1.09x)
+        next_start = end
+        next_end = -1
+        while next_start < stop:
+            next_end = next_piece_end(&reader, pattern, stack, text, next_start, n, 0)
+            if next_end >= 0:
+                prefetch_piece(text + next_start, next_end - next_start, scratch, &next_key)
+                break
+            next_start += char_length(text, next_start, n)
         before = out.size
-        encode_piece(t, text + start, end - start, out, scratch)
+        encode_keyed(t, text + start, end - start, out, scratch, &key)
         count += out.size - before
         if not keep:
             out.size = 0
-        start = end
         if count > limit:
-            n_read[0] = start
+            n_read[0] = end
             return -1
+        start = next_start
+        end = next_end
+        key = next_key
     n_read[0] = stop
     return count
 

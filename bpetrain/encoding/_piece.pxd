@@ -8,6 +8,13 @@ from bpetrain._types cimport token_t
 from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratch, ShortEntry, grow_ids
 from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, load_head, token_rank
 
+cdef extern from *:
+    """
+    #include "_portable.h"
+    #define BPETRAIN_PREFETCH_ENTRY(addr) BPETRAIN_PREFETCH(addr, 0, 3)
+    """
+    void prefetch_entry "BPETRAIN_PREFETCH_ENTRY"(const void* addr) noexcept nogil
+
 cdef enum:
     CACHE_PIECE = 16  # longest piece the piece table holds in an entry (bytes)
     CACHE_IDS = 5     # most ids of such a piece it holds (21 bits each: three in ids, two in meta)
@@ -33,9 +40,55 @@ cdef inline uint64_t piece_hash(uint64_t key0, uint64_t key1, int64_t n) noexcep
     return (((key0 ^ <uint64_t>n) * FIB) ^ key1) * FIB
 
 
+# A piece's key for its piece-table lookup (:func:`piece_key`): its bytes 0..7 and 8..15
+# (``load_head``; key1 0 for a piece of up to SHORT_PIECE bytes) and ``piece_hash``.
+cdef struct PieceKey:
+    uint64_t key0
+    uint64_t key1
+    uint64_t h
+
+
+cdef inline void piece_key(const uint8_t* piece, int64_t n, PieceKey* key) noexcept nogil:
+    """Fill ``key`` for ``piece[:n]``, of 3 to ``CACHE_PIECE`` bytes."""
+    key.key0 = load_head(piece, n)
+    key.key1 = load_head(piece + 8, n - 8) if n > SHORT_PIECE else 0
+    key.h = piece_hash(key.key0, key.key1, n)
+
+
+cdef inline void prefetch_piece(const uint8_t* piece, int64_t n, const Scratch* scratch, PieceKey* key) noexcept nogil:
+    """Fill ``key`` for ``piece[:n]`` (:func:`piece_key`) and ask the processor to fetch the
+    piece-table entry where :func:`encode_keyed` will start looking for it (3 to
+    ``CACHE_PIECE`` bytes and a table; nothing otherwise), so that a text loop that finds
+    the next piece before it encodes this one (as ``_encoder.split_and_encode`` does) has
+    that entry's cache miss, which the lookup of a piece mostly waits for, run meanwhile.
+    A hint: the ids do not depend on it, and an entry the table has moved since (grown,
+    emptied) is only a wasted fetch."""
+    cdef const PieceTable* table = scratch.cache
+    if table == NULL or n < 3 or n > CACHE_PIECE:
+        return
+    piece_key(piece, n, key)
+    if n <= SHORT_PIECE:
+        prefetch_entry(&table.shorts[key.h >> table.short_shift])
+    else:
+        prefetch_entry(&table.entries[key.h >> table.shift])
+
+
 cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                              Scratch* scratch) except -1 nogil:
-    """Append the token ids of one piece of ``n`` bytes to ``out``.
+    """Append the token ids of one piece of ``n`` bytes to ``out`` (:func:`encode_keyed`)."""
+    cdef PieceKey key
+    if scratch.cache != NULL and 3 <= n <= CACHE_PIECE:
+        piece_key(piece, n, &key)
+    else:
+        key.key0 = key.key1 = key.h = 0  # not read
+    return encode_keyed(t, piece, n, out, scratch, &key)
+
+
+cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
+                             Scratch* scratch, const PieceKey* key) except -1 nogil:
+    """Append the token ids of one piece of ``n`` bytes to ``out``; ``key`` is its
+    :func:`piece_key` if it has 3 to ``CACHE_PIECE`` bytes and there is a table (else
+    not read).
 
     A piece of 1 or 2 bytes is looked up in the direct tables; one of 3 to
     ``CACHE_PIECE`` bytes in the call's piece table (``scratch.cache``, if any), which
@@ -64,8 +117,8 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
     elif n == 2:
         rank = t.byte_pair[(<int>piece[0] << 8) | piece[1]]
     elif n <= SHORT_PIECE and table != NULL:
-        key0 = load_head(piece, n)
-        h = piece_hash(key0, 0, n)
+        key0 = key.key0
+        h = key.h
         i = h >> table.short_shift
         while True:
             short = &table.shorts[i]
@@ -81,9 +134,9 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
                 return 0
             i = (i + 1) & table.short_mask
     elif n <= CACHE_PIECE and table != NULL:
-        key0 = load_head(piece, n)
-        key1 = load_head(piece + 8, n - 8)
-        h = piece_hash(key0, key1, n)
+        key0 = key.key0
+        key1 = key.key1
+        h = key.h
         i = h >> table.shift
         while True:
             entry = &table.entries[i]
