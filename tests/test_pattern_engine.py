@@ -687,9 +687,9 @@ DFA_BY_READING = [
 #: character run as tagged threads (bpetrain.splitting._dfa, _Builder.step), and ``$`` before
 #: more of the pattern, as the end or (?=\n\Z); the DFA refused each before it did.
 DFA_BY_TAGGED_THREADS = [
-    r"(?>a|ab)c|\w+|\s",  # the first way out cuts off the second ("abc" is \w+)
+    r"(?>a|ab)c|.",  # the first way out cuts off the second: "abc" is three pieces
     r"(?>ab|a)b?|\w|\s",  # the second way out waits on the first: "ab" takes "ab", "ac" the "a"
-    r"(?>\s+|\s\d)\w|\S+|\s",
+    r"(?>\s|\s\d)x|.",
     r"(?:ab|a)++c|\w|\s",  # possessive loops of groups: (?>(?:ab|a)+)c
     r"(?:a\s|\w)*+\d|\w+|\s",
     r"(?:\p{L}{2})++\d|\p{L}+|\s|.",
@@ -700,6 +700,7 @@ DFA_BY_TAGGED_THREADS = [
     r"(?!\d\d)\w\w|.",
     r"\s(?!\s*\d)\w+|\S+|\s",
     r"(?=(?>a|ab)b)\w+|.",  # an atomic group inside a lookahead
+    r"(?=a\Z|ab)\w+|.",  # a lookahead's body that matches on some next characters and runs on
     r"x$\n|\w+|\s",  # $ before more of the pattern
     r"a$(?:\n|x)|\S+|\s",
 ]
@@ -719,7 +720,10 @@ def test_dfa_by_tagged_threads_every_code_point(pat_str):
     want = reference(pat_str, data)
     arrays = stored_program(pat_str)
     for shuffle in SHUFFLES:
-        check(Program(pat_str, arrays, shuffle=shuffle), pat_str, data, want)
+        program = Program(pat_str, arrays, shuffle=shuffle)
+        check(program, pat_str, data, want)
+        for tail in _TAGGED_SEPS:  # (at the end of the text too)
+            check(program, pat_str, b" " + tail)
     check_interleaved(Program(pat_str, arrays, shuffle=False), pat_str, data[:300_000])
 
 
