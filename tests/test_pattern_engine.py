@@ -629,18 +629,17 @@ FALLBACK = [
 #: Why a pattern of the grammar may still fall back (documented in bpetrain.splitting._compiler).
 ALLOWED_FALLBACK = ("the case-insensitive property", "the case-sensitive")
 #: Why a compiled pattern may have no DFA (documented in bpetrain.splitting._dfa).
-ALLOWED_NO_DFA = ("a lookahead at more than one character", "a possessive quantifier on more than one set",
-                  "an atomic group around more than a run of one set", "a loop whose body can match the empty",
-                  "$ before more of the pattern", "the automaton would need more than", "more than ")
+ALLOWED_NO_DFA = ("a match that an atomic group's first way out or a lookahead decides only after",
+                  "an atomic group left while a lookahead or an atomic group inside it is undecided",
+                  "a loop whose body can match the empty", "the automaton would need more than", "more than ")
 
 #: Patterns the backtracking program runs but the DFA does not express: they say why and
 #: split as the regex module does.
 NO_DFA = [
-    r"\p{L}+(?=\s\d)|\S+|\s",  # a lookahead at two characters
-    r"(?:ab)++|.",  # possessive around more than one set
-    r"(?>a|ab)c|.",  # an atomic group with a choice
+    r"\p{L}+(?=\s\d)|\S+|\s",  # a match that a lookahead decides two characters after it
+    r"(?:ab)++|.",  # a match that the next iteration's "b" decides (whether "a" starts one)
+    r"(?>(?=ab)a|a)c|.",  # the group is left before the lookahead inside it is decided
     r"(?:a?)+b|.",  # a loop whose body can match the empty string
-    r"x$\n|.",  # $ before more of the pattern
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
 ]
 
@@ -682,6 +681,61 @@ DFA_BY_READING = [
     r"x(?!(?:\s*+|y){2})y|\w+|\s",
     r"a(?>b|bc){0}+c|\w+|\s",
 ]
+
+
+#: Patterns whose atomic groups (possessive loops of groups) and lookaheads at more than one
+#: character run as tagged threads (bpetrain.splitting._dfa, _Builder.step), and ``$`` before
+#: more of the pattern, as the end or (?=\n\Z); the DFA refused each before it did.
+DFA_BY_TAGGED_THREADS = [
+    r"(?>a|ab)c|.",  # the first way out cuts off the second: "abc" is three pieces
+    r"(?>ab|a)b?|\w|\s",  # the second way out waits on the first: "ab" takes "ab", "ac" the "a"
+    r"(?>\s|\s\d)x|.",
+    r"(?:ab|a)++c|\w|\s",  # possessive loops of groups: (?>(?:ab|a)+)c
+    r"(?:a\s|\w)*+\d|\w+|\s",
+    r"(?:\p{L}{2})++\d|\p{L}+|\s|.",
+    r"(?:^s){0,}+.{2,5}|\s",
+    r"(?:(?:ab|a){2}+c|a)\w*|\s",
+    r"a(?=bc)\w+|\w|\s",  # lookaheads that the characters after them decide
+    r"a(?!bc)\w+|\w|\s",
+    r"(?!\d\d)\w\w|.",
+    r"\s(?!\s*\d)\w+|\S+|\s",
+    r"(?=(?>a|ab)b)\w+|.",  # an atomic group inside a lookahead
+    r"(?=a\Z|ab)\w+|.",  # a lookahead's body that matches on some next characters and runs on
+    r"x$\n|\w+|\s",  # $ before more of the pattern
+    r"a$(?:\n|x)|\S+|\s",
+]
+#: What the tagged-thread patterns are checked on: every code point between the characters
+#: they name (surrogates as the invalid bytes they stand for), so each construct is read at a
+#: piece start and inside pieces.
+_TAGGED_SEPS = [b"ab", b"a", b"abc", b" ", b"a\n", b"s", b"12", b"x\n", b"aab", b"bc", b"  1", b"ab\n"]
+
+
+@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS)
+def test_dfa_by_tagged_threads_every_code_point(pat_str):
+    """Every code point, through the DFA's own tables (one and two readings) and each shuffle code."""
+    sp = split_pattern(pat_str)
+    assert sp.program is not None and sp.program.has_dfa, sp.dfa_reason
+    every = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass")
+    data = b"".join(every[i : i + 97] + _TAGGED_SEPS[i % 12] for i in range(0, len(every), 97))
+    want = reference(pat_str, data)
+    arrays = stored_program(pat_str)
+    for shuffle in SHUFFLES:
+        program = Program(pat_str, arrays, shuffle=shuffle)
+        check(program, pat_str, data, want)
+        for tail in _TAGGED_SEPS:  # (at the end of the text too)
+            check(program, pat_str, b" " + tail)
+    check_interleaved(Program(pat_str, arrays, shuffle=False), pat_str, data[:300_000])
+
+
+@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_dfa_by_tagged_threads_hypothesis(pat_str, data):
+    arrays = stored_program(pat_str)
+    samples = ("ab", "abc", "aab", "a\n", "x\n", " 1", "  a", "s")
+    doc = b"".join(data.draw(st.lists(documents(chars_named_in(pat_str), samples), min_size=1, max_size=4)))
+    for shuffle in SHUFFLES:
+        check_interleaved(Program(pat_str, arrays, shuffle=shuffle), pat_str, doc)
 
 
 @pytest.mark.parametrize("pat_str", DFA_BY_READING)

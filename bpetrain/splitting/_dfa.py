@@ -27,7 +27,8 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   is not in C", which is exactly when the backtracker's run would have stopped there.
   ``\\Z`` is the condition "the end of the text"; ``$`` directly before the end of an
   alternative is "the end, or a final newline" (one more thread that waits for the end
-  after that newline); ``^``/``\\A`` hold in the start state of a match at the string's start.
+  after that newline), elsewhere the end or ``(?=\\n\\Z)``; ``^``/``\\A`` hold in the start
+  state of a match at the string's start.
 - **Read first** (:meth:`_Nfa.never`, :meth:`_Nfa.first_classes`): a part that can never
   match (an empty set, ``^`` after a character, ``\\Z`` or ``$`` before a character that
   cannot be a final newline) is dropped, whatever it holds; a lookahead whose match the next
@@ -36,12 +37,23 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   ``(?=^)`` is ``^``, and ``(?!^...)`` after a character always holds. A lookahead whose
   first character the part after it cannot read (``(?=D+)\\s``, :meth:`_Nfa.firsts`), and
   ``(?!X)`` where X matches everywhere, never match; ``X{0}`` is nothing, whatever X is.
-- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): atomic groups
-  and possessive quantifiers around more than one set's run (unless they change nothing:
-  one way to match, a possessive run of one set counting as one), other lookaheads at more
-  than one character, ``$`` elsewhere, loops whose body can match the empty string (the
-  backtracker leaves such a loop after an empty iteration, which a DFA does not track; an
-  optional part, ``X?`` or ``X??``, is a plain choice), more than :data:`MAX_CLASSES`
+- **Atomic groups and lookaheads as tagged threads** (:meth:`_Builder.step`). Any other
+  atomic group, and a possessive quantifier on anything else (``X{lo,hi}+`` is
+  ``(?>X{lo,hi})``), is its body between two instructions; a thread carries a tag per
+  instance of a group it is in (one per thread that entered it). The first thread in
+  priority order to leave an instance is the group's match: it cuts off the instance's
+  threads after it, and a thread that left while one before it is still inside is pending
+  until that one leaves (cutting it off) or dies. Any other lookahead runs its body as
+  threads of their own beside the part after it, which waits, tagged, until the body
+  matches or dies (only whether it matches counts). A state is the ordered threads with
+  their tags, instances numbered by first appearance. The tables must tell, when they read
+  the character after a match, whether the match ends there: a match still waiting then on
+  a group's threads or a lookahead's body has no DFA, and neither has a group left while a
+  lookahead or group inside it is undecided.
+- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the undecided
+  matches and exits above, loops whose body can match the empty string
+  (the backtracker leaves such a loop after an empty iteration, which a DFA does not track;
+  an optional part, ``X?`` or ``X??``, is a plain choice), more than :data:`MAX_CLASSES`
   classes, and automata of more than :data:`MAX_STATES` states or NFAs of more than
   :data:`MAX_NFA` instructions.
 
@@ -70,8 +82,16 @@ MAX_NFA = 4000
 #: The most character classes the DFA reads by.
 MAX_CLASSES = 1024
 
-# NFA instructions: (kind, operand, next)
-_SET, _SPLIT, _COND, _BOS, _MATCH = range(5)
+# NFA instructions: (kind, operand, next); _ENTER and _EXIT bound an atomic group's body; _LOOK
+# (operand: (negative, the body's entry)) starts a lookahead's body beside the part after it,
+# and the body ends at a _FOUND
+_SET, _SPLIT, _COND, _BOS, _MATCH, _ENTER, _EXIT, _LOOK, _FOUND = range(9)
+# What a thread's tag says of it and an atomic group's instance (see _Builder.step): it is
+# inside, it has left while a thread the backtracker would try first is still inside
+# (pending), or it has left by this very step (turned into pending when the step ends); and
+# of a lookahead's instance: it runs the body, or it is the part after a positive or a
+# negative lookahead whose body has not yet matched or failed
+_IN, _PENDING, _LEFT_NOW, _BODY, _AFTER_POS, _AFTER_NEG = range(6)
 # Pseudo program counters of threads: a match after ``$`` (it holds at the end or before a
 # final newline) and the same match once that newline is read (it holds at the end only).
 _EOL_MATCH, _LAG_MATCH = -1, -2
@@ -266,7 +286,7 @@ class _Nfa:
                 return self.compile(body, nxt)
             if body.kind == "rep" and body.mode != LAZY and self.one_char(body.children[0]) is not None:
                 return self.possessive(self.one_char(body.children[0]), body.lo, body.hi, nxt)
-            raise NoDfa("an atomic group around more than a run of one set")
+            return self.atomic(lambda after: self.compile(body, after), nxt)
         if k == "look":
             body = node.children[0]
             classes = self.one_char(body)
@@ -274,8 +294,9 @@ class _Nfa:
                 if body.kind == "bos" and not node.value:  # (?=^) is ^
                     return self.compile(body, nxt)
                 exact, classes = self.first_classes(body)
-                if not exact:
-                    raise NoDfa("a lookahead at more than one character")
+                if not exact:  # the body runs beside the part after it (_Builder.step)
+                    found = self.add(_FOUND, 0, -1)
+                    return self.add(_LOOK, (bool(node.value), self.compile(body, found)), nxt)
                 if not node.value:
                     return self.add(_COND, classes, nxt)
                 return self.add(_COND, (self.every | self.eot) & ~classes, nxt)
@@ -286,9 +307,11 @@ class _Nfa:
         if k == "eos":
             return self.add(_COND, self.eot, nxt)
         if k == "eol":
-            if nxt != self.match:
-                raise NoDfa("$ before more of the pattern")
-            return self.add(_MATCH, 1, -1)  # operand 1: the match of $ (see _EOL_MATCH)
+            if nxt == self.match:
+                return self.add(_MATCH, 1, -1)  # operand 1: the match of $ (see _EOL_MATCH)
+            # before more: the end of the text, or (?=\n\Z)
+            final_newline = self.add(_SET, self.newline, self.add(_COND, self.eot, self.add(_FOUND, 0, -1)))
+            return self.add(_SPLIT, (self.add(_COND, self.eot, nxt), self.add(_LOOK, (False, final_newline), nxt)), -1)
         raise NoDfa(f"the node {k!r}")
 
     def repeat(self, node, nxt: int) -> int:
@@ -301,8 +324,18 @@ class _Nfa:
             classes = self.one_char(body)
             if classes is not None:
                 return self.possessive(classes, lo, hi, nxt)
-            if lo != hi or not _choice_free(body):
-                raise NoDfa("a possessive quantifier on more than one set")
+            if lo != hi or not _choice_free(body):  # X{lo,hi}+ is (?>X{lo,hi})
+                return self.atomic(lambda after: self.loop(node, after), nxt)
+        return self.loop(node, nxt)
+
+    def atomic(self, body, nxt: int) -> int:
+        """``(?>X)`` followed by ``nxt``, ``body(after)`` compiling X followed by ``after``: X
+        between an _ENTER and an _EXIT, which the subset construction reads (:class:`_Builder`)."""
+        return self.add(_ENTER, 0, body(self.add(_EXIT, 0, nxt)))
+
+    def loop(self, node, nxt: int) -> int:
+        """``X{lo,hi}`` or ``X{lo,hi}?`` (a possessive ``node`` as if greedy: :meth:`atomic` bounds it)."""
+        body, lo, hi = node.children[0], node.lo, node.hi
         if hi != lo and (hi is None or hi - lo > 1 or lo) and self.nullable(body):
             # (an optional body, X? or X??, is one choice: match X, empty or not, or skip it)
             raise NoDfa("a loop whose body can match the empty string")
@@ -416,6 +449,22 @@ def _always(node) -> bool:
     return False
 
 
+def _restrict(cond: int, tags: tuple, left: dict, found: dict) -> tuple[int, tuple, int]:
+    """A thread's condition and tags once the threads before it in a step have left atomic
+    groups (``left``) and matched lookaheads' bodies (``found``), see :meth:`_Builder.closure`:
+    ``(cond, tags, rest)``, ``rest`` the classes on which a positive lookahead whose tag went
+    still waits (a thread of its own, with the tags it had)."""
+    for i, (label, how) in enumerate(tags):
+        if how in (_IN, _PENDING):
+            cond &= ~left.get(label, 0)
+        elif how == _AFTER_NEG:
+            cond &= ~found.get(label, 0)  # the body has matched: the lookahead fails
+        elif how == _AFTER_POS and cond & found.get(label, 0):  # it holds (on those classes)
+            held, held_tags, rest = _restrict(cond & found[label], tags[:i] + tags[i + 1 :], left, found)
+            return held, held_tags, rest | (cond & ~found[label])
+    return cond, tags, 0
+
+
 class _Builder:
     """The subset construction over ordered thread lists (see the module docstring)."""
 
@@ -427,6 +476,7 @@ class _Builder:
         self.states: dict[tuple, int] = {(): 0}
         self.order: list[tuple] = [()]
         self.live: dict[tuple[int, int], bool] = {}
+        self.fresh = itertools.count(1 << 30)  # labels of atomic-group instances entered in a step
 
     def can_match(self, pc: int, cond: int) -> bool:
         """Whether a match can still end after a thread at the set ``pc`` whose next
@@ -465,6 +515,11 @@ class _Builder:
                 if self.match_cond(operand, c) & full:
                     ends.append(node)
                 after = []
+            elif kind in (_ENTER, _LOOK):  # (whatever the lookahead's body does)
+                after = [(nxt, c)]
+            elif kind in (_EXIT, _FOUND):  # leaving an atomic group cuts off threads, and so
+                ends.append(node)  # may a lookahead's match: such a thread must be kept
+                after = [(nxt, c)] if kind == _EXIT else []
             else:  # ^ after a character
                 after = []
             for other in after:
@@ -488,41 +543,102 @@ class _Builder:
         match: all of it, or for ``$`` (``operand`` set) the end or a final newline."""
         return cond & (self.newline | self.nfa.eot) if operand else cond
 
-    def closure(self, pc: int, cond: int, at_bos: bool, out: list, seen: set) -> None:
-        """Append to ``out``, in priority order, the threads ``pc`` reaches without reading."""
-        stack = [(pc, cond)]
+    def closure(self, pc: int, cond: int, tags: tuple, at_bos: bool, out: list, seen: set, left: dict,
+                found: dict) -> None:
+        """Append to ``out``, in priority order, the threads ``pc`` reaches without reading.
+
+        ``tags``: the thread's atomic-group instances (:meth:`step`); ``left``: instance ->
+        the classes of the next character (and the end-of-text bit) on which a thread before
+        has left it in this step. A thread of an instance left on the next character has been
+        cut off on it (the backtracker never tries it: it takes the group's first way out),
+        so its condition loses those classes. ``found``: lookahead instance -> the classes of
+        the next character on which its body has matched: the part after a negative one loses
+        them, the part after a positive one holds on them (its tag goes)."""
+        stack = [(pc, cond, tags)]
         while stack:
-            pc, cond = stack.pop()
-            if (pc, cond) in seen:
+            item = stack.pop()
+            if item in seen:
                 continue
-            seen.add((pc, cond))
+            seen.add(item)
+            pc, cond, tags = item
+            cond, tags, rest = _restrict(cond, tags, left, found)
+            if rest:  # a positive lookahead holds on the classes of cond, not on rest
+                stack.append((pc, rest, item[2]))
+            if not cond:
+                continue
             kind, operand, nxt = self.code[pc]
             if kind == _SET:
                 if self.can_match(pc, cond):
-                    self.append(out, pc, cond)
+                    self.append(out, pc, cond, tags)
             elif kind == _MATCH:
                 if operand:  # $
                     cond = self.match_cond(operand, cond)
                     if cond:
-                        self.append(out, _EOL_MATCH, cond)
+                        self.append(out, _EOL_MATCH, cond, tags)
                 else:
-                    self.append(out, pc, cond)
+                    self.append(out, pc, cond, tags)
             elif kind == _SPLIT:
-                stack.extend((target, cond) for target in reversed(operand))
+                stack.extend((target, cond, tags) for target in reversed(operand))
             elif kind == _COND:
                 if cond & operand:
-                    stack.append((nxt, cond & operand))
+                    stack.append((nxt, cond & operand, tags))
+            elif kind == _ENTER:
+                stack.append((nxt, cond, tags + ((next(self.fresh), _IN),)))
+            elif kind == _EXIT:
+                at = max(i for i, (_, how) in enumerate(tags) if how == _IN)  # the innermost group
+                label = tags[at][0]
+                if tags[at + 1 :]:  # it may yet be cut off: so would the threads it cuts off
+                    raise NoDfa("an atomic group left while a lookahead or an atomic group inside it is undecided")
+                left[label] = left.get(label, 0) | cond
+                # a thread the backtracker tries first is still inside: leaving waits on it
+                waits = any((label, _IN) in other[2] for other in out)
+                rest = tags[:at] + tags[at + 1 :] + (((label, _LEFT_NOW),) if waits else ())
+                stack.append((nxt, cond, rest))
+            elif kind == _LOOK:  # the body first (it never matches: only whether it can counts)
+                label = next(self.fresh)
+                negative, body = operand
+                stack.append((nxt, cond, tags + ((label, _AFTER_NEG if negative else _AFTER_POS),)))
+                stack.append((body, cond, ((label, _BODY),)))
+            elif kind == _FOUND:
+                if len(tags) == 1:  # (only its _BODY tag)
+                    found[tags[0][0]] = found.get(tags[0][0], 0) | cond
+                else:  # the body's match waits on a lookahead or an atomic group inside it
+                    self.append(out, pc, cond, tags)
             elif at_bos:  # _BOS
-                stack.append((nxt, cond))
+                stack.append((nxt, cond, tags))
 
     @staticmethod
-    def append(out: list, pc: int, cond: int) -> None:
-        # a thread after another at the same instruction whose condition holds whenever
-        # its own does can never do anything the first does not do first
-        for other_pc, other_cond in out:
-            if other_pc == pc and cond & ~other_cond == 0:
+    def append(out: list, pc: int, cond: int, tags: tuple) -> None:
+        # a thread after another at the same instruction, in the same atomic groups, whose
+        # condition holds whenever its own does can never do anything the first does not do first
+        for other_pc, other_cond, other_tags in out:
+            if other_pc == pc and cond & ~other_cond == 0 and other_tags == tags:
                 return
-        out.append((pc, cond))
+        out.append((pc, cond, tags))
+
+    def settle(self, out: list) -> list:
+        """The threads of a step as a state holds them: a thread that left an instance
+        which no thread is inside any more stands (its tag goes), one that left it in this
+        step is pending, and instances are numbered in the order they first appear."""
+        inside = {label for _, _, tags in out for label, how in tags if how in (_IN, _BODY)}
+        waiting = {label for _, _, tags in out for label, how in tags if how in (_AFTER_POS, _AFTER_NEG)}
+        names: dict[int, int] = {}
+        settled: list = []
+        for pc, cond, tags in out:
+            kept = []
+            for label, how in tags:
+                if how == _LEFT_NOW:
+                    how = _PENDING
+                if label in inside or how == _IN:
+                    kept.append((names.setdefault(label, len(names)), how))
+                elif how == _BODY and label not in waiting:
+                    break  # no thread waits on the lookahead any more
+                elif how == _AFTER_POS:
+                    break  # its body can no longer match: the lookahead fails
+                # (left an instance no thread is inside: it stands; a negative lookahead holds)
+            else:
+                self.append(settled, pc, cond, tuple(kept))
+        return settled
 
     def state(self, threads: list) -> int:
         key = tuple(threads)
@@ -535,34 +651,87 @@ class _Builder:
         return found
 
     def step(self, threads: tuple, k: int) -> tuple[list, bool]:
-        """The threads after reading a character of class ``k``, and whether a match ends before it."""
+        """The threads after reading a character of class ``k``, and whether a match ends before it.
+
+        Atomic groups (``(?>X)``, and ``X{lo,hi}+`` as ``(?>X{lo,hi})``): a thread carries a
+        tag per instance of a group it is inside (one per thread that entered it: the
+        backtracker runs X afresh each time it gets there), or that it has left while a
+        thread before it (the backtracker tries it first) is still inside. The first way
+        out of an instance, in priority order, is the group's match: leaving it cuts off the
+        threads of the instance after the one that leaves (on the next character's classes
+        for which it leaves, :meth:`closure`), and a thread inside before it that leaves
+        later cuts off it and what follows it. A match that such a thread may still cut
+        off when the match's character is read is one the DFA's tables cannot give, as it
+        must say when it reads that character whether a match ends before it: NoDfa."""
         bit = 1 << k
+        full = self.nfa.every | self.nfa.eot
         out: list = []
         seen: set = set()
-        for pc, cond in threads:
+        left: dict[int, int] = {}
+        found: dict[int, int] = {}
+        for pc, cond, tags in threads:
             if not cond & bit:
                 continue
-            if pc == _EOL_MATCH:  # cond held: k is a newline; the match holds if the text ends next
-                self.append(out, _LAG_MATCH, self.nfa.eot)
-                continue
-            if pc == _LAG_MATCH:
+            if pc in (_EOL_MATCH, _LAG_MATCH):
+                if pc == _EOL_MATCH:  # cond held: k is a newline; the match holds if the text ends next
+                    item = (self.nfa.eot, tags)
+                    while item[0]:
+                        eot, held, rest = _restrict(*item, left, found)
+                        if eot:
+                            self.append(out, _LAG_MATCH, eot, held)
+                        item = (rest, tags)
                 continue
             kind, classes, nxt = self.code[pc]
+            if kind == _FOUND:  # (whether a lookahead's body matches, not where: it waits on)
+                self.closure(pc, full, tags, False, out, seen, left, found)
+                continue
             if kind == _MATCH:
-                return out, True
+                known = [self.decided(label, how, out, left, found) for label, how in tags]
+                if False in known:
+                    continue  # cut off on the character after k, or its lookahead fails
+                if None in known:
+                    raise NoDfa("a match that an atomic group's first way out or a lookahead decides only after"
+                                " the character after the match (the tables say on that character whether a"
+                                " match ends before it)")
+                return self.settle(out), True
             if classes & bit:
-                self.closure(nxt, self.nfa.every | self.nfa.eot, False, out, seen)
-        return out, False
+                self.closure(nxt, full, tags, False, out, seen, left, found)
+        return self.settle(out), False
+
+    def decided(self, label: int, how: int, out: list, left: dict, found: dict) -> bool | None:
+        """Whether a match with the tag ``(label, how)``, ending before the character just
+        read, stands (True), is cut off (False) or waits on threads still running (None),
+        once the threads before it have read that character (``out``, ``left``, ``found``:
+        :meth:`closure`)."""
+        full = self.nfa.every | self.nfa.eot
+        if how == _PENDING:  # left an atomic group while a thread before it was inside
+            if left.get(label) == full:
+                return False
+            running = label in left or any((label, _IN) in other[2] for other in out)
+        else:  # after a lookahead
+            if found.get(label) == full:
+                return how == _AFTER_POS
+            running = label in found or any((label, _BODY) in other[2] for other in out)
+            if not running:
+                return how == _AFTER_NEG
+        return None if running else True
 
     def at_end(self, threads: tuple) -> int:
         """What the end of the text accepts: 0 nothing, 1 a match ending there, 2 one ending
         a byte before it (``$`` before a final newline)."""
-        for pc, cond in threads:
-            if cond & self.nfa.eot:
-                if pc == _LAG_MATCH:
-                    return 2
-                if pc == _EOL_MATCH or self.code[pc][0] == _MATCH:
-                    return 1
+        found = set()
+        for pc, cond, tags in threads:
+            # a thread inside an atomic group or a lookahead's body ends there: a match after
+            # the group stands, a lookahead's body matches only where a thread has found it
+            if not cond & self.nfa.eot or any((how == _AFTER_POS) != (label in found) for label, how in tags
+                                              if how in (_AFTER_POS, _AFTER_NEG)):
+                continue
+            if pc == _LAG_MATCH:
+                return 2
+            if pc == _EOL_MATCH or self.code[pc][0] == _MATCH:
+                return 1
+            if self.code[pc][0] == _FOUND:
+                found.add(next(label for label, how in tags if how == _BODY))
         return 0
 
 
@@ -617,8 +786,8 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
     starts = []
     for at_bos in (False, True):
         threads: list = []
-        builder.closure(entry, nfa.every | nfa.eot, at_bos, threads, set())
-        starts.append(builder.state(threads))
+        builder.closure(entry, nfa.every | nfa.eot, (), at_bos, threads, set(), {}, {})
+        starts.append(builder.state(builder.settle(threads)))
     rows = []
     i = 1
     while i < len(builder.order):
@@ -679,10 +848,12 @@ def _cover_table(builder: _Builder, rows: list[list[int]], restart: int, width: 
 
     def threads(state: int) -> list[tuple[int, int]]:
         out = []
-        for pc, cond in builder.order[state]:
+        for i, (pc, cond, tags) in enumerate(builder.order[state]):
             if pc >= 0 and builder.code[pc][0] == _SET:
                 cond &= builder.code[pc][1]  # (the character must be in the set anyway)
-            out.append((behaves.get(pc, pc), cond))
+            # a thread in an atomic group's instance depends on the other threads of it: alike
+            # to none but itself
+            out.append(((state, i) if tags else behaves.get(pc, pc), cond))
         return out
 
     known: dict[tuple[int, int], bool] = {}
@@ -722,7 +893,7 @@ def _behaviours(code: list[tuple]) -> dict[int, int]:
     for pc, (kind, operand, nxt) in enumerate(code):
         if kind == _SPLIT:
             shape = (kind, tuple(out[t] if t < pc else ("pc", t) for t in operand))
-        elif kind == _MATCH:
+        elif kind in (_MATCH, _FOUND):
             shape = (kind, operand)
         else:
             shape = (kind, operand, out[nxt] if nxt < pc else ("pc", nxt))
