@@ -7,7 +7,8 @@
    the hints (branch weights, inlining, prefetches) change speed only.
 
    bpetrain_ctz64(x), bpetrain_clz64(x): the number of zero bits below the lowest set bit
-   of x, above the highest; x must not be 0 (as for __builtin_ctzll, __builtin_clzll). */
+   of x, above the highest; x must not be 0 (as for __builtin_ctzll, __builtin_clzll).
+   bpetrain_popcount64(x): the number of set bits. */
 #ifndef BPETRAIN_PORTABLE_H
 #define BPETRAIN_PORTABLE_H
 
@@ -20,6 +21,7 @@
 #if defined(BPETRAIN_GNU_BUILTINS)
 #define bpetrain_ctz64(x) __builtin_ctzll(x)
 #define bpetrain_clz64(x) __builtin_clzll(x)
+#define bpetrain_popcount64(x) __builtin_popcountll(x)
 #define BPETRAIN_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #define BPETRAIN_LIKELY(c) __builtin_expect(!!(c), 1)
 #define BPETRAIN_NOINLINE __attribute__((noinline))
@@ -59,6 +61,13 @@ static inline int bpetrain_clz64(uint64_t x) {
     return n + (int)!(x >> 63);
 }
 #endif
+/* Pairs, nibbles, bytes, then the bytes' sum by one multiply (each count fits a byte). */
+static inline int bpetrain_popcount64(uint64_t x) {
+    x = x - ((x >> 1) & 0x5555555555555555ULL);
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
 #define BPETRAIN_UNLIKELY(c) (c)
 #define BPETRAIN_LIKELY(c) (c)
 #if defined(_MSC_VER)

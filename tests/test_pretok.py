@@ -241,6 +241,67 @@ def test_blocks_real_and_adversarial_text(block_isa, name, prose):
         check_blocks(data, name)
 
 
+# Two-byte characters of each class the blocks read or leave to the matcher (see
+# _ascii_blocks.h, bpetrain_two_bytes): letters lower, upper and title case (é É ǅ Ж ж Ω),
+# in both of o200k's case classes (ʰ Lm, א Lo), O (« ¡ §), a mark (U+0301, O in both
+# case classes), a number (²), spaces (NBSP, NEL), the long s (ſ, (?i:s)).
+TWO_BYTE_CHARS = "\u00e9\u00c9\u01c5\u0416\u0436\u03a9\u02b0\u05d0\u00ab\u00a1\u00a7\u0301\u00b2\u00a0\x85\u017f"
+TWO_BYTE_RUNS = ["x\u00abword", "x\u00ab\u0416\u0436", "(\u00ab\u0416", " \u00abx", "\u00ab\u00bb\u00e9",
+                 "a\u0301b", "\u0416\u0301", "\u00e9's", "'\u00e9", "caf\u00e9 ", "\u00e9\u00c9\u00e9", "AB\u00e9CD\u00c9",
+                 "\u0436\u0416 \u0416\u0436", "1\u00b22", " \u00a0 x", "\n\u00ab\n", "?\n/\u00e9", "'\u017f"]
+
+
+def test_two_byte_codes_follow_the_classes():
+    """The class the blocks give each two-byte character is the one the pattern's classes
+    (the regex module's) give it: letters by o200k's case classes, O, and 0 for the
+    characters the rules cannot read as they read ASCII."""
+    codes = _blocks._two_byte_codes(*_blocks._flag_tables(None))
+    upper, lower = regex.compile(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"), regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]")
+    for cp in range(0x80, 0x800):
+        c = chr(cp)
+        if regex.match(r"[\p{N}\s]", c) or regex.match(r"(?i:[sdmtlver])", c):
+            want = 0
+        elif not regex.match(r"\p{L}", c):
+            want = _blocks.TWO_O_CASED_CODE if upper.match(c) or lower.match(c) else _blocks.TWO_O_CODE
+        elif upper.match(c) and lower.match(c):
+            want = _blocks.TWO_LETTER_CODE
+        else:
+            want = _blocks.TWO_LOWER_CODE if lower.match(c) else _blocks.TWO_UPPER_CODE
+        assert codes[cp] == want, (hex(cp), codes[cp], want)
+    assert not any(codes[:0x80])
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_with_two_byte_characters_at_every_offset(block_isa, name):
+    """Two-byte characters of every class in ASCII text, at every offset of the first two
+    blocks (cut by a block's start or end), alone, in runs, as a letter's prefix, after a
+    contraction; and blocks with more of them than the blocks class."""
+    only_widest_for_programs(block_isa, name)
+    text = "ab 'S 12 ,. \tx\n" * 10
+    for insert in list(TWO_BYTE_CHARS) + TWO_BYTE_RUNS:
+        for k in range(0, 140):
+            check_blocks((text[:k] + insert + text[k:]).encode("utf-8"), name)
+    for dense in ("\u0416\u0436\u0437 " * 30, "\u00e9t\u00e9 " * 30, "\u05d0\u05d1 \u02b0" * 30):
+        check_blocks(("ab " * 20 + dense + " cd" * 20).encode("utf-8"), name)
+
+
+two_byte_documents = st.lists(
+    st.one_of(ascii_runs, st.sampled_from(list(TWO_BYTE_CHARS) + TWO_BYTE_RUNS), st.characters(min_codepoint=0x80,
+                                                                                             max_codepoint=0x7FF)),
+    max_size=30,
+).map(lambda parts: "".join(parts).encode("utf-8"))
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=two_byte_documents)
+def test_blocks_with_two_byte_characters_hypothesis(block_isa, name, data):
+    """ASCII text with two-byte characters of any class: the blocks that class them give
+    the regex module's pieces."""
+    only_widest_for_programs(block_isa, name)
+    check_blocks(data, name)
+
+
 @pytest.mark.parametrize("name", BLOCK_PATTERNS)
 def test_blocks_read_nothing_before_the_string(block_isa, name):
     """A string that follows another in one buffer (as the counting kernel's segments do)

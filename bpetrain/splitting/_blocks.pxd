@@ -30,7 +30,7 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_GPT2 "BPETRAIN_BLOCKS_GPT2"
         BLOCKS_CL100K_OPEN "BPETRAIN_BLOCKS_CL100K_OPEN"
         BLOCKS_NANOCHAT "BPETRAIN_BLOCKS_NANOCHAT"
-    void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern) noexcept nogil
+    void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern, const uint8_t* two_byte) noexcept nogil
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
@@ -38,6 +38,11 @@ cdef extern from "_ascii_blocks.h":
 # The block reader's name (BLOCKS_*) of a hand-written matcher's pattern (PATTERN_*).
 cdef inline int blocks_of(int pattern) noexcept nogil:
     return BLOCKS_CL100K if pattern == PATTERN_CL100K else BLOCKS_O200K if pattern == PATTERN_O200K else BLOCKS_GPT2
+
+# The classes of U+0080..U+07FF for the blocks (_ascii_blocks.h: BPETRAIN_TWO_*; 0x800
+# bytes) under the table slot ``u`` (``ensure_tables``), given to ``blocks_init``: blocks
+# of ASCII and two-byte characters are read too.
+cdef const uint8_t* two_byte_classes(int u) noexcept nogil
 
 # Whether the regex module's ASCII letters, digits and whitespace are the ones
 # _ascii_blocks.h assumes (A-Z a-z, 0-9, \t \n \v \f \r and space); False before the

@@ -25,9 +25,10 @@ two-stage lookup (code point >> 8 -> block of 256 flags).
 
 The three patterns' ASCII text is also split 64 bytes at a time (``_ascii_blocks.h``: the
 piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
-every kernel that reads pieces through ``bpetrain.splitting._matcher.next_piece_end``; the matcher
-here takes over wherever a block does not qualify (text that is not ASCII, a run of
-whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
+every kernel that reads pieces through ``bpetrain.splitting._matcher.next_piece_end``, and so
+is mostly ASCII text with some two-byte characters (accented letters, a word of Greek or
+Cyrillic: classed by :func:`_two_byte_codes`); the matcher here takes over wherever a
+block does not qualify (other text, a run of whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
 with any of the codes that class the bytes (:func:`use_block_isa`).
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
@@ -90,6 +91,8 @@ cdef enum:
     N_SLOTS = 4
 cdef const uint16_t* _stage1[N_SLOTS]
 cdef const uint8_t* _stage2[N_SLOTS]
+# The classes of U+0080..U+07FF for the 64-byte blocks (_two_byte_codes), one table per slot.
+cdef const uint8_t* _two_byte[N_SLOTS]
 # The ASCII letter (lower case) a code point matches case-insensitively, for the letters
 # of the contractions ('s 't 're 've 'm 'll 'd); 0 for every other code point.
 cdef uint8_t _fold_ascii[128]
@@ -200,12 +203,41 @@ def _ascii_flags_of(stage1, stage2):
 
 
 def _install(int slot, stage1, stage2):
-    """Make ``stage1``, ``stage2`` (:func:`_flag_tables`) the two-stage table of ``slot``."""
-    _tables[slot] = (stage1, stage2)  # keeps the buffers alive
+    """Make ``stage1``, ``stage2`` (:func:`_flag_tables`) the two-stage table of ``slot``,
+    with the classes the blocks read two-byte characters by (:func:`_two_byte_codes`)."""
+    codes = _two_byte_codes(stage1, stage2)
+    _tables[slot] = (stage1, stage2, codes)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
     _stage1[slot] = &s1[0]
     _stage2[slot] = &s2[0]
+    _two_byte[slot] = <const uint8_t*><const char*>codes
+
+
+def _two_byte_codes(stage1, stage2):
+    """The class of each code point below U+0800 for ``_ascii_blocks.h``'s blocks
+    (bytes, 0x800; its BPETRAIN_TWO_* codes), from its flags in the two-stage table
+    ``stage1``, ``stage2`` (:func:`_flag_tables`): 0 (the blocks leave it to the matcher)
+    for ASCII, a number, a space and a case variant of a contraction's letter (the rules
+    count digits and cut spaces by character, and read the contractions' letters as
+    ASCII); else O (of o200k's case classes or not: a mark is in both) or a letter, lower
+    case, upper case or both (o200k's classes, ``F_W`` and ``F_U``)."""
+    folded = set(_folds()[0])
+    codes = bytearray(0x800)
+    cdef int cp, f
+    for cp in range(0x80, 0x800):
+        f = stage2[256 * stage1[cp >> 8] + (cp & 0xFF)]
+        if f & (F_N | F_WS) or cp in folded:
+            continue
+        if not f & F_L:
+            codes[cp] = TWO_O_CASED if f & (F_U | F_W) else TWO_O
+        elif f & F_U and f & F_W:
+            codes[cp] = TWO_LETTER
+        elif f & F_W:
+            codes[cp] = TWO_LOWER
+        elif f & F_U:
+            codes[cp] = TWO_UPPER
+    return bytes(codes)
 
 
 def _build_tables():
@@ -290,6 +322,13 @@ O200K = PATTERN_O200K
 #: reads (see ``_blocks.pxd``): cl100k's without \s++$, and nanochat's.
 BLOCKS_CL100K_OPEN_RULES = BLOCKS_CL100K_OPEN
 BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
+#: The classes of two-byte characters for the blocks (:func:`_two_byte_codes`; see
+#: ``_ascii_blocks.h``), for the tests.
+TWO_O_CODE = TWO_O
+TWO_O_CASED_CODE = TWO_O_CASED
+TWO_LOWER_CODE = TWO_LOWER
+TWO_UPPER_CODE = TWO_UPPER
+TWO_LETTER_CODE = TWO_LETTER
 
 
 cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
@@ -667,9 +706,19 @@ cdef bint ascii_classes_standard() noexcept nogil:
     return _ascii_standard
 
 
+cdef const uint8_t* two_byte_classes(int u) noexcept nogil:
+    return _two_byte[u]
+
+
 cdef extern from "_ascii_blocks.h":
     int blocks_isa "bpetrain_blocks_isa"
     int widest_isa "bpetrain_widest_isa"() noexcept nogil
+    enum:
+        TWO_O "BPETRAIN_TWO_O"
+        TWO_O_CASED "BPETRAIN_TWO_O_CASED"
+        TWO_LOWER "BPETRAIN_TWO_LOWER"
+        TWO_UPPER "BPETRAIN_TWO_UPPER"
+        TWO_LETTER "BPETRAIN_TWO_LETTER"
 
 #: The code that classes a block's bytes (see _ascii_blocks.h), by name.
 BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2}
@@ -723,7 +772,7 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
 
     ends = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = ends
-    blocks_init(&it, blocks_of(which))
+    blocks_init(&it, blocks_of(which), _two_byte[0])
     with nogil:
         while cur < n:
             end = blocks_next(&it, text, first, cur, n)
