@@ -365,8 +365,8 @@ def test_shuffles_read_the_published_patterns(name):
         assert bool(program.shuffle_variant) != bool(program.shuffle_reason)
 
 
-#: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3), 48
-#: (llama3, gpt2_hf, o200k) and 64 (the last): pshufb reads one to four quarters of a row.
+#: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3, llama3,
+#: gpt2_hf), 48 (o200k) and 64 (the last): pshufb reads one to four quarters of a row.
 SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deepseek_v3", "llama3", "gpt2_hf", "o200k")),
                   r"(?:ab){24}|\s+|."]
 
