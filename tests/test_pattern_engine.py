@@ -371,6 +371,18 @@ SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deeps
                   r"(?:ab){24}|\s+|."]
 
 
+def test_shuffle_widths_take_one_to_four_pshufb():
+    """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h): one or two
+    by lane minus 16 per quarter, three or four by pshufb's own code of the lane."""
+    widths = set()
+    for pat_str in SHUFFLE_WIDTHS:
+        arrays = stored_program(pat_str)
+        lanes = max(*(entry & 63 for entry in bytes(arrays["shuffle_rows"])), *bytes(arrays["shuffle_special"]),
+                    *bytes(arrays["shuffle_lane"]))
+        widths.add(-(-lanes // 16))
+    assert widths == {1, 2, 3, 4}
+
+
 @pytest.mark.parametrize("shuffle", shuffle_variants())
 @pytest.mark.parametrize("pat_str", SHUFFLE_WIDTHS)
 def test_shuffles_every_code_point(pat_str, shuffle):
