@@ -365,10 +365,22 @@ def test_shuffles_read_the_published_patterns(name):
         assert bool(program.shuffle_variant) != bool(program.shuffle_reason)
 
 
-#: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3), 48
-#: (llama3, gpt2_hf, o200k) and 64 (the last): pshufb reads one to four quarters of a row.
+#: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3, llama3,
+#: gpt2_hf), 48 (o200k) and 64 (the last): pshufb reads one to four quarters of a row.
 SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deepseek_v3", "llama3", "gpt2_hf", "o200k")),
                   r"(?:ab){24}|\s+|."]
+
+
+def test_shuffle_widths_take_one_to_four_pshufb():
+    """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h): one or two
+    by lane minus 16 per quarter, three or four by pshufb's own code of the lane."""
+    widths = set()
+    for pat_str in SHUFFLE_WIDTHS:
+        arrays = stored_program(pat_str)
+        lanes = max(*(entry & 63 for entry in bytes(arrays["shuffle_rows"])), *bytes(arrays["shuffle_special"]),
+                    *bytes(arrays["shuffle_lane"]))
+        widths.add(-(-lanes // 16))
+    assert widths == {1, 2, 3, 4}
 
 
 @pytest.mark.parametrize("shuffle", shuffle_variants())

@@ -11,16 +11,27 @@
    here from that description. Two codes take a step:
 
    - vpermb (AVX-512 VBMI): one permute of the 64-byte row, 3 cycles;
-   - pshufb (AVX2, for the many CPUs without VBMI): pshufb looks up 16 bytes, and zeroes a
-     byte whose index has bit 7 set. No step is taken from the dead lane 0, so a row's
-     entries of lanes 1-64 (64: dead) are read, in quarters q0..q3 of 16 (lanes 1-16, ...,
-     49-64), stored as p0 = q0, pk = q(k-1) ^ qk (bpetrain_shuffle_prepare); the step XORs
-     pshufb(pk, lane - 1 - 16k): that index has bit 7 set (a zero) where lane - 1 < 16k, so
-     the XOR of the rest is q((lane - 1) / 16) at (lane - 1) % 16 (from lane 0: dead). A table
-     whose lanes go up to 16, 32, 48 or 63 takes one to four pshufb a step; the flags are
-     cleared off the index first (one AND), and a step takes 4-5 cycles. (Hyperscan runs
-     more than 16 states without VBMI by other DFAs, McClellan's and McSheng's; this
-     composition is bpetrain's.)
+   - pshufb (AVX2, for the many CPUs without VBMI): pshufb looks up 16 bytes by the low four
+     bits of each index byte, and zeroes a byte whose index has bit 7 set. No step is taken
+     from the dead lane 0, so a row's entries of lanes 1-64 (64: dead) are read, in quarters
+     q0..q3 of 16 (lanes 1-16, ..., 49-64). A table whose lanes go up to 16 or 32 keeps them
+     as p0 = q0, p1 = q0 ^ q1 (bpetrain_shuffle_prepare); the step clears the flags off the
+     index (one AND) and XORs pshufb(pk, lane - 1 - 16k): that index has bit 7 set (a zero)
+     where lane - 1 < 16k, so the XOR of the rest is q((lane - 1) / 16) at (lane - 1) % 16
+     (from lane 0: dead). One or two pshufb a step, 3-4 cycles.
+     A table whose lanes go up to 48 or 63 takes three or four pshufb a step; there the step
+     keeps the lane in a code of its own that indexes the rows as it is, which saves the AND
+     and the subtractions (bpetrain_pshufb_code): lane L's slot L - 1 (the dead lane's: 63)
+     is its quarter s = (L - 1) / 16 and place i = (L - 1) % 16, stored as i | MATCH in bit 4
+     | CUT in bit 5 (bits pshufb does not read) | s in bits 7-6 as 00, 10, 01, 11. Each
+     pshufb's index is one operation from the code x, and pshufb zeroes all but some quarters:
+     x (00, 01), x ^ 0x80 (10, 11), adds_epu8(x, 0x40) (00 alone: 01 and 10 go to 1x, 11
+     saturates to 0xFF), adds_epu8(x ^ 0x80, 0x40) (10 alone); the terms' rows are q2,
+     q0 ^ q2, q1 (four quarters: q3), q1 ^ q3, whose XOR is the entry of x's quarter, 4-5
+     cycles a step. A group of 16 steps is turned back into lanes and flags once
+     (bpetrain_pshufb_decode), which costs more than the code saves with one or two pshufb
+     a step. (Hyperscan runs more than 16 states without VBMI by other DFAs, McClellan's and
+     McSheng's; these compositions are bpetrain's.)
 
    An entry is the next state's lane (6 bits, 0: dead) | 0x40 if a match ends before the byte
    (DFA_MATCH) | 0x80 if a piece ends before it (DFA_CUT). A step into the dead lane is one the
@@ -80,44 +91,87 @@ typedef struct {
                                       the attempt from it too (_dfa._cover_table); NULL: none */
 } bpetrain_shuffle;
 
+/* pshufb's code of the entry e (lane | MATCH 0x40 | CUT 0x80; lane 0: dead) where it reads three or
+   four quarters (_dfa_shuffle.h's head). */
+static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
+    static const uint8_t quarter[4] = {0x00, 0x80, 0x40, 0xC0};
+    int slot = ((e & 63) + 63) & 63;  /* lane - 1, the dead lane 0 at 63 */
+    return (uint8_t)(quarter[slot >> 4] | (slot & 15) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
+}
+
 /* Prepare n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them) for the code
-   ``code`` reading ``quarters`` of each: for pshufb, each row a lane down (lane 0's entry
-   dropped, lane 64's dead), then pk = q(k-1) ^ qk, last quarter first. */
+   ``code`` reading ``quarters`` of each: for pshufb (_dfa_shuffle.h's head), reading one or two,
+   each row a lane down (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading
+   three or four, each entry in pshufb's code, and the rows of the step's terms in turn. */
 static inline void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarters) {
     Py_ssize_t i;
     int k, j;
+    uint8_t q[4][16];
     if (code != BPETRAIN_SHUFFLE_PSHUFB)
         return;
     for (i = 0; i < n; i++) {
         uint8_t* row = rows + 64 * i;
-        memmove(row, row + 1, 63);
-        row[63] = 0;
-        for (k = quarters - 1; k > 0; k--)
+        if (quarters <= 2) {
+            memmove(row, row + 1, 63);
+            row[63] = 0;
+            for (j = 0; quarters == 2 && j < 16; j++)
+                row[16 + j] ^= row[j];
+            continue;
+        }
+        for (k = 0; k < 4; k++)
             for (j = 0; j < 16; j++)
-                row[16 * k + j] ^= row[16 * (k - 1) + j];
+                q[k][j] = bpetrain_pshufb_code(16 * k + j + 1 < 64 ? row[16 * k + j + 1] : 0);
+        for (j = 0; j < 16; j++) {
+            row[j] = q[2][j];
+            row[16 + j] = q[0][j] ^ q[2][j];
+            row[32 + j] = quarters == 3 ? q[1][j] : q[3][j];
+            row[48 + j] = q[1][j] ^ q[3][j];
+        }
     }
 }
 
 #ifdef BPETRAIN_SHUFFLE_X86
-/* The k-th term of pshufb's step: pshufb(pk, lane - 1 - 16k). */
-#define BPETRAIN_PSHUFB_TERM(row, lane, k) \
-    _mm_shuffle_epi8(_mm_load_si128((const __m128i*)((row) + 16 * (k))), \
-                     _mm_add_epi8((lane), _mm_set1_epi8((char)(-1 - 16 * (k)))))
+/* The term of pshufb's step off the 16-byte part k of a prepared row, by the index i. */
+#define BPETRAIN_PSHUFB_TERM(row, k, i) _mm_shuffle_epi8(_mm_load_si128((const __m128i*)((row) + 16 * (k))), (i))
 
 /* pshufb's step from the lane in every byte of s (flags above it; not the dead lane) by a
-   prepared row of ``quarters`` quarters. */
+   row prepared for one or two quarters. */
 __attribute__((target("avx2"), always_inline))
 static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int quarters) {
     const __m128i lane = _mm_and_si128(s, _mm_set1_epi8(0x3F));
-    __m128i next = BPETRAIN_PSHUFB_TERM(row, lane, 0);
+    __m128i next = BPETRAIN_PSHUFB_TERM(row, 0, _mm_add_epi8(lane, _mm_set1_epi8(-1)));
     if (quarters == 2)
-        next = _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, lane, 1));
-    if (quarters == 3)
-        next = _mm_xor_si128(next, _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, lane, 1), BPETRAIN_PSHUFB_TERM(row, lane, 2)));
-    if (quarters == 4)
-        next = _mm_xor_si128(_mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, lane, 1)),
-                             _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, lane, 2), BPETRAIN_PSHUFB_TERM(row, lane, 3)));
+        next = _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, 1, _mm_add_epi8(lane, _mm_set1_epi8(-17))));
     return next;
+}
+
+/* pshufb's step from the code x (in the low byte of s; not the dead lane's) by a row prepared
+   for three or four quarters: the next code in the low byte (the other bytes: no matter). */
+__attribute__((target("avx2"), always_inline))
+static inline __m128i bpetrain_pshufb_coded_step(__m128i s, const uint8_t* row, int quarters) {
+    const __m128i high = _mm_xor_si128(s, _mm_set1_epi8((char)0x80));
+    __m128i next = _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, 0, s),
+                                 BPETRAIN_PSHUFB_TERM(row, 1, _mm_adds_epu8(s, _mm_set1_epi8(0x40))));
+    if (quarters == 3)
+        return _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, 2, high));
+    return _mm_xor_si128(next, _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, 2, high),
+                                             BPETRAIN_PSHUFB_TERM(row, 3, _mm_adds_epu8(high, _mm_set1_epi8(0x40)))));
+}
+
+/* 16 of pshufb's codes (bpetrain_pshufb_code) back as entries: lane | MATCH 0x40 | CUT 0x80
+   (the dead lane's code, slot 63, as lane 0). */
+__attribute__((target("avx2"), always_inline))
+static inline __m128i bpetrain_pshufb_decode(__m128i x) {
+    const __m128i nibble = _mm_set1_epi8(0x0F);
+    const __m128i high = _mm_and_si128(_mm_srli_epi16(x, 4), nibble);
+    /* by bits 7-4 (the quarter 7-6, CUT 5, MATCH 4): 16 * the quarter | the flags */
+    const __m128i base = _mm_setr_epi8(0x00, 0x40, (char)0x80, (char)0xC0, 0x20, 0x60, (char)0xA0, (char)0xE0,
+                                       0x10, 0x50, (char)0x90, (char)0xD0, 0x30, 0x70, (char)0xB0, (char)0xF0);
+    const __m128i t = _mm_shuffle_epi8(base, high);
+    /* lane = (the place + 1 + 16 * the quarter) % 64: 64, the dead lane's, is 0 */
+    const __m128i lane = _mm_add_epi8(_mm_add_epi8(_mm_and_si128(x, nibble), _mm_set1_epi8(1)),
+                                      _mm_and_si128(t, _mm_set1_epi8(0x30)));
+    return _mm_or_si128(_mm_and_si128(lane, _mm_set1_epi8(0x3F)), _mm_and_si128(t, _mm_set1_epi8((char)0xC0)));
 }
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_vpermb
@@ -126,6 +180,8 @@ static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int qu
 #define BPETRAIN_SHUFFLE_SET1(c) _mm512_set1_epi8(c)
 #define BPETRAIN_SHUFFLE_STEP(state, row) _mm512_permutexvar_epi8((state), _mm512_load_si512((const void*)(row)))
 #define BPETRAIN_SHUFFLE_LOW(state) _mm512_castsi512_si128(state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
+#define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
@@ -134,6 +190,8 @@ static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int qu
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
 #define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 1)
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
+#define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
@@ -142,22 +200,28 @@ static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int qu
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
 #define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 2)
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
+#define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 3)
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded_step((state), (row), 3)
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0xCF) == 0xCF)
+#define BPETRAIN_SHUFFLE_DECODE(x) bpetrain_pshufb_decode(x)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 4)
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded_step((state), (row), 4)
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0xCF) == 0xCF)
+#define BPETRAIN_SHUFFLE_DECODE(x) bpetrain_pshufb_decode(x)
 #include "_dfa_shuffle_run.h"
 #endif
 

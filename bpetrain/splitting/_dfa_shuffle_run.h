@@ -6,10 +6,13 @@
    BPETRAIN_SHUFFLE_TARGET   the instruction sets it is compiled for (GCC's and Clang's target
                              attribute), which the caller checks the CPU has
    BPETRAIN_SHUFFLE_STATE    the vector type that holds the lane in every byte
-   BPETRAIN_SHUFFLE_SET1(c)  that vector with c in every byte
-   BPETRAIN_SHUFFLE_STEP(state, row)  the vector of row[lane] (row: a 64-byte line of the
-                             table, as the code prepared it; lane: the state's, its low six bits)
+   BPETRAIN_SHUFFLE_SET1(c)  the state of lane c (its code in every byte)
+   BPETRAIN_SHUFFLE_STEP(state, row)  the state after a step by row (a 64-byte line of the
+                             table, as the code prepared it)
    BPETRAIN_SHUFFLE_LOW(state)        its first 16 bytes, an __m128i
+   BPETRAIN_SHUFFLE_DEAD(r)  whether r's low byte (a state's first) is the dead lane's
+   BPETRAIN_SHUFFLE_DECODE(x)         16 states' first bytes (an __m128i) as entries: lane |
+                             MATCH 0x40 | CUT 0x80
 
    No include guard: included once per code. */
 
@@ -74,7 +77,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                     acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(first), acc, 1);
                     acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
                     r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
-                    if (BPETRAIN_UNLIKELY(!(r & 63))) {
+                    if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {
                         k += 2;
                         goto group_done;
                     }
@@ -84,13 +87,14 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
                 acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
                 r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
-                if (!(r & 63)) {
+                if (BPETRAIN_SHUFFLE_DEAD(r)) {
                     k++;
                     break;
                 }
             }
         group_done:;
-            /* the group's k steps are the top k bytes of acc */
+            /* the group's k steps are the top k bytes of acc (as entries) */
+            acc = BPETRAIN_SHUFFLE_DECODE(acc);
             int shift = 16 - k;
             __m128i lanes = _mm_and_si128(acc, lane_bits);
             cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
@@ -116,7 +120,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             }
             q += k;
             n += k;
-            if (!(r & 63))
+            if (BPETRAIN_SHUFFLE_DEAD(r))
                 break;
         }
         stop = dead != 0;
@@ -234,3 +238,5 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_SET1
 #undef BPETRAIN_SHUFFLE_STEP
 #undef BPETRAIN_SHUFFLE_LOW
+#undef BPETRAIN_SHUFFLE_DEAD
+#undef BPETRAIN_SHUFFLE_DECODE
