@@ -503,6 +503,19 @@ def test_guards_after_short_failed_attempts(pat_str, shuffle):
         check_interleaved(program, pat_str, data, stop=len(data) // 2)
 
 
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", [r"[^\u00c0-\u00ff]*\p{Cyrillic}{1,2}?\s", r"\p{L}+\p{Pf}|\d", r"\w+!|b\Z|\s"])
+def test_failed_attempts_at_the_end(pat_str, shuffle):
+    """An attempt that reads to the end of the text without a match: the attempts it covers
+    fail too (``_dfa_retry`` at the end), where one from a later character may still match."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    for tail in ("", "b", " b", "\u00e9ab", "\u0416 x", "ab\u00bb", "a1b", "\u0416\u0416 "):
+        for head in ("", "x\u00e9y ", "\u0416 "):
+            data = (head + "abc de fghij klm" * 20 + tail).encode()
+            check_interleaved(program, pat_str, data)
+
+
 def _cover_bit(arrays, text: str) -> bool:
     """Whether the cover table says that an attempt that failed after reading ``text[:-1]``
     fails the attempt from its last character too (``_dfa._cover_table``)."""

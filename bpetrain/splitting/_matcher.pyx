@@ -1120,8 +1120,8 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        else:
-            piece = _dfa_gap(t, s, piece, stop, end)
+        else:  # no match at piece, and none at the end: the attempts it covers fail too
+            piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
         pos = dfa_piece_end(t, s, piece, end, bos)
         if pos < 0:
