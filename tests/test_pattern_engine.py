@@ -498,6 +498,42 @@ def test_failed_attempts_are_read_once(pat_str, shuffle):
             check_interleaved(program, pat_str, data, stop=stop)
 
 
+#: Patterns whose failed attempts the guards meet (a run read to its end from every byte of it,
+#: counted at first: ``\S{8,}``) or never meet (counted to the end: ``\w{2,9}!``), for
+#: :func:`test_guards_after_short_failed_attempts`.
+GUARDED = [r"\S{8,}\D*+\S{2}|\s", r".?\S{8,}(?:\D*+\S{2}){2}|\s", r"\w{2,9}!|[a-c]", r"\p{L}+\p{Pf}|\d"]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", GUARDED)
+def test_guards_after_short_failed_attempts(pat_str, shuffle):
+    """Many short failed attempts that never meet a guard (the reading then keeps guards of
+    longer ones only, ``_dfa_review_guards``), then long ones (up to 2 KB, longer than the
+    guards a reading kept before) ended by a lone digit (``\\S{8,}\\D*+\\S{2}`` fails there),
+    and short ones again. (The regex module takes cubic time on long words here.)"""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    short = " ".join(["ab", "cde", "fghij1 k", "lmnopq", "7 rs"] * 300)
+    long = " ".join(["abcdefghi " * k + "1 x" for k in (1, 30, 120, 200)] + ["abcdefghi!" * 40 + " 2"])
+    for data in ((short + " " + long + " " + short).encode(), (long + "\n" + short + long).encode()):
+        want = reference(pat_str, data)
+        check_interleaved(program, pat_str, data, want=want)
+        check_interleaved(program, pat_str, data, stop=len(data) // 2)
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", [r"[^\u00c0-\u00ff]*\p{Cyrillic}{1,2}?\s", r"\p{L}+\p{Pf}|\d", r"\w+!|b\Z|\s"])
+def test_failed_attempts_at_the_end(pat_str, shuffle):
+    """An attempt that reads to the end of the text without a match: the attempts it covers
+    fail too (``_dfa_retry`` at the end), where one from a later character may still match."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    for tail in ("", "b", " b", "\u00e9ab", "\u0416 x", "ab\u00bb", "a1b", "\u0416\u0416 "):
+        for head in ("", "x\u00e9y ", "\u0416 "):
+            data = (head + "abc de fghij klm" * 20 + tail).encode()
+            check_interleaved(program, pat_str, data)
+
+
 def _cover_bit(arrays, text: str) -> bool:
     """Whether the cover table says that an attempt that failed after reading ``text[:-1]``
     fails the attempt from its last character too (``_dfa._cover_table``)."""

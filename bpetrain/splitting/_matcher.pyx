@@ -642,8 +642,10 @@ cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t po
 
 
 cdef enum:
-    GUARD_SPAN = 1024  # the longest failed attempt whose states a reading keeps (bytes; the
-                       # shortest: SHUFFLE_REREAD, from which the shuffle loop leaves them to it)
+    GUARD_SPAN = 8192  # the longest failed attempt whose states a reading keeps (bytes; the
+                       # shortest: ``reread``, at first SHUFFLE_REREAD, from which the shuffle
+                       # loop leaves them to it)
+    GUARD_SLACK = 64   # what the guards may cost before they pay, per byte of ``reread``
 
 
 cdef struct DfaRun:
@@ -652,16 +654,18 @@ cdef struct DfaRun:
     # by ``_dfa_settle``); ``piece``: where the current piece starts; ``off``: the state's
     # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``. The guard: a failed
     # attempt from ``guard_lo`` (no match, DFA_SLOW ``guard_e`` at ``guard_hi``) and its
-    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``); ``reread``: the
-    # shortest failed attempt it keeps (more than GUARD_SPAN: none); how many attempts from
-    # inside a guard met it and how many failed elsewhere.
+    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``; memory for
+    # ``guard_room`` states, freed by ``_dfa_end``); ``reread``: the shortest failed attempt it
+    # keeps (more than GUARD_SPAN: none); what the guards cost and saved since ``reread``
+    # was set, in bytes (``_dfa_review_guards``).
     Py_ssize_t reread
-    Py_ssize_t guard_meets
-    Py_ssize_t guard_misses
+    Py_ssize_t guard_cost
+    Py_ssize_t guard_saved
     Py_ssize_t guard_lo
     Py_ssize_t guard_hi
     uint32_t guard_e
-    uint32_t guard[GUARD_SPAN + 1]
+    uint32_t* guard
+    Py_ssize_t guard_room
     Py_ssize_t* bounds
     Py_ssize_t max_pieces
     Py_ssize_t count
@@ -692,7 +696,15 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.done = start >= stop or max_pieces <= 0
     r.guard_lo = r.guard_hi = -1
     r.reread = SHUFFLE_REREAD
-    r.guard_meets = r.guard_misses = 0
+    r.guard_cost = r.guard_saved = 0
+    r.guard = NULL
+    r.guard_room = 0
+
+
+cdef inline void _dfa_end(DfaRun* r) noexcept nogil:
+    free(r.guard)
+    r.guard = NULL
+    r.guard_room = 0
 
 
 cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
@@ -706,8 +718,16 @@ cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     cdef const uint32_t* trans = t.dfa_trans
     cdef uint32_t off = t.dfa_start[piece == bos]
     cdef Py_ssize_t i = piece, n
+    cdef uint32_t* room
     if pos - piece < r.reread or pos - piece > GUARD_SPAN:
         return
+    if pos - piece + 1 > r.guard_room:
+        room = <uint32_t*>realloc(r.guard, (pos - piece + 1) * sizeof(uint32_t))
+        if room == NULL:  # (no guard: the reading is only slower)
+            return
+        r.guard = room
+        r.guard_room = pos - piece + 1
+    r.guard_cost += pos - piece
     memset(r.guard, 0xFF, (pos - piece + 1) * sizeof(uint32_t))  # (no state: inside a character)
     while i < pos:
         r.guard[i - piece] = off
@@ -717,6 +737,23 @@ cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     r.guard_lo = piece
     r.guard_hi = pos
     r.guard_e = r.e
+
+
+cdef inline void _dfa_review_guards(DfaRun* r) noexcept nogil:
+    # Keep guards of longer failed attempts only (``reread`` doubled) where those kept so far
+    # cost more than they saved, with some slack: each costs the bytes of its failed attempt
+    # read again (_dfa_record) and those read under it one at a time (_dfa_guarded); a meeting
+    # saves those from it to the guard's end. Where the pattern counts (``.{8}x``), an attempt
+    # from inside the guard reaches the same place in another state and never meets it; where
+    # it reads a run to its end from every byte of it (``\S{8,}\D*+\d\S`` on the words up to
+    # a lone digit), the attempts meet the guard in a few bytes, and save the rest of a long
+    # one. Short failed attempts cost little either way (the shuffle loop reads them again
+    # from their next byte), so a text whose short ones never meet a guard keeps the guards
+    # for its long ones. Bytes, not attempts, so that many short ones do not outweigh a long
+    # one.
+    if r.guard_cost > 2 * r.guard_saved + GUARD_SLACK * r.reread:
+        r.reread *= 2
+        r.guard_cost = r.guard_saved = 0
 
 
 cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
@@ -825,7 +862,7 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
     cdef uint32_t off = r.off, e = 0
     while pos < limit and count < r.max_pieces:
         if pos > lo and r.guard[pos - lo] == off:
-            r.guard_meets += 1
+            r.guard_saved += hi - pos
             cur = bounds[2 * count - 1] if count > first else piece
             if last > cur:  # back to the last match
                 bounds[2 * count + 1] = last
@@ -850,6 +887,7 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
             r.stuck = True
             r.e = e
             break
+    r.guard_cost += pos - r.pos if pos > r.pos else 0
     r.pos = pos
     r.last = last
     r.count = count
@@ -1068,14 +1106,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             piece = last
         else:  # no match at piece
             if pos != r.guard_hi:  # (an attempt that met the guard stops where it does)
-                if r.guard_lo < piece <= r.guard_hi:
-                    # an attempt from inside the guard that never met it (``.{8}x`` counts
-                    # in each): where that happens more often than meeting it, the guard
-                    # does not pay, and the reading leaves failed attempts to the shuffle
-                    # loop again
-                    r.guard_misses += 1
-                    if r.guard_misses > r.guard_meets + 2:
-                        r.reread = GUARD_SPAN + 1
+                _dfa_review_guards(r)
                 _dfa_record(r, t, s, end, bos, piece, pos)
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif count == max_pieces or piece >= stop:
@@ -1089,8 +1120,8 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        else:
-            piece = _dfa_gap(t, s, piece, stop, end)
+        else:  # no match at piece, and none at the end: the attempts it covers fail too
+            piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
         pos = dfa_piece_end(t, s, piece, end, bos)
         if pos < 0:
@@ -1124,6 +1155,7 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
     while not r.done:
         _dfa_read(&r, t, s, end, bos)
         _dfa_settle(&r, t, s, end, bos)
+    _dfa_end(&r)
     next[0] = r.piece
     return r.count
 
@@ -1163,6 +1195,8 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
     while not b.done:
         _dfa_read(&b, t, s, end, bos)
         _dfa_settle(&b, t, s, end, bos)
+    _dfa_end(&a)
+    _dfa_end(&b)
     count = a.count
     a_next = a.piece
     while True:
