@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from bpetrain.splitting import _blocks
 from bpetrain.splitting._compiler import compile_program
-from bpetrain.splitting._matcher import Program
+from bpetrain.splitting._matcher import Program, _py_bytes_by_blocks
 from bpetrain.splitting.pattern import split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
@@ -318,6 +318,67 @@ def test_blocks_read_nothing_before_the_string(block_isa, name):
 def test_block_isa_must_be_one_this_cpu_has():
     with pytest.raises(ValueError, match="block codes"):
         _blocks.use_block_isa("avx1024")
+
+
+# English with an accented letter, a Greek or a Cyrillic word in each sentence: at most 16
+# bytes >= 0x80 in any 64, which the blocks read (_ascii_blocks.h, BPETRAIN_TWO_BYTE_MOST).
+LIGHTLY_ACCENTED = (
+    "The caf\u00e9 on the corner opens at seven, every day. Their word for it was \u03bb\u03cc\u03b3\u03bf\u03c2,"
+    " or so the notes say. In Russian, \u043c\u0438\u0440 means both peace and the world. A na\u00efve"
+    " reader of Z\u00fcrich's fa\u00e7ade missed it!\n"
+) * 5
+DENSE = {"Cyrillic": "\u0412\u0441\u0451 \u0445\u043e\u0440\u043e\u0448\u043e, \u0441\u043f\u0430\u0441\u0438\u0431\u043e. " * 12,
+         "CJK": "\u4f60\u597d\uff0c\u4e16\u754c\uff01\u6211\u4eec\u4eca\u5929\u53bb\u516c\u56ed\u6563\u6b65\u5427\u3002" * 10}
+
+
+def bytes_by_blocks(name: str, text: str) -> tuple[int, int]:
+    """The bytes of ``text`` (UTF-8) that the kernels' reader gets from the blocks and
+    from the matcher, with the pattern ``name`` as ``split_pattern`` runs it."""
+    data = text.encode("utf-8")
+    n_blocks, n_matcher = _py_bytes_by_blocks(split_pattern(SPLIT_PATTERNS[name]).program, data)
+    assert n_blocks + n_matcher == len(data)
+    return n_blocks, n_matcher
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_read_text_with_a_few_two_byte_characters(name):
+    """English with a few accented letters and a Greek or Cyrillic word is read by blocks
+    from its first byte to its last."""
+    n_blocks, n_matcher = bytes_by_blocks(name, LIGHTLY_ACCENTED)
+    assert n_matcher == 0, (n_blocks, n_matcher)
+
+
+@pytest.mark.parametrize("script", sorted(DENSE))
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_dense_non_ascii_text_goes_to_the_matcher(name, script):
+    """A stretch of Cyrillic (more than 16 bytes >= 0x80 in a block) or CJK (three-byte
+    characters) between lightly accented English: the matcher reads it, the blocks the
+    English."""
+    n_blocks, n_matcher = bytes_by_blocks(name, LIGHTLY_ACCENTED + DENSE[script] + LIGHTLY_ACCENTED)
+    n_dense = len(DENSE[script].encode("utf-8"))
+    assert n_dense <= n_matcher <= n_dense + 128, (n_blocks, n_matcher, n_dense)
+
+
+# The two-byte characters the block rules cannot read as they read ASCII (see
+# _ascii_blocks.h, bpetrain_two_bytes), each in the middle of English text: a digit, two
+# spaces, the long s (?i:s); for o200k also a letter in both of its case classes (Lm, Lo).
+UNREAD = {"Arabic-Indic three": "\u0663", "no-break space": "\u00a0", "next line": "\x85", "long s": "\u017f"}
+UNREAD_BY_O200K = {"modifier letter small h (Lm)": "\u02b0", "alef (Lo)": "\u05d0"}
+
+
+@pytest.mark.parametrize("char", sorted(UNREAD.items() | UNREAD_BY_O200K.items()), ids=lambda item: item[0])
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_two_byte_characters_the_rules_cannot_read_go_to_the_matcher(name, char):
+    """Such a character sends its block to the matcher; an accented letter in its place
+    does not."""
+    text = "The cat sat on the mat, and then it ran off to see a dog. " * 4
+    n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + "\u00e9" + text[110:])
+    assert n_matcher == 0, (n_blocks, n_matcher)
+    n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + char[1] + text[110:])
+    if char[1] in UNREAD_BY_O200K.values() and name != "o200k":
+        assert n_matcher == 0, (n_blocks, n_matcher)
+    else:
+        assert n_matcher >= 2, (n_blocks, n_matcher)
 
 
 @pytest.mark.skipif(sys.maxunicode < 0x10FFFF, reason="needs a wide Python build")

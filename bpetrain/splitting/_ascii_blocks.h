@@ -639,6 +639,13 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     return end;
 }
 
+/* Whether the blocks gave the last piece: asked after bpetrain_blocks_next (and
+   bpetrain_blocks_reset, if that gave -1), for the tests. Only a block's reading leaves
+   valid set: every -1 is followed by a reset. */
+static inline int bpetrain_blocks_gave(const bpetrain_block_scan* it) {
+    return it->valid >= 0;
+}
+
 /* End of the piece that starts at cur in the string s[first : n], or -1 if the blocks
    cannot tell (the caller uses the matcher for that piece, then calls
    bpetrain_blocks_reset). cur is the end of the last piece returned (or where splitting

@@ -20,7 +20,8 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
 # compiled program for BLOCKS_CL100K_OPEN and BLOCKS_NANOCHAT: Llama 3's, minbpe's,
 # rustbpe's and nanochat's strings), then ``blocks_reset`` (``blocks_init`` with the
-# pattern's BLOCKS_* before the first piece).
+# pattern's BLOCKS_* before the first piece); ``blocks_gave``: whether the last piece was a
+# block's (for the tests).
 cdef extern from "_ascii_blocks.h":
     ctypedef struct block_scan "bpetrain_block_scan":
         pass
@@ -34,6 +35,7 @@ cdef extern from "_ascii_blocks.h":
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
+    bint blocks_gave "bpetrain_blocks_gave"(const block_scan* it) noexcept nogil
 
 # The block reader's name (BLOCKS_*) of a hand-written matcher's pattern (PATTERN_*).
 cdef inline int blocks_of(int pattern) noexcept nogil:

@@ -30,6 +30,8 @@ is mostly ASCII text with some two-byte characters (accented letters, a word of 
 Cyrillic: classed by :func:`_two_byte_codes`); the matcher here takes over wherever a
 block does not qualify (other text, a run of whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
 with any of the codes that class the bytes (:func:`use_block_isa`).
+``bpetrain.splitting._matcher._py_bytes_by_blocks`` tells the tests how many bytes of a text
+the kernels' reader got from the blocks and how many from the matcher.
 """
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 

@@ -24,6 +24,7 @@ from libc.stdlib cimport free, realloc
 from libc.string cimport memcpy, memmove, memset
 
 from bpetrain.splitting import _blocks
+from bpetrain.splitting._blocks cimport blocks_gave
 
 cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
@@ -1642,3 +1643,43 @@ cdef class Program:
         if not 0 <= lo <= h <= len(data):
             raise ValueError("need 0 <= lo <= hi <= len(data)")
         return last_safe_cut(&self.tables, &view[0], lo, h)
+
+
+def _py_bytes_by_blocks(Program program not None, data):
+    """How the kernels' reader (:c:func:`next_piece_end`, as :c:func:`split_pieces` runs
+    it) reads the UTF-8 string ``data`` with ``program``: the bytes of the pieces that
+    ``_ascii_blocks.h``'s blocks gave, and of those the matcher gave (the hand-written one,
+    the program or its DFA), for the tests.
+
+    Parameters
+    ----------
+    program : Program
+        The pattern's program (``split_pattern(pat_str).program``).
+    data : bytes-like
+        A whole string, UTF-8.
+
+    Returns
+    -------
+    tuple of int
+        ``(n_bytes_blocks, n_bytes_matcher)``: their sum is ``len(data)`` less the bytes
+        no piece matched. A pattern read without blocks gives 0 first.
+    """
+    cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+    cdef Py_ssize_t n = len(data), start = 0, j, n_blocks = 0, n_matcher = 0
+    cdef PieceReader reader
+    cdef Stack stack = Stack(NULL, 0, 0)
+    try:
+        start_reading(&reader, &program.tables, 0)
+        while start < n:
+            j = next_piece_end(&reader, &program.tables, &stack, &view[0], start, n, 0)
+            if j < 0:  # a program matches nothing here
+                start += char_length(&view[0], start, n)
+                continue
+            if blocks_gave(&reader.scan):
+                n_blocks += j - start
+            else:
+                n_matcher += j - start
+            start = j
+    finally:
+        free_stack(&stack)
+    return n_blocks, n_matcher
