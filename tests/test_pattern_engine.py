@@ -534,6 +534,33 @@ def test_failed_attempts_at_the_end(pat_str, shuffle):
             check_interleaved(program, pat_str, data)
 
 
+def _reference_before(pat_str: str, data: bytes, stop: int) -> list[bytes]:
+    """The pieces ``regex.finditer`` gives on ``data`` that start before byte ``stop``."""
+    text = data.decode()
+    return [m.group().encode() for m in regex.finditer(pat_str, text) if len(text[: m.start()].encode()) < stop]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", [r"[^\u00c0-\u00ff]*\p{Cyrillic}{1,2}?\s", r"\p{L}+\p{Pf}|\d", r"\w+!|b\d|\s"])
+def test_failed_attempts_past_stop(pat_str, shuffle):
+    """A reading that stops before the text's end (the first of two interleaved readings, a
+    block of a counted text): an attempt that reads past ``stop`` without a match skips the
+    attempts it covers, before ``stop`` and past it, where one from a later character may
+    still match (``b1`` after ``xxab1``, which ``\\w+!`` reads and fails on)."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    for tail in ("ab1 ", "ab1b2 x", "\u00e9ab1", "\u0416 x", "ab\u00bb", "a1b", "\u0416\u0416 ", "\u00e9 ab!"):
+        for head in ("", "x\u00e9y ", "\u0416 "):
+            # a run longer than the spans (8 to 61 bytes), then the tail, far from the end
+            before = head + "abc de fghij klm" * 20 + "x" * 70
+            data = (before + tail + "cd e!" * 30).encode()
+            check_interleaved(program, pat_str, data, want=reference(pat_str, data))
+            middle = len(before.encode())
+            for stop in [*range(middle - 3, middle + len(tail.encode()) + 3), len(data) // 2, len(data) - 1]:
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+
+
 def _cover_bit(arrays, text: str) -> bool:
     """Whether the cover table says that an attempt that failed after reading ``text[:-1]``
     fails the attempt from its last character too (``_dfa._cover_table``)."""

@@ -165,7 +165,8 @@ cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* 
                                   Py_ssize_t end, Py_ssize_t bos) except -2 nogil
 
 # The pieces of ``text[start:end]`` that start before ``stop`` by the DFA (``t.dfa_trans``
-# not NULL), as ``split_pieces`` gives them.
+# not NULL), as ``split_pieces`` gives them; ``next[0]`` may be past ``stop`` (no piece
+# starts in between).
 cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                            Py_ssize_t* next) noexcept nogil

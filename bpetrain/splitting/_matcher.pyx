@@ -612,22 +612,31 @@ cdef enum:  # flags of a DFA transition (bpetrain.splitting._dfa._fast_table)
     PAIR_FLAGS = 31
 
 
-cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                              Py_ssize_t bos) noexcept nogil:
-    # One transition a character; the last match recorded is the piece.
+cdef inline Py_ssize_t _dfa_piece_end_at(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                         Py_ssize_t bos, Py_ssize_t* stopped) noexcept nogil:
+    # One transition a character; the last match recorded is the piece. Where the attempt
+    # stopped goes to ``stopped``: DFA_SLOW or DFA_CUT before the character there, or ``end``.
     cdef const uint32_t* trans = t.dfa_trans
     cdef uint32_t off = t.dfa_start[start == bos], e
     cdef Py_ssize_t pos = start, last = -1, n
     while pos < end:
         e = trans[off + _dfa_class(t, s, pos, end, &n)]
         if e & (DFA_CUT | DFA_SLOW):
+            stopped[0] = pos
             return pos if e & DFA_CUT else last
         if e & DFA_MATCH:
             last = pos
         off = e & ~(<uint32_t>DFA_FLAGS)
         pos += n
+    stopped[0] = end
     e = t.dfa_eot[off >> t.dfa_shift]
     return end if e == 1 else end - 1 if e == 2 else last
+
+
+cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                              Py_ssize_t bos) noexcept nogil:
+    cdef Py_ssize_t stopped
+    return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
 
 
 cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
@@ -807,8 +816,9 @@ cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssi
 
 cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
                                   Py_ssize_t piece, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
-    # The attempt from ``piece`` read to ``pos < end`` and failed there without a match:
-    # where the next attempt starts. Read again, every place after ``piece`` whose state
+    # The attempt from ``piece`` read to ``pos`` and failed there without a match (at the
+    # character there, or at the end of the text): where the next attempt starts, which
+    # may be ``stop`` or past it. Read again, every place after ``piece`` whose state
     # and character the cover table (_dfa._cover_table) marks starts an attempt that fails
     # too; the first place it does not mark (or ``pos``), past the characters no piece
     # starts with (``_dfa_gap``). Without a cover table: the character after ``piece``.
@@ -1087,7 +1097,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     # After the fast loop: the starts of the pieces it found, then DFA_SLOW at ``pos``, the
     # end of the text or ``stop``; then the reading is done or starts again at ``piece``.
     cdef Py_ssize_t* bounds = r.bounds
-    cdef Py_ssize_t pos = r.pos, piece = r.piece, last = r.last, count = r.count, first = r.first, i
+    cdef Py_ssize_t pos = r.pos, piece = r.piece, last = r.last, count = r.count, first = r.first, i, failed
     cdef Py_ssize_t stop = r.stop, max_pieces = r.max_pieces
     cdef uint32_t e
     for i in range(first, count):
@@ -1124,9 +1134,9 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
         else:  # no match at piece, and none at the end: the attempts it covers fail too
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
-        pos = dfa_piece_end(t, s, piece, end, bos)
-        if pos < 0:
-            piece = _dfa_gap(t, s, piece, stop, end)
+        pos = _dfa_piece_end_at(t, s, piece, end, bos, &failed)
+        if pos < 0:  # no match at piece: the attempts it covers fail too (up to where it
+            piece = _dfa_retry(t, s, end, bos, piece, failed, stop)  # failed, past stop maybe)
         else:
             bounds[2 * count] = piece
             bounds[2 * count + 1] = pos
