@@ -223,8 +223,9 @@ def _two_byte_codes(stage1, stage2):
     for ASCII, a number, a space and a case variant of a contraction's letter (the rules
     count digits and cut spaces by character, and read the contractions' letters as
     ASCII); else O (of o200k's case classes or not: a mark is in both) or a letter, lower
-    case, upper case or both (o200k's classes, ``F_W`` and ``F_U``)."""
-    folded = set(_folds()[0])
+    case, upper case or both (o200k's classes, ``F_W`` and ``F_U``). The case variants are
+    those :func:`_build_tables` has kept (``_fold_extra_cp``), which it finds first."""
+    folded = {_fold_extra_cp[i] for i in range(_n_fold_extra)}
     codes = bytearray(0x800)
     cdef int cp, f
     for cp in range(0x80, 0x800):
@@ -247,7 +248,6 @@ def _build_tables():
     case variants of the contraction letters (:func:`_folds`)."""
     global _n_fold_extra
     stage1, stage2 = _flag_tables(None)
-    _install(0, stage1, stage2)
     flat = _ascii_flags_of(stage1, stage2)
     cdef int i
     cdef bint upper, lower
@@ -273,6 +273,7 @@ def _build_tables():
             _fold_extra_cp[_n_fold_extra] = cp
             _fold_extra_to[_n_fold_extra] = letter
             _n_fold_extra += 1
+    _install(0, stage1, stage2)  # (after the folds: _two_byte_codes reads them)
 
 
 def _packed_members(source, flags, unicode):
