@@ -1056,9 +1056,9 @@ cdef class BytePairEncoder:
         time. A piece seen before is one probe of this table, with no whole-token lookup
         and no merge. Open addressing, each part at most half full: a part starts with
         1,024 entries (or this size if smaller), doubles when half full up to this size,
-        and once full at this size (a part or the arena) that part is emptied and refilled from the
-        pieces that come next (the other part keeps its own) (so memory stays bounded and text of a new kind is not
-        shut out by the pieces of the first). Each call that runs takes a table of its
+        and once full at this size (a part or the arena) that part is emptied and refilled
+        from the pieces that come next, the other part keeping its own (so memory stays
+        bounded and text of a new kind is not shut out by the pieces of the first). Each call that runs takes a table of its
         own (the last one given back, or a new, empty one) and gives it back when it
         returns, so threads never share a table while they encode (shared tables cost a
         second thread a sixth of its speed: every store wrote cache lines the other core

@@ -24,7 +24,8 @@ found with one probe of this table, without a probe of the vocabulary's whole-to
 or a merge. Each of the cache's two parts (pieces of up to 8 bytes, and longer) starts
 with 1,024 entries and doubles when half full, up to ``cache_size`` entries (by default
 262,144: 4 and 8 MiB, 131,072 pieces each, and an arena of up to 4 MiB); once one is full
-at that size the cache is emptied and refilled from the pieces that come next. Each call that runs takes a cache of its own and gives it back
+at that size that part is emptied and refilled from the pieces that come next (the other
+keeps its pieces). Each call that runs takes a cache of its own and gives it back
 when it returns, so threads never share one while they encode, and a thread's next call
 finds the pieces its last one stored: there are as many caches as calls ran at once. The
 cache never changes an id (an entry is used only if all its bytes equal the piece).
@@ -34,7 +35,7 @@ that is one token is then found with one probe, and one not found is merged at o
 Each part of such a cache has from the start ``max(cache_size / 2, 2 * tokens)`` entries
 of its tokens, a power of two (cl100k_base: 262,144 short entries and 131,072 others,
 4 + 4 MiB; o200k_base: 524,288 and 131,072, 8 + 4 MiB), and when a part is three
-quarters full the cache is emptied back to the tokens.
+quarters full that part is emptied back to its tokens.
 """
 from __future__ import annotations
 
