@@ -264,21 +264,72 @@ def test_output_lists_hold_the_kept_ints(trained, num_threads):
 
 
 def test_the_kept_ints_are_not_walked_by_the_garbage_collector(trained):
-    """The table of kept ints and each encoder's tuple of them hold ints alone, so the
-    collector does not track them (a full collection would otherwise walk 200,000 items
-    twice for o200k_base); lists made from them stay tracked, and their ids survive
+    """The table of kept ints holds ints alone (or None for an id not output yet), so the
+    collector does not track it (a full collection would otherwise walk up to 200,000
+    items for o200k_base); lists made from it stay tracked, and their ids survive
     collections."""
     _, none, theirs, text = trained
     enc = Encoding("untracked", pat_str=none.pat_str, mergeable_ranks=none.mergeable_ranks)
-    ints = _encoder._kept_ints
-    assert len(ints) >= len(none.mergeable_ranks) and not gc.is_tracked(ints)
-    tables = [o for o in gc.get_referrers(ints[1000])  # collections the collector walks holding the table's run
-              if isinstance(o, (list, tuple)) and len(o) >= 2256 and all(o[i] is ints[i] for i in range(1000, 1010))]
-    assert not tables
     ids = enc.encode_ordinary(text[:2000])
+    ints = _encoder._kept_ints
+    assert all(ints[i] is i for i in ids) and not gc.is_tracked(ints)
+    tables = [o for o in gc.get_referrers(ids[0])  # collections the collector walks holding the table's ints
+              if isinstance(o, (list, tuple)) and len(o) >= 2256 and all(o[i] is ints[i] for i in set(ids))]
+    assert not tables
     assert gc.is_tracked(ids) and ids == theirs.encode_ordinary(text[:2000])
     gc.collect()
     assert ids == theirs.encode_ordinary(text[:2000]) and enc.encode_ordinary(text[:2000]) == ids
+
+
+def test_kept_ints_are_made_when_first_output_once_for_every_encoder_and_thread():
+    """An id's kept int is made the first time the process outputs the id, and every
+    encoder of the process and every thread then hands out that one object: an id never
+    output has none. The ranks lie past those of every other vocabulary the tests use,
+    so no earlier test has output them. The lists are ordinary lists: each call's its
+    own, mutable, tracked by the collector."""
+    first = 500_000
+    ranks = {bytes([b]): first + b for b in range(256)}
+    for k, token in enumerate([b"ab", b"abc", b" ab", b" abc", b"xy"]):
+        ranks[token] = first + 256 + k
+
+    def made(i):
+        return i < len(_encoder._kept_ints) and _encoder._kept_ints[i] is not None
+
+    assert not any(made(i) for i in range(first, first + 261))
+    one = Encoding("first use", pat_str="cl100k", mergeable_ranks=ranks)
+    other = Encoding("first use again", pat_str="cl100k", mergeable_ranks=ranks)
+    theirs = tiktoken.Encoding("first use", pat_str=one.pat_str, mergeable_ranks=ranks, special_tokens={})
+    ids = one.encode_ordinary("abc ab")
+    assert ids == theirs.encode_ordinary("abc ab") == [first + 257, first + 258]
+    table = _encoder._kept_ints
+    assert [table[i] for i in ids] == ids and all(table[i] is i for i in ids)
+    assert not any(made(i) for i in range(first, first + 261) if i not in ids)  # "xy", the bytes: not output
+    assert all(a is b for a, b in zip(other.encode_ordinary("abc ab"), ids))  # another encoder: the same objects
+    assert not gc.is_tracked(table)
+
+    texts = ["xy abc", "ab xy", "q xy", "xy q ab"] * 4
+    barrier = threading.Barrier(4)
+    outputs = []
+
+    def run(enc):
+        barrier.wait()
+        outputs.append([enc.encode_ordinary(t) for t in texts] + enc.encode_ordinary_batch(texts, num_threads=1))
+
+    threads = [threading.Thread(target=run, args=(enc,)) for enc in (one, other, one, other)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = [theirs.encode_ordinary(t) for t in texts] * 2
+    table = _encoder._kept_ints
+    assert len(outputs) == 4 and all(out == expected for out in outputs)
+    assert all(table[i] is i for out in outputs for row in out for i in row)
+    assert not made(first + ord("z")) and made(first + ord("q"))
+
+    a, b = one.encode_ordinary("abc ab"), one.encode_ordinary("abc ab")
+    a.append(a)
+    a[0] = -1
+    assert a is not b and b == ids and gc.is_tracked(a) and a[2] is a
 
 
 @pytest.mark.parametrize("num_threads", [1, 2])
