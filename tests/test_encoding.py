@@ -346,7 +346,7 @@ def test_kernel_reads_a_str_as_its_utf8(trained):
 
 def test_kernel_utf8_of_every_kind_of_str():
     """The UTF-8 the kernel reads is ``str.encode``'s: ASCII (read in place), Latin-1
-    (encoded by the kernel, eight ASCII bytes at a time), and wider strings, at every
+    (encoded by the kernel, eight bytes at a time), and wider strings, at every
     length around the eight-byte steps and with the other characters anywhere."""
     from bpetrain.encoding._encoder import _py_utf8_of
 
