@@ -321,7 +321,8 @@ def test_block_isa_must_be_one_this_cpu_has():
 
 
 # English with an accented letter, a Greek or a Cyrillic word in each sentence: at most 16
-# bytes >= 0x80 in any 64, which the blocks read (_ascii_blocks.h, BPETRAIN_TWO_BYTE_MOST).
+# bytes >= 0x80 in any 64, which the blocks read whatever codes class their bytes
+# (_ascii_blocks.h, BPETRAIN_TWO_BYTE_MOST).
 LIGHTLY_ACCENTED = (
     "The caf\u00e9 on the corner opens at seven, every day. Their word for it was \u03bb\u03cc\u03b3\u03bf\u03c2,"
     " or so the notes say. In Russian, \u043c\u0438\u0440 means both peace and the world. A na\u00efve"
@@ -348,15 +349,65 @@ def test_blocks_read_text_with_a_few_two_byte_characters(name):
     assert n_matcher == 0, (n_blocks, n_matcher)
 
 
+#: Whether the kernels' blocks class two-byte characters by AVX-512 VBMI, any number a block.
+VBMI = _blocks.block_isas()[-1] == "avx512vbmi"
+
+
 @pytest.mark.parametrize("script", sorted(DENSE))
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
-def test_dense_non_ascii_text_goes_to_the_matcher(name, script):
-    """A stretch of Cyrillic (more than 16 bytes >= 0x80 in a block) or CJK (three-byte
-    characters) between lightly accented English: the matcher reads it, the blocks the
-    English."""
+def test_dense_non_ascii_text(name, script):
+    """A stretch of Cyrillic (more than 16 bytes >= 0x80 in a block) between lightly
+    accented English is read by blocks where AVX-512 VBMI classes its characters, else by
+    the matcher; CJK (three-byte characters) by the matcher."""
     n_blocks, n_matcher = bytes_by_blocks(name, LIGHTLY_ACCENTED + DENSE[script] + LIGHTLY_ACCENTED)
     n_dense = len(DENSE[script].encode("utf-8"))
-    assert n_dense <= n_matcher <= n_dense + 128, (n_blocks, n_matcher, n_dense)
+    if script == "Cyrillic" and VBMI:
+        assert n_matcher == 0, (n_blocks, n_matcher, n_dense)
+    else:
+        assert n_dense <= n_matcher <= n_dense + 128, (n_blocks, n_matcher, n_dense)
+
+
+def dense_two_byte_text(chars: list[str]) -> str:
+    """Each of ``chars`` in runs, after and before letters (both cases), O, a space, an
+    apostrophe and a contraction, more than 16 bytes >= 0x80 in every block."""
+    return "".join(f"{c}{c}{c} \u0436{c}\u0416{c}.{c},x{c} {c}'s{c}\u00e9 ({c}" for c in chars)
+
+
+def block_readable(codes: bytes, cp: int, name: str) -> bool:
+    """Whether the blocks read the two-byte character ``cp`` (_ascii_blocks.h's codes)."""
+    return codes[cp] != 0 and not (name == "o200k" and codes[cp] in (_blocks.TWO_O_CASED_CODE, _blocks.TWO_LETTER_CODE))
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_dense_two_byte_text_of_every_code_point(block_isa, name):
+    """Every code point U+0080..U+07FF in dense two-byte text gives the regex module's
+    pieces, whichever code classes the blocks (AVX-512 VBMI: all of them in blocks, so a
+    wrong code in its table, or a wrong first byte's table, shows)."""
+    only_widest_for_programs(block_isa, name)
+    chars = [chr(cp) for cp in range(0x80, 0x800)]
+    check_blocks(dense_two_byte_text(chars).encode("utf-8"), name)
+    rng = random.Random(3)
+    for _ in range(20):
+        check_blocks("".join(rng.choice(chars + [" ", "a", "'"]) for _ in range(300)).encode("utf-8"), name)
+
+
+@pytest.mark.skipif(not VBMI, reason="the blocks read dense two-byte text with AVX-512 VBMI, which this CPU lacks")
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_read_dense_two_byte_text_with_vbmi(name):
+    """Dense text of the two-byte characters the rules read (every one of them) is read by
+    blocks from its first byte to its last; one the rules cannot read sends its blocks to
+    the matcher."""
+    codes = _blocks._two_byte_codes(*_blocks._flag_tables(None))
+    pattern = "o200k" if name == "o200k" else "cl100k"
+    readable = [chr(cp) for cp in range(0x80, 0x800) if block_readable(codes, cp, pattern)]
+    text = dense_two_byte_text(readable)
+    n_blocks, n_matcher = bytes_by_blocks(name, text)
+    assert n_matcher == 0, (n_blocks, n_matcher)
+    unread = [chr(cp) for cp in range(0x80, 0x800) if not block_readable(codes, cp, pattern)]
+    assert unread
+    for c in unread[:: max(1, len(unread) // 40)]:
+        n_blocks, n_matcher = bytes_by_blocks(name, text[:3000] + c + text[3000:6000])
+        assert n_matcher >= len(c.encode("utf-8")), (hex(ord(c)), n_blocks, n_matcher)
 
 
 # The two-byte characters the block rules cannot read as they read ASCII (see
