@@ -44,7 +44,7 @@
    continue a run of letters, whitespace or digits: the rules then need nothing before P
    but the classes of those bytes, and give the starts from P to the block's end. It
    qualifies if its bytes are ASCII, or (given the classes of U+0080..U+07FF:
-   bpetrain_blocks_init's two_byte) ASCII and two-byte characters (Latin, Greek,
+   bpetrain_blocks_init's codes) ASCII and two-byte characters (Latin, Greek,
    Cyrillic, Armenian, Hebrew, Arabic ...) that are letters or O, each byte of one with
    its character's classes: a run of such letters (or O) is then a run of bytes of the
    class, "the byte before" a character is the last byte of the character before it,
@@ -83,7 +83,7 @@
 /* Class masks of 64 bytes: bit i describes byte i. */
 typedef struct {
     uint64_t l, lw, d, w, nl, sp, ap, sl, hi;  /* lw: a-z (l: either case); sl: '/' */
-    uint64_t cont;  /* the second byte of a two-byte character (bpetrain_two_bytes; else 0) */
+    uint64_t cont;  /* the bytes of a character but its first (bpetrain_two_bytes*; else 0) */
     uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
 } bpetrain_masks;
 
@@ -221,10 +221,15 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
     bpetrain_masks_bytes(p, m);
 }
 
-/* The classes of a two-byte character (U+0080..U+07FF) for the blocks: one byte a code
-   point in the table given to bpetrain_blocks_init (bpetrain.splitting._blocks makes it
-   from the pattern's character classes). 0: the blocks do not read it (a number, a space,
-   a case variant of a contraction's letter). */
+/* The classes of a character of two or three bytes (U+0080..U+FFFF) for the blocks: one
+   byte a code point in the table given to bpetrain_blocks_init (bpetrain.splitting._blocks
+   makes it from the pattern's character classes), then at BPETRAIN_CODES_GROUPS one byte a
+   group of 64 code points of three bytes (cp >> 6, from U+0800): their code if they all have
+   the same, else BPETRAIN_CODES_MIXED; 0 for the groups whose bytes are no character (an
+   overlong form, a surrogate). 0: the blocks do not read it (a number, a space, a case
+   variant of a contraction's letter). */
+#define BPETRAIN_CODES_GROUPS 0x10000
+#define BPETRAIN_CODES_MIXED 0x80
 enum {
     BPETRAIN_TWO_O = 1,       /* O, in none of o200k's case classes */
     BPETRAIN_TWO_O_CASED = 2, /* O in both (a mark): not for o200k's blocks */
@@ -240,6 +245,13 @@ enum {
    (cl100k's split time of a 1 KB document of Spanish text: 2.73 -> 2.33 us; of Russian:
    3.55 -> 3.53, and 3.40 -> 3.98 with every block classed). */
 #define BPETRAIN_TWO_BYTE_MOST 16
+
+/* The bytes of the characters that start at the bits of first, given the bytes that are not
+   a character's first (cont): a character has at most three bytes in a block. */
+static inline uint64_t bpetrain_char_bytes(uint64_t first, uint64_t cont) {
+    uint64_t second = (first << 1) & cont;
+    return first | second | ((second << 1) & cont);
+}
 
 /* Spread each set bit of seed to higher bits while within is set at them (runs). */
 static inline uint64_t bpetrain_smear_up(uint64_t seed, uint64_t within) {
@@ -270,13 +282,13 @@ typedef struct {
 } bpetrain_block;
 
 /* Class the two-byte characters of the block b at Q, whose bytes >= 0x80 are hi (bit i:
-   s[Q + i]), by two_byte (the codes above; o200k: not the ones its rules cannot read): set
+   s[Q + i]), by codes (the codes above; o200k: not the ones its rules cannot read): set
    each one's bytes in l (letters; lw: lower case) and its second byte in cont. A
    character cut by the block's start (its first byte at Q - 1, not before first) is
    classed by both bytes; one cut by its end is left to the next block (b->stop lowered to
    its first byte). Returns 0 if a byte is not part of such a character. */
 static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n,
-                                     const uint8_t* two_byte, int o200k, uint64_t hi, bpetrain_block* b) {
+                                     const uint8_t* codes, int o200k, uint64_t hi, bpetrain_block* b) {
     bpetrain_masks* m = &b->m;
     uint64_t bits, second;
     Py_ssize_t q;
@@ -302,7 +314,7 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
             return 0;
         }
         hi &= ~bits;
-        code = two_byte[cp];
+        code = codes[cp];
         if (code == 0 || (o200k && (code == BPETRAIN_TWO_O_CASED || code == BPETRAIN_TWO_LETTER)))
             return 0;
         if (code >= BPETRAIN_TWO_LOWER)
@@ -315,67 +327,140 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
 }
 
 #ifdef BPETRAIN_AVX512
-/* bpetrain_two_bytes (the same masks, the same answer) for any number of two-byte
-   characters, all 64 bytes at once (AVX-512 VBMI), p the block's bytes (those outside the
-   string zero). A character's code is entry (second byte & 0x3F) of the 64 codes of its first
-   byte's code points (two_byte + ((first byte & 0x1F) << 6)): one permutation (vpermb) of
-   the block's bytes a distinct first byte (Russian text has two: D0 and D1), no loop over
-   the characters. Dense text of two-byte characters is then read by blocks too (a 1 KB
-   document of Russian, cl100k: 3.9 -> 2.2 us to split). */
+/* bpetrain_two_bytes for any number of two- and three-byte characters, all 64 bytes at
+   once (AVX-512 VBMI), p the block's bytes (those outside the string zero), codes the table
+   bpetrain_blocks_init takes (BPETRAIN_CODES_*). A two-byte character's code is entry
+   (second byte & 0x3F) of the 64 codes of its first byte's code points: one permutation
+   (vpermb) of the block's bytes a distinct first byte (Russian text has two, D0 and D1). A
+   three-byte character's is that of its group of 64 code points (first and second byte),
+   where the group's code points have one code (all of CJK's ideographs are letters in both
+   of o200k's case classes): a vpermb a distinct first byte; and where they have not (the
+   group of U+2000..U+203F holds spaces, dashes and quotes), the code of its third byte in
+   the group's 64: a vpermb a distinct such group in the block. No loop over the characters.
+   Returns 0 where bpetrain_two_bytes does (but for the two-byte limit), and for a four-byte
+   character, an invalid or overlong sequence, a surrogate.
+
+   For o200k, a letter in both case classes (Lm, Lo: Hebrew, Arabic, CJK) is read as a lower
+   case one where no such letter is next to a letter of one case class (or an ASCII letter):
+   a run of them is then one piece ([U]*[W]+ takes it whole, as [W]+ takes a run of lower
+   case letters), and that is all the rules need; a block where one is next to a letter of
+   one case class (A\u4e2d, \u4e2da) goes to the matcher, as does a mark (in both classes,
+   not a letter). */
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
 static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n,
-                                   const uint8_t* two_byte, int o200k, uint64_t hi, bpetrain_block* b) {
+                                   const uint8_t* codes, int o200k, uint64_t hi, bpetrain_block* b) {
     bpetrain_masks* m = &b->m;
-    __m512i v = _mm512_loadu_si512((const void*)p), codes = _mm512_setzero_si512();
+    const __m512i v = _mm512_loadu_si512((const void*)p);
+    __m512i code = _mm512_setzero_si512();
 #define RANGE(lo, n) _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)(lo))), _mm512_set1_epi8((char)(n)))
-#define CODES_OF(lead) _mm512_loadu_si512((const void*)(two_byte + (((lead) & 0x1F) << 6)))
-    uint64_t lead = RANGE(0xC2, 0x1D) & hi, cont = RANGE(0x80, 0x3F) & hi;
+#define EQUAL(x) _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)(x)))
+#define ROW(offset) _mm512_loadu_si512((const void*)(codes + (offset)))
+    uint64_t lead2 = RANGE(0xC2, 0x1D) & hi, lead3 = RANGE(0xE0, 0x0F) & hi, cont = RANGE(0x80, 0x3F) & hi;
 #undef RANGE
-    uint64_t last = (uint64_t)1 << (b->stop - Q - 1), seconds, todo, letters, lower, bad;
-    if (hi & ~(lead | cont))
-        return 0;  /* C0, C1 or a first byte of a longer character */
-    if (lead & last) {  /* cut by the block's end: left to the next block */
-        if (b->stop >= n || (s[b->stop] & 0xC0) != 0x80)
-            return 0;
-        b->stop -= 1;
-        lead &= ~last;
+    uint64_t ends, todo, letters, lower, both, bad, head = 0;
+    uint8_t head_code = 0;
+    int top, length;
+    if (hi & ~(lead2 | lead3 | cont))
+        return 0;  /* C0, C1 or a first byte of a four-byte character (or no UTF-8 at all) */
+    if (lead2 | lead3) {  /* the last character, if cut by the block's end: left to the next block */
+        top = 63 - bpetrain_clz64(lead2 | lead3);
+        length = (lead3 >> top) & 1 ? 3 : 2;
+        if (Q + top + length > b->stop) {
+            for (Py_ssize_t k = Q + top + 1; k < Q + top + length; k++)
+                if (k >= n || (s[k] & 0xC0) != 0x80)
+                    return 0;
+            b->stop = Q + top;
+            lead2 &= ~((uint64_t)1 << top);
+            lead3 &= ~((uint64_t)1 << top);
+            cont &= ((uint64_t)1 << top) - 1;
+        }
     }
-    seconds = lead << 1;
-    if (cont & 1) {  /* cut by the block's start: its first byte is the one before Q */
-        if (Q - 1 < first || (uint8_t)(s[Q - 1] - 0xC2) >= 0x1E)
-            return 0;
-        seconds |= 1;
-        codes = _mm512_mask_permutexvar_epi8(codes, 1, v, CODES_OF(s[Q - 1]));
+    if (cont & 1) {  /* the first character, if cut by the block's start: its first byte is before Q */
+        uint32_t cp;
+        if (Q - 1 >= first && (uint8_t)(s[Q - 1] - 0xC2) < 0x1E) {
+            cp = ((uint32_t)(s[Q - 1] & 0x1F) << 6) | (p[0] & 0x3F);
+            head = 1;
+        } else {
+            if (Q - 1 >= first && (s[Q - 1] & 0xF0) == 0xE0 && (cont & 2)) {
+                cp = ((uint32_t)(s[Q - 1] & 0x0F) << 12) | ((uint32_t)(p[0] & 0x3F) << 6) | (p[1] & 0x3F);
+                head = 3;
+            } else if (Q - 2 >= first && (s[Q - 2] & 0xF0) == 0xE0 && (s[Q - 1] & 0xC0) == 0x80) {
+                cp = ((uint32_t)(s[Q - 2] & 0x0F) << 12) | ((uint32_t)(s[Q - 1] & 0x3F) << 6) | (p[0] & 0x3F);
+                head = 1;
+            } else {
+                return 0;
+            }
+            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))
+                return 0;  /* overlong, or a surrogate: not one character */
+        }
+        head_code = codes[cp];
     }
-    if (cont != seconds)
-        return 0;  /* a first byte without its second, or a second without its first */
-    for (todo = lead; todo; ) {
+    if (cont != ((lead2 << 1) | (lead3 << 1) | (lead3 << 2) | head))
+        return 0;  /* a first byte without its other bytes, or another byte without its first */
+    for (todo = lead2; todo; ) {  /* two bytes: the code at the second byte */
         uint8_t first_byte = p[bpetrain_ctz64(todo)];
-        uint64_t same = _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)first_byte)) & todo;
-        codes = _mm512_mask_permutexvar_epi8(codes, same << 1, v, CODES_OF(first_byte));
+        uint64_t same = EQUAL(first_byte) & todo;
+        code = _mm512_mask_permutexvar_epi8(code, same << 1, v, ROW((first_byte & 0x1F) << 6));
         todo &= ~same;
     }
-#undef CODES_OF
-    bad = _mm512_mask_cmpeq_epi8_mask(seconds, codes, _mm512_setzero_si512());
+    if (lead3) {  /* three bytes: the group's code at the third byte, the second byte's value moved there */
+        const __m512i back_one = _mm512_set_epi8(
+            62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36,
+            35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
+            7, 6, 5, 4, 3, 2, 1, 0, 0);
+        const __m512i seconds = _mm512_permutexvar_epi8(back_one, v);
+        for (todo = lead3; todo; ) {
+            uint8_t first_byte = p[bpetrain_ctz64(todo)];
+            uint64_t same = EQUAL(first_byte) & todo;
+            code = _mm512_mask_permutexvar_epi8(code, same << 2, seconds,
+                                                ROW(BPETRAIN_CODES_GROUPS + ((first_byte & 0x0F) << 6)));
+            todo &= ~same;
+        }
+        /* groups of more than one code: the third byte's code in the group's 64 */
+        todo = _mm512_mask_cmpeq_epi8_mask(lead3 << 2, code, _mm512_set1_epi8((char)BPETRAIN_CODES_MIXED));
+        while (todo) {
+            int e = bpetrain_ctz64(todo);
+            uint64_t same = (EQUAL(p[e - 2]) << 2) & (EQUAL(p[e - 1]) << 1) & todo;
+            code = _mm512_mask_permutexvar_epi8(code, same, v, ROW(((p[e - 2] & 0x0F) << 12) | ((p[e - 1] & 0x3F) << 6)));
+            todo &= ~same;
+        }
+    }
+#undef EQUAL
+#undef ROW
+    ends = (lead2 << 1) | (lead3 << 2);
+    bad = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_setzero_si512()) | (head && head_code == 0);
     if (o200k)
-        bad |= _mm512_mask_cmpeq_epi8_mask(seconds, codes, _mm512_set1_epi8(BPETRAIN_TWO_O_CASED))
-               | _mm512_mask_cmpeq_epi8_mask(seconds, codes, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+        bad |= _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_O_CASED))
+               | (head && head_code == BPETRAIN_TWO_O_CASED);
     if (bad)
         return 0;
-    letters = _mm512_mask_cmpge_epu8_mask(seconds, codes, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
-    lower = _mm512_mask_cmpeq_epi8_mask(seconds, codes, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
-    m->l |= letters | (letters >> 1);
-    m->lw |= lower | (lower >> 1);
-    m->cont |= seconds;
+    /* each character's classes from its last byte to its others (a first byte of three is in lead3) */
+#define SPREAD(x) ((x) | ((x) >> 1) | (((x) >> 2) & lead3))
+    letters = _mm512_mask_cmpge_epu8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
+    lower = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
+    both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+    letters = SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
+    lower = SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
+    both = SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
+#undef SPREAD
+    if (o200k) {
+        uint64_t one_case = (m->l | letters) & ~both;
+        if (((both << 1) & one_case) | ((one_case << 1) & both))
+            return 0;
+        lower |= both;
+    }
+    m->l |= letters;
+    m->lw |= lower;
+    m->cont |= cont;
     return 1;
 }
 #endif
 
-/* Load the block at Q = P - context; 0 if a byte of it is not ASCII, nor (with two_byte)
+/* Load the block at Q = P - context; 0 if a byte of it is not ASCII, nor (with codes)
    part of a two-byte character the rules read (bpetrain_two_bytes). *retry: the first
    position P' from which a block at P' - context may qualify. */
 static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n, int context,
-                                const uint8_t* two_byte, int o200k, bpetrain_block* b, Py_ssize_t* retry) {
+                                const uint8_t* codes, int o200k, bpetrain_block* b, Py_ssize_t* retry) {
     uint8_t buffer[64];
     const uint8_t* p = buffer;
     Py_ssize_t string_first = first;
@@ -396,15 +481,15 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
     bpetrain_masks* m = &b->m;
     m->cont = 0;
     if (m->hi & exists) {
-        if (two_byte == NULL)
+        if (codes == NULL)
             two_ok = 0;
 #ifdef BPETRAIN_AVX512
         else if (bpetrain_blocks_isa == 3)
-            two_ok = bpetrain_two_bytes_vbmi(p, s, string_first, Q, n, two_byte, o200k, m->hi & exists, b);
+            two_ok = bpetrain_two_bytes_vbmi(p, s, string_first, Q, n, codes, o200k, m->hi & exists, b);
 #endif
         else
             two_ok = bpetrain_popcount64(m->hi & exists) <= BPETRAIN_TWO_BYTE_MOST
-                     && bpetrain_two_bytes(s, string_first, Q, n, two_byte, o200k, m->hi & exists, b);
+                     && bpetrain_two_bytes(s, string_first, Q, n, codes, o200k, m->hi & exists, b);
         if (!two_ok) {
             /* the last byte >= 0x80 here must be behind the next block's context */
             *retry = Q + 64 + context - bpetrain_clz64(m->hi & exists);
@@ -527,7 +612,7 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
     uint64_t start_o = o & ~(o1 | sp1);
-    uint64_t prefix_end = start_o | ((start_o << 1) & m->cont);  /* the last byte of an O that starts a piece */
+    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (prefix_end << 1));
     uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
     return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, open_end, start_o | start_l | bpetrain_digit_starts(d, every),
@@ -567,7 +652,7 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     }
     uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
-    uint64_t prefix_end = start_o | ((start_o << 1) & m->cont);  /* the last byte of an O that starts a piece */
+    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (prefix_end << 1));
     /* a contraction may start up to 2 bytes before the block's end: leave them */
     return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
@@ -625,16 +710,16 @@ enum {
 
 typedef struct {
     int pattern;        /* BPETRAIN_BLOCKS_* */
-    const uint8_t* two_byte;  /* the codes of U+0080..U+07FF (bpetrain_two_bytes), or NULL: ASCII blocks only */
+    const uint8_t* codes;  /* the codes of U+0080..U+FFFF (BPETRAIN_CODES_*), or NULL: ASCII blocks only */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
     Py_ssize_t retry;   /* no block is tried for a piece starting before it */
     uint64_t starts;    /* bit i: base + i starts a piece after the current one */
 } bpetrain_block_scan;
 
-static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern, const uint8_t* two_byte) {
+static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern, const uint8_t* codes) {
     it->pattern = pattern;
-    it->two_byte = two_byte;
+    it->codes = codes;
     it->base = 0;
     it->valid = -1;
     it->retry = 0;
@@ -681,7 +766,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     }
     context = it->pattern == BPETRAIN_BLOCKS_O200K ? 8 : 3;
     it->base = P - context;
-    if (!bpetrain_load(s, first, it->base, n, context, it->two_byte, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
+    if (!bpetrain_load(s, first, it->base, n, context, it->codes, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
                        &it->retry))
         it->valid = P;
     else if (it->pattern == BPETRAIN_BLOCKS_O200K)
