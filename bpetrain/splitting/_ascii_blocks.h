@@ -43,20 +43,22 @@
    A block is read from three bytes (o200k: eight) before a position P that does not
    continue a run of letters, whitespace or digits: the rules then need nothing before P
    but the classes of those bytes, and give the starts from P to the block's end. It
-   qualifies if its bytes are ASCII, or (given the classes of U+0080..U+07FF:
+   qualifies if its bytes are ASCII, or (given the classes of U+0080..U+FFFF:
    bpetrain_blocks_init's codes) ASCII and two-byte characters (Latin, Greek,
-   Cyrillic, Armenian, Hebrew, Arabic ...) that are letters or O, each byte of one with
+   Cyrillic, Armenian, Hebrew, Arabic ...; with AVX-512 VBMI three-byte ones too: CJK,
+   kana, punctuation) that are letters or O, each byte of one with
    its character's classes: a run of such letters (or O) is then a run of bytes of the
    class, "the byte before" a character is the last byte of the character before it,
    and where the rules read the character before that (the O that a letter takes as its
-   prefix) they step over the second byte (cont). The characters the rules cannot read so
+   prefix) they step over its other bytes (cont). The characters the rules cannot read so
    (a number or a space, whose runs are counted or cut by character; a case variant of a
-   contraction's letter; for o200k a letter or mark in both of its case classes, which
-   ASCII has none of) leave the block to the matcher. bpetrain_two_bytes classes them one
-   character at a time (at most BPETRAIN_TWO_BYTE_MOST bytes of them a block);
-   bpetrain_two_bytes_vbmi, where the CPU has AVX-512 VBMI, all at once (any number: dense
-   Russian text too). A run of whitespace that goes on past the block is left to the next
-   block (its cuts depend on where it ends).
+   contraction's letter; for o200k a mark, and a letter in both of its case classes, which
+   ASCII has none of, unless no letter of one case class is next to it: VBMI's rule) leave
+   the block to the matcher. bpetrain_two_bytes classes them one character at a time (at
+   most BPETRAIN_TWO_BYTE_MOST bytes of them a block); bpetrain_two_bytes_vbmi, where the
+   CPU has AVX-512 VBMI, all at once (any number: dense Russian or Chinese text too). A run
+   of whitespace that goes on past the block is left to the next block (its cuts depend on
+   where it ends).
 
    The classes are the regex module's for ASCII (the caller checks that at start-up:
    bpetrain.splitting._blocks.ascii_classes_standard). */
@@ -337,8 +339,9 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
    of o200k's case classes): a vpermb a distinct first byte; and where they have not (the
    group of U+2000..U+203F holds spaces, dashes and quotes), the code of its third byte in
    the group's 64: a vpermb a distinct such group in the block. No loop over the characters.
-   Returns 0 where bpetrain_two_bytes does (but for the two-byte limit), and for a four-byte
-   character, an invalid or overlong sequence, a surrogate.
+   Returns 0 where bpetrain_two_bytes does (but for its limit of two-byte characters and for
+   o200k's letters in both case classes, below), and for a four-byte character, an invalid or
+   overlong sequence, a surrogate.
 
    For o200k, a letter in both case classes (Lm, Lo: Hebrew, Arabic, CJK) is read as a lower
    case one where no such letter is next to a letter of one case class (or an ASCII letter):

@@ -27,9 +27,10 @@ The three patterns' ASCII text is also split 64 bytes at a time (``_ascii_blocks
 piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
 every kernel that reads pieces through ``bpetrain.splitting._matcher.next_piece_end``, and so
 is mostly ASCII text with some two-byte characters (accented letters, a word of Greek or
-Cyrillic: classed by :func:`_char_codes`), and text of two-byte characters alone (a
-Russian paragraph) where the CPU has AVX-512 VBMI; the matcher here takes over wherever a
-block does not qualify (other text, a run of whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
+Cyrillic: classed by :func:`_char_codes`), and text of two- and three-byte characters
+alone (a Russian or a Chinese paragraph) where the CPU has AVX-512 VBMI; the matcher here
+takes over wherever a block does not qualify (other text, a run of whitespace longer than a
+block). :func:`block_ends` runs the same loop for the tests,
 with any of the codes that class the bytes (:func:`use_block_isa`).
 ``bpetrain.splitting._matcher._py_bytes_by_blocks`` tells the tests how many bytes of a text
 the kernels' reader got from the blocks and how many from the matcher.
