@@ -251,15 +251,20 @@ TWO_BYTE_RUNS = ["x\u00abword", "x\u00ab\u0416\u0436", "(\u00ab\u0416", " \u00ab
                  "\u0436\u0416 \u0416\u0436", "1\u00b22", " \u00a0 x", "\n\u00ab\n", "?\n/\u00e9", "'\u017f"]
 
 
-def test_two_byte_codes_follow_the_classes():
-    """The class the blocks give each two-byte character is the one the pattern's classes
-    (the regex module's) give it: letters by o200k's case classes, O, and 0 for the
-    characters the rules cannot read as they read ASCII."""
-    codes = _blocks._two_byte_codes(*_blocks._flag_tables(None))
+def test_char_codes_follow_the_classes():
+    """The class the blocks give each character of two or three bytes is the one the
+    pattern's classes (the regex module's) give it: letters by o200k's case classes, O, and
+    0 for the characters the rules cannot read as they read ASCII; each group of 64 code
+    points of three bytes has their code if they share one, else the mixed code (0 for the
+    surrogates, whose bytes are no character)."""
+    _blocks.ensure_tables()  # the case variants of the contractions' letters
+    codes = _blocks._char_codes(*_blocks._flag_tables(None))
     upper, lower = regex.compile(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"), regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]")
-    for cp in range(0x80, 0x800):
+    groups = _blocks.CODES_GROUPS_AT
+    assert len(codes) == groups + 0x10000 // 64
+    for cp in range(0x80, 0x10000):
         c = chr(cp)
-        if regex.match(r"[\p{N}\s]", c) or regex.match(r"(?i:[sdmtlver])", c):
+        if 0xD800 <= cp < 0xE000 or regex.match(r"[\p{N}\s]", c) or regex.match(r"(?i:[sdmtlver])", c):
             want = 0
         elif not regex.match(r"\p{L}", c):
             want = _blocks.TWO_O_CASED_CODE if upper.match(c) or lower.match(c) else _blocks.TWO_O_CODE
@@ -269,6 +274,13 @@ def test_two_byte_codes_follow_the_classes():
             want = _blocks.TWO_LOWER_CODE if lower.match(c) else _blocks.TWO_UPPER_CODE
         assert codes[cp] == want, (hex(cp), codes[cp], want)
     assert not any(codes[:0x80])
+    for group in range(0x10000 // 64):
+        members = set(codes[64 * group : 64 * group + 64])
+        if group < 0x800 // 64 or 0xD800 // 64 <= group < 0xE000 // 64:
+            want = 0
+        else:
+            want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
+        assert codes[groups + group] == want, (hex(64 * group), codes[groups + group], want)
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
@@ -321,7 +333,8 @@ def test_block_isa_must_be_one_this_cpu_has():
 
 
 # English with an accented letter, a Greek or a Cyrillic word in each sentence: at most 16
-# bytes >= 0x80 in any 64, which the blocks read (_ascii_blocks.h, BPETRAIN_TWO_BYTE_MOST).
+# bytes >= 0x80 in any 64, which the blocks read whatever codes class their bytes
+# (_ascii_blocks.h, BPETRAIN_TWO_BYTE_MOST).
 LIGHTLY_ACCENTED = (
     "The caf\u00e9 on the corner opens at seven, every day. Their word for it was \u03bb\u03cc\u03b3\u03bf\u03c2,"
     " or so the notes say. In Russian, \u043c\u0438\u0440 means both peace and the world. A na\u00efve"
@@ -348,15 +361,113 @@ def test_blocks_read_text_with_a_few_two_byte_characters(name):
     assert n_matcher == 0, (n_blocks, n_matcher)
 
 
+#: Whether the kernels' blocks class two-byte characters by AVX-512 VBMI, any number a block.
+VBMI = _blocks.block_isas()[-1] == "avx512vbmi"
+
+
 @pytest.mark.parametrize("script", sorted(DENSE))
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
-def test_dense_non_ascii_text_goes_to_the_matcher(name, script):
+def test_dense_non_ascii_text(name, script):
     """A stretch of Cyrillic (more than 16 bytes >= 0x80 in a block) or CJK (three-byte
-    characters) between lightly accented English: the matcher reads it, the blocks the
-    English."""
+    characters) between lightly accented English is read by blocks where AVX-512 VBMI
+    classes its characters, else by the matcher."""
     n_blocks, n_matcher = bytes_by_blocks(name, LIGHTLY_ACCENTED + DENSE[script] + LIGHTLY_ACCENTED)
     n_dense = len(DENSE[script].encode("utf-8"))
-    assert n_dense <= n_matcher <= n_dense + 128, (n_blocks, n_matcher, n_dense)
+    if VBMI:
+        assert n_matcher == 0, (n_blocks, n_matcher, n_dense)
+    else:
+        assert n_dense <= n_matcher <= n_dense + 128, (n_blocks, n_matcher, n_dense)
+
+
+def dense_two_byte_text(chars: list[str]) -> str:
+    """Each of ``chars`` in runs, after and before letters (both cases, two bytes and
+    ASCII; a CJK ideograph), O, a space, an apostrophe and a contraction, more than 16
+    bytes >= 0x80 in every block."""
+    return "".join(f"{c}{c}{c} \u0436{c}\u0416{c}.{c},x{c} {c}'s{c}\u00e9 ({c}\u4e2d{c}A" for c in chars)
+
+
+def dense_text(chars: list[str]) -> str:
+    """Each of ``chars`` in runs after O and a space, next to no other letter."""
+    return "".join(f"{c}{c} {c}.{c}, ({c} " for c in chars)
+
+
+def block_readable(codes: bytes, cp: int, name: str) -> bool:
+    """Whether the blocks read the character ``cp`` with AVX-512 VBMI (_ascii_blocks.h's
+    codes; for o200k, a letter in both case classes where no letter of one case class is
+    next to it)."""
+    return codes[cp] != 0 and not (name == "o200k" and codes[cp] == _blocks.TWO_O_CASED_CODE)
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_dense_two_byte_text_of_every_code_point(block_isa, name):
+    """Every code point U+0080..U+07FF in dense two-byte text gives the regex module's
+    pieces, whichever code classes the blocks (AVX-512 VBMI: all of them in blocks, so a
+    wrong code in its table, or a wrong first byte's table, shows)."""
+    only_widest_for_programs(block_isa, name)
+    chars = [chr(cp) for cp in range(0x80, 0x800)]
+    check_blocks(dense_two_byte_text(chars).encode("utf-8"), name)
+    rng = random.Random(3)
+    for _ in range(20):
+        check_blocks("".join(rng.choice(chars + [" ", "a", "'"]) for _ in range(300)).encode("utf-8"), name)
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_dense_three_byte_text_of_every_code_point(block_isa, name):
+    """Every code point U+0800..U+FFFF in dense text (alone, in runs, next to letters of
+    each case class, ASCII and CJK), and random mixes of them with CJK, kana, punctuation and
+    letters of one case, give the regex module's pieces, whichever code classes the blocks
+    (AVX-512 VBMI reads them: a wrong code of a group or of a character shows)."""
+    only_widest_for_programs(block_isa, name)
+    chars = [chr(cp) for cp in range(0x800, 0x10000) if not 0xD800 <= cp < 0xE000]
+    text = "".join(f"{c}{c} {c}a{c}\u4e2d{c}.A{c}'s" for c in chars)
+    check_blocks(text.encode("utf-8"), name)
+    rng = random.Random(4)
+    pool = chars[::97] + list("\u4e2d\u6587\u3002\u3001\u300c\u300d\u3042\u30a2\u2014\u201c\u201d\u2026\uff0c\u0416\u0436 aA'.1")
+    for _ in range(50):
+        check_blocks("".join(rng.choice(pool) for _ in range(300)).encode("utf-8"), name)
+
+
+@pytest.mark.skipif(not VBMI, reason="the blocks read dense two-byte text with AVX-512 VBMI, which this CPU lacks")
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_read_dense_two_byte_text_with_vbmi(name):
+    """Dense text of the two-byte characters the rules read (every one of them) is read by
+    blocks from its first byte to its last; one the rules cannot read sends its blocks to
+    the matcher."""
+    codes = _blocks._char_codes(*_blocks._flag_tables(None))
+    pattern = "o200k" if name == "o200k" else "cl100k"
+    readable = [chr(cp) for cp in range(0x80, 0x800) if block_readable(codes, cp, pattern)]
+    n_blocks, n_matcher = bytes_by_blocks(name, dense_text(readable))
+    assert n_matcher == 0, (n_blocks, n_matcher)
+    text = dense_two_byte_text(readable)
+    unread = [chr(cp) for cp in range(0x80, 0x800) if not block_readable(codes, cp, pattern)]
+    assert unread
+    for c in unread[:: max(1, len(unread) // 40)]:
+        n_blocks, n_matcher = bytes_by_blocks(name, text[:3000] + c + text[3000:6000])
+        assert n_matcher >= len(c.encode("utf-8")), (hex(ord(c)), n_blocks, n_matcher)
+
+
+@pytest.mark.skipif(not VBMI, reason="the blocks read three-byte characters with AVX-512 VBMI, which this CPU lacks")
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_read_dense_three_byte_text_with_vbmi(name):
+    """Dense text of the three-byte characters the rules read (every one of them, those of
+    groups of one code and of mixed groups) is read by blocks from its first byte to its
+    last; for o200k, a letter in both case classes next to one of one case class (A\u4e2d)
+    sends its block to the matcher, as does a character the rules cannot read."""
+    codes = _blocks._char_codes(*_blocks._flag_tables(None))
+    pattern = "o200k" if name == "o200k" else "cl100k"
+    every = [cp for cp in range(0x800, 0x10000) if not 0xD800 <= cp < 0xE000]
+    readable = [chr(cp) for cp in every if block_readable(codes, cp, pattern)]
+    mixed = [c for c in readable if codes[_blocks.CODES_GROUPS_AT + (ord(c) >> 6)] == _blocks.CODES_MIXED_CODE]
+    assert mixed and len(mixed) < len(readable)
+    n_blocks, n_matcher = bytes_by_blocks(name, dense_text(readable))
+    assert n_matcher == 0, (n_blocks, n_matcher)
+    text = dense_text(["\u4e2d\u6587", "\u0416\u0436", "\u3042"] * 40)
+    for c in [chr(cp) for cp in every if not block_readable(codes, cp, pattern)][::500] + ["A\u4e2d", "\u4e2da"]:
+        n_blocks, n_matcher = bytes_by_blocks(name, text[:100] + c + text[100:])
+        if c in ("A\u4e2d", "\u4e2da") and name != "o200k":
+            assert n_matcher == 0, (c, n_blocks, n_matcher)
+        else:
+            assert n_matcher >= len(c.encode("utf-8")), (hex(ord(c[0])), n_blocks, n_matcher)
 
 
 # The two-byte characters the block rules cannot read as they read ASCII (see

@@ -43,17 +43,21 @@
    A block is read from three bytes (o200k: eight) before a position P that does not
    continue a run of letters, whitespace or digits: the rules then need nothing before P
    but the classes of those bytes, and give the starts from P to the block's end. It
-   qualifies if its bytes are ASCII, or (given the classes of U+0080..U+07FF:
-   bpetrain_blocks_init's two_byte) ASCII and two-byte characters (Latin, Greek,
-   Cyrillic, Armenian, Hebrew, Arabic ...) that are letters or O, each byte of one with
+   qualifies if its bytes are ASCII, or (given the classes of U+0080..U+FFFF:
+   bpetrain_blocks_init's codes) ASCII and two-byte characters (Latin, Greek,
+   Cyrillic, Armenian, Hebrew, Arabic ...; with AVX-512 VBMI three-byte ones too: CJK,
+   kana, punctuation) that are letters or O, each byte of one with
    its character's classes: a run of such letters (or O) is then a run of bytes of the
    class, "the byte before" a character is the last byte of the character before it,
    and where the rules read the character before that (the O that a letter takes as its
-   prefix) they step over the second byte (cont). The characters the rules cannot read so
+   prefix) they step over its other bytes (cont). The characters the rules cannot read so
    (a number or a space, whose runs are counted or cut by character; a case variant of a
-   contraction's letter; for o200k a letter or mark in both of its case classes, which
-   ASCII has none of) leave the block to the matcher: bpetrain_two_bytes. A run of
-   whitespace that goes on past the block is left to the next block (its cuts depend on
+   contraction's letter; for o200k a mark, and a letter in both of its case classes, which
+   ASCII has none of, unless no letter of one case class is next to it: VBMI's rule) leave
+   the block to the matcher. bpetrain_two_bytes classes them one character at a time (at
+   most BPETRAIN_TWO_BYTE_MOST bytes of them a block); bpetrain_two_bytes_vbmi, where the
+   CPU has AVX-512 VBMI, all at once (any number: dense Russian or Chinese text too). A run
+   of whitespace that goes on past the block is left to the next block (its cuts depend on
    where it ends).
 
    The classes are the regex module's for ASCII (the caller checks that at start-up:
@@ -81,7 +85,7 @@
 /* Class masks of 64 bytes: bit i describes byte i. */
 typedef struct {
     uint64_t l, lw, d, w, nl, sp, ap, sl, hi;  /* lw: a-z (l: either case); sl: '/' */
-    uint64_t cont;  /* the second byte of a two-byte character (bpetrain_two_bytes; else 0) */
+    uint64_t cont;  /* the bytes of a character but its first (bpetrain_two_bytes*; else 0) */
     uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
 } bpetrain_masks;
 
@@ -183,13 +187,16 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 #endif
 
 /* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2
-   AVX-512BW. Each module that includes this file has its own; the first block chooses the
+   AVX-512BW, 3 AVX-512BW and its two-byte characters by AVX-512 VBMI (bpetrain_two_bytes_vbmi,
+   any number of them a block). Each module that includes this file has its own; the first block chooses the
    widest the CPU has, and bpetrain.splitting._blocks's tests set theirs to run each. */
 static int bpetrain_blocks_isa = -1;
 
 static inline int bpetrain_widest_isa(void) {
 #if defined(BPETRAIN_AVX512)
-    return __builtin_cpu_supports("avx512bw") ? 2 : 1;
+    if (!__builtin_cpu_supports("avx512bw"))
+        return 1;
+    return __builtin_cpu_supports("avx512vbmi") ? 3 : 2;
 #elif defined(BPETRAIN_SSE2)
     return 1;
 #else
@@ -202,7 +209,7 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
     if (bpetrain_blocks_isa < 0)
         bpetrain_blocks_isa = bpetrain_widest_isa();
 #ifdef BPETRAIN_AVX512
-    if (bpetrain_blocks_isa == 2) {
+    if (bpetrain_blocks_isa >= 2) {
         bpetrain_masks_avx512(p, m);
         return;
     }
@@ -216,10 +223,15 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
     bpetrain_masks_bytes(p, m);
 }
 
-/* The classes of a two-byte character (U+0080..U+07FF) for the blocks: one byte a code
-   point in the table given to bpetrain_blocks_init (bpetrain.splitting._blocks makes it
-   from the pattern's character classes). 0: the blocks do not read it (a number, a space,
-   a case variant of a contraction's letter). */
+/* The classes of a character of two or three bytes (U+0080..U+FFFF) for the blocks: one
+   byte a code point in the table given to bpetrain_blocks_init (bpetrain.splitting._blocks
+   makes it from the pattern's character classes), then at BPETRAIN_CODES_GROUPS one byte a
+   group of 64 code points of three bytes (cp >> 6, from U+0800): their code if they all have
+   the same, else BPETRAIN_CODES_MIXED; 0 for the groups whose bytes are no character (an
+   overlong form, a surrogate). 0: the blocks do not read it (a number, a space, a case
+   variant of a contraction's letter). */
+#define BPETRAIN_CODES_GROUPS 0x10000
+#define BPETRAIN_CODES_MIXED 0x80
 enum {
     BPETRAIN_TWO_O = 1,       /* O, in none of o200k's case classes */
     BPETRAIN_TWO_O_CASED = 2, /* O in both (a mark): not for o200k's blocks */
@@ -228,13 +240,20 @@ enum {
     BPETRAIN_TWO_LETTER = 5   /* ... in both (Lm, Lo): not for o200k's blocks */
 };
 
-/* The most bytes >= 0x80 a block classes (bpetrain_two_bytes), a quarter of it: text that
+/* The most bytes >= 0x80 a block classes one at a time (bpetrain_two_bytes), a quarter of it: text that
    is mostly ASCII, with accented letters or a word of another script here and there.
    Denser text (a Russian sentence) has more pieces in a block, which the matcher, a piece
    at a time, finds in less time than classing each character here and then the block
    (cl100k's split time of a 1 KB document of Spanish text: 2.73 -> 2.33 us; of Russian:
    3.55 -> 3.53, and 3.40 -> 3.98 with every block classed). */
 #define BPETRAIN_TWO_BYTE_MOST 16
+
+/* The bytes of the characters that start at the bits of first, given the bytes that are not
+   a character's first (cont): a character has at most three bytes in a block. */
+static inline uint64_t bpetrain_char_bytes(uint64_t first, uint64_t cont) {
+    uint64_t second = (first << 1) & cont;
+    return first | second | ((second << 1) & cont);
+}
 
 /* Spread each set bit of seed to higher bits while within is set at them (runs). */
 static inline uint64_t bpetrain_smear_up(uint64_t seed, uint64_t within) {
@@ -265,13 +284,13 @@ typedef struct {
 } bpetrain_block;
 
 /* Class the two-byte characters of the block b at Q, whose bytes >= 0x80 are hi (bit i:
-   s[Q + i]), by two_byte (the codes above; o200k: not the ones its rules cannot read): set
+   s[Q + i]), by codes (the codes above; o200k: not the ones its rules cannot read): set
    each one's bytes in l (letters; lw: lower case) and its second byte in cont. A
    character cut by the block's start (its first byte at Q - 1, not before first) is
    classed by both bytes; one cut by its end is left to the next block (b->stop lowered to
    its first byte). Returns 0 if a byte is not part of such a character. */
 static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n,
-                                     const uint8_t* two_byte, int o200k, uint64_t hi, bpetrain_block* b) {
+                                     const uint8_t* codes, int o200k, uint64_t hi, bpetrain_block* b) {
     bpetrain_masks* m = &b->m;
     uint64_t bits, second;
     Py_ssize_t q;
@@ -297,7 +316,7 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
             return 0;
         }
         hi &= ~bits;
-        code = two_byte[cp];
+        code = codes[cp];
         if (code == 0 || (o200k && (code == BPETRAIN_TWO_O_CASED || code == BPETRAIN_TWO_LETTER)))
             return 0;
         if (code >= BPETRAIN_TWO_LOWER)
@@ -309,31 +328,172 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
     return 1;
 }
 
-/* Load the block at Q = P - context; 0 if a byte of it is not ASCII, nor (with two_byte)
+#ifdef BPETRAIN_AVX512
+/* bpetrain_two_bytes for any number of two- and three-byte characters, all 64 bytes at
+   once (AVX-512 VBMI), p the block's bytes (those outside the string zero), codes the table
+   bpetrain_blocks_init takes (BPETRAIN_CODES_*). A two-byte character's code is entry
+   (second byte & 0x3F) of the 64 codes of its first byte's code points: one permutation
+   (vpermb) of the block's bytes a distinct first byte (Russian text has two, D0 and D1). A
+   three-byte character's is that of its group of 64 code points (first and second byte),
+   where the group's code points have one code (all of CJK's ideographs are letters in both
+   of o200k's case classes): a vpermb a distinct first byte; and where they have not (the
+   group of U+2000..U+203F holds spaces, dashes and quotes), the code of its third byte in
+   the group's 64: a vpermb a distinct such group in the block. No loop over the characters.
+   Returns 0 where bpetrain_two_bytes does (but for its limit of two-byte characters and for
+   o200k's letters in both case classes, below), and for a four-byte character, an invalid or
+   overlong sequence, a surrogate.
+
+   For o200k, a letter in both case classes (Lm, Lo: Hebrew, Arabic, CJK) is read as a lower
+   case one where no such letter is next to a letter of one case class (or an ASCII letter):
+   a run of them is then one piece ([U]*[W]+ takes it whole, as [W]+ takes a run of lower
+   case letters), and that is all the rules need; a block where one is next to a letter of
+   one case class (A\u4e2d, \u4e2da) goes to the matcher, as does a mark (in both classes,
+   not a letter). */
+__attribute__((target("avx512f,avx512bw,avx512vbmi")))
+static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n,
+                                   const uint8_t* codes, int o200k, uint64_t hi, bpetrain_block* b) {
+    bpetrain_masks* m = &b->m;
+    const __m512i v = _mm512_loadu_si512((const void*)p);
+    __m512i code = _mm512_setzero_si512();
+#define RANGE(lo, n) _mm512_cmple_epu8_mask(_mm512_sub_epi8(v, _mm512_set1_epi8((char)(lo))), _mm512_set1_epi8((char)(n)))
+#define EQUAL(x) _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8((char)(x)))
+#define ROW(offset) _mm512_loadu_si512((const void*)(codes + (offset)))
+    uint64_t lead2 = RANGE(0xC2, 0x1D) & hi, lead3 = RANGE(0xE0, 0x0F) & hi, cont = RANGE(0x80, 0x3F) & hi;
+#undef RANGE
+    uint64_t ends, todo, letters, lower, both, bad, head = 0;
+    uint8_t head_code = 0;
+    int top, length;
+    if (hi & ~(lead2 | lead3 | cont))
+        return 0;  /* C0, C1 or a first byte of a four-byte character (or no UTF-8 at all) */
+    if (lead2 | lead3) {  /* the last character, if cut by the block's end: left to the next block */
+        top = 63 - bpetrain_clz64(lead2 | lead3);
+        length = (lead3 >> top) & 1 ? 3 : 2;
+        if (Q + top + length > b->stop) {
+            for (Py_ssize_t k = Q + top + 1; k < Q + top + length; k++)
+                if (k >= n || (s[k] & 0xC0) != 0x80)
+                    return 0;
+            b->stop = Q + top;
+            lead2 &= ~((uint64_t)1 << top);
+            lead3 &= ~((uint64_t)1 << top);
+            cont &= ((uint64_t)1 << top) - 1;
+        }
+    }
+    if (cont & 1) {  /* the first character, if cut by the block's start: its first byte is before Q */
+        uint32_t cp;
+        if (Q - 1 >= first && (uint8_t)(s[Q - 1] - 0xC2) < 0x1E) {
+            cp = ((uint32_t)(s[Q - 1] & 0x1F) << 6) | (p[0] & 0x3F);
+            head = 1;
+        } else {
+            if (Q - 1 >= first && (s[Q - 1] & 0xF0) == 0xE0 && (cont & 2)) {
+                cp = ((uint32_t)(s[Q - 1] & 0x0F) << 12) | ((uint32_t)(p[0] & 0x3F) << 6) | (p[1] & 0x3F);
+                head = 3;
+            } else if (Q - 2 >= first && (s[Q - 2] & 0xF0) == 0xE0 && (s[Q - 1] & 0xC0) == 0x80) {
+                cp = ((uint32_t)(s[Q - 2] & 0x0F) << 12) | ((uint32_t)(s[Q - 1] & 0x3F) << 6) | (p[0] & 0x3F);
+                head = 1;
+            } else {
+                return 0;
+            }
+            if (cp < 0x800 || (cp >= 0xD800 && cp < 0xE000))
+                return 0;  /* overlong, or a surrogate: not one character */
+        }
+        head_code = codes[cp];
+    }
+    if (cont != ((lead2 << 1) | (lead3 << 1) | (lead3 << 2) | head))
+        return 0;  /* a first byte without its other bytes, or another byte without its first */
+    for (todo = lead2; todo; ) {  /* two bytes: the code at the second byte */
+        uint8_t first_byte = p[bpetrain_ctz64(todo)];
+        uint64_t same = EQUAL(first_byte) & todo;
+        code = _mm512_mask_permutexvar_epi8(code, same << 1, v, ROW((first_byte & 0x1F) << 6));
+        todo &= ~same;
+    }
+    if (lead3) {  /* three bytes: the group's code at the third byte, the second byte's value moved there */
+        const __m512i back_one = _mm512_set_epi8(
+            62, 61, 60, 59, 58, 57, 56, 55, 54, 53, 52, 51, 50, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 39, 38, 37, 36,
+            35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
+            7, 6, 5, 4, 3, 2, 1, 0, 0);
+        const __m512i seconds = _mm512_permutexvar_epi8(back_one, v);
+        for (todo = lead3; todo; ) {
+            uint8_t first_byte = p[bpetrain_ctz64(todo)];
+            uint64_t same = EQUAL(first_byte) & todo;
+            code = _mm512_mask_permutexvar_epi8(code, same << 2, seconds,
+                                                ROW(BPETRAIN_CODES_GROUPS + ((first_byte & 0x0F) << 6)));
+            todo &= ~same;
+        }
+        /* groups of more than one code: the third byte's code in the group's 64 */
+        todo = _mm512_mask_cmpeq_epi8_mask(lead3 << 2, code, _mm512_set1_epi8((char)BPETRAIN_CODES_MIXED));
+        while (todo) {
+            int e = bpetrain_ctz64(todo);
+            uint64_t same = (EQUAL(p[e - 2]) << 2) & (EQUAL(p[e - 1]) << 1) & todo;
+            code = _mm512_mask_permutexvar_epi8(code, same, v, ROW(((p[e - 2] & 0x0F) << 12) | ((p[e - 1] & 0x3F) << 6)));
+            todo &= ~same;
+        }
+    }
+#undef EQUAL
+#undef ROW
+    ends = (lead2 << 1) | (lead3 << 2);
+    bad = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_setzero_si512()) | (head && head_code == 0);
+    if (o200k)
+        bad |= _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_O_CASED))
+               | (head && head_code == BPETRAIN_TWO_O_CASED);
+    if (bad)
+        return 0;
+    /* each character's classes from its last byte to its others (a first byte of three is in lead3) */
+#define SPREAD(x) ((x) | ((x) >> 1) | (((x) >> 2) & lead3))
+    letters = _mm512_mask_cmpge_epu8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
+    lower = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
+    both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+    letters = SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
+    lower = SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
+    both = SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
+#undef SPREAD
+    if (o200k) {
+        uint64_t one_case = (m->l | letters) & ~both;
+        if (((both << 1) & one_case) | ((one_case << 1) & both))
+            return 0;
+        lower |= both;
+    }
+    m->l |= letters;
+    m->lw |= lower;
+    m->cont |= cont;
+    return 1;
+}
+#endif
+
+/* Load the block at Q = P - context; 0 if a byte of it is not ASCII, nor (with codes)
    part of a two-byte character the rules read (bpetrain_two_bytes). *retry: the first
    position P' from which a block at P' - context may qualify. */
 static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n, int context,
-                                const uint8_t* two_byte, int o200k, bpetrain_block* b, Py_ssize_t* retry) {
+                                const uint8_t* codes, int o200k, bpetrain_block* b, Py_ssize_t* retry) {
     uint8_t buffer[64];
+    const uint8_t* p = buffer;
     Py_ssize_t string_first = first;
+    int two_ok;
     b->Q = Q;
     b->stop = Q + 64 < n ? Q + 64 : n;
     if (Q > first)
         first = Q;
     if (first == Q && Q + 64 <= n) {
-        bpetrain_block_masks(s + Q, &b->m);
+        p = s + Q;
     } else {
         memset(buffer, 0, sizeof buffer);
         memcpy(buffer + (first - Q), s + first, (size_t)(b->stop - first));
-        bpetrain_block_masks(buffer, &b->m);
     }
+    bpetrain_block_masks(p, &b->m);
     uint64_t exists = (b->stop - Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (b->stop - Q)) - 1))
                       & (~(uint64_t)0 << (first - Q));
     bpetrain_masks* m = &b->m;
     m->cont = 0;
     if (m->hi & exists) {
-        if (two_byte == NULL || bpetrain_popcount64(m->hi & exists) > BPETRAIN_TWO_BYTE_MOST
-            || !bpetrain_two_bytes(s, string_first, Q, n, two_byte, o200k, m->hi & exists, b)) {
+        if (codes == NULL)
+            two_ok = 0;
+#ifdef BPETRAIN_AVX512
+        else if (bpetrain_blocks_isa == 3)
+            two_ok = bpetrain_two_bytes_vbmi(p, s, string_first, Q, n, codes, o200k, m->hi & exists, b);
+#endif
+        else
+            two_ok = bpetrain_popcount64(m->hi & exists) <= BPETRAIN_TWO_BYTE_MOST
+                     && bpetrain_two_bytes(s, string_first, Q, n, codes, o200k, m->hi & exists, b);
+        if (!two_ok) {
             /* the last byte >= 0x80 here must be behind the next block's context */
             *retry = Q + 64 + context - bpetrain_clz64(m->hi & exists);
             return 0;
@@ -455,7 +615,7 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
     uint64_t start_o = o & ~(o1 | sp1);
-    uint64_t prefix_end = start_o | ((start_o << 1) & m->cont);  /* the last byte of an O that starts a piece */
+    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (prefix_end << 1));
     uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
     return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, open_end, start_o | start_l | bpetrain_digit_starts(d, every),
@@ -495,7 +655,7 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     }
     uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
-    uint64_t prefix_end = start_o | ((start_o << 1) & m->cont);  /* the last byte of an O that starts a piece */
+    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (prefix_end << 1));
     /* a contraction may start up to 2 bytes before the block's end: leave them */
     return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
@@ -553,16 +713,16 @@ enum {
 
 typedef struct {
     int pattern;        /* BPETRAIN_BLOCKS_* */
-    const uint8_t* two_byte;  /* the codes of U+0080..U+07FF (bpetrain_two_bytes), or NULL: ASCII blocks only */
+    const uint8_t* codes;  /* the codes of U+0080..U+FFFF (BPETRAIN_CODES_*), or NULL: ASCII blocks only */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
     Py_ssize_t retry;   /* no block is tried for a piece starting before it */
     uint64_t starts;    /* bit i: base + i starts a piece after the current one */
 } bpetrain_block_scan;
 
-static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern, const uint8_t* two_byte) {
+static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern, const uint8_t* codes) {
     it->pattern = pattern;
-    it->two_byte = two_byte;
+    it->codes = codes;
     it->base = 0;
     it->valid = -1;
     it->retry = 0;
@@ -609,7 +769,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     }
     context = it->pattern == BPETRAIN_BLOCKS_O200K ? 8 : 3;
     it->base = P - context;
-    if (!bpetrain_load(s, first, it->base, n, context, it->two_byte, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
+    if (!bpetrain_load(s, first, it->base, n, context, it->codes, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
                        &it->retry))
         it->valid = P;
     else if (it->pattern == BPETRAIN_BLOCKS_O200K)

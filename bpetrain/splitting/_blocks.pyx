@@ -27,8 +27,10 @@ The three patterns' ASCII text is also split 64 bytes at a time (``_ascii_blocks
 piece starts of a block from bit operations on its bytes' classes, no branch per piece), by
 every kernel that reads pieces through ``bpetrain.splitting._matcher.next_piece_end``, and so
 is mostly ASCII text with some two-byte characters (accented letters, a word of Greek or
-Cyrillic: classed by :func:`_two_byte_codes`); the matcher here takes over wherever a
-block does not qualify (other text, a run of whitespace longer than a block). :func:`block_ends` runs the same loop for the tests,
+Cyrillic: classed by :func:`_char_codes`), and text of two- and three-byte characters
+alone (a Russian or a Chinese paragraph) where the CPU has AVX-512 VBMI; the matcher here
+takes over wherever a block does not qualify (other text, a run of whitespace longer than a
+block). :func:`block_ends` runs the same loop for the tests,
 with any of the codes that class the bytes (:func:`use_block_isa`).
 ``bpetrain.splitting._matcher._py_bytes_by_blocks`` tells the tests how many bytes of a text
 the kernels' reader got from the blocks and how many from the matcher.
@@ -93,8 +95,8 @@ cdef enum:
     N_SLOTS = 4
 cdef const uint16_t* _stage1[N_SLOTS]
 cdef const uint8_t* _stage2[N_SLOTS]
-# The classes of U+0080..U+07FF for the 64-byte blocks (_two_byte_codes), one table per slot.
-cdef const uint8_t* _two_byte[N_SLOTS]
+# The classes of U+0080..U+FFFF for the 64-byte blocks (_char_codes), one table per slot.
+cdef const uint8_t* _codes[N_SLOTS]
 # The ASCII letter (lower case) a code point matches case-insensitively, for the letters
 # of the contractions ('s 't 're 've 'm 'll 'd); 0 for every other code point.
 cdef uint8_t _fold_ascii[128]
@@ -206,40 +208,56 @@ def _ascii_flags_of(stage1, stage2):
 
 def _install(int slot, stage1, stage2):
     """Make ``stage1``, ``stage2`` (:func:`_flag_tables`) the two-stage table of ``slot``,
-    with the classes the blocks read two-byte characters by (:func:`_two_byte_codes`)."""
-    codes = _two_byte_codes(stage1, stage2)
+    with the classes the blocks read characters of two and three bytes by (:func:`_char_codes`)."""
+    codes = _char_codes(stage1, stage2)
     _tables[slot] = (stage1, stage2, codes)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
     _stage1[slot] = &s1[0]
     _stage2[slot] = &s2[0]
-    _two_byte[slot] = <const uint8_t*><const char*>codes
+    _codes[slot] = <const uint8_t*><const char*>codes
 
 
-def _two_byte_codes(stage1, stage2):
-    """The class of each code point below U+0800 for ``_ascii_blocks.h``'s blocks
-    (bytes, 0x800; its BPETRAIN_TWO_* codes), from its flags in the two-stage table
-    ``stage1``, ``stage2`` (:func:`_flag_tables`): 0 (the blocks leave it to the matcher)
-    for ASCII, a number, a space and a case variant of a contraction's letter (the rules
-    count digits and cut spaces by character, and read the contractions' letters as
-    ASCII); else O (of o200k's case classes or not: a mark is in both) or a letter, lower
-    case, upper case or both (o200k's classes, ``F_W`` and ``F_U``). The case variants are
-    those :func:`_build_tables` has kept (``_fold_extra_cp``), which it finds first."""
-    folded = {_fold_extra_cp[i] for i in range(_n_fold_extra)}
-    codes = bytearray(0x800)
-    cdef int cp, f
-    for cp in range(0x80, 0x800):
-        f = stage2[256 * stage1[cp >> 8] + (cp & 0xFF)]
-        if f & (F_N | F_WS) or cp in folded:
+def _char_codes(stage1, stage2):
+    """The class of each code point below U+10000 for ``_ascii_blocks.h``'s blocks, from
+    its flags in the two-stage table ``stage1``, ``stage2`` (:func:`_flag_tables`), then
+    that of each group of 64 code points of three bytes in UTF-8 (bytes, 0x10000 + 0x400:
+    its BPETRAIN_TWO_* codes and BPETRAIN_CODES_GROUPS).
+
+    A code point's is 0 (the blocks leave it to the matcher) for ASCII, a surrogate (its
+    bytes are not valid UTF-8), a number, a space and a case variant of a contraction's
+    letter (the rules count digits and cut spaces by character, and read the contractions'
+    letters as ASCII); else O (of o200k's case
+    classes or not: a mark is in both) or a letter, lower case, upper case or both (o200k's
+    classes, ``F_W`` and ``F_U``). The case variants are those :func:`_build_tables` has
+    kept (``_fold_extra_cp``), which it finds first. A group's (``cp >> 6`` from U+0800) is
+    the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one."""
+    codes = bytearray(CODES_GROUPS + (0x10000 >> 6))
+    cdef unsigned char[::1] out = codes
+    cdef const uint16_t[::1] s1 = stage1
+    cdef const uint8_t[::1] s2 = stage2
+    cdef int cp, f, group, k
+    for cp in range(0x80, 0x10000):
+        f = s2[256 * s1[cp >> 8] + (cp & 0xFF)]
+        if f & (F_N | F_WS) or 0xD800 <= cp < 0xE000:
             continue
         if not f & F_L:
-            codes[cp] = TWO_O_CASED if f & (F_U | F_W) else TWO_O
+            out[cp] = TWO_O_CASED if f & (F_U | F_W) else TWO_O
         elif f & F_U and f & F_W:
-            codes[cp] = TWO_LETTER
+            out[cp] = TWO_LETTER
         elif f & F_W:
-            codes[cp] = TWO_LOWER
+            out[cp] = TWO_LOWER
         elif f & F_U:
-            codes[cp] = TWO_UPPER
+            out[cp] = TWO_UPPER
+    for k in range(_n_fold_extra):
+        if _fold_extra_cp[k] < 0x10000:
+            out[_fold_extra_cp[k]] = 0
+    for group in range(0x800 >> 6, 0x10000 >> 6):
+        out[CODES_GROUPS + group] = out[group << 6]
+        for k in range(1, 64):
+            if out[(group << 6) + k] != out[group << 6]:
+                out[CODES_GROUPS + group] = CODES_MIXED
+                break
     return bytes(codes)
 
 
@@ -273,7 +291,7 @@ def _build_tables():
             _fold_extra_cp[_n_fold_extra] = cp
             _fold_extra_to[_n_fold_extra] = letter
             _n_fold_extra += 1
-    _install(0, stage1, stage2)  # (after the folds: _two_byte_codes reads them)
+    _install(0, stage1, stage2)  # (after the folds: _char_codes reads them)
 
 
 def _packed_members(source, flags, unicode):
@@ -325,13 +343,17 @@ O200K = PATTERN_O200K
 #: reads (see ``_blocks.pxd``): cl100k's without \s++$, and nanochat's.
 BLOCKS_CL100K_OPEN_RULES = BLOCKS_CL100K_OPEN
 BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
-#: The classes of two-byte characters for the blocks (:func:`_two_byte_codes`; see
+#: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O
 TWO_O_CASED_CODE = TWO_O_CASED
 TWO_LOWER_CODE = TWO_LOWER
 TWO_UPPER_CODE = TWO_UPPER
 TWO_LETTER_CODE = TWO_LETTER
+#: Where the groups' codes start in :func:`_char_codes`'s table, and the code of a group
+#: whose code points have more than one.
+CODES_GROUPS_AT = CODES_GROUPS
+CODES_MIXED_CODE = CODES_MIXED
 
 
 cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
@@ -709,8 +731,8 @@ cdef bint ascii_classes_standard() noexcept nogil:
     return _ascii_standard
 
 
-cdef const uint8_t* two_byte_classes(int u) noexcept nogil:
-    return _two_byte[u]
+cdef const uint8_t* char_codes(int u) noexcept nogil:
+    return _codes[u]
 
 
 cdef extern from "_ascii_blocks.h":
@@ -722,9 +744,11 @@ cdef extern from "_ascii_blocks.h":
         TWO_LOWER "BPETRAIN_TWO_LOWER"
         TWO_UPPER "BPETRAIN_TWO_UPPER"
         TWO_LETTER "BPETRAIN_TWO_LETTER"
+        CODES_GROUPS "BPETRAIN_CODES_GROUPS"
+        CODES_MIXED "BPETRAIN_CODES_MIXED"
 
 #: The code that classes a block's bytes (see _ascii_blocks.h), by name.
-BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2}
+BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2, "avx512vbmi": 3}
 
 
 def block_isas():
@@ -775,7 +799,7 @@ def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0
 
     ends = np.empty(n, dtype=np.int64)
     cdef int64_t[::1] out = ends
-    blocks_init(&it, blocks_of(which), _two_byte[0])
+    blocks_init(&it, blocks_of(which), _codes[0])
     with nogil:
         while cur < n:
             end = blocks_next(&it, text, first, cur, n)
