@@ -191,9 +191,10 @@ def test_pair_rank_dense_and_hashed():
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_other_scripts_of_every_length_on_every_route(name):
-    """Pieces with bytes above 0x7F, every length to 64 (17 to 48 bytes go to the heap
-    encoder instead of tiktoken's loop or the linear one): Han text, box drawing, runs of
-    one character (ties), and invalid UTF-8 (lone continuation bytes, cut characters)."""
+    """Pieces with bytes above 0x7F, every length to 64 (up to 32 bytes go to tiktoken's
+    loop, 33 to 48 to the heap encoder instead of the linear one), before and after the
+    linear encoder's tables: Han text, Cyrillic words, box drawing, runs of one character
+    (ties), and invalid UTF-8 (lone continuation bytes, cut characters)."""
     path = VOCABS / f"{name}.tiktoken"
     if not path.exists():
         pytest.skip(f"{path} is absent: OpenAI's ranks for the routes' tests")
@@ -202,13 +203,18 @@ def test_other_scripts_of_every_length_on_every_route(name):
     theirs = tiktoken.Encoding(name, pat_str=r"\S+", mergeable_ranks=ranks, special_tokens={})
     rng = random.Random(7)
     han = "".join(chr(rng.randrange(0x4E00, 0x9FA6)) for _ in range(40)).encode()
-    sources = [han, "的的的的的的的的的的的的的的的的的的的的的的".encode(), ("─" * 30).encode(),
+    cyrillic = "".join(chr(rng.randrange(0x430, 0x450)) for _ in range(40)).encode()
+    sources = [han, cyrillic, "достопримечательностями".encode(), " переосвидетельствование".encode(),
+               "的的的的的的的的的的的的的的的的的的的的的的".encode(), ("─" * 30).encode(),
                ("│mc      │V:65,   │1434 │文本模式的全屏文件管理器").encode(),
                bytes(rng.choice([0x80, 0xA0, 0xBF, 0xE4, 0xB8]) for _ in range(80)), han[1:] + b"\xe4\xb8"]
-    for source in sources:
-        for length in range(1, 65):
-            piece = source[:length]
-            assert bpe.encode_bytes(piece, as_list=True) == theirs._encode_single_piece(piece), (name, piece)
+    for built in (False, True):
+        if built:
+            bpe.build_linear()
+        for source in sources:
+            for length in range(1, 65):
+                piece = source[:length]
+                assert bpe.encode_bytes(piece, as_list=True) == theirs._encode_single_piece(piece), (name, piece)
 
 
 def last_merge(ranks: dict[bytes, int], token: bytes) -> tuple[bytes, bytes] | None:

@@ -13,13 +13,14 @@
 4. Longer pieces, where the linear encoder does not apply, use the heap + bitfield
    encoder (``bpetrain.encoding._heap.encode_heap``).
 
-Pieces of 17 to ``OTHER_HEAP`` bytes with a byte above 0x7F in their first eight
-(text of other scripts: a run of Han characters is one piece) take path 4 instead:
-there the trie walk of the linear encoder costs a table probe per byte, and the
-linear scans of path 3 grow with the many merges inside each character; the heap
-encoding took 0.92-0.99x the time on the first 3 MB of fortunes.txt with o200k (Chinese
-text and box drawing), 0.94-1.04x with cl100k and on mix-10M (paired runs, one call
-and one batch call on one thread).
+Pieces of ``LINEAR_PIECE`` to ``OTHER_HEAP`` bytes with a byte above 0x7F in their
+first eight (text of other scripts: a run of Han characters is one piece) take path 4
+instead of path 2: there the trie walk of the linear encoder costs a table probe per
+byte. Such pieces of up to ``SMALL_PIECE`` bytes take path 3, as all others do: on the
+new pieces of 17 to 32 bytes with such a byte, tiktoken's loop took 0.55-0.71x the heap
+encoder's time on Russian text (two parts of fortunes.txt), 0.83-0.95x on Chinese text
+(fortunes.txt) and on mix-10M, with cl100k_base and o200k_base (process time, the merging
+alone).
 
 The piece table has two parts: pieces of 3 to ``SHORT_PIECE`` bytes (most pieces of real
 text) in entries of 16 bytes (``ShortEntry``: the bytes, and the length and up to
@@ -304,20 +305,20 @@ cdef inline int64_t reset(void* entries, const void* seed, size_t n_bytes, int64
 cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                        Scratch* scratch) except -1 nogil:
     """The ids of a piece of ``n`` >= 2 bytes that is not one token (paths 2 to 4, by
-    length, and pieces of other scripts of 17 to ``OTHER_HEAP`` bytes by path 4);
-    ``out`` has room for ``n`` more ids."""
+    length, and pieces of other scripts of ``LINEAR_PIECE`` to ``OTHER_HEAP`` bytes by
+    path 4); ``out`` has room for ``n`` more ids."""
     if n > UINT32_MAX:
         with gil:
             raise ValueError(f"a piece of {n} bytes is too long: at most 2**32 - 1 bytes (positions in "
                              "the heap are 32-bit); split the text first")
+    if n <= SMALL_PIECE:
+        encode_small(t, piece, n, out, NULL)
     # a byte above 0x7F in the first eight: another script (module docstring)
-    cdef bint other = n > 16 and n <= OTHER_HEAP and (load_head(piece, n) & 0x8080808080808080ULL) != 0
-    if t.linear and n >= LINEAR_PIECE and not other:
+    elif t.linear and n >= LINEAR_PIECE and not (
+            n <= OTHER_HEAP and (load_head(piece, n) & 0x8080808080808080ULL) != 0):
         if n > scratch.cap:
             grow_scratch(scratch, n)
         encode_linear(t, piece, n, out, scratch, NULL)
-    elif n <= SMALL_PIECE and not other:
-        encode_small(t, piece, n, out, NULL)
     else:
         if n > scratch.cap:
             grow_scratch(scratch, n)
