@@ -50,12 +50,14 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   the character after a match, whether the match ends there: a match still waiting then on
   a group's threads or a lookahead's body has no DFA, and neither has a group left while a
   lookahead or group inside it is undecided.
+- **Empty iterations.** A loop whose body can match the empty string leaves the loop after
+  an optional iteration that read nothing (the backtracker's ``OP_MARK``/``OP_CHECK``, as
+  Perl and the regex module do): that iteration is between a ``_MARK`` and a ``_CHECK``, and
+  the closure (:meth:`_Builder.closure`) knows which iterations a path began without reading
+  since; ``(?:|a)*a`` on "aa" is two pieces, where an automaton that looped on would take both.
 - **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the undecided
-  matches and exits above, loops whose body can match the empty string
-  (the backtracker leaves such a loop after an empty iteration, which a DFA does not track;
-  an optional part, ``X?`` or ``X??``, is a plain choice), more than :data:`MAX_CLASSES`
-  classes, and automata of more than :data:`MAX_STATES` states or NFAs of more than
-  :data:`MAX_NFA` instructions.
+  matches and exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
+  :data:`MAX_STATES` states or NFAs of more than :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
 whether a match ends before the character read, with the way a piece usually ends (no
@@ -84,8 +86,10 @@ MAX_CLASSES = 1024
 
 # NFA instructions: (kind, operand, next); _ENTER and _EXIT bound an atomic group's body; _LOOK
 # (operand: (negative, the body's entry)) starts a lookahead's body beside the part after it,
-# and the body ends at a _FOUND
-_SET, _SPLIT, _COND, _BOS, _MATCH, _ENTER, _EXIT, _LOOK, _FOUND = range(9)
+# and the body ends at a _FOUND; _MARK (operand: the loop's number) starts an optional iteration
+# of a loop whose body can match the empty string, and _CHECK (operand: (the loop's number, the
+# loop's exit)) ends it: to the exit if the iteration read nothing, else on to ``next``
+_SET, _SPLIT, _COND, _BOS, _MATCH, _ENTER, _EXIT, _LOOK, _FOUND, _MARK, _CHECK = range(11)
 # What a thread's tag says of it and an atomic group's instance (see _Builder.step): it is
 # inside, it has left while a thread the backtracker would try first is still inside
 # (pending), or it has left by this very step (turned into pending when the step ends); and
@@ -113,6 +117,7 @@ class _Nfa:
         self.newline = newline  # the classes of "\n" (what a "$" before more may read)
         self.match = self.add(_MATCH, 0, -1)
         self._never: dict[int, bool] = {}
+        self.loops = itertools.count()  # numbers of the loops with a _MARK and a _CHECK
 
     def add(self, kind: int, operand, nxt: int) -> int:
         if len(self.code) >= MAX_NFA:
@@ -336,19 +341,27 @@ class _Nfa:
     def loop(self, node, nxt: int) -> int:
         """``X{lo,hi}`` or ``X{lo,hi}?`` (a possessive ``node`` as if greedy: :meth:`atomic` bounds it)."""
         body, lo, hi = node.children[0], node.lo, node.hi
-        if hi != lo and (hi is None or hi - lo > 1 or lo) and self.nullable(body):
-            # (an optional body, X? or X??, is one choice: match X, empty or not, or skip it)
-            raise NoDfa("a loop whose body can match the empty string")
         lazy = node.mode == LAZY
+        # An optional iteration of a body that can match the empty string leaves the loop when
+        # it reads nothing (as the backtracker's OP_MARK/OP_CHECK and the regex module do):
+        # between a _MARK and a _CHECK, which the subset construction reads (_Builder.closure)
+        empty = self.nullable(body)
+        number = next(self.loops) if empty else -1
+
+        def iteration(after: int) -> int:
+            if not empty or after == nxt:  # (the last iteration goes on to the exit anyway)
+                return self.compile(body, after)
+            return self.add(_MARK, number, self.compile(body, self.add(_CHECK, (number, nxt), after)))
+
         if hi is None:
             loop = self.add(_SPLIT, (), -1)
-            entry = self.compile(body, loop)
+            entry = iteration(loop)
             self.code[loop] = (_SPLIT, (nxt, entry) if lazy else (entry, nxt), -1)
             tail = loop
         else:
             tail = nxt
             for _ in range(hi - lo):
-                entry = self.compile(body, tail)
+                entry = iteration(tail)
                 tail = self.add(_SPLIT, (nxt, entry) if lazy else (entry, nxt), -1)
         for _ in range(lo):
             tail = self.compile(body, tail)
@@ -515,8 +528,10 @@ class _Builder:
                 if self.match_cond(operand, c) & full:
                     ends.append(node)
                 after = []
-            elif kind in (_ENTER, _LOOK):  # (whatever the lookahead's body does)
+            elif kind in (_ENTER, _LOOK, _MARK):  # (whatever the lookahead's body does)
                 after = [(nxt, c)]
+            elif kind == _CHECK:
+                after = [(nxt, c), (operand[1], c)]
             elif kind in (_EXIT, _FOUND):  # leaving an atomic group cuts off threads, and so
                 ends.append(node)  # may a lookahead's match: such a thread must be kept
                 after = [(nxt, c)] if kind == _EXIT else []
@@ -553,17 +568,22 @@ class _Builder:
         cut off on it (the backtracker never tries it: it takes the group's first way out),
         so its condition loses those classes. ``found``: lookahead instance -> the classes of
         the next character on which its body has matched: the part after a negative one loses
-        them, the part after a positive one holds on them (its tag goes)."""
-        stack = [(pc, cond, tags)]
+        them, the part after a positive one holds on them (its tag goes). A path also carries
+        the loops whose optional iteration it has begun (_MARK) in this closure: such an
+        iteration has read nothing when it ends (_CHECK), which then leaves the loop; one
+        begun before has read the characters since (the backtracker's OP_CHECK compares the
+        position with the one OP_MARK kept, and a path's future depends on nothing else of
+        it: every other loop's iteration began before the character just read)."""
+        stack = [(pc, cond, tags, ())]
         while stack:
             item = stack.pop()
             if item in seen:
                 continue
             seen.add(item)
-            pc, cond, tags = item
+            pc, cond, tags, begun = item
             cond, tags, rest = _restrict(cond, tags, left, found)
             if rest:  # a positive lookahead holds on the classes of cond, not on rest
-                stack.append((pc, rest, item[2]))
+                stack.append((pc, rest, item[2], begun))
             if not cond:
                 continue
             kind, operand, nxt = self.code[pc]
@@ -578,12 +598,20 @@ class _Builder:
                 else:
                     self.append(out, pc, cond, tags)
             elif kind == _SPLIT:
-                stack.extend((target, cond, tags) for target in reversed(operand))
+                stack.extend((target, cond, tags, begun) for target in reversed(operand))
             elif kind == _COND:
                 if cond & operand:
-                    stack.append((nxt, cond & operand, tags))
+                    stack.append((nxt, cond & operand, tags, begun))
+            elif kind == _MARK:
+                stack.append((nxt, cond, tags, begun + (operand,)))
+            elif kind == _CHECK:
+                number, leave = operand
+                if number in begun:  # the iteration read nothing: the loop ends
+                    stack.append((leave, cond, tags, tuple(n for n in begun if n != number)))
+                else:
+                    stack.append((nxt, cond, tags, begun))
             elif kind == _ENTER:
-                stack.append((nxt, cond, tags + ((next(self.fresh), _IN),)))
+                stack.append((nxt, cond, tags + ((next(self.fresh), _IN),), begun))
             elif kind == _EXIT:
                 at = max(i for i, (_, how) in enumerate(tags) if how == _IN)  # the innermost group
                 label = tags[at][0]
@@ -593,19 +621,19 @@ class _Builder:
                 # a thread the backtracker tries first is still inside: leaving waits on it
                 waits = any((label, _IN) in other[2] for other in out)
                 rest = tags[:at] + tags[at + 1 :] + (((label, _LEFT_NOW),) if waits else ())
-                stack.append((nxt, cond, rest))
+                stack.append((nxt, cond, rest, begun))
             elif kind == _LOOK:  # the body first (it never matches: only whether it can counts)
                 label = next(self.fresh)
                 negative, body = operand
-                stack.append((nxt, cond, tags + ((label, _AFTER_NEG if negative else _AFTER_POS),)))
-                stack.append((body, cond, ((label, _BODY),)))
+                stack.append((nxt, cond, tags + ((label, _AFTER_NEG if negative else _AFTER_POS),), begun))
+                stack.append((body, cond, ((label, _BODY),), ()))
             elif kind == _FOUND:
                 if len(tags) == 1:  # (only its _BODY tag)
                     found[tags[0][0]] = found.get(tags[0][0], 0) | cond
                 else:  # the body's match waits on a lookahead or an atomic group inside it
                     self.append(out, pc, cond, tags)
             elif at_bos:  # _BOS
-                stack.append((nxt, cond, tags))
+                stack.append((nxt, cond, tags, begun))
 
     @staticmethod
     def append(out: list, pc: int, cond: int, tags: tuple) -> None:
