@@ -20,7 +20,9 @@
 
    A probe reads only where the characters up to it are ASCII bytes (a character of several
    bytes would move the distance) and before ``stop``; elsewhere the attempt is not ruled out.
-   So an attempt skipped fails: skipping it gives the pieces the DFA gives. (Hyperscan checks
+   So an attempt skipped fails: skipping it gives the pieces the DFA gives. The reading
+   skips them where it looks for the next attempt's start (_matcher.pyx, _dfa_gap); with
+   probes, the shuffle loop leaves a failed piece of two bytes or more to it. (Hyperscan checks
    a literal's bytes at fixed distances before it runs its engines on a place, in its
    "lookaround" checks; these probes come from the DFA itself.) */
 #ifndef BPETRAIN_DFA_PROBE_H

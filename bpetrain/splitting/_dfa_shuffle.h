@@ -89,7 +89,6 @@ typedef struct {
     int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
     const uint64_t* cover;         /* byte -> the lanes (a bit each) whose failed attempt through the byte fails
                                       the attempt from it too (_dfa._cover_table); NULL: none */
-    const struct bpetrain_probe* probe;  /* the attempts a byte further on rules out (_dfa_probe.h); NULL: none */
 } bpetrain_shuffle;
 
 /* pshufb's code of the entry e (lane | MATCH 0x40 | CUT 0x80; lane 0: dead) where it reads three or

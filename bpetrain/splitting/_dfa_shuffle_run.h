@@ -16,8 +16,6 @@
 
    No include guard: included once per code. */
 
-#include "_dfa_probe.h"
-
 /* The DFA from lane *lane (live, not a gap) at s[pos] in the piece that starts at *piece, up
    to limit, while it has room (*count < max_pieces): each piece it ends goes to
    bounds[2 * *count], bounds[2 * *count + 1] (*count then one more), *last to the position of
@@ -40,9 +38,7 @@
    lanes cover (t->cover, _dfa._cover_table) where those lanes are in the block. It stops before
    a byte >= 0x80, before a DFA_SLOW it leaves to that loop (the piece has no match and began
    with a byte >= 0x80, or no room is left, or the failed piece is ``reread`` bytes or more and
-   covers no byte after its first), at limit, or where the next piece end would not fit. The
-   next attempt after a failed piece starts past those the probes rule out (t->probe,
-   _dfa_probe.h). */
+   covers no byte after its first), at limit, or where the next piece end would not fit. */
 __attribute__((target(BPETRAIN_SHUFFLE_TARGET)))
 static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit, const bpetrain_shuffle* t,
                                        int* lane, Py_ssize_t* piece, Py_ssize_t* bounds, Py_ssize_t* count,
@@ -211,7 +207,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 if (x > open + 1 && (x == pos || pos - open < reread)) {
                     /* (a longer one covered in part goes to the caller, which keeps its states
                        for the attempts after the first byte it does not cover) */
-                    pos = t->probe != NULL ? bpetrain_probe_skip(t->probe, s, x, limit, limit) : x;
+                    pos = x;
                     open = -1;
                     cur = t->gap;
                     continue;
@@ -222,8 +218,6 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                    failed piece goes back to the caller, which reads it again once, keeping
                    its states, rather than from each of its bytes: _matcher.pyx, _dfa_record) */
                 pos = open + 1;
-                if (t->probe != NULL)  /* and past the attempts after it that the probes rule out */
-                    pos = bpetrain_probe_skip(t->probe, s, pos, limit, limit);
                 open = -1;
                 cur = t->gap;
                 continue;

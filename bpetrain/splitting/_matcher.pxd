@@ -34,7 +34,6 @@ cdef extern from "_dfa_shuffle.h":
         int code
         int quarters
         const uint64_t* cover
-        const probe_tables* probe
 
 
 # The program's instruction set, declared here only: the compiler
@@ -136,13 +135,13 @@ cdef struct Tables:
     bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
     const uint8_t* dfa_cover      # row offset / 8 + class / 8 -> the bits (class % 8) where a failed attempt in
                                   # that state fails the attempt from that character too (_dfa._cover_table), NULL: none
-    const probe_tables* dfa_probe  # the attempts a byte further on rules out (_dfa_probe.h), NULL: none
     # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
     # NULL: none.
     shuffle_tables shuffle
     const uint8_t* dfa_lane       # [where its piece started, state] -> its lane in the shuffle table (0: none)
     Py_ssize_t dfa_n_states
     const uint32_t* dfa_lane_state   # lane -> the state's row offset
+    const probe_tables* dfa_probe  # the attempts a byte further on rules out (_dfa_probe.h), NULL: none
 
 
 cdef class Program:

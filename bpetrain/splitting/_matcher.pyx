@@ -643,23 +643,34 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
     return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
 
 
+cdef Py_ssize_t _dfa_gap_probed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
+                                Py_ssize_t end) noexcept nogil:
+    # _dfa_gap with probes (kept out of line: the loops that inline _dfa_gap stay as small
+    # for the patterns that have none)
+    cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
+    cdef Py_ssize_t n, past
+    while pos < stop:
+        if not row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
+            past = probe_skip(t.dfa_probe, s, pos, stop, end)
+            if past == pos:
+                break
+            pos = past
+            continue
+        pos += n
+    return pos
+
+
 cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
                                 Py_ssize_t end) noexcept nogil:
     """Past the character at ``pos`` (no match starts there), and every character after it
     that no match can start with, up to ``stop``: those the start state takes to no thread,
     and the ASCII bytes whose attempts the probes rule out (_dfa_probe.h)."""
     cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
-    cdef Py_ssize_t n, past
+    cdef Py_ssize_t n
     pos += char_length(s, pos, end)
-    while pos < stop:
-        if not row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
-            if t.dfa_probe == NULL:
-                break
-            past = probe_skip(t.dfa_probe, s, pos, stop, end)
-            if past == pos:
-                break
-            pos = past
-            continue
+    if t.dfa_probe != NULL:
+        return _dfa_gap_probed(t, s, pos, stop, end)
+    while pos < stop and row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
         pos += n
     return pos
 
@@ -828,12 +839,11 @@ cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssi
     cdef Py_ssize_t n
     if i == failed + char_length(s, failed, end):
         return _dfa_gap(t, s, failed, stop, end)
-    cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
     if i >= stop:
         return i
-    if t.dfa_probe != NULL and not row[_dfa_class(t, s, i, end, &n)] & DFA_SLOW:
-        i = probe_skip(t.dfa_probe, s, i, stop, end)  # (past the attempts the probes rule out)
-    if i >= stop or not row[_dfa_class(t, s, i, end, &n)] & DFA_SLOW:
+    if t.dfa_probe != NULL:
+        return _dfa_gap_probed(t, s, i, stop, end)  # (from i: past the attempts the probes rule out)
+    if not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
         return i
     return _dfa_gap(t, s, i, stop, end)
 
@@ -974,8 +984,10 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
                 if count > first:
                     piece = bounds[2 * count - 1]
+                # (with probes, a failed piece of two bytes or more goes back here: _dfa_retry
+                # then skips past the attempts the probes rule out, which the loop would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  r.reread)
+                                  r.reread if t.dfa_probe == NULL else 2)
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1431,7 +1443,6 @@ cdef class Program:
         self.tables.dfa_trans = NULL
         self.tables.dfa_probe = NULL
         self.tables.shuffle.rows = NULL
-        self.tables.shuffle.probe = NULL
         if not self.dfa_reason and not dfa:
             self.dfa_reason = "not asked for"
         if not self.dfa_reason:
@@ -1618,7 +1629,6 @@ cdef class Program:
         PyMem_Free(self.probe_memory)
         self.probe_memory = NULL
         self.tables.dfa_probe = NULL
-        self.tables.shuffle.probe = NULL
         if width > 256:
             return 0
         cdef probe_tables* p = <probe_tables*>PyMem_Malloc(sizeof(probe_tables))
@@ -1711,7 +1721,6 @@ cdef class Program:
             return 0
         self.probe_memory = p
         self.tables.dfa_probe = p
-        self.tables.shuffle.probe = p
         return 0
 
     def __dealloc__(self):
