@@ -606,8 +606,14 @@ def test_failed_attempts_every_code_point(pat_str, shuffle):
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_failed_attempts_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "abcb1 \n\u00bb\u00e9!")
+
+
+def check_drawn_text(pat_str: str, data, alphabet: str) -> None:
+    """The pieces of a text drawn from ``alphabet`` through every shuffle code and reading
+    (:func:`check_interleaved`) are those of ``regex.finditer``."""
     programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
-    text = data.draw(st.text(st.sampled_from("abcb1 \n\u00bb\u00e9!"), max_size=300), label="text").encode()
+    text = data.draw(st.text(st.sampled_from(alphabet), max_size=300), label="text").encode()
     want = reference(pat_str, text)
     for program in programs:
         check_interleaved(program, pat_str, text, want=want)
@@ -671,11 +677,7 @@ def test_probes_every_code_point(pat_str, shuffle):
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_probes_hypothesis(pat_str, data):
-    programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
-    text = data.draw(st.text(st.sampled_from("abex1+! \n\u00e9\u00bb\u4e2d"), max_size=300), label="text").encode()
-    want = reference(pat_str, text)
-    for program in programs:
-        check_interleaved(program, pat_str, text, want=want)
+    check_drawn_text(pat_str, data, "abex1+! \n\u00e9\u00bb\u4e2d")
 
 
 def test_interleaved_readings_reject_a_negative_span():
