@@ -606,11 +606,78 @@ def test_failed_attempts_every_code_point(pat_str, shuffle):
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_failed_attempts_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "abcb1 \n\u00bb\u00e9!")
+
+
+def check_drawn_text(pat_str: str, data, alphabet: str) -> None:
+    """The pieces of a text drawn from ``alphabet`` through every shuffle code and reading
+    (:func:`check_interleaved`) are those of ``regex.finditer``."""
     programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
-    text = data.draw(st.text(st.sampled_from("abcb1 \n\u00bb\u00e9!"), max_size=300), label="text").encode()
+    text = data.draw(st.text(st.sampled_from(alphabet), max_size=300), label="text").encode()
     want = reference(pat_str, text)
     for program in programs:
         check_interleaved(program, pat_str, text, want=want)
+
+
+#: Patterns whose attempts need a byte of a small set some characters on before a match can
+#: end (the DFA's probes, ``_dfa_probe.h``): ``+`` three on from a word character, ``x`` eight
+#: on (not from ``e``, which matches alone), a digit three on, a run read to its end, two of
+#: ``!-/`` after a counted run.
+PROBED = [r"\w.{2}\+{2}|\s", r".{8}x|e", r"[a-z]{3}\d|\s", r"\p{L}{2,}+\p{Pf}|\s|\d", r"[^*-4]{8}+\d{0,3}[!-/]{2}+|\s"]
+#: Texts around the probed byte: at the distance, a byte short or past it, after characters of
+#: two bytes or more (the byte at the distance is then another character's), at the text's end.
+PROBE_WORDS = ["ab++", "abc++", "a\u00e9b++", "\u00e9ab++", "ab\u00e9++", "a+++", "abcdefghx", "abcdefgx", "e",
+               "eeeeeeeex", "a\u00e9cdefghx", "\u4e2dbcdefghx", "abcdefg\u00e9x", "abc1", "ab1", "a\u00e9c1",
+               "abcd1", "abcdefghij" * 5 + "\u00bb", "abcdefgh!!", "abcdefgh12!/", "ab" * 40, "1" * 9]
+
+
+def test_probes_come_from_the_dfa():
+    """Each probed pattern has probes where its attempts need a byte further on, and none
+    where a match can end first (``e`` in ``.{8}x|e``) or before two characters on."""
+    probes = Program(PROBED[0], stored_program(PROBED[0]))._py_probes()
+    assert (3, b"+") in probes[ord("a")] and ord(" ") not in probes
+    probes = Program(PROBED[1], stored_program(PROBED[1]))._py_probes()
+    assert (8, b"x") in probes[ord("a")] and ord("e") not in probes
+    probes = Program(PROBED[2], stored_program(PROBED[2]))._py_probes()
+    assert (3, b"0123456789") in probes[ord("q")] and ord("1") not in probes
+    for pat_str in PROBED:
+        assert Program(pat_str, stored_program(pat_str))._py_probes(), pat_str
+    # a pattern whose attempts fail on the byte after their first has none (the loops take those)
+    assert Program(r"\p{L}\Z", stored_program(r"\p{L}\Z"))._py_probes() is None
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", PROBED)
+def test_probes_skip_failed_attempts_only(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa and program._py_probes()
+    for sep in (" ", "", "\n", "\u00bb", "+"):
+        for words in (PROBE_WORDS, PROBE_WORDS[::-1]):
+            data = sep.join(words).encode()
+            check_interleaved(program, pat_str, data)
+            check_interleaved(program, pat_str, data[5:], at_start=False, want=reference(pat_str, data[5:]))
+            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 3):
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+        for word in PROBE_WORDS:  # each at the text's end
+            data = ("zz " * 30 + sep + word).encode()
+            check_interleaved(program, pat_str, data)
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", PROBED)
+def test_probes_every_code_point(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    every = "".join(map(chr, range(0x110000))).encode("utf-8", "surrogatepass")
+    seps = [b" ab++", b"abcdefghx", b"a\xc3\xa9c1", b"\n", b"e!!"]
+    check(program, pat_str, b"".join(every[i : i + 331] + seps[i % 5] for i in range(0, len(every), 331)))
+
+
+@pytest.mark.parametrize("pat_str", PROBED)
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_probes_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "abex1+! \n\u00e9\u00bb\u4e2d")
 
 
 def test_interleaved_readings_reject_a_negative_span():

@@ -13,6 +13,13 @@ from bpetrain.splitting._blocks cimport (ascii_classes_standard, block_scan, blo
 from bpetrain.splitting._blocks cimport piece_end as native_piece_end
 
 
+cdef extern from "_dfa_probe.h":
+    ctypedef struct probe_tables "bpetrain_probe":
+        uint8_t start[128]
+        uint8_t next[128][16]
+        uint8_t depth[128][2]
+        uint8_t sets[128][2][16]
+
 cdef extern from "_dfa_shuffle.h":
     ctypedef struct shuffle_tables "bpetrain_shuffle":
         const uint8_t* rows
@@ -27,6 +34,7 @@ cdef extern from "_dfa_shuffle.h":
         int code
         int quarters
         const uint64_t* cover
+
 
 # The program's instruction set, declared here only: the compiler
 # (bpetrain.splitting._compiler) emits these numbers and the matcher runs them. ``cpdef``
@@ -133,6 +141,7 @@ cdef struct Tables:
     const uint8_t* dfa_lane       # [where its piece started, state] -> its lane in the shuffle table (0: none)
     Py_ssize_t dfa_n_states
     const uint32_t* dfa_lane_state   # lane -> the state's row offset
+    const probe_tables* dfa_probe  # the attempts a byte further on rules out (_dfa_probe.h), NULL: none
 
 
 cdef class Program:
@@ -141,12 +150,14 @@ cdef class Program:
     cdef Instr* steps
     cdef Alternative* alternatives
     cdef void* shuffle_memory     # the shuffle table's rows and pairs, copied to 64-byte lines (PyMem_Malloc'ed)
+    cdef probe_tables* probe_memory  # the DFA's probes (_read_probes; PyMem_Malloc'ed), NULL: none
     cdef object _arrays           # the buffers (numpy arrays or memoryviews) that own the other tables
     cdef readonly str pat_str
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
     cdef readonly str shuffle_reason  # why the DFA does not read ASCII by vector shuffles ("": it does)
     cdef readonly str shuffle_variant  # the code that reads it so (SHUFFLE_VARIANTS; "": none)
     cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned, int code) except -1
+    cdef int _read_probes(self, Py_ssize_t n_states, Py_ssize_t width) except -1
 
 
 # End (exclusive) of the match of the program at ``start`` in the text ``text[0:end]``,

@@ -29,6 +29,10 @@ from bpetrain.splitting._blocks cimport blocks_gave
 cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
 
+cdef extern from "_dfa_probe.h":
+    Py_ssize_t probe_skip "bpetrain_probe_skip"(const probe_tables* p, const uint8_t* s, Py_ssize_t pos,
+                                                Py_ssize_t stop, Py_ssize_t end) noexcept nogil
+
 cdef extern from "_dfa_shuffle.h":
     int SHUFFLE_REREAD "BPETRAIN_SHUFFLE_REREAD"
     int shuffle_supported "bpetrain_shuffle_supported"(int code) noexcept nogil
@@ -639,16 +643,42 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
     return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
 
 
+cdef Py_ssize_t _dfa_gap_probed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
+                                Py_ssize_t end) noexcept nogil:
+    # _dfa_gap with probes (kept out of line: the loops that inline _dfa_gap stay as small
+    # for the patterns that have none)
+    cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
+    cdef Py_ssize_t n, past
+    while pos < stop:
+        if not row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
+            past = probe_skip(t.dfa_probe, s, pos, stop, end)
+            if past == pos:
+                break
+            pos = past
+            continue
+        pos += n
+    return pos
+
+
 cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
                                 Py_ssize_t end) noexcept nogil:
     """Past the character at ``pos`` (no match starts there), and every character after it
-    that no match can start with, up to ``stop``."""
+    that no match can start with, up to ``stop``: those the start state takes to no thread,
+    and the ASCII bytes whose attempts the probes rule out (_dfa_probe.h)."""
     cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
     cdef Py_ssize_t n
     pos += char_length(s, pos, end)
+    if t.dfa_probe != NULL:
+        return _dfa_gap_probed(t, s, pos, stop, end)
     while pos < stop and row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
         pos += n
     return pos
+
+
+cdef enum:  # the DFA's probes (_dfa_probe.h, Program._read_probes)
+    PROBE_DEPTH = 32    # the farthest a probe looks, in characters after the first
+    PROBE_STATES = 64   # the most states an attempt can be in at a distance that probes look past
+    PROBE_BYTES = 120   # the most ASCII bytes (of 128) a probe's set holds: one that rules out fewer is dropped
 
 
 cdef enum:
@@ -809,7 +839,11 @@ cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssi
     cdef Py_ssize_t n
     if i == failed + char_length(s, failed, end):
         return _dfa_gap(t, s, failed, stop, end)
-    if i >= stop or not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
+    if i >= stop:
+        return i
+    if t.dfa_probe != NULL:
+        return _dfa_gap_probed(t, s, i, stop, end)  # (from i: past the attempts the probes rule out)
+    if not t.dfa_trans[t.dfa_start[0] + _dfa_class(t, s, i, end, &n)] & DFA_SLOW:
         return i
     return _dfa_gap(t, s, i, stop, end)
 
@@ -950,8 +984,10 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
                 if count > first:
                     piece = bounds[2 * count - 1]
+                # (with probes, a failed piece of two bytes or more goes back here: _dfa_retry
+                # then skips past the attempts the probes rule out, which the loop would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  r.reread)
+                                  r.reread if t.dfa_probe == NULL else 2)
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1405,6 +1441,7 @@ cdef class Program:
         self.tables.blocks = blocks_of(native) if native else blocks
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
+        self.tables.dfa_probe = NULL
         self.tables.shuffle.rows = NULL
         if not self.dfa_reason and not dfa:
             self.dfa_reason = "not asked for"
@@ -1442,6 +1479,7 @@ cdef class Program:
                     raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
                 owned.update(dfa_cover=arrays["dfa_cover"])
                 self.tables.dfa_cover = &cover[0, 0]
+            self._read_probes(n_states, width)
             if len(arrays["dfa_pairs"]):
                 try:
                     pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
@@ -1566,11 +1604,131 @@ cdef class Program:
         self.tables.dfa_interleave = False
         return 0
 
+    cdef int _read_probes(self, Py_ssize_t n_states, Py_ssize_t width) except -1:
+        """Set ``self.tables.dfa_probe`` (and the shuffle table's) to the DFA's probes
+        (_dfa_probe.h), or NULL where no ASCII byte has one: for each class of a first byte,
+        the states an attempt can be in a character further on each time (at most
+        PROBE_STATES of them), following the ASCII bytes that keep a thread without ending
+        a match or a piece, and the ASCII bytes those states take, until one can end a match
+        or a piece (or PROBE_DEPTH characters on). Its probes, two characters on or more: the
+        smallest of those sets of bytes (at most PROBE_BYTES; the nearest of equal ones), and
+        the smallest of the others (the farthest of equal ones); the set one character on is
+        ``next``."""
+        cdef const uint32_t* trans = self.tables.dfa_trans
+        cdef const uint16_t* cls = self.tables.dfa_class
+        cdef int shift = self.tables.dfa_shift
+        cdef uint32_t e, x
+        cdef Py_ssize_t c0, c, b, d, i, n_cur, n_next, size, found = 0
+        cdef bint flagged
+        cdef uint8_t used[256]
+        cdef uint8_t allowed[256]
+        cdef Py_ssize_t sizes[PROBE_DEPTH + 1]  # a distance's set of bytes: its size (none: more than PROBE_BYTES)
+        cdef uint8_t sets[PROBE_DEPTH + 1][16]  # and its bytes, a bit each
+        cdef uint8_t first_next[16]  # the bytes one character on
+        cdef Py_ssize_t near, far
+        PyMem_Free(self.probe_memory)
+        self.probe_memory = NULL
+        self.tables.dfa_probe = NULL
+        if width > 256:
+            return 0
+        cdef probe_tables* p = <probe_tables*>PyMem_Malloc(sizeof(probe_tables))
+        cdef uint32_t* states = <uint32_t*>PyMem_Malloc(2 * (PROBE_STATES + 1) * sizeof(uint32_t))
+        cdef int32_t* seen = <int32_t*>PyMem_Malloc(n_states * sizeof(int32_t))
+        if p == NULL or states == NULL or seen == NULL:
+            PyMem_Free(p)
+            PyMem_Free(states)
+            PyMem_Free(seen)
+            raise MemoryError()
+        memset(p, 0, sizeof(probe_tables))
+        memset(used, 0, sizeof(used))
+        for b in range(128):
+            used[cls[b]] = 1
+        for i in range(n_states):
+            seen[i] = -1
+        for c0 in range(width):
+            if not used[c0]:
+                continue
+            e = trans[self.tables.dfa_start[0] + c0]
+            for d in range(PROBE_DEPTH + 1):
+                sizes[d] = PROBE_BYTES + 1
+            memset(first_next, 0xFF, 16)
+            if not e & (DFA_CUT | DFA_MATCH) and not e & DFA_SLOW:
+                states[0] = e & ~(<uint32_t>DFA_FLAGS)
+                n_cur = 1
+                for d in range(1, PROBE_DEPTH + 1):
+                    memset(allowed, 0, sizeof(allowed))
+                    flagged = False
+                    n_next = 0
+                    for i in range(n_cur):
+                        for c in range(width):
+                            if not used[c]:
+                                continue
+                            e = trans[states[i] + c]
+                            if e & (DFA_CUT | DFA_MATCH):
+                                allowed[c] = 1
+                                flagged = True
+                            elif not e & DFA_SLOW:
+                                allowed[c] = 1
+                                x = e & ~(<uint32_t>DFA_FLAGS)
+                                if seen[x >> shift] != c0 * (PROBE_DEPTH + 1) + d and n_next <= PROBE_STATES:
+                                    seen[x >> shift] = c0 * (PROBE_DEPTH + 1) + d
+                                    states[PROBE_STATES + 1 + n_next] = x
+                                    n_next += 1
+                    size = 0
+                    for b in range(128):
+                        size += allowed[cls[b]]
+                    if d == 1:
+                        memset(first_next, 0, 16)
+                        for b in range(128):
+                            if allowed[cls[b]]:
+                                first_next[b >> 3] |= 1 << (b & 7)
+                    elif size <= PROBE_BYTES:
+                        sizes[d] = size
+                        memset(sets[d], 0, 16)
+                        for b in range(128):
+                            if allowed[cls[b]]:
+                                sets[d][b >> 3] |= 1 << (b & 7)
+                    if flagged or n_next == 0 or n_next > PROBE_STATES:
+                        break
+                    memcpy(states, states + PROBE_STATES + 1, n_next * sizeof(uint32_t))
+                    n_cur = n_next
+            # the smallest set (the nearest of equal ones), then the smallest of the others (the
+            # farthest of equal ones: where an attempt reads a run, the farther rules out more)
+            near = far = 0
+            for d in range(2, PROBE_DEPTH + 1):
+                if sizes[d] < sizes[near]:
+                    near = d
+            for d in range(2, PROBE_DEPTH + 1):
+                if d != near and sizes[d] <= min(sizes[far], PROBE_BYTES):
+                    far = d
+            e = trans[self.tables.dfa_start[0] + c0]
+            for b in range(128):
+                if cls[b] != c0:
+                    continue
+                p.start[b] = not (e & DFA_SLOW) or (e & (DFA_CUT | DFA_MATCH)) != 0
+                memcpy(p.next[b], first_next, 16)
+                if near:
+                    p.depth[b][0] = near
+                    memcpy(p.sets[b][0], sets[near], 16)
+                    found += 1
+                if near and far:
+                    p.depth[b][1] = far
+                    memcpy(p.sets[b][1], sets[far], 16)
+        PyMem_Free(states)
+        PyMem_Free(seen)
+        if not found:
+            PyMem_Free(p)
+            return 0
+        self.probe_memory = p
+        self.tables.dfa_probe = p
+        return 0
+
     def __dealloc__(self):
         PyMem_Free(self.code)
         PyMem_Free(self.steps)
         PyMem_Free(self.alternatives)
         PyMem_Free(self.shuffle_memory)
+        PyMem_Free(self.probe_memory)
 
     def __repr__(self):
         return f"<Program {self.pat_str!r}: {len(self._arrays['code'])} instructions>"
@@ -1579,6 +1737,17 @@ cdef class Program:
     def has_dfa(self) -> bool:
         """Whether the DFA splits (else the program, or a hand-written matcher; ``dfa_reason`` says why)."""
         return self.tables.dfa_trans != NULL
+
+    def _py_probes(self):
+        """The DFA's probes (_dfa_probe.h), for tests: ``{byte: ((distance, bytes), ...)}``
+        for each ASCII first byte that has one (the bytes an attempt can read that many
+        characters on, as a ``bytes`` of them), or None where there are none."""
+        cdef const probe_tables* p = self.tables.dfa_probe
+        if p == NULL:
+            return None
+        return {b: tuple((p.depth[b][k], bytes(c for c in range(128) if (p.sets[b][k][c >> 3] >> (c & 7)) & 1))
+                         for k in range(2) if p.depth[b][k])
+                for b in range(128) if p.depth[b][0]}
 
     @property
     def native(self) -> int:
