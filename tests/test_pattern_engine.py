@@ -393,8 +393,8 @@ def _shuffle_lanes(pat_str: str) -> int:
 
 def test_shuffle_widths_take_one_to_four_pshufb():
     """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h): one or two
-    by lane minus 16 per quarter, three or four by pshufb's own code of the lane; o200k's 42
-    lanes go to pshufb as 32 (bpetrain_shuffle_merge), each (?:ab){n}'s as they are (each of
+    by lane minus 16 per quarter, three or four by pshufb's own code of the lane; o200k's 41
+    lanes go to pshufb as 31 (bpetrain_shuffle_merge), each (?:ab){n}'s as they are (each of
     its states tells a count apart)."""
     widths = [-(-_shuffle_lanes(pat_str) // 16) for pat_str in SHUFFLE_WIDTHS]
     assert widths == [1, 2, 2, 2, 2, 3, 3, 4]
@@ -410,7 +410,7 @@ def test_shuffle_widths_take_one_to_four_pshufb():
 #: with "a" reads on as one that starts with "b" does, until "\u00c0" (which only the first
 #: takes), and the start state at the string's start as the one after it, but for "\u00ff";
 #: "...y" goes back to the last match two bytes back, and the loop starts again in that start
-#: state. pshufb merges its 55 lanes to 10 (four quarters to one).
+#: state. pshufb merges its 54 lanes to 9 (four quarters to one).
 MERGED_BY_ASCII = (r"^\u00ff|" + "|".join(f"{chr(97 + i)}[a-z]*{chr(0xC0 + i)}" for i in range(20))
                    + r"|\.\.\.x|[a-z]+|\s+|(?s:.)")
 
@@ -437,7 +437,7 @@ def test_pshufb_finds_merged_lanes_again_before_non_ascii():
     check_interleaved(program, MERGED_BY_ASCII, data)
 
 
-#: Published patterns whose lanes pshufb merges (bpetrain_shuffle_merge): 36 to 30 and 42 to 32
+#: Published patterns whose lanes pshufb merges (bpetrain_shuffle_merge): 35 to 29 and 41 to 31
 #: (lanes 17 to 32 take two pshufb a step, up to 48 three).
 MERGED = ("falcon", "o200k")
 
