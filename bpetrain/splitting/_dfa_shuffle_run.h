@@ -240,6 +240,21 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 continue;
             }
         }
+#ifdef BPETRAIN_SHUFFLE_MERGED
+        if (t->full != NULL && !t->sole[cur] && (stop || pos >= limit || n_pieces >= max_pieces)) {
+            /* stopping in a part of several lanes: the last lane of a part of one in this block is
+               known, if after the last place known */
+            int j = n - 1;
+            for (; j >= 0 && block + j + 1 > known; j--) {
+                int at = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                if (t->sole[at]) {
+                    known = block + j + 1;
+                    known_lane = t->sole[at];
+                    break;
+                }
+            }
+        }
+#endif
         if (stop)
             break;
     }
