@@ -22,7 +22,13 @@ from pattern_strategies import chars_named_in, documents, regex_fails_on, split_
 
 from bpetrain import PATTERNS
 from bpetrain.splitting._compiler import stored_program
-from bpetrain.splitting._matcher import SHUFFLE_VARIANTS, BacktrackLimitExceeded, Program, shuffle_variants
+from bpetrain.splitting._matcher import (
+    SHUFFLE_VARIANTS,
+    BacktrackLimitExceeded,
+    Program,
+    _py_pshufb_quarters,
+    shuffle_variants,
+)
 from bpetrain.splitting.pattern import SplitPattern, split_pattern
 
 
@@ -372,21 +378,89 @@ def test_shuffles_read_the_published_patterns(name):
 
 
 #: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3, llama3,
-#: gpt2_hf), 48 (o200k) and 64 (the last): pshufb reads one to four quarters of a row.
+#: gpt2_hf), 48 (o200k, (?:ab){18}) and 64 (the last): pshufb reads one to four quarters of a row,
+#: o200k's two once its lanes that no ASCII text tells apart are merged.
 SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deepseek_v3", "llama3", "gpt2_hf", "o200k")),
-                  r"(?:ab){24}|\s+|."]
+                  r"(?:ab){18}|\s+|.", r"(?:ab){24}|\s+|."]
+
+
+def _shuffle_lanes(pat_str: str) -> int:
+    """The highest lane of ``pat_str``'s shuffle table as stored (before pshufb merges any)."""
+    arrays = stored_program(pat_str)
+    return max(*(entry & 63 for entry in bytes(arrays["shuffle_rows"])), *bytes(arrays["shuffle_special"]),
+               *bytes(arrays["shuffle_lane"]))
 
 
 def test_shuffle_widths_take_one_to_four_pshufb():
     """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h): one or two
-    by lane minus 16 per quarter, three or four by pshufb's own code of the lane."""
-    widths = set()
-    for pat_str in SHUFFLE_WIDTHS:
-        arrays = stored_program(pat_str)
-        lanes = max(*(entry & 63 for entry in bytes(arrays["shuffle_rows"])), *bytes(arrays["shuffle_special"]),
-                    *bytes(arrays["shuffle_lane"]))
-        widths.add(-(-lanes // 16))
-    assert widths == {1, 2, 3, 4}
+    by lane minus 16 per quarter, three or four by pshufb's own code of the lane; o200k's 41
+    lanes go to pshufb as 31 (bpetrain_shuffle_merge), each (?:ab){n}'s as they are (each of
+    its states tells a count apart)."""
+    widths = [-(-_shuffle_lanes(pat_str) // 16) for pat_str in SHUFFLE_WIDTHS]
+    assert widths == [1, 2, 2, 2, 2, 3, 3, 4]
+    if "pshufb" not in shuffle_variants():
+        pytest.skip("this CPU (or build) has no AVX2")
+    read = [_py_pshufb_quarters(Program(pat_str, stored_program(pat_str), shuffle="pshufb"))
+            for pat_str in SHUFFLE_WIDTHS]
+    assert read == [1, 2, 2, 2, 2, 2, 3, 4]
+    assert _py_pshufb_quarters(Program(PUBLISHED["o200k"], stored_program(PUBLISHED["o200k"]), shuffle=False)) == 0
+
+
+#: A table whose lanes ASCII text does not tell apart but bytes >= 0x80 do: a word that starts
+#: with "a" reads on as one that starts with "b" does, until "\u00c0" (which only the first
+#: takes), and the start state at the string's start as the one after it, but for "\u00ff";
+#: "...y" goes back to the last match two bytes back, and the loop starts again in that start
+#: state. pshufb merges its 54 lanes to 9 (four quarters to one).
+MERGED_BY_ASCII = (r"^\u00ff|" + "|".join(f"{chr(97 + i)}[a-z]*{chr(0xC0 + i)}" for i in range(20))
+                   + r"|\.\.\.x|[a-z]+|\s+|(?s:.)")
+
+
+def test_pshufb_finds_merged_lanes_again_before_non_ascii():
+    """The lane pshufb's loop gives back where it stops before a byte >= 0x80 in a merged lane is
+    the one the rows before merging reach from the last lane it knew, a start state it went back
+    to included (not another of its part, nor the part's number): the word's first letter decides
+    whether the non-ASCII letter after it ends its piece."""
+    if "pshufb" not in shuffle_variants():
+        pytest.skip("this CPU (or build) has no AVX2")
+    program = Program(MERGED_BY_ASCII, stored_program(MERGED_BY_ASCII), shuffle="pshufb")
+    assert _shuffle_lanes(MERGED_BY_ASCII) > 48
+    assert _py_pshufb_quarters(program) == 1
+    rnd = random.Random(5)
+    words = []
+    for _ in range(600):
+        first = rnd.randrange(20)
+        last = first if rnd.random() < 0.5 else rnd.randrange(20)
+        words.append(" " * rnd.randrange(1, 3) + "...y " * rnd.randrange(2) + chr(97 + first)
+                     + "".join(rnd.choice("abxyz") for _ in range(rnd.randrange(90))) + chr(0xC0 + last))
+    data = "".join(words).encode()
+    check(program, MERGED_BY_ASCII, data)
+    check_interleaved(program, MERGED_BY_ASCII, data)
+
+
+#: Published patterns whose lanes pshufb merges (bpetrain_shuffle_merge): 35 to 29 and 41 to 31
+#: (lanes 17 to 32 take two pshufb a step, up to 48 three).
+MERGED = ("falcon", "o200k")
+
+
+@pytest.mark.parametrize("name", MERGED)
+def test_pshufb_finds_the_lane_of_merged_lanes_again(name, prose):
+    """Where pshufb reads merged lanes, the loop stops in a merged lane before a byte >= 0x80
+    put at each place of ASCII text, at the end of the text and where its room runs out, and
+    gives back the lane it is in (its part's one lane, or the rows before merging from the last
+    lane it knew); the pieces after it are regex's."""
+    if "pshufb" not in shuffle_variants():
+        pytest.skip("this CPU (or build) has no AVX2")
+    pat_str = PUBLISHED[name]
+    assert -(-_shuffle_lanes(pat_str) // 16) > 2
+    program = Program(pat_str, stored_program(pat_str), shuffle="pshufb")
+    assert _py_pshufb_quarters(program) == 2
+    ascii_text = bytes(b for b in prose[:3000] if b < 0x80) + SHUFFLE_EDGES[:1500].replace("\u00e9".encode(), b"")
+    for at in range(0, 400):
+        for mark in ("\u00e9".encode(), "\u3000".encode(), b"\xff"):
+            data = ascii_text[at : at + 300] + mark + ascii_text[at + 300 : at + 420]
+            check(program, pat_str, data)
+            check(program, pat_str, data[: 300 - at % 97])
+    check_interleaved(program, pat_str, ascii_text)
 
 
 @pytest.mark.parametrize("shuffle", shuffle_variants())

@@ -89,6 +89,12 @@ typedef struct {
     int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
     const uint64_t* cover;         /* byte -> the lanes (a bit each) whose failed attempt through the byte fails
                                       the attempt from it too (_dfa._cover_table); NULL: none */
+    /* pshufb, lanes merged (bpetrain_shuffle_merge; the fields above then name merged lanes): */
+    const uint8_t* full;           /* the rows before merging (as shuffle_table gives them), by the offsets above;
+                                      NULL: no lanes merged */
+    uint8_t merged[64];            /* a lane -> its merged lane */
+    uint8_t sole[64];              /* a merged lane -> its one lane, 0 if it has several */
+    int full_restart, full_gap;    /* the lanes of restart and gap before merging */
 } bpetrain_shuffle;
 
 /* pshufb's code of the entry e (lane | MATCH 0x40 | CUT 0x80; lane 0: dead) where it reads three or
@@ -127,6 +133,103 @@ static inline void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int cod
             row[32 + j] = quarters == 3 ? q[1][j] : q[3][j];
             row[48 + j] = q[1][j] ^ q[3][j];
         }
+    }
+}
+
+/* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
+static inline int bpetrain_pshufb_quarters(int n_lanes) {
+    return n_lanes <= 17 ? 1 : (n_lanes - 1 + 15) / 16;
+}
+
+/* Merge the lanes of t's n_rows rows at ``rows`` (and of its n_pair_rows two-byte rows after
+   them; all as _dfa.shuffle_table gives them) that no ASCII text tells apart, where that takes
+   pshufb fewer quarters a step (_dfa_shuffle.h's head): the coarsest partition of the n_lanes
+   lanes that keeps apart the kinds the loop tells by lane (the dead lane, the states, the gap,
+   the failed gap and lanes, the back lanes, the back-failed gap and lanes) and under which every
+   byte's row takes the lanes of a part to one part with the same flags (Moore's partition
+   refinement, as DFA minimisation does: Hopcroft and Ullman, "Introduction to Automata
+   Theory", 3.4). A part's lane is its number, in the order of its first lane, so each kind's
+   lanes stay together and in order. The rows are rewritten over the parts, t's lanes renamed;
+   the rows as they were go to ``keep`` (n_rows * 64 bytes) for the loop to find a lane from
+   the last place it knew it (_dfa_shuffle_run.h: a part of one lane, or a lane it set). The
+   cover (t->cover, if any) is renamed by bpetrain_shuffle_merge_cover. Returns the lanes
+   after merging, n_lanes where nothing is merged (t->full stays NULL). */
+static inline int bpetrain_shuffle_merge(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n_rows, Py_ssize_t n_pair_rows,
+                                         int n_lanes, uint8_t* keep) {
+    uint8_t part[64], next[64], first[64], row[64];
+    int l, m, n_parts = 0, n_next;
+    Py_ssize_t c;
+    t->full = NULL;
+    t->full_restart = t->restart;
+    t->full_gap = t->gap;
+    memset(t->sole, 0, 64);
+    if (n_lanes > 64 || n_lanes < 2)
+        return n_lanes;
+    for (l = 0; l < n_lanes; l++)  /* the kinds, in lane order (_dfa.shuffle_table) */
+        part[l] = (uint8_t)(l == 0 ? 0 : l < t->gap ? 1 : l == t->gap ? 2 : l == t->failed_gap ? 3 : l < t->back ? 4
+                            : l < t->back_failed ? 5 : l == t->back_failed ? 6 : 7);
+    for (;;) {
+        n_next = 0;
+        for (l = 0; l < n_lanes; l++) {
+            for (m = 0; m < n_next; m++) {
+                int a = first[m], same = part[a] == part[l];
+                for (c = 0; same && c < n_rows; c++) {
+                    uint8_t x = rows[64 * c + l], y = rows[64 * c + a];
+                    same = (x & 0xC0) == (y & 0xC0) && part[x & 63] == part[y & 63];
+                }
+                if (same)
+                    break;
+            }
+            if (m == n_next)
+                first[n_next++] = (uint8_t)l;
+            next[l] = (uint8_t)m;
+        }
+        if (n_next == n_parts)
+            break;
+        n_parts = n_next;
+        memcpy(part, next, (size_t)n_lanes);
+    }
+    if (bpetrain_pshufb_quarters(n_parts) >= bpetrain_pshufb_quarters(n_lanes))
+        return n_lanes;
+    memcpy(keep, rows, (size_t)(64 * n_rows));
+    memset(t->merged, 0, 64);
+    memcpy(t->merged, part, (size_t)n_lanes);
+    memcpy(t->sole, first, (size_t)n_parts);
+    for (l = 0; l < n_lanes; l++)  /* a part of several lanes: none is its sole one */
+        if (first[part[l]] != l)
+            t->sole[part[l]] = 0;
+    for (c = 0; c < n_rows + n_pair_rows; c++) {
+        uint8_t* r = rows + 64 * c;
+        memset(row, 0, 64);
+        for (m = 1; m < n_parts; m++)
+            row[m] = (uint8_t)((r[first[m]] & 0xC0) | part[r[first[m]] & 63]);
+        memcpy(r, row, 64);
+    }
+    t->restart = part[t->restart];
+    t->gap = part[t->gap];
+    t->failed_gap = part[t->failed_gap];
+    t->back = part[t->back];
+    t->back_failed = part[t->back_failed];
+    t->full = keep;
+    return n_parts;
+}
+
+/* t's cover (byte -> lanes, a bit each) over the merged lanes: a part covers a byte where all
+   its lanes do (an attempt skipped only where the lane it is in would have skipped it). */
+static inline void bpetrain_shuffle_merge_cover(const bpetrain_shuffle* t, uint64_t* cover, int n_lanes) {
+    int b, l;
+    if (t->full == NULL)
+        return;
+    for (b = 0; b < 256; b++) {
+        uint64_t all = ~(uint64_t)0, any = 0;
+        for (l = 1; l < n_lanes; l++) {
+            uint64_t bit = (uint64_t)1 << t->merged[l];
+            if ((cover[b] >> l) & 1)
+                any |= bit;
+            else
+                all &= ~bit;
+        }
+        cover[b] = any & all;
     }
 }
 
@@ -185,6 +288,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
+#define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
@@ -195,6 +299,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
+#define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
@@ -205,6 +310,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
+#define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))
@@ -215,6 +321,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
+#define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))

@@ -50,6 +50,13 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
     uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k */
     Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
     int cur = *lane, stop;
+#ifdef BPETRAIN_SHUFFLE_MERGED
+    /* lanes merged (bpetrain_shuffle_merge): the lane is found again from the last place known */
+    Py_ssize_t known = pos;
+    int known_lane = cur;
+    if (t->full != NULL)
+        cur = t->merged[cur];
+#endif
     const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
     const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
     const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
@@ -59,6 +66,12 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
     BPETRAIN_SHUFFLE_STATE state, first;
     __m128i acc;
     while (pos < limit && n_pieces < max_pieces) {
+#ifdef BPETRAIN_SHUFFLE_MERGED
+        if (t->sole[cur]) {
+            known = pos;
+            known_lane = t->sole[cur];
+        }
+#endif
         int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, k = 0, last_k = 16, last_g = 64;
         uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
@@ -190,6 +203,10 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 n_pieces++;
                 pos = open = *last;
                 cur = t->restart;
+#ifdef BPETRAIN_SHUFFLE_MERGED
+                known = pos;  /* (the gap is a part of its own: the top of the loop knows it) */
+                known_lane = t->full_restart;
+#endif
                 continue;
             }
             if (*last <= open && s[open] < 0x80 && t->cover != NULL && open >= block - 1) {
@@ -223,12 +240,35 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 continue;
             }
         }
+#ifdef BPETRAIN_SHUFFLE_MERGED
+        if (t->full != NULL && !t->sole[cur] && (stop || pos >= limit || n_pieces >= max_pieces)) {
+            /* stopping in a part of several lanes: the last lane of a part of one in this block is
+               known, if after the last place known */
+            int j = n - 1;
+            for (; j >= 0 && block + j + 1 > known; j--) {
+                int at = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                if (t->sole[at]) {
+                    known = block + j + 1;
+                    known_lane = t->sole[at];
+                    break;
+                }
+            }
+        }
+#endif
         if (stop)
             break;
     }
     *count = n_pieces;
     *lane = cur;
     *piece = cur == t->gap || cur == t->failed_gap || cur == t->back_failed ? pos : open;
+#ifdef BPETRAIN_SHUFFLE_MERGED
+    if (t->full != NULL) {  /* the lane: its part's one, or by the rows before merging from the last one known */
+        int l = t->sole[cur] ? t->sole[cur] : known_lane;
+        for (; !t->sole[cur] && known < pos; known++)
+            l = t->full[offsets[s[known]] + l] & 63;
+        *lane = l;
+    }
+#endif
     return pos;
 }
 
@@ -240,3 +280,4 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_LOW
 #undef BPETRAIN_SHUFFLE_DEAD
 #undef BPETRAIN_SHUFFLE_DECODE
+#undef BPETRAIN_SHUFFLE_MERGED

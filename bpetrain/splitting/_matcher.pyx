@@ -37,6 +37,11 @@ cdef extern from "_dfa_shuffle.h":
     int SHUFFLE_REREAD "BPETRAIN_SHUFFLE_REREAD"
     int shuffle_supported "bpetrain_shuffle_supported"(int code) noexcept nogil
     void shuffle_prepare "bpetrain_shuffle_prepare"(uint8_t* rows, Py_ssize_t n, int code, int quarters) noexcept nogil
+    int shuffle_merge "bpetrain_shuffle_merge"(shuffle_tables* t, uint8_t* rows, Py_ssize_t n_rows,
+                                               Py_ssize_t n_pair_rows, int n_lanes, uint8_t* keep) noexcept nogil
+    void shuffle_merge_cover "bpetrain_shuffle_merge_cover"(const shuffle_tables* t, uint64_t* cover,
+                                                            int n_lanes) noexcept nogil
+    int pshufb_quarters "bpetrain_pshufb_quarters"(int n_lanes) noexcept nogil
     Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                                   const shuffle_tables* t, int* lane, Py_ssize_t* piece,
                                                   Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
@@ -1562,19 +1567,28 @@ cdef class Program:
         cdef Py_ssize_t n_pair_bytes = pairs.shape[0] * 64 if has_pairs else 0
         PyMem_Free(self.shuffle_memory)
         self.shuffle_memory = PyMem_Malloc(n_rows * 64 + n_pair_bytes + 256 * (sizeof(uint16_t) + sizeof(uint32_t))
-                                           + 256 * sizeof(uint64_t) + 63)
+                                           + 256 * sizeof(uint64_t) + n_rows * 64 + 63)
         if self.shuffle_memory == NULL:
             raise MemoryError()
         cdef uint8_t* lines = <uint8_t*>((<uintptr_t>self.shuffle_memory + 63) & ~(<uintptr_t>63))
         cdef uint16_t* offsets = <uint16_t*>(lines + n_rows * 64 + n_pair_bytes)
         cdef uint32_t* pair_offsets = <uint32_t*>(offsets + 256)
         cdef uint64_t* cover = <uint64_t*>(pair_offsets + 256)
+        cdef uint8_t* unmerged = <uint8_t*>(cover + 256)  # the rows before pshufb merges lanes (n_rows * 64)
+        cdef int n_merged = n_lanes
         memcpy(lines, &rows[0, 0], n_rows * 64)
         if has_pairs:
             memcpy(lines + n_rows * 64, &pairs[0, 0], n_pair_bytes)
+        self.tables.shuffle.restart = special[0]
+        self.tables.shuffle.gap = special[1]
+        self.tables.shuffle.failed_gap = special[2]
+        self.tables.shuffle.back = special[3]
+        self.tables.shuffle.back_failed = special[4]
+        if code == SHUFFLE_VARIANTS["pshufb"]:  # lanes no ASCII text tells apart, merged where pshufb gains by it
+            n_merged = shuffle_merge(&self.tables.shuffle, lines, n_rows, n_pair_bytes // 64, n_lanes, unmerged)
         # pshufb reads the quarters of a row that hold lanes 1 to n_lanes - 1, 16 each (_dfa_shuffle.h)
         self.tables.shuffle.code = code
-        self.tables.shuffle.quarters = max(1, (n_lanes - 1 + 15) // 16)
+        self.tables.shuffle.quarters = pshufb_quarters(n_merged)
         shuffle_prepare(lines, n_rows + n_pair_bytes // 64, code, self.tables.shuffle.quarters)
         for i in range(256):
             offsets[i] = <uint16_t>(codes[i] * 64)
@@ -1591,12 +1605,9 @@ cdef class Program:
                 for j in range(1, 64 if i < 0x80 else 1):
                     if _dfa_covers(&self.tables, lane_state[j], self.tables.dfa_class[i]):
                         cover[i] |= (<uint64_t>1) << j
+            if code == SHUFFLE_VARIANTS["pshufb"]:
+                shuffle_merge_cover(&self.tables.shuffle, cover, n_lanes)
             self.tables.shuffle.cover = cover
-        self.tables.shuffle.restart = special[0]
-        self.tables.shuffle.gap = special[1]
-        self.tables.shuffle.failed_gap = special[2]
-        self.tables.shuffle.back = special[3]
-        self.tables.shuffle.back_failed = special[4]
         self.tables.dfa_lane = &lanes[0, 0]
         self.tables.dfa_n_states = n_states
         self.tables.dfa_lane_state = &lane_state[0]
@@ -1822,6 +1833,16 @@ cdef class Program:
         if not 0 <= lo <= h <= len(data):
             raise ValueError("need 0 <= lo <= hi <= len(data)")
         return last_safe_cut(&self.tables, &view[0], lo, h)
+
+
+def _py_pshufb_quarters(Program program not None) -> int:
+    """The 16-lane quarters of a row that a step of ``program``'s DFA by ``pshufb`` reads, after
+    its lanes that no ASCII text tells apart are merged (``_dfa_shuffle.h``,
+    ``bpetrain_shuffle_merge``), for the tests: 1 to 4, 0 if the DFA does not read by ``pshufb``.
+    """
+    if program.tables.shuffle.rows == NULL or program.tables.shuffle.code != SHUFFLE_VARIANTS["pshufb"]:
+        return 0
+    return program.tables.shuffle.quarters
 
 
 def _py_bytes_by_blocks(Program program not None, data):
