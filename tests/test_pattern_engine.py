@@ -747,6 +747,21 @@ def test_probes_every_code_point(pat_str, shuffle):
     check(program, pat_str, b"".join(every[i : i + 331] + seps[i % 5] for i in range(0, len(every), 331)))
 
 
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+def test_probes_left_where_they_do_not_pay(shuffle):
+    r"""Where the probes rule out no attempt after the short failed ones that the shuffle loop
+    leaves to them (``ab `` in ``[a-z]{3}\d|\s`` fails on the space, and the ``b`` after
+    ``a`` on the byte after it: no probe reads), a reading leaves them only longer ones
+    (_dfa_review_probes); where they rule out every attempt (``abcdefghij``), all of them.
+    The pieces are the same either way, the probed words after the switch included."""
+    pat_str = PROBED[2]
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program._py_probe_reread(b"ab " * 300) > 2
+    assert program._py_probe_reread(b"abcdefghij" * 300) == 2
+    for sep in (" ", "", "\u00bb"):
+        check_interleaved(program, pat_str, ("ab " * 300 + sep.join(PROBE_WORDS) + "abcdefghij" * 30).encode())
+
+
 @pytest.mark.parametrize("pat_str", PROBED)
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())

@@ -22,7 +22,8 @@
    bytes would move the distance) and before ``stop``; elsewhere the attempt is not ruled out.
    So an attempt skipped fails: skipping it gives the pieces the DFA gives. The reading
    skips them where it looks for the next attempt's start (_matcher.pyx, _dfa_gap); with
-   probes, the shuffle loop leaves a failed piece of two bytes or more to it. (Hyperscan checks
+   probes, the shuffle loop leaves a failed piece of two bytes or more to it, or longer ones
+   only where the probes skip too little to pay for that (_matcher.pyx, _dfa_review_probes). (Hyperscan checks
    a literal's bytes at fixed distances before it runs its engines on a place, in its
    "lookaround" checks; these probes come from the DFA itself.) */
 #ifndef BPETRAIN_DFA_PROBE_H

@@ -691,6 +691,9 @@ cdef enum:
                        # shortest: ``reread``, at first SHUFFLE_REREAD, from which the shuffle
                        # loop leaves them to it)
     GUARD_SLACK = 64   # what the guards may cost before they pay, per byte of ``reread``
+    PROBE_RETURN = 8   # what a failed attempt that the shuffle loop leaves to the probes costs, in
+                       # bytes of attempts that they must rule out to pay for it (_dfa_review_probes)
+    PROBE_SLACK = 64   # what the probes may cost before they pay, in those bytes
 
 
 cdef struct DfaRun:
@@ -702,8 +705,14 @@ cdef struct DfaRun:
     # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``; memory for
     # ``guard_room`` states, freed by ``_dfa_end``); ``reread``: the shortest failed attempt it
     # keeps (more than GUARD_SPAN: none); what the guards cost and saved since ``reread``
-    # was set, in bytes (``_dfa_review_guards``).
+    # was set, in bytes (``_dfa_review_guards``). ``probe_reread``: the shortest failed
+    # attempt that the shuffle loop leaves to the probes (_dfa_gap_probed), at first 2 (more
+    # than GUARD_SPAN: none, without probes); what that cost and saved since it was set, in
+    # bytes (``_dfa_review_probes``).
     Py_ssize_t reread
+    Py_ssize_t probe_reread
+    Py_ssize_t probe_cost
+    Py_ssize_t probe_saved
     Py_ssize_t guard_cost
     Py_ssize_t guard_saved
     Py_ssize_t guard_lo
@@ -742,6 +751,8 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.guard_lo = r.guard_hi = -1
     r.reread = SHUFFLE_REREAD
     r.guard_cost = r.guard_saved = 0
+    r.probe_reread = 2 if t.dfa_probe != NULL else GUARD_SPAN + 1
+    r.probe_cost = r.probe_saved = 0
     r.guard = NULL
     r.guard_room = 0
 
@@ -799,6 +810,22 @@ cdef inline void _dfa_review_guards(DfaRun* r) noexcept nogil:
     if r.guard_cost > 2 * r.guard_saved + GUARD_SLACK * r.reread:
         r.reread *= 2
         r.guard_cost = r.guard_saved = 0
+
+
+cdef inline void _dfa_review_probes(DfaRun* r, Py_ssize_t failed, Py_ssize_t pos, Py_ssize_t next) noexcept nogil:
+    # The attempt from ``failed`` failed at ``pos`` and came back from the shuffle loop for
+    # the probes only (shorter than ``reread``); the next attempt starts at ``next``. The
+    # return costs about PROBE_RETURN bytes of the loop's reading; each attempt skipped
+    # after its first byte (by the probes, or the cover table) saved about as many bytes as
+    # it read, and a dead step of the loop, as dear as a return. Where the probes seldom rule out an attempt (they are on a few of the
+    # first bytes the text's attempts have, or their sets hold most bytes), leave them only
+    # failed attempts twice as long (``probe_reread`` doubled): the probes cost the loop
+    # nothing below that (_dfa_gap still skips past the attempts they rule out).
+    r.probe_cost += PROBE_RETURN
+    r.probe_saved += (next - failed - 1) * (pos - failed + PROBE_RETURN)
+    if r.probe_cost > r.probe_saved + PROBE_SLACK:
+        r.probe_reread *= 2
+        r.probe_cost = r.probe_saved = 0
 
 
 cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
@@ -989,10 +1016,11 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                     bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
                 if count > first:
                     piece = bounds[2 * count - 1]
-                # (with probes, a failed piece of two bytes or more goes back here: _dfa_retry
-                # then skips past the attempts the probes rule out, which the loop would read)
+                # (with probes, a failed piece of ``probe_reread`` bytes or more goes back here:
+                # _dfa_retry then skips past the attempts the probes rule out, which the loop
+                # would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  r.reread if t.dfa_probe == NULL else 2)
+                                  min(r.reread, r.probe_reread))
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1160,7 +1188,10 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             if pos != r.guard_hi:  # (an attempt that met the guard stops where it does)
                 _dfa_review_guards(r)
                 _dfa_record(r, t, s, end, bos, piece, pos)
+            failed = piece
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
+            if r.probe_reread <= pos - failed < r.reread:
+                _dfa_review_probes(r, failed, pos, piece)
     elif count == max_pieces or piece >= stop:
         pass
     elif pos >= end:
@@ -1759,6 +1790,28 @@ cdef class Program:
         return {b: tuple((p.depth[b][k], bytes(c for c in range(128) if (p.sets[b][k][c >> 3] >> (c & 7)) & 1))
                          for k in range(2) if p.depth[b][k])
                 for b in range(128) if p.depth[b][0]}
+
+    def _py_probe_reread(self, data):
+        """For tests: the shortest failed attempt that the shuffle loop leaves to the probes
+        (``probe_reread``, _dfa_review_probes) after one reading of the DFA over all of
+        ``data`` (UTF-8 bytes; 2 where the probes paid throughout), or None without probes."""
+        cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
+        cdef Py_ssize_t n = len(data)
+        cdef Py_ssize_t* bounds
+        cdef DfaRun r
+        if self.tables.dfa_probe == NULL:
+            return None
+        bounds = <Py_ssize_t*>PyMem_Malloc((2 * n + 2) * sizeof(Py_ssize_t))
+        if bounds == NULL:
+            raise MemoryError()
+        with nogil:
+            _dfa_begin(&r, &self.tables, 0, n, n, 0, bounds, n)
+            while not r.done:
+                _dfa_read(&r, &self.tables, &view[0], n, 0)
+                _dfa_settle(&r, &self.tables, &view[0], n, 0)
+            _dfa_end(&r)
+        PyMem_Free(bounds)
+        return r.probe_reread
 
     @property
     def native(self) -> int:
