@@ -100,7 +100,7 @@ def run(args) -> dict:
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
-        if "blocks" in splitter_kind(pat_str) and block_isas()[-1] == "avx512bw":
+        if "blocks" in splitter_kind(pat_str) and "avx512bw" in block_isas():
             calls[(name, "sse2")] = lambda pat_str=pat_str: sse2_blocks_n_pieces(pat_str, data)
         if has_dfa(pat_str) and splitter_kind(pat_str) != "DFA":
             calls[(name, "dfa")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True)
