@@ -101,6 +101,9 @@ cdef struct RankTables:
     const token_t* split_right  #   -1: no merge order makes it (reachable only as a whole piece)
     bint linear                 # whether the linear encoder gives the heap's ids (set by the
                                 # owner: bpetrain.encoding._linear.merges_in_rank_order)
+    const uint64_t* span_bits   # the windows of bytes around each boundary inside a token
+    int span_shift              #   (span_window; bit h set: some window hashes to h), NULL
+                                #   until build_linear_tables
 
 
 cdef list build_tables(RankTables* t, dict mergeable_ranks)
@@ -172,6 +175,37 @@ cdef inline token_t pair_rank(const RankTables* t, token_t left, token_t right) 
         if slot == EMPTY:
             return NO_RANK
         i = (i + 1) & p.mask
+
+
+cdef inline bint span_bit(const RankTables* t, uint64_t window) noexcept nogil:
+    """Whether ``window`` (:func:`spanned`) may be one of a token's."""
+    cdef uint64_t h = (window * FIB) >> t.span_shift
+    return (t.span_bits[h >> 6] >> (h & 63)) & 1
+
+
+cdef inline bint spanned(const RankTables* t, const uint8_t* piece, int64_t n, int64_t i) noexcept nogil:
+    """False only if no token is a run of bytes of ``piece[:n]`` that holds bytes on
+    both sides of the boundary before byte ``i`` (0 < i < n; ``t.span_bits`` built).
+
+    Such a token ``piece[a:b]`` (a < i < b) holds its ``k1 = min(2, i - a)`` bytes before
+    the boundary and ``k2 = min(2, b - i)`` after, the window ``_tables.span_window``
+    gives of the token at that boundary of its own; so each of the (up to four) windows
+    of ``piece`` around ``i`` is looked up in ``t.span_bits``, which holds those of every
+    boundary inside every token (the bytes at bits 8, 16, 24 and 32 of a word, tagged
+    ``k1 << 2 | k2``). A hash filter: True may be wrong (the boundary is then only not
+    cut), False never is."""
+    cdef uint64_t b1 = <uint64_t>piece[i - 1] << 16 | <uint64_t>piece[i] << 24
+    cdef uint64_t b0 = <uint64_t>piece[i - 2] << 8 if i >= 2 else 0
+    cdef uint64_t b3 = <uint64_t>piece[i + 1] << 32 if i + 1 < n else 0
+    # the likeliest window of a token across two characters first: k1 = 2 and k2 = 2,
+    # then 2 and 1, 1 and 2, 1 and 1 (tags k1 << 2 | k2)
+    if i >= 2 and i + 1 < n and span_bit(t, b0 | b1 | b3 | 0b1010):
+        return True
+    if i >= 2 and span_bit(t, b0 | b1 | 0b1001):
+        return True
+    if i + 1 < n and span_bit(t, b1 | b3 | 0b0110):
+        return True
+    return span_bit(t, b1 | 0b0101)
 
 
 cdef inline bint same_tail(const RankTables* t, const uint8_t* data, int64_t n, token_t rank) noexcept nogil:
