@@ -42,6 +42,8 @@ def test_cut_pieces_equal_the_rule_on_trained_vocabularies(vocab_size, seed):
     assert spanning or vocab_size < 256 + 20  # the larger vocabularies hold tokens across characters
     bpe = BytePairEncoder(ranks)
     assert bpe.linear
+    for token, rank in ranks.items():  # a piece that is a token is that token, never cut
+        assert bpe.encode_bytes(token, as_list=True) == [rank], token
     rng = random.Random(seed)
     for _ in range(1500):
         piece = "".join(rng.choices(HAN + "a", k=rng.randrange(2, 30))).encode()

@@ -75,10 +75,17 @@ cdef inline int whole_or_merged(const RankTables* t, const uint8_t* piece, int64
     """The ids of a piece of 3 or more bytes that the piece table does not hold: its rank
     if it is one token (looked up in the whole-token table only if ``look``: a seeded
     table holds every token of the piece's length, so a piece it lacks is none), else
-    merged (:func:`encode_merged`); ``out`` has room for ``n`` more ids."""
-    cdef token_t rank = token_rank(t, piece, n) if look else NO_RANK
-    if rank == NO_RANK:
+    merged (:func:`encode_merged`); ``out`` has room for ``n`` more ids. A piece
+    :func:`encode_cut` cuts is no token (no token spans the boundary), so it is tried
+    before the lookup."""
+    cdef token_t rank
+    if not look:
         return encode_merged(t, piece, n, out, scratch)
+    if cuttable(t, piece, n) and encode_cut(t, piece, n, out, scratch):
+        return 0
+    rank = token_rank(t, piece, n)
+    if rank == NO_RANK:
+        return merge_whole(t, piece, n, out, scratch)
     out.ids[out.size] = rank
     out.size += 1
     return 0
@@ -320,13 +327,21 @@ cdef int encode_merged(const RankTables* t, const uint8_t* piece, int64_t n, IdB
         with gil:
             raise ValueError(f"a piece of {n} bytes is too long: at most 2**32 - 1 bytes (positions in "
                              "the heap are 32-bit); split the text first")
-    # a byte of 0xE0 or above in the first eight: a character of three or four bytes
-    # (Han, kana, Hangul, ...; encode_cut says why only those)
-    cdef uint64_t head = load_head(piece, n)
-    if n >= CUT_PIECE and t.linear and (head & (head << 1) & (head << 2) & 0x8080808080808080ULL) != 0:
-        if encode_cut(t, piece, n, out, scratch):
-            return 0
+    if cuttable(t, piece, n) and encode_cut(t, piece, n, out, scratch):
+        return 0
     return merge_whole(t, piece, n, out, scratch)
+
+
+cdef inline bint cuttable(const RankTables* t, const uint8_t* piece, int64_t n) noexcept nogil:
+    """Whether :func:`encode_cut` looks at ``piece[:n]``: at least ``CUT_PIECE`` bytes, a
+    byte of 0xE0 or above in the first eight (the start of a character of three or four
+    bytes: Han, kana, Hangul, ...; :func:`encode_cut` says why only those), and
+    ``t.linear`` set."""
+    cdef uint64_t head
+    if n < CUT_PIECE or not t.linear:
+        return False
+    head = load_head(piece, n)
+    return (head & (head << 1) & (head << 2) & 0x8080808080808080ULL) != 0
 
 
 cdef int encode_cut(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
