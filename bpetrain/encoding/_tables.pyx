@@ -186,7 +186,9 @@ cdef inline uint64_t span_window(const uint8_t* data, int64_t n, int64_t i) noex
 cdef int fill_span_bits(RankTables* t, list arrays) except -1:
     """The filter ``spanned`` reads: a bit for the window (:func:`span_window`) of each
     boundary inside each token, 16 bits per boundary, at most ``2**MAX_FILTER_BITS``
-    bits (one hash; with cl100k_base 1 MB, about 2% of the windows of no token then pass)."""
+    bits (one hash; 1 MB with cl100k_base and o200k_base, where 1-2% of the windows of
+    no token pass). A smaller filter passes more, and each window passed keeps a
+    boundary uncut: at 256 KB, Chinese text per document took 1.1x the time."""
     cdef int64_t rank, n, i, n_windows = 0
     cdef int bits = 6
     cdef uint64_t h
