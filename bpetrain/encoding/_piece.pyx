@@ -379,12 +379,23 @@ cdef int encode_cut(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
 cdef int encode_chunk(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                       Scratch* scratch) except -1 nogil:
     """The ids merging gives a part of a piece (:func:`encode_cut`): those of the part as
-    a piece (:func:`encode_piece`: the piece table, the whole-token table, or merged), save
-    when the part is one token that merging never makes (``t.split_left`` -1; the piece
-    table and tiktoken give such a token to a piece that is exactly its bytes, merging
-    inside a longer piece does not): then merged (:func:`merge_whole`)."""
+    a piece, save when the part is one token that merging never makes (``t.split_left``
+    -1; the piece table and tiktoken give such a token to a piece that is exactly its
+    bytes, merging inside a longer piece does not): then merged (:func:`merge_whole`).
+
+    A part of up to ``SHORT_PIECE`` bytes (a character or two) is looked up in the piece
+    table and stored there (:func:`encode_piece`); a longer one is looked up in the
+    whole-token table (unless the piece table is seeded) and merged
+    (:func:`whole_or_merged`), not stored: the piece itself is, and its parts too would
+    fill the table's part for longer pieces sooner (on fortunes.txt's first 3 MB, the
+    seeded o200k_base table's reached the mark where it is emptied, and the second
+    reading of the text took 1.5x the time).
+    """
     cdef int64_t before = out.size
-    encode_piece(t, piece, n, out, scratch)
+    if n > SHORT_PIECE:
+        whole_or_merged(t, piece, n, out, scratch, scratch.cache == NULL or scratch.cache.seed == NULL)
+    else:
+        encode_piece(t, piece, n, out, scratch)
     if out.size == before + 1 and t.split_left[out.ids[before]] < 0:
         out.size = before
         merge_whole(t, piece, n, out, scratch)
