@@ -102,8 +102,8 @@ cdef struct RankTables:
     bint linear                 # whether the linear encoder gives the heap's ids (set by the
                                 # owner: bpetrain.encoding._linear.merges_in_rank_order)
     const uint64_t* span_bits   # the windows of bytes around each boundary inside a token
-    int span_shift              #   (span_window; bit h set: some window hashes to h), NULL
-                                #   until build_linear_tables
+    int span_shift              #   (spanned; bit h set: some window hashes to h), built with
+                                #   the trie (build_linear_tables)
 
 
 cdef list build_tables(RankTables* t, dict mergeable_ranks)

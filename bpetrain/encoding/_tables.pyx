@@ -169,10 +169,9 @@ cdef list build_linear_tables(RankTables* t):
 
 
 cdef inline uint64_t span_window(const uint8_t* data, int64_t n, int64_t i) noexcept nogil:
-    """The window of ``data[:n]`` around the boundary before byte ``i`` (0 < i < n) that
-    a token ``data[:n]`` shows a piece it spans there (``_tables.spanned``): its ``k1 = min(2, i)``
-    bytes before and ``k2 = min(2, n - i)`` bytes after, as one word tagged with k1 and
-    k2."""
+    """The window of the token ``data[:n]`` at its boundary before byte ``i`` (0 < i < n):
+    its ``k1 = min(2, i)`` bytes before and ``k2 = min(2, n - i)`` after, in one word placed
+    and tagged as ``_tables.spanned`` reads the windows of a piece."""
     cdef uint64_t word = <uint64_t>data[i - 1] << 16 | <uint64_t>data[i] << 24
     cdef int64_t k1 = 2 if i >= 2 else 1, k2 = 2 if n - i >= 2 else 1
     if k1 == 2:
@@ -180,7 +179,6 @@ cdef inline uint64_t span_window(const uint8_t* data, int64_t n, int64_t i) noex
     if k2 == 2:
         word |= <uint64_t>data[i + 1] << 32
     return word | <uint64_t>(k1 << 2 | k2)
-
 
 
 cdef int fill_span_bits(RankTables* t, list arrays) except -1:
