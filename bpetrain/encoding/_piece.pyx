@@ -17,9 +17,9 @@ A piece that is not one token and has a character of three or four bytes (Han, k
 Hangul, ...) in its first eight bytes is first cut where no token spans a boundary of such
 characters (:func:`encode_cut`: no merge crosses it); its parts take paths 1 to 4 each,
 so that the characters and words it is made of, seen in other pieces, are found in the
-piece table. With it, per-document encoding of Chinese text (fortunes.txt's first 3 MB,
-documents of 1 KB, text not seen before) took 0.71-0.77x the time, with cl100k_base
-and o200k_base.
+piece table. Encoding Chinese text so (fortunes.txt's first 3 MB, one call per ~1 KB
+document, text not seen before) takes 0.79-0.83x the time of merging its pieces whole, with
+cl100k_base and o200k_base, lists and arrays.
 
 Pieces of ``LINEAR_PIECE`` to ``OTHER_HEAP`` bytes with a byte above 0x7F in their
 first eight (text of other scripts: a run of Han characters is one piece) take path 4
@@ -360,7 +360,7 @@ cdef int encode_cut(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
     is one piece, rarely seen twice, but made of characters seen often. Boundaries of
     characters of two bytes (Cyrillic, Greek, Arabic, ...) are not looked at: in words
     of those scripts the boundaries no token spans are few and their parts mostly new
-    (Russian text of fortunes.txt: looking there took 4-5% more time per document
+    (Russian text of fortunes.txt: looking there took 1-5% more time per document
     with cl100k_base and o200k_base, and gained nothing).
     """
     cdef int64_t start = 0, i
@@ -389,7 +389,7 @@ cdef int encode_chunk(const RankTables* t, const uint8_t* piece, int64_t n, IdBu
     (:func:`whole_or_merged`), not stored: the piece itself is, and its parts too would
     fill the table's part for longer pieces sooner (on fortunes.txt's first 3 MB, the
     seeded o200k_base table's reached the mark where it is emptied, and the second
-    reading of the text took 1.5x the time).
+    reading of the text took 1.5-1.6x the time).
     """
     cdef int64_t before = out.size
     if n > SHORT_PIECE:
