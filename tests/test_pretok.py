@@ -257,14 +257,14 @@ def test_char_codes_follow_the_classes():
     pattern's classes (the regex module's) give it: letters by o200k's case classes, O,
     spaces, and 0 for the characters the rules cannot read as they read ASCII; each group of
     64 code points of three bytes has their code if they share one, else the mixed code (0
-    for the surrogates, whose bytes are no character), and each first byte of three that of
-    its 64 groups likewise; the groups and first bytes are left out (0) unless asked for (the
+    for the surrogates, whose bytes are no character), and each eight groups (512 code points)
+    that of its groups likewise; the groups and eights are left out (0) unless asked for (the
     blocks that AVX-512 VBMI classes alone read them)."""
     _blocks.ensure_tables()  # the case variants of the contractions' letters
     codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
     upper, lower = regex.compile(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"), regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]")
     groups, leads = _blocks.CODES_GROUPS_AT, _blocks.CODES_LEADS_AT
-    assert leads == groups + 0x10000 // 64 and len(codes) == leads + 64
+    assert leads == groups + 0x10000 // 64 and len(codes) == leads + 128
     for cp in range(0x80, 0x10000):
         c = chr(cp)
         if 0xD800 <= cp < 0xE000 or regex.match(r"\p{N}", c) or regex.match(r"(?i:[sdmtlver])", c):
@@ -286,15 +286,12 @@ def test_char_codes_follow_the_classes():
         else:
             want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
         assert codes[groups + group] == want, (hex(64 * group), codes[groups + group], want)
-    for lead in range(64):  # the first byte b of three at entry b & 0x3F (0xE0..0xEF)
-        if 0x20 <= lead < 0x30:
-            members = set(codes[groups + 64 * (lead - 0x20) : groups + 64 * (lead - 0x20) + 64])
-            want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
-        else:
-            want = 0
-        assert codes[leads + lead] == want, (hex(0xC0 + lead), codes[leads + lead], want)
-    assert codes[leads + 0x26] == _blocks.TWO_LETTER_CODE  # U+6000..U+6FFF: CJK ideographs alone
-    assert _blocks._char_codes(*_blocks._flag_tables(None), groups=False) == codes[:groups] + bytes(0x10000 // 64 + 64)
+    for eight in range(128):  # groups 8k..8k+7 at entry k
+        members = set(codes[groups + 8 * eight : groups + 8 * eight + 8])
+        want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
+        assert codes[leads + eight] == want, (hex(512 * eight), codes[leads + eight], want)
+    assert codes[leads + 0x4E00 // 512] == codes[leads + 0x9E00 // 512] == _blocks.TWO_LETTER_CODE  # CJK ideographs
+    assert _blocks._char_codes(*_blocks._flag_tables(None), groups=False) == codes[:groups] + bytes(0x10000 // 64 + 128)
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)

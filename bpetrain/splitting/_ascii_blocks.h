@@ -236,9 +236,9 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
    variant of a contraction's letter). */
 #define BPETRAIN_CODES_GROUPS 0x10000
 #define BPETRAIN_CODES_MIXED 0x80
-/* Then, at BPETRAIN_CODES_LEADS + (b & 0x3F), the code of the 64 groups of the first byte b
-   of three (0xE0..0xEF) if they all have the same (0xE5..0xE9: CJK ideographs), else
-   BPETRAIN_CODES_MIXED: 64 bytes. */
+/* Then, at BPETRAIN_CODES_LEADS + k, the code of the eight groups 8k..8k+7 (a first byte of
+   three's low four bits, the top three of its second's six) if they all have the same
+   (U+4E00..U+9FFF: CJK ideographs), else BPETRAIN_CODES_MIXED: 128 bytes. */
 #define BPETRAIN_CODES_LEADS (BPETRAIN_CODES_GROUPS + 0x400)
 enum {
     BPETRAIN_TWO_O = 1,       /* O, in none of o200k's case classes */
@@ -354,8 +354,9 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
    (vpermb) of the block's bytes a distinct first byte (Russian text has two, D0 and D1). A
    three-byte character's is that of its group of 64 code points (first and second byte),
    where the group's code points have one code (all of CJK's ideographs are letters in both
-   of o200k's case classes): one vpermb for the first bytes whose groups all have one code
-   (those of CJK's ideographs), then a vpermb a distinct other first byte; and where they have not (the
+   of o200k's case classes): one vpermi2b for the characters whose group and its seven
+   neighbours (512 code points) all have one code (CJK's ideographs), then a vpermb a distinct
+   first byte of the others; and where they have not (the
    group of U+2000..U+203F holds spaces, dashes and quotes), the code of its third byte in
    the group's 64: a vpermb a distinct such group in the block. No loop over the characters.
    Returns 0 where bpetrain_two_bytes does (but for its limit of two-byte characters and for
@@ -430,7 +431,11 @@ static int bpetrain_class_multibyte_vbmi(const uint8_t* p, const uint8_t* s, Py_
             7, 6, 5, 4, 3, 2, 1, 0, 0);
         const __m512i seconds = _mm512_permutexvar_epi8(back_one, v);
         const __m512i firsts = _mm512_permutexvar_epi8(back_one, seconds);
-        const __m512i lead_code = _mm512_maskz_permutexvar_epi8(lead3 << 2, firsts, ROW(BPETRAIN_CODES_LEADS));
+        const __m512i eighth = _mm512_or_si512(
+            _mm512_slli_epi16(_mm512_and_si512(firsts, _mm512_set1_epi8(0x0F)), 3),
+            _mm512_and_si512(_mm512_srli_epi16(seconds, 3), _mm512_set1_epi8(7)));  /* (no bit crosses a byte) */
+        const __m512i lead_code = _mm512_maskz_permutex2var_epi8(lead3 << 2, ROW(BPETRAIN_CODES_LEADS), eighth,
+                                                                 ROW(BPETRAIN_CODES_LEADS + 64));
         uint64_t uniform = (lead3 << 2) & ~_mm512_cmpeq_epi8_mask(lead_code, _mm512_set1_epi8((char)BPETRAIN_CODES_MIXED));
         code = _mm512_mask_mov_epi8(code, uniform, lead_code);
         for (todo = lead3 & ~(uniform >> 2); todo; ) {

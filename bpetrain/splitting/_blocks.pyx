@@ -221,10 +221,10 @@ def _install(int slot, stage1, stage2):
 def _char_codes(stage1, stage2, *, bint groups):
     """The class of each code point below U+10000 for ``_ascii_blocks.h``'s blocks, from
     its flags in the two-stage table ``stage1``, ``stage2`` (:func:`_flag_tables`), then
-    that of each group of 64 code points of three bytes in UTF-8, then that of the 64
-    groups of each first byte of three (bytes, 0x10000 + 0x400 + 64: its BPETRAIN_TWO_*
-    codes, BPETRAIN_CODES_GROUPS and BPETRAIN_CODES_LEADS; the groups' and first bytes' all
-    0 unless ``groups``: only the blocks that AVX-512 VBMI classes read them).
+    that of each group of 64 code points of three bytes in UTF-8, then that of each eight
+    groups (bytes, 0x10000 + 0x400 + 128: its BPETRAIN_TWO_* codes, BPETRAIN_CODES_GROUPS
+    and BPETRAIN_CODES_LEADS; the groups' and eights' all 0 unless ``groups``: only the
+    blocks that AVX-512 VBMI classes read them).
 
     A code point's is 0 (the blocks leave it to the matcher) for ASCII, a surrogate (its
     bytes are not valid UTF-8), a number and a case variant of a contraction's
@@ -234,14 +234,14 @@ def _char_codes(stage1, stage2, *, bint groups):
     classes or not: a mark is in both) or a letter, lower case, upper case or both (o200k's
     classes, ``F_W`` and ``F_U``). The case variants are those :func:`_build_tables` has
     kept (``_fold_extra_cp``), which it finds first. A group's (``cp >> 6`` from U+0800) is
-    the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one; a
-    first byte's (entry ``b & 0x3F`` for b in 0xE0..0xEF: 0xE5..0xE9 hold CJK ideographs
-    alone) is the code its 64 groups share, else ``BPETRAIN_CODES_MIXED``."""
-    codes = bytearray(CODES_LEADS + 64)
+    the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one;
+    the eight groups' (groups 8k..8k+7 at entry k: U+4E00..U+9FFF are CJK ideographs alone)
+    the code they share, else ``BPETRAIN_CODES_MIXED``."""
+    codes = bytearray(CODES_LEADS + 128)
     cdef unsigned char[::1] out = codes
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
-    cdef int cp, f, group, k, lead
+    cdef int cp, f, group, k, eight
     for cp in range(0x80, 0x10000):
         f = s2[256 * s1[cp >> 8] + (cp & 0xFF)]
         if f & F_N or 0xD800 <= cp < 0xE000:
@@ -268,11 +268,11 @@ def _char_codes(stage1, stage2, *, bint groups):
             if out[(group << 6) + k] != out[group << 6]:
                 out[CODES_GROUPS + group] = CODES_MIXED
                 break
-    for lead in range(16):
-        out[CODES_LEADS + 0x20 + lead] = out[CODES_GROUPS + (lead << 6)]
-        for k in range(1, 64):
-            if out[CODES_GROUPS + (lead << 6) + k] != out[CODES_GROUPS + (lead << 6)]:
-                out[CODES_LEADS + 0x20 + lead] = CODES_MIXED
+    for eight in range(128):
+        out[CODES_LEADS + eight] = out[CODES_GROUPS + 8 * eight]
+        for k in range(1, 8):
+            if out[CODES_GROUPS + 8 * eight + k] != out[CODES_GROUPS + 8 * eight]:
+                out[CODES_LEADS + eight] = CODES_MIXED
                 break
     return bytes(codes)
 
@@ -371,7 +371,7 @@ TWO_LETTER_CODE = TWO_LETTER
 #: whose code points have more than one.
 CODES_GROUPS_AT = CODES_GROUPS
 CODES_MIXED_CODE = CODES_MIXED
-#: Where the codes of the first bytes of three-byte characters start (entry ``b & 0x3F``).
+#: Where the codes of each eight groups start (groups 8k..8k+7 at entry k).
 CODES_LEADS_AT = CODES_LEADS
 
 
