@@ -467,17 +467,16 @@ static int bpetrain_class_multibyte_vbmi(const uint8_t* p, const uint8_t* s, Py_
 #define SPREAD(x) ((x) | ((x) >> 1) | (((x) >> 2) & lead3))
     letters = _mm512_mask_cmpge_epu8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
     lower = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
-    both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+    m->l |= SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
+    m->lw |= SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
+    if (o200k) {
+        both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+        m->both |= SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
+    }
     spaces = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_SPACE));
-    letters = SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
-    lower = SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
-    both = SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
-    spaces = SPREAD(spaces) | (head_code == BPETRAIN_TWO_SPACE ? head : 0);
+    if (BPETRAIN_UNLIKELY(spaces != 0 || head_code == BPETRAIN_TWO_SPACE))
+        m->w |= SPREAD(spaces) | (head_code == BPETRAIN_TWO_SPACE ? head : 0);
 #undef SPREAD
-    m->l |= letters;
-    m->lw |= lower;
-    m->both |= both;
-    m->w |= spaces;
     m->cont |= cont;
     return 1;
 }
@@ -573,7 +572,10 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     uint64_t to_newline = bpetrain_smear_down(nl, w);  /* at or before a newline of the run */
     uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
     uint64_t after_newline = w & ~to_newline & (to_newline << 1);
-    *starts = region | after_newline | bpetrain_char_first(w_end & ~to_newline, b->m.cont);
+    uint64_t last_char = w_end & ~to_newline;
+    if (BPETRAIN_UNLIKELY(last_char & b->m.cont))  /* a space of more than one byte */
+        last_char = bpetrain_char_first(last_char, b->m.cont);
+    *starts = region | after_newline | last_char;
     if (w & last_bit) {
         uint64_t last_run = bpetrain_smear_down(last_bit, w);
         if (b->stop == n) {
