@@ -7,6 +7,7 @@ text read 64 bytes at a time). The grammar-wide checks (generated patterns) are 
 """
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 
@@ -253,19 +254,23 @@ TWO_BYTE_RUNS = ["x\u00abword", "x\u00ab\u0416\u0436", "(\u00ab\u0416", " \u00ab
 
 def test_char_codes_follow_the_classes():
     """The class the blocks give each character of two or three bytes is the one the
-    pattern's classes (the regex module's) give it: letters by o200k's case classes, O, and
-    0 for the characters the rules cannot read as they read ASCII; each group of 64 code
-    points of three bytes has their code if they share one, else the mixed code (0 for the
-    surrogates, whose bytes are no character)."""
+    pattern's classes (the regex module's) give it: letters by o200k's case classes, O,
+    spaces, and 0 for the characters the rules cannot read as they read ASCII; each group of
+    64 code points of three bytes has their code if they share one, else the mixed code (0
+    for the surrogates, whose bytes are no character), and each eight groups (512 code points)
+    that of its groups likewise; the groups and eights are left out (0) unless asked for (the
+    blocks that AVX-512 VBMI classes alone read them)."""
     _blocks.ensure_tables()  # the case variants of the contractions' letters
-    codes = _blocks._char_codes(*_blocks._flag_tables(None))
+    codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
     upper, lower = regex.compile(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"), regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]")
-    groups = _blocks.CODES_GROUPS_AT
-    assert len(codes) == groups + 0x10000 // 64
+    groups, leads = _blocks.CODES_GROUPS_AT, _blocks.CODES_LEADS_AT
+    assert leads == groups + 0x10000 // 64 and len(codes) == leads + 128
     for cp in range(0x80, 0x10000):
         c = chr(cp)
-        if 0xD800 <= cp < 0xE000 or regex.match(r"[\p{N}\s]", c) or regex.match(r"(?i:[sdmtlver])", c):
+        if 0xD800 <= cp < 0xE000 or regex.match(r"\p{N}", c) or regex.match(r"(?i:[sdmtlver])", c):
             want = 0
+        elif regex.match(r"\s", c):
+            want = _blocks.TWO_SPACE_CODE
         elif not regex.match(r"\p{L}", c):
             want = _blocks.TWO_O_CASED_CODE if upper.match(c) or lower.match(c) else _blocks.TWO_O_CODE
         elif upper.match(c) and lower.match(c):
@@ -281,6 +286,12 @@ def test_char_codes_follow_the_classes():
         else:
             want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
         assert codes[groups + group] == want, (hex(64 * group), codes[groups + group], want)
+    for eight in range(128):  # groups 8k..8k+7 at entry k
+        members = set(codes[groups + 8 * eight : groups + 8 * eight + 8])
+        want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
+        assert codes[leads + eight] == want, (hex(512 * eight), codes[leads + eight], want)
+    assert codes[leads + 0x4E00 // 512] == codes[leads + 0x9E00 // 512] == _blocks.TWO_LETTER_CODE  # CJK ideographs
+    assert _blocks._char_codes(*_blocks._flag_tables(None), groups=False) == codes[:groups] + bytes(0x10000 // 64 + 128)
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
@@ -433,7 +444,7 @@ def test_blocks_read_dense_two_byte_text_with_vbmi(name):
     """Dense text of the two-byte characters the rules read (every one of them) is read by
     blocks from its first byte to its last; one the rules cannot read sends its blocks to
     the matcher."""
-    codes = _blocks._char_codes(*_blocks._flag_tables(None))
+    codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
     pattern = "o200k" if name == "o200k" else "cl100k"
     readable = [chr(cp) for cp in range(0x80, 0x800) if block_readable(codes, cp, pattern)]
     n_blocks, n_matcher = bytes_by_blocks(name, dense_text(readable))
@@ -451,9 +462,9 @@ def test_blocks_read_dense_two_byte_text_with_vbmi(name):
 def test_blocks_read_dense_three_byte_text_with_vbmi(name):
     """Dense text of the three-byte characters the rules read (every one of them, those of
     groups of one code and of mixed groups) is read by blocks from its first byte to its
-    last; for o200k, a letter in both case classes next to one of one case class (A\u4e2d)
-    sends its block to the matcher, as does a character the rules cannot read."""
-    codes = _blocks._char_codes(*_blocks._flag_tables(None))
+    last, also where a letter in both of o200k's case classes is next to one of one case
+    class (A\u4e2d); a character the rules cannot read sends its block to the matcher."""
+    codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
     pattern = "o200k" if name == "o200k" else "cl100k"
     every = [cp for cp in range(0x800, 0x10000) if not 0xD800 <= cp < 0xE000]
     readable = [chr(cp) for cp in every if block_readable(codes, cp, pattern)]
@@ -464,16 +475,17 @@ def test_blocks_read_dense_three_byte_text_with_vbmi(name):
     text = dense_text(["\u4e2d\u6587", "\u0416\u0436", "\u3042"] * 40)
     for c in [chr(cp) for cp in every if not block_readable(codes, cp, pattern)][::500] + ["A\u4e2d", "\u4e2da"]:
         n_blocks, n_matcher = bytes_by_blocks(name, text[:100] + c + text[100:])
-        if c in ("A\u4e2d", "\u4e2da") and name != "o200k":
+        if c in ("A\u4e2d", "\u4e2da"):
             assert n_matcher == 0, (c, n_blocks, n_matcher)
         else:
             assert n_matcher >= len(c.encode("utf-8")), (hex(ord(c[0])), n_blocks, n_matcher)
 
 
 # The two-byte characters the block rules cannot read as they read ASCII (see
-# _ascii_blocks.h, bpetrain_two_bytes), each in the middle of English text: a digit, two
-# spaces, the long s (?i:s); for o200k also a letter in both of its case classes (Lm, Lo).
-UNREAD = {"Arabic-Indic three": "\u0663", "no-break space": "\u00a0", "next line": "\x85", "long s": "\u017f"}
+# _ascii_blocks.h, bpetrain_two_bytes), each in the middle of English text: a digit, the
+# long s (?i:s); for o200k also a letter in both of its case classes (Lm, Lo), unless
+# AVX-512 VBMI classes the block (bpetrain_o200k_letter_cuts).
+UNREAD = {"Arabic-Indic three": "\u0663", "long s": "\u017f"}
 UNREAD_BY_O200K = {"modifier letter small h (Lm)": "\u02b0", "alef (Lo)": "\u05d0"}
 
 
@@ -486,10 +498,95 @@ def test_two_byte_characters_the_rules_cannot_read_go_to_the_matcher(name, char)
     n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + "\u00e9" + text[110:])
     assert n_matcher == 0, (n_blocks, n_matcher)
     n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + char[1] + text[110:])
-    if char[1] in UNREAD_BY_O200K.values() and name != "o200k":
+    if char[1] in UNREAD_BY_O200K.values() and (name != "o200k" or VBMI):
         assert n_matcher == 0, (n_blocks, n_matcher)
     else:
         assert n_matcher >= 2, (n_blocks, n_matcher)
+
+
+#: Letters of o200k's case classes: in the upper-case one alone (U), the lower-case one
+#: alone (W), both (B: Lm, Lo), of one, two and three bytes.
+O200K_LETTERS = {"U": "A\u0416\u1e00", "W": "a\u0436\u1e01", "B": "\u02b0\u05d0\u4e2d\u3042"}
+
+
+def o200k_letter_runs(length: int) -> list[str]:
+    """Every run of ``length`` letters of the classes U, W and B (a letter of each class
+    by turns), each followed by one of: the end of a run, a contraction, a letter's prefix."""
+    runs = []
+    for kinds in itertools.product("UWB", repeat=length):
+        letters = "".join(O200K_LETTERS[k][(i + len(runs)) % len(O200K_LETTERS[k])] for i, k in enumerate(kinds))
+        runs.append(letters + (" ", ".", "'s", "'S.", "\n", "1", "\u3002")[len(runs) % 7])
+    return runs
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_cut_runs_of_letters_of_both_case_classes(block_isa, name):
+    """Every run of up to five letters of o200k's case classes U, W and B (where [U]*[W]+
+    gives back what it took up to the last B, [U]+[W]* takes the rest: \u4e2dAB. is cut
+    \u4e2d|AB., \u4e2dABc. is not), longer runs of B before U, after a contraction, at every
+    offset of the first two blocks and across a block's end: the blocks give the regex
+    module's pieces."""
+    only_widest_for_programs(block_isa, name)
+    runs = [r for k in range(1, 6) for r in o200k_letter_runs(k)]
+    for start in range(0, len(runs), 120):
+        check_blocks(" ".join(runs[start : start + 120]).encode("utf-8"), name)
+    rng = random.Random(6)
+    pool = "".join(O200K_LETTERS.values()) + " .'s\n"
+    tails = [b * k + u + end for k in (1, 2, 9) for b in ("\u4e2d", "a\u4e2d", "'s\u4e2d") for end in (".", "e", "\u3042", "'s")
+             for u in ("ABCD", "A\u0416B", "\u1e00\u1e00", "Ab", "A")]
+    for k in range(0, 140):
+        check_blocks(("x" * k + " " + " ".join(tails[k % 5 :: 5])).encode("utf-8"), name)
+        check_blocks("".join(rng.choice(pool) for _ in range(200)).encode("utf-8"), name)
+
+
+@pytest.mark.skipif(not VBMI, reason="the blocks read o200k's letters of both case classes with AVX-512 VBMI, which this CPU lacks")
+def test_o200k_blocks_read_letters_of_both_case_classes_next_to_others():
+    """Chinese text with Latin words in it (\u7528dm-crypt, \u7684Linux\u7cfb\u7edf,
+    \u7528GNU\u3002) is read by o200k's blocks from its first byte to its last."""
+    text = "\u7528dm-crypt\u52a0\u5bc6\u7684Linux\u7cfb\u7edf\u7528GNU\u3002\u6216ext4\uff0cABCd\u4e2d\u6587\n" * 20
+    n_blocks, n_matcher = bytes_by_blocks("o200k", text)
+    assert n_matcher == 0, (n_blocks, n_matcher)
+
+
+#: Every space (\s) of two or three bytes in UTF-8 (NEL, NBSP, U+2000..U+200A, U+2028,
+#: U+3000 ...), from the regex module's classes.
+WIDE_SPACES = [chr(cp) for cp in range(0x80, 0x10000) if not 0xD800 <= cp < 0xE000 and regex.match(r"\s", chr(cp))]
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_cut_runs_of_spaces_of_more_than_one_byte(block_isa, name):
+    """Every space of two or three bytes, alone and in runs with ASCII spaces, tabs and
+    newlines, before a letter (its prefix), O, a digit, a newline and the end of the string,
+    after O and its newlines, at every offset of the first two blocks, in English and in
+    CJK text: the blocks (every code that classes their bytes) cut the runs as the regex
+    module does (the last character's piece starts at its first byte)."""
+    only_widest_for_programs(block_isa, name)
+    assert "\u00a0" in WIDE_SPACES and "\u3000" in WIDE_SPACES and "\x85" in WIDE_SPACES
+    runs = []
+    for c in WIDE_SPACES:
+        runs += [c, f"{c}x", f"  {c}a", f"{c}{c} b", f"{c}\n{c}", f".\n{c}{c}", f"\t{c},", f" {c}1", f"{c} \r\n", f"{c}\u4e2d"]
+    for base in ("ab 'S 12 ,. \tx\n" * 10, "\u4e2d\u6587\uff0c\u3042 \u4e2d\u3002\n" * 10):
+        for k in range(0, 140, 3):
+            check_blocks("".join(base[:k] + r + base[k:] for r in runs[k % 7 :: 7]).encode("utf-8"), name)
+    for c in WIDE_SPACES:
+        for end in ("", "\n", "x", " "):
+            check_blocks(("ab " * 21 + f"x {c}{c}" + end).encode("utf-8"), name)
+
+
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+def test_blocks_read_spaces_of_more_than_one_byte(name):
+    """A no-break space or a next line in English text is read by blocks (on every CPU);
+    an ideographic space and the other spaces of three bytes in CJK text too where AVX-512
+    VBMI classes its characters."""
+    text = "The cat sat on the mat, and\u00a0then it ran off to see\x85a dog. " * 4
+    n_blocks, n_matcher = bytes_by_blocks(name, text)
+    assert n_matcher == 0, (n_blocks, n_matcher)
+    cjk = "".join(f"\u4e2d\u6587{c}\u3042\uff0c{c}{c}\u4e16\u754c\u3002\n" for c in WIDE_SPACES)
+    n_blocks, n_matcher = bytes_by_blocks(name, cjk)
+    if VBMI:
+        assert n_matcher == 0, (n_blocks, n_matcher)
+    else:
+        assert n_blocks < len(cjk.encode("utf-8")) // 2, (n_blocks, n_matcher)
 
 
 @pytest.mark.skipif(sys.maxunicode < 0x10FFFF, reason="needs a wide Python build")

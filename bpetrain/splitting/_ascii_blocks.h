@@ -46,16 +46,19 @@
    qualifies if its bytes are ASCII, or (given the classes of U+0080..U+FFFF:
    bpetrain_blocks_init's codes) ASCII and two-byte characters (Latin, Greek,
    Cyrillic, Armenian, Hebrew, Arabic ...; with AVX-512 VBMI three-byte ones too: CJK,
-   kana, punctuation) that are letters or O, each byte of one with
-   its character's classes: a run of such letters (or O) is then a run of bytes of the
+   kana, punctuation) that are letters, O or spaces (\s: NBSP, U+3000; none is \r, \n or
+   the space that `` ?`` names), each byte of one with
+   its character's classes: a run of such letters (or O, or W) is then a run of bytes of the
    class, "the byte before" a character is the last byte of the character before it,
    and where the rules read the character before that (the O that a letter takes as its
-   prefix) they step over its other bytes (cont). The characters the rules cannot read so
-   (a number or a space, whose runs are counted or cut by character; a case variant of a
-   contraction's letter; for o200k a mark, and a letter in both of its case classes, which
-   ASCII has none of, unless no letter of one case class is next to it: VBMI's rule) leave
+   prefix) or the first byte of a run's last character (b - 1 above: a space's piece) they
+   step over its other bytes (cont). The characters the rules cannot read so
+   (a number, whose runs are counted by character; a case variant of a
+   contraction's letter; for o200k a mark, in both of its case classes, which no ASCII
+   character is; and the blocks that bpetrain_two_bytes classes leave o200k's letters in both
+   case classes, which VBMI's read) leave
    the block to the matcher. bpetrain_two_bytes classes them one character at a time (at
-   most BPETRAIN_TWO_BYTE_MOST bytes of them a block); bpetrain_two_bytes_vbmi, where the
+   most BPETRAIN_TWO_BYTE_MOST bytes of them a block); bpetrain_class_multibyte_vbmi, where the
    CPU has AVX-512 VBMI, all at once (any number: dense Russian or Chinese text too). A run
    of whitespace that goes on past the block is left to the next block (its cuts depend on
    where it ends).
@@ -86,6 +89,7 @@
 typedef struct {
     uint64_t l, lw, d, w, nl, sp, ap, sl, hi;  /* lw: a-z (l: either case); sl: '/' */
     uint64_t cont;  /* the bytes of a character but its first (bpetrain_two_bytes*; else 0) */
+    uint64_t both;  /* letters in both of o200k's case classes (Lm, Lo; in l, not lw): VBMI's alone */
     uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
 } bpetrain_masks;
 
@@ -187,7 +191,7 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
 #endif
 
 /* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2
-   AVX-512BW, 3 AVX-512BW and its two-byte characters by AVX-512 VBMI (bpetrain_two_bytes_vbmi,
+   AVX-512BW, 3 AVX-512BW and its two-byte characters by AVX-512 VBMI (bpetrain_class_multibyte_vbmi,
    any number of them a block). Each module that includes this file has its own; the first block chooses the
    widest the CPU has, and bpetrain.splitting._blocks's tests set theirs to run each. */
 static int bpetrain_blocks_isa = -1;
@@ -232,12 +236,17 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
    variant of a contraction's letter). */
 #define BPETRAIN_CODES_GROUPS 0x10000
 #define BPETRAIN_CODES_MIXED 0x80
+/* Then, at BPETRAIN_CODES_LEADS + k, the code of the eight groups 8k..8k+7 (a first byte of
+   three's low four bits, the top three of its second's six) if they all have the same
+   (U+4E00..U+9FFF: CJK ideographs), else BPETRAIN_CODES_MIXED: 128 bytes. */
+#define BPETRAIN_CODES_LEADS (BPETRAIN_CODES_GROUPS + 0x400)
 enum {
     BPETRAIN_TWO_O = 1,       /* O, in none of o200k's case classes */
     BPETRAIN_TWO_O_CASED = 2, /* O in both (a mark): not for o200k's blocks */
-    BPETRAIN_TWO_LOWER = 3,   /* a letter in o200k's lower-case class alone (Ll) */
-    BPETRAIN_TWO_UPPER = 4,   /* ... in its upper-case class alone (Lu, Lt) */
-    BPETRAIN_TWO_LETTER = 5   /* ... in both (Lm, Lo): not for o200k's blocks */
+    BPETRAIN_TWO_SPACE = 3,   /* \s (none is \r or \n, nor a letter, number or mark): W */
+    BPETRAIN_TWO_LOWER = 4,   /* a letter in o200k's lower-case class alone (Ll) */
+    BPETRAIN_TWO_UPPER = 5,   /* ... in its upper-case class alone (Lu, Lt) */
+    BPETRAIN_TWO_LETTER = 6   /* ... in both (Lm, Lo): not for o200k's blocks */
 };
 
 /* The most bytes >= 0x80 a block classes one at a time (bpetrain_two_bytes), a quarter of it: text that
@@ -253,6 +262,13 @@ enum {
 static inline uint64_t bpetrain_char_bytes(uint64_t first, uint64_t cont) {
     uint64_t second = (first << 1) & cont;
     return first | second | ((second << 1) & cont);
+}
+
+/* The first bytes of the characters whose last bytes are the bits of last, given the bytes
+   that are not a character's first (cont); a character cut by the block's start has none. */
+static inline uint64_t bpetrain_char_first(uint64_t last, uint64_t cont) {
+    uint64_t second = (last & cont) >> 1, third = (second & cont) >> 1;
+    return (last & ~cont) | (second & ~cont) | third;
 }
 
 /* Spread each set bit of seed to higher bits while within is set at them (runs). */
@@ -321,6 +337,8 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
             return 0;
         if (code >= BPETRAIN_TWO_LOWER)
             m->l |= bits;
+        else if (code == BPETRAIN_TWO_SPACE)
+            m->w |= bits;
         if (code == BPETRAIN_TWO_LOWER)
             m->lw |= bits;
         m->cont |= second;
@@ -336,22 +354,22 @@ static inline int bpetrain_two_bytes(const uint8_t* s, Py_ssize_t first, Py_ssiz
    (vpermb) of the block's bytes a distinct first byte (Russian text has two, D0 and D1). A
    three-byte character's is that of its group of 64 code points (first and second byte),
    where the group's code points have one code (all of CJK's ideographs are letters in both
-   of o200k's case classes): a vpermb a distinct first byte; and where they have not (the
+   of o200k's case classes): one vpermi2b for the characters whose group and its seven
+   neighbours (512 code points) all have one code (CJK's ideographs), then a vpermb a distinct
+   first byte of the others; and where they have not (the
    group of U+2000..U+203F holds spaces, dashes and quotes), the code of its third byte in
    the group's 64: a vpermb a distinct such group in the block. No loop over the characters.
    Returns 0 where bpetrain_two_bytes does (but for its limit of two-byte characters and for
    o200k's letters in both case classes, below), and for a four-byte character, an invalid or
    overlong sequence, a surrogate.
 
-   For o200k, a letter in both case classes (Lm, Lo: Hebrew, Arabic, CJK) is read as a lower
-   case one where no such letter is next to a letter of one case class (or an ASCII letter):
-   a run of them is then one piece ([U]*[W]+ takes it whole, as [W]+ takes a run of lower
-   case letters), and that is all the rules need; a block where one is next to a letter of
-   one case class (A\u4e2d, \u4e2da) goes to the matcher, as does a mark (in both classes,
-   not a letter). */
+   Letters in both of o200k's case classes (Lm, Lo: Hebrew, Arabic, CJK) are set in both
+   (bpetrain_o200k_starts reads them); for o200k a mark (in both classes, not a letter)
+   leaves the block to the matcher. */
 __attribute__((target("avx512f,avx512bw,avx512vbmi")))
-static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_t first, Py_ssize_t Q, Py_ssize_t n,
-                                   const uint8_t* codes, int o200k, uint64_t hi, bpetrain_block* b) {
+static int bpetrain_class_multibyte_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_t first, Py_ssize_t Q,
+                                         Py_ssize_t n, const uint8_t* codes, int o200k, uint64_t hi,
+                                         bpetrain_block* b) {
     bpetrain_masks* m = &b->m;
     const __m512i v = _mm512_loadu_si512((const void*)p);
     __m512i code = _mm512_setzero_si512();
@@ -360,7 +378,7 @@ static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_
 #define ROW(offset) _mm512_loadu_si512((const void*)(codes + (offset)))
     uint64_t lead2 = RANGE(0xC2, 0x1D) & hi, lead3 = RANGE(0xE0, 0x0F) & hi, cont = RANGE(0x80, 0x3F) & hi;
 #undef RANGE
-    uint64_t ends, todo, letters, lower, both, bad, head = 0;
+    uint64_t ends, todo, letters, lower, both, spaces, bad, head = 0;
     uint8_t head_code = 0;
     int top, length;
     if (hi & ~(lead2 | lead3 | cont))
@@ -412,7 +430,15 @@ static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_
             35, 34, 33, 32, 31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 9, 8,
             7, 6, 5, 4, 3, 2, 1, 0, 0);
         const __m512i seconds = _mm512_permutexvar_epi8(back_one, v);
-        for (todo = lead3; todo; ) {
+        const __m512i firsts = _mm512_permutexvar_epi8(back_one, seconds);
+        const __m512i eighth = _mm512_or_si512(
+            _mm512_slli_epi16(_mm512_and_si512(firsts, _mm512_set1_epi8(0x0F)), 3),
+            _mm512_and_si512(_mm512_srli_epi16(seconds, 3), _mm512_set1_epi8(7)));  /* (no bit crosses a byte) */
+        const __m512i lead_code = _mm512_maskz_permutex2var_epi8(lead3 << 2, ROW(BPETRAIN_CODES_LEADS), eighth,
+                                                                 ROW(BPETRAIN_CODES_LEADS + 64));
+        uint64_t uniform = (lead3 << 2) & ~_mm512_cmpeq_epi8_mask(lead_code, _mm512_set1_epi8((char)BPETRAIN_CODES_MIXED));
+        code = _mm512_mask_mov_epi8(code, uniform, lead_code);
+        for (todo = lead3 & ~(uniform >> 2); todo; ) {
             uint8_t first_byte = p[bpetrain_ctz64(todo)];
             uint64_t same = EQUAL(first_byte) & todo;
             code = _mm512_mask_permutexvar_epi8(code, same << 2, seconds,
@@ -441,19 +467,16 @@ static int bpetrain_two_bytes_vbmi(const uint8_t* p, const uint8_t* s, Py_ssize_
 #define SPREAD(x) ((x) | ((x) >> 1) | (((x) >> 2) & lead3))
     letters = _mm512_mask_cmpge_epu8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
     lower = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LOWER));
-    both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
-    letters = SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
-    lower = SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
-    both = SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
-#undef SPREAD
+    m->l |= SPREAD(letters) | (head_code >= BPETRAIN_TWO_LOWER ? head : 0);
+    m->lw |= SPREAD(lower) | (head_code == BPETRAIN_TWO_LOWER ? head : 0);
     if (o200k) {
-        uint64_t one_case = (m->l | letters) & ~both;
-        if (((both << 1) & one_case) | ((one_case << 1) & both))
-            return 0;
-        lower |= both;
+        both = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_LETTER));
+        m->both |= SPREAD(both) | (head_code == BPETRAIN_TWO_LETTER ? head : 0);
     }
-    m->l |= letters;
-    m->lw |= lower;
+    spaces = _mm512_mask_cmpeq_epi8_mask(ends, code, _mm512_set1_epi8(BPETRAIN_TWO_SPACE));
+    if (BPETRAIN_UNLIKELY(spaces != 0 || head_code == BPETRAIN_TWO_SPACE))
+        m->w |= SPREAD(spaces) | (head_code == BPETRAIN_TWO_SPACE ? head : 0);
+#undef SPREAD
     m->cont |= cont;
     return 1;
 }
@@ -483,12 +506,13 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
                       & (~(uint64_t)0 << (first - Q));
     bpetrain_masks* m = &b->m;
     m->cont = 0;
+    m->both = 0;
     if (m->hi & exists) {
         if (codes == NULL)
             two_ok = 0;
 #ifdef BPETRAIN_AVX512
         else if (bpetrain_blocks_isa == 3)
-            two_ok = bpetrain_two_bytes_vbmi(p, s, string_first, Q, n, codes, o200k, m->hi & exists, b);
+            two_ok = bpetrain_class_multibyte_vbmi(p, s, string_first, Q, n, codes, o200k, m->hi & exists, b);
 #endif
         else
             two_ok = bpetrain_popcount64(m->hi & exists) <= BPETRAIN_TWO_BYTE_MOST
@@ -548,7 +572,10 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     uint64_t to_newline = bpetrain_smear_down(nl, w);  /* at or before a newline of the run */
     uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
     uint64_t after_newline = w & ~to_newline & (to_newline << 1);
-    *starts = region | after_newline | (w_end & ~to_newline);
+    uint64_t last_char = w_end & ~to_newline;
+    if (BPETRAIN_UNLIKELY(last_char & b->m.cont))  /* a space of more than one byte */
+        last_char = bpetrain_char_first(last_char, b->m.cont);
+    *starts = region | after_newline | last_char;
     if (w & last_bit) {
         uint64_t last_run = bpetrain_smear_down(last_bit, w);
         if (b->stop == n) {
@@ -622,6 +649,41 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
                                  starts);
 }
 
+/* Where o200k cuts a run of letters (lower: W alone, upper: U alone, both: in both case
+   classes, B), as the bits of the letters that start a piece inside a run (its first letter
+   is left to the rules of the prefix): [U]*[W]+ takes the U and B from the piece's start,
+   then W and B, and stops at U; when no W follows (the run ends), it gives back U up to the
+   last B, and [U]+[W]* takes the rest. So a U starts a piece when the nearest letter
+   before it not in B is W (W and B between), or when it follows a B and the run's letters
+   from it on are all U. Without B: where W is followed by U.
+
+   Returns 0 (the matcher decides) where a cut after P depends on a letter before the
+   block: a U after a run of B from the block's first byte (whether a W is before it; a
+   piece starts inside a run of B only after a contraction, which the rules leave to the
+   matcher when a letter follows it, so this is a guard), and lowers *limit to a run of U
+   after a B that reaches the block's end of a longer string (whether the run ends with
+   it decides the cut). */
+static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P, uint64_t lower,
+                                             uint64_t upper, uint64_t both, uint64_t* cuts, Py_ssize_t* limit) {
+    uint64_t after_w, after_b, last_bit, run_end, to_end, open, after_p = ~(uint64_t)1 << (P - b->Q);
+    if (!both || !upper) {  /* no B: the rule above; no U: no cut */
+        *cuts = upper & (lower << 1);
+        return 1;
+    }
+    after_w = bpetrain_smear_up(lower, lower | both) << 1;
+    after_b = upper & (both << 1);
+    last_bit = (uint64_t)1 << (b->stop - b->Q - 1);
+    run_end = (lower | upper | both) & ~((lower | upper | both) >> 1);  /* (at the block's end: see open) */
+    to_end = bpetrain_smear_down(run_end & upper, upper);
+    *cuts = upper & (after_w | (after_b & to_end));
+    if (after_b & ~to_end & (bpetrain_smear_up(both & 1, both) << 1) & after_p)
+        return 0;
+    open = b->stop < n ? after_b & ~after_w & bpetrain_smear_down(last_bit & upper, upper) & after_p : 0;
+    if (open && b->Q + bpetrain_ctz64(open) < *limit)
+        *limit = b->Q + bpetrain_ctz64(open);
+    return 1;
+}
+
 /* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 8 + i), in the
    block b loaded from P - 8; as bpetrain_cl100k_starts, and P's two bytes before it must
    not be \r \n or / (the pieces that end in them are cut from further back). V <= P + 54.
@@ -637,12 +699,14 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
    matcher. O starts a piece unless the byte before is O of the same run or a space;
    \r, \n and / right after an O run belong to its piece. Digits and whitespace as in
    cl100k, except that a run of whitespace at the end of the string is also cut after its
-   last newline. */
+   last newline. Letters in both case classes (B: Lm, Lo), as bpetrain_o200k_letter_cuts
+   cuts them; one right after a contraction goes to the matcher. */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
-    uint64_t l = m->l, lower = m->lw, upper = l & ~lower, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o;
-    uint64_t ap = m->ap, two, three;
+    uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
+    uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
+    Py_ssize_t V, limit = n;
     uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
@@ -652,14 +716,23 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
             return P;  /* 's's: whether the second is a contraction depends on the first */
         in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
         contraction_end = (two << 1) | (three << 2);
+        if ((contraction_end << 1) & both)
+            return P;  /* where its piece ends depends on the letters after it */
     }
+    if (!bpetrain_o200k_letter_cuts(n, b, P, lower, upper, both, &cuts, &limit))
+        return P;
     uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
-    uint64_t same_piece = (l << 1) & ~((lower << 1) & upper) & ~(contraction_end << 1);
+    uint64_t same_piece = (l << 1) & ~cuts & ~(contraction_end << 1);
     uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (prefix_end << 1));
     /* a contraction may start up to 2 bytes before the block's end: leave them */
-    return bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
-                                 start_o | start_l | bpetrain_digit_starts(d, BPETRAIN_DIGITS_3), starts);
+    V = bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
+                              start_o | start_l | bpetrain_digit_starts(d, BPETRAIN_DIGITS_3), starts);
+    if (limit < V) {  /* (limit > P) */
+        *starts &= ((uint64_t)1 << (limit - b->Q)) - 1;
+        V = limit;
+    }
+    return V;
 }
 
 /* Starts of gpt2's pieces in s[P : V], as bits (bit i: position P - 3 + i), in the

@@ -42,7 +42,7 @@ cdef inline int blocks_of(int pattern) noexcept nogil:
     return BLOCKS_CL100K if pattern == PATTERN_CL100K else BLOCKS_O200K if pattern == PATTERN_O200K else BLOCKS_GPT2
 
 # The classes of U+0080..U+FFFF for the blocks (_ascii_blocks.h: BPETRAIN_TWO_*, then
-# BPETRAIN_CODES_GROUPS; 0x10400 bytes) under the table slot ``u`` (``ensure_tables``), given
+# BPETRAIN_CODES_GROUPS and BPETRAIN_CODES_LEADS; 0x10480 bytes) under the table slot ``u`` (``ensure_tables``), given
 # to ``blocks_init``: blocks of ASCII and characters of two (and with AVX-512 VBMI three)
 # bytes are read too.
 cdef const uint8_t* char_codes(int u) noexcept nogil

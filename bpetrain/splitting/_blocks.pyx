@@ -209,7 +209,7 @@ def _ascii_flags_of(stage1, stage2):
 def _install(int slot, stage1, stage2):
     """Make ``stage1``, ``stage2`` (:func:`_flag_tables`) the two-stage table of ``slot``,
     with the classes the blocks read characters of two and three bytes by (:func:`_char_codes`)."""
-    codes = _char_codes(stage1, stage2)
+    codes = _char_codes(stage1, stage2, groups=widest_isa() == BLOCK_ISAS["avx512vbmi"])
     _tables[slot] = (stage1, stage2, codes)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
@@ -218,30 +218,38 @@ def _install(int slot, stage1, stage2):
     _codes[slot] = <const uint8_t*><const char*>codes
 
 
-def _char_codes(stage1, stage2):
+def _char_codes(stage1, stage2, *, bint groups):
     """The class of each code point below U+10000 for ``_ascii_blocks.h``'s blocks, from
     its flags in the two-stage table ``stage1``, ``stage2`` (:func:`_flag_tables`), then
-    that of each group of 64 code points of three bytes in UTF-8 (bytes, 0x10000 + 0x400:
-    its BPETRAIN_TWO_* codes and BPETRAIN_CODES_GROUPS).
+    that of each group of 64 code points of three bytes in UTF-8, then that of each eight
+    groups (bytes, 0x10000 + 0x400 + 128: its BPETRAIN_TWO_* codes, BPETRAIN_CODES_GROUPS
+    and BPETRAIN_CODES_LEADS; the groups' and eights' all 0 unless ``groups``: only the
+    blocks that AVX-512 VBMI classes read them).
 
     A code point's is 0 (the blocks leave it to the matcher) for ASCII, a surrogate (its
-    bytes are not valid UTF-8), a number, a space and a case variant of a contraction's
-    letter (the rules count digits and cut spaces by character, and read the contractions'
-    letters as ASCII); else O (of o200k's case
+    bytes are not valid UTF-8), a number and a case variant of a contraction's
+    letter (the rules count digits by character, and read the contractions'
+    letters as ASCII); else a space (``\\s`` and none of the other classes: the rules cut
+    whitespace by byte and step back to a character's first), O (of o200k's case
     classes or not: a mark is in both) or a letter, lower case, upper case or both (o200k's
     classes, ``F_W`` and ``F_U``). The case variants are those :func:`_build_tables` has
     kept (``_fold_extra_cp``), which it finds first. A group's (``cp >> 6`` from U+0800) is
-    the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one."""
-    codes = bytearray(CODES_GROUPS + (0x10000 >> 6))
+    the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one;
+    the eight groups' (groups 8k..8k+7 at entry k: U+4E00..U+9FFF are CJK ideographs alone)
+    the code they share, else ``BPETRAIN_CODES_MIXED``."""
+    codes = bytearray(CODES_LEADS + 128)
     cdef unsigned char[::1] out = codes
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
-    cdef int cp, f, group, k
+    cdef int cp, f, group, k, eight
     for cp in range(0x80, 0x10000):
         f = s2[256 * s1[cp >> 8] + (cp & 0xFF)]
-        if f & (F_N | F_WS) or 0xD800 <= cp < 0xE000:
+        if f & F_N or 0xD800 <= cp < 0xE000:
             continue
-        if not f & F_L:
+        if f & F_WS:
+            if not f & (F_L | F_U | F_W):
+                out[cp] = TWO_SPACE
+        elif not f & F_L:
             out[cp] = TWO_O_CASED if f & (F_U | F_W) else TWO_O
         elif f & F_U and f & F_W:
             out[cp] = TWO_LETTER
@@ -252,11 +260,19 @@ def _char_codes(stage1, stage2):
     for k in range(_n_fold_extra):
         if _fold_extra_cp[k] < 0x10000:
             out[_fold_extra_cp[k]] = 0
+    if not groups:
+        return bytes(codes)
     for group in range(0x800 >> 6, 0x10000 >> 6):
         out[CODES_GROUPS + group] = out[group << 6]
         for k in range(1, 64):
             if out[(group << 6) + k] != out[group << 6]:
                 out[CODES_GROUPS + group] = CODES_MIXED
+                break
+    for eight in range(128):
+        out[CODES_LEADS + eight] = out[CODES_GROUPS + 8 * eight]
+        for k in range(1, 8):
+            if out[CODES_GROUPS + 8 * eight + k] != out[CODES_GROUPS + 8 * eight]:
+                out[CODES_LEADS + eight] = CODES_MIXED
                 break
     return bytes(codes)
 
@@ -347,6 +363,7 @@ BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O
 TWO_O_CASED_CODE = TWO_O_CASED
+TWO_SPACE_CODE = TWO_SPACE
 TWO_LOWER_CODE = TWO_LOWER
 TWO_UPPER_CODE = TWO_UPPER
 TWO_LETTER_CODE = TWO_LETTER
@@ -354,6 +371,8 @@ TWO_LETTER_CODE = TWO_LETTER
 #: whose code points have more than one.
 CODES_GROUPS_AT = CODES_GROUPS
 CODES_MIXED_CODE = CODES_MIXED
+#: Where the codes of each eight groups start (groups 8k..8k+7 at entry k).
+CODES_LEADS_AT = CODES_LEADS
 
 
 cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
@@ -741,11 +760,13 @@ cdef extern from "_ascii_blocks.h":
     enum:
         TWO_O "BPETRAIN_TWO_O"
         TWO_O_CASED "BPETRAIN_TWO_O_CASED"
+        TWO_SPACE "BPETRAIN_TWO_SPACE"
         TWO_LOWER "BPETRAIN_TWO_LOWER"
         TWO_UPPER "BPETRAIN_TWO_UPPER"
         TWO_LETTER "BPETRAIN_TWO_LETTER"
         CODES_GROUPS "BPETRAIN_CODES_GROUPS"
         CODES_MIXED "BPETRAIN_CODES_MIXED"
+        CODES_LEADS "BPETRAIN_CODES_LEADS"
 
 #: The code that classes a block's bytes (see _ascii_blocks.h), by name.
 BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2, "avx512vbmi": 3}
