@@ -17,8 +17,8 @@
                              and the group's line pointer one where BPETRAIN_SHUFFLE_WIDE)
    BPETRAIN_SHUFFLE_WIDE     (optional) the states are 512-bit and the CPU has AVX-512BW: a
                              block's steps go to one vector, its masks to mask registers
-   BPETRAIN_SHUFFLE_FIRST_GROUP       (optional, only with BPETRAIN_SHUFFLE_WIDE) the steps of a
-                             block's first group (16 if not defined; later groups: 16)
+   BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
+                             first group (later groups: 16)
 
    No include guard: included once per code. */
 
@@ -38,13 +38,14 @@
    palignr shares) and the block's masks are taken at once by AVX-512's compares into mask
    registers. From those come the piece starts (a CUT not into a gap, or the first byte after
    a gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes
-   a step on its chain (the first byte's step, for its flags, off the chain). A group's steps
-   are all taken before a dead one is looked for (at its end: the dead lane's entries are the
+   a step on its chain (the first byte's step, for its flags, off the chain). With 128-bit
+   states a group ends at a dead step; with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
    dead lane with no flags, so every step after a dead one is dead too, and the first is
-   found by the mask of dead lanes); a dead step ends the block. A block's first group may be
-   shorter (BPETRAIN_SHUFFLE_FIRST_GROUP): where the loop leaves soon after it starts (a
-   pattern whose pieces often fail), fewer steps are taken past the dead one; the 128-bit codes
-   keep 16 (their steps are stored by full groups of 16 but the last).
+   found by the mask of dead lanes), and a block's first group is shorter
+   (BPETRAIN_SHUFFLE_FIRST_GROUP), so that where the loop leaves soon after it starts (a
+   pattern whose pieces often fail) it takes fewer steps past the dead one. (pshufb's steps
+   cost more than a look at each: taking a group's steps past a dead one cost patterns whose
+   pieces often fail up to a sixth of their speed there.) A dead step ends the block.
 
    A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
    after a match further back in the piece, the piece ends there and the DFA reads on from it;
@@ -120,14 +121,30 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                     state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[k]] + offsets[q[k + 1]]);
                     BPETRAIN_SHUFFLE_COLLECT(first, k);
                     BPETRAIN_SHUFFLE_COLLECT(state, k + 1);
+#ifndef BPETRAIN_SHUFFLE_WIDE
+                    r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+                    if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {
+                        k += 2;
+                        goto group_done;
+                    }
+#endif
                 }
             }
             for (; k < m; k++) {
                 state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
                 BPETRAIN_SHUFFLE_COLLECT(state, k);
-            }
-            r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
 #ifndef BPETRAIN_SHUFFLE_WIDE
+                r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+                if (BPETRAIN_SHUFFLE_DEAD(r)) {
+                    k++;
+                    break;
+                }
+#endif
+            }
+#ifdef BPETRAIN_SHUFFLE_WIDE
+            r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+#else
+        group_done:;
             /* the group's k steps are the top k bytes of acc (as entries) */
             acc = BPETRAIN_SHUFFLE_DECODE(acc);
             int shift = 16 - (int)k;
