@@ -523,6 +523,27 @@ def test_shuffles_know_where_the_piece_started():
             check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, data)
 
 
+#: ASCII text with words, spaces, digits and punctuation in every 16 bytes.
+DEAD_STEP_TEXT = b"if (x == 42) return foo_bar;\n\t// it's 7 o'clock  ok\n" * 5
+
+
+@pytest.mark.parametrize("pat_str", [*SHUFFLE_WIDTHS, r"\w+(?=\s)|\s", r"[a-z]+(?= )|\d|  "])
+def test_shuffles_find_the_first_dead_step_anywhere(pat_str):
+    """The shuffle loop takes all the steps of a group of 16 before it looks for a dead one (a
+    byte >= 0x80, or no thread left: a word the last two patterns fail on), as the dead lane
+    stays dead: the first must be found at every place of a group and of a block of 64, with
+    dead steps after it in the group, and where the text ends inside a group."""
+    programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in shuffle_variants()]
+    texts = [DEAD_STEP_TEXT[:at] + mark + DEAD_STEP_TEXT[at : at + 80]  # a byte >= 0x80 at every place
+             for at in range(140) for mark in ("\u00e9".encode(), "\u4e2d\u00e9".encode())]
+    texts += [DEAD_STEP_TEXT[cut:] for cut in range(64)]  # the failed words at every place of a block
+    texts += [DEAD_STEP_TEXT[cut : cut + end] for cut in range(0, 64, 9) for end in range(1, 70)]  # ends early
+    for data in texts:
+        want = reference(pat_str, data)
+        for program in programs:
+            check_interleaved(program, pat_str, data, want=want)
+
+
 def test_shuffles_refuse_too_many_states():
     """A DFA that ASCII text takes through more states than a vector has lanes keeps its own tables."""
     pat_str = r"(?:ab){40}|."

@@ -277,7 +277,24 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
     return _mm_or_si128(_mm_and_si128(lane, _mm_set1_epi8(0x3F)), _mm_and_si128(t, _mm_set1_epi8((char)0xC0)));
 }
 
+/* Byte i of line i all ones, the others zero: the vpermb loop puts step i of a block in byte i
+   of a vector by (x & line i) | the vector. */
+static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64))) = {
+#define BPETRAIN_ONEHOT_LINE(i) [65 * (i)] = 0xFF
+#define BPETRAIN_ONEHOT_8(i) BPETRAIN_ONEHOT_LINE(i), BPETRAIN_ONEHOT_LINE(i + 1), BPETRAIN_ONEHOT_LINE(i + 2), \
+    BPETRAIN_ONEHOT_LINE(i + 3), BPETRAIN_ONEHOT_LINE(i + 4), BPETRAIN_ONEHOT_LINE(i + 5), BPETRAIN_ONEHOT_LINE(i + 6), \
+    BPETRAIN_ONEHOT_LINE(i + 7)
+    BPETRAIN_ONEHOT_8(0), BPETRAIN_ONEHOT_8(8), BPETRAIN_ONEHOT_8(16), BPETRAIN_ONEHOT_8(24),
+    BPETRAIN_ONEHOT_8(32), BPETRAIN_ONEHOT_8(40), BPETRAIN_ONEHOT_8(48), BPETRAIN_ONEHOT_8(56)
+#undef BPETRAIN_ONEHOT_8
+#undef BPETRAIN_ONEHOT_LINE
+};
+
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_vpermb
+#define BPETRAIN_SHUFFLE_WIDE 1
+#define BPETRAIN_SHUFFLE_FIRST_GROUP 8
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) \
+    (all = _mm512_ternarylogic_epi32(all, (x), _mm512_load_si512((const void*)(one + 64 * (i))), 0xF8))
 #define BPETRAIN_SHUFFLE_TARGET "avx512f,avx512bw,avx512vbmi,bmi2"
 #define BPETRAIN_SHUFFLE_STATE __m512i
 #define BPETRAIN_SHUFFLE_SET1(c) _mm512_set1_epi8(c)
@@ -288,6 +305,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
@@ -299,6 +317,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
@@ -310,6 +329,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i
@@ -321,6 +341,7 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
 #define BPETRAIN_SHUFFLE_STATE __m128i

@@ -13,6 +13,12 @@
    BPETRAIN_SHUFFLE_DEAD(r)  whether r's low byte (a state's first) is the dead lane's
    BPETRAIN_SHUFFLE_DECODE(x)         16 states' first bytes (an __m128i) as entries: lane |
                              MATCH 0x40 | CUT 0x80
+   BPETRAIN_SHUFFLE_COLLECT(x, k)     keep the state x of the group's step k (acc, or all
+                             and the group's line pointer one where BPETRAIN_SHUFFLE_WIDE)
+   BPETRAIN_SHUFFLE_WIDE     (optional) the states are 512-bit and the CPU has AVX-512BW: a
+                             block's steps go to one vector, its masks to mask registers
+   BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
+                             first group (later groups: 16)
 
    No include guard: included once per code. */
 
@@ -22,14 +28,24 @@
    the last match end. Returns the position reached; *lane is the lane there, *piece where the
    piece there starts (in a gap: the position).
 
-   A block of up to 64 bytes is read in groups of 16 steps, each group's steps gathered in a
-   register (palignr) and read back as bit masks (bit i: byte i): piece ends (CUT), match ends,
-   the gaps, and the lanes of the kinds that look a byte back (_dfa.shuffle_table): back (a
-   piece ends before the byte before), failed (the byte before is in the gap), back-failed
-   (both). From those come the piece starts (a CUT not into a gap, or the first byte after a
-   gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes a
-   step on its chain (the first byte's step, for its flags, off the chain); a dead step
-   ends the group.
+   A block of up to 64 bytes is read in groups of 16 steps and read back as bit masks (bit i:
+   byte i): piece ends (CUT), match ends, the gaps, and the lanes of the kinds that look a byte
+   back (_dfa.shuffle_table): back (a piece ends before the byte before), failed (the byte
+   before is in the gap), back-failed (both). With 128-bit states each group's steps are
+   gathered in a register (palignr) and its masks taken at its end; with 512-bit ones
+   (BPETRAIN_SHUFFLE_WIDE) step i goes to byte i of one 64-byte vector (an AND with a line of
+   bpetrain_shuffle_onehot and an OR: off the chain, and off the port of the permutes, which
+   palignr shares) and the block's masks are taken at once by AVX-512's compares into mask
+   registers. From those come the piece starts (a CUT not into a gap, or the first byte after
+   a gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes
+   a step on its chain (the first byte's step, for its flags, off the chain). With 128-bit
+   states a group ends at a dead step; with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
+   dead lane with no flags, so every step after a dead one is dead too, and the first is
+   found by the mask of dead lanes), and a block's first group is shorter
+   (BPETRAIN_SHUFFLE_FIRST_GROUP), so that where the loop leaves soon after it starts (a
+   pattern whose pieces often fail) it takes fewer steps past the dead one. (pshufb's steps
+   cost more than a look at each: taking a group's steps past a dead one cost patterns whose
+   pieces often fail up to a sixth of their speed there.) A dead step ends the block.
 
    A dead step is a byte >= 0x80, or "no thread left" (DFA_SLOW) that the lanes do not take:
    after a match further back in the piece, the piece ends there and the DFA reads on from it;
@@ -47,7 +63,8 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
     const uint16_t* offsets = t->offsets;
     const uint8_t* pairs = t->pairs;
     const uint32_t* pair_offsets = t->pair_offsets;
-    uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k */
+    uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k
+                           (BPETRAIN_SHUFFLE_WIDE: all in place) */
     Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
     int cur = *lane, stop;
 #ifdef BPETRAIN_SHUFFLE_MERGED
@@ -57,14 +74,21 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
     if (t->full != NULL)
         cur = t->merged[cur];
 #endif
+#ifndef BPETRAIN_SHUFFLE_FIRST_GROUP
+#define BPETRAIN_SHUFFLE_FIRST_GROUP 16
+#endif
+    BPETRAIN_SHUFFLE_STATE state, first;
+#ifdef BPETRAIN_SHUFFLE_WIDE
+    __m512i all;  /* the block's steps so far, step i in byte i (the others zero) */
+#else
     const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
     const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
     const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
     const __m128i before_back = _mm_set1_epi8((char)(t->back - 1));
     const __m128i back_failed_gap = _mm_set1_epi8((char)t->back_failed);
     const __m128i before_back_failed = _mm_set1_epi8((char)(t->back_failed - 1));
-    BPETRAIN_SHUFFLE_STATE state, first;
     __m128i acc;
+#endif
     while (pos < limit && n_pieces < max_pieces) {
 #ifdef BPETRAIN_SHUFFLE_MERGED
         if (t->sole[cur]) {
@@ -72,43 +96,58 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             known_lane = t->sole[cur];
         }
 #endif
-        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, k = 0, last_k = 16, last_g = 64;
+        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, last_k = 16, last_g = 64;
+        Py_ssize_t k = 0;
         uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
         const uint8_t* q = s + pos;
         const Py_ssize_t block = pos;  /* where the block starts, in lane cur0 */
         const int cur0 = cur;
         state = BPETRAIN_SHUFFLE_SET1((char)cur);
-        while (n < len) {  /* groups of up to 16 steps, each stopped by a dead one */
-            int m = len - n < 16 ? len - n : 16;
-            acc = _mm_setzero_si128();
+#ifdef BPETRAIN_SHUFFLE_WIDE
+        all = _mm512_setzero_si512();
+#endif
+        while (n < len) {  /* groups of up to 16 steps, the last stopped by a dead one */
+            const Py_ssize_t group = n ? 16 : BPETRAIN_SHUFFLE_FIRST_GROUP, m = len - n < group ? len - n : group;
             k = 0;
+#ifdef BPETRAIN_SHUFFLE_WIDE
+            const uint8_t* one = bpetrain_shuffle_onehot + 64 * n;  /* step k's line */
+#else
+            acc = _mm_setzero_si128();
+#endif
             if (pairs != NULL) {
                 for (; k + 2 <= m; k += 2) {
                     first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
                     state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[k]] + offsets[q[k + 1]]);
-                    acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(first), acc, 1);
-                    acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
+                    BPETRAIN_SHUFFLE_COLLECT(first, k);
+                    BPETRAIN_SHUFFLE_COLLECT(state, k + 1);
+#ifndef BPETRAIN_SHUFFLE_WIDE
                     r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
                     if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {
                         k += 2;
                         goto group_done;
                     }
+#endif
                 }
             }
             for (; k < m; k++) {
                 state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
-                acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(state), acc, 1);
+                BPETRAIN_SHUFFLE_COLLECT(state, k);
+#ifndef BPETRAIN_SHUFFLE_WIDE
                 r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
                 if (BPETRAIN_SHUFFLE_DEAD(r)) {
                     k++;
                     break;
                 }
+#endif
             }
+#ifdef BPETRAIN_SHUFFLE_WIDE
+            r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
+#else
         group_done:;
             /* the group's k steps are the top k bytes of acc (as entries) */
             acc = BPETRAIN_SHUFFLE_DECODE(acc);
-            int shift = 16 - k;
+            int shift = 16 - (int)k;
             __m128i lanes = _mm_and_si128(acc, lane_bits);
             cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
             match |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_slli_epi16(acc, 1)) >> shift) << n;
@@ -128,14 +167,33 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 _mm_storeu_si128((__m128i*)(steps + n), acc);
             } else {
                 _mm_storeu_si128((__m128i*)(steps + 64), acc);
-                last_k = k;
+                last_k = (int)k;
                 last_g = n;
             }
+#endif
             q += k;
             n += k;
             if (BPETRAIN_SHUFFLE_DEAD(r))
                 break;
         }
+#ifdef BPETRAIN_SHUFFLE_WIDE
+        {  /* the block's n steps are bytes 0 to n - 1 of all (the others zero): their masks at once */
+            const __m512i lanes = _mm512_and_si512(all, _mm512_set1_epi8(0x3F));
+            const __mmask64 after_back = _mm512_cmpgt_epi8_mask(lanes, _mm512_set1_epi8((char)(t->back - 1)));
+            const __mmask64 after_back_failed = _mm512_cmpgt_epi8_mask(lanes,
+                                                                       _mm512_set1_epi8((char)(t->back_failed - 1)));
+            _mm512_storeu_si512((void*)steps, all);
+            cut = _mm512_movepi8_mask(all);
+            match = _mm512_test_epi8_mask(all, _mm512_set1_epi8(0x40));
+            gap = _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->gap))
+                  | _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->failed_gap))
+                  | _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->back_failed));
+            dead = _mm512_testn_epi8_mask(lanes, lanes) & (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1));
+            back = after_back & ~after_back_failed;
+            back_failed = after_back_failed;
+            failed = _mm512_cmpgt_epi8_mask(lanes, _mm512_set1_epi8((char)(t->failed_gap - 1))) & ~after_back;
+        }
+#endif
         stop = dead != 0;
         uint64_t keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
         if (dead) {
@@ -281,3 +339,6 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_DEAD
 #undef BPETRAIN_SHUFFLE_DECODE
 #undef BPETRAIN_SHUFFLE_MERGED
+#undef BPETRAIN_SHUFFLE_WIDE
+#undef BPETRAIN_SHUFFLE_FIRST_GROUP
+#undef BPETRAIN_SHUFFLE_COLLECT
