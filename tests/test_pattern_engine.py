@@ -693,6 +693,121 @@ def check_drawn_text(pat_str: str, data, alphabet: str) -> None:
         check_interleaved(program, pat_str, text, want=want)
 
 
+#: Patterns whose attempts read on far past their last match (a long alternative ahead of, or
+#: between, short ones) or fail far on, from each character, counting as they go: the reading
+#: keeps the states of one such attempt past its last match (``_dfa_record``), and the next
+#: attempts stop where they reach a state it had or one it dominates (``_dfa_meets``,
+#: ``_dfa._dominance_table``), or are ruled out by it (``_dfa_ruled_out``).
+LONG_TAILS = [
+    r"\P{Po}{8,}@\P{Po}{8,}|\w+|[ \t]+|\s",
+    r"\w++|\P{Po}{8,}(?i:@{1,})[^#]{8,20}?|[ \t]+|\s|.",
+    r"(?=.)(?i:.{3,}?6{2}+L{0,1}?)",
+    r"[^\r\n]+$|\s|\d{1,2}|\s?\p{P}+",
+    r"\S{3,}!|\w|\s",
+    r".{8}x|\w{1,3}|\s",
+]
+#: Text for them: words and spaces up to a full stop, an ``@``, a ``!``, ``66``, an ``x`` at
+#: many distances, ASCII and longer characters.
+LONG_TAIL_TEXT = [
+    "ab cd efg h", "The quick brown fox jumps over the lazy dog", "a@b", "x @ y", "66L", "ab66", "word!",
+    "\u00e9t\u00e9 \u4e2d\u6587 \U0001f600", "1 23 456", "\t", "abcdefgx", "a" * 70, "b c" * 40,
+]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", LONG_TAILS)
+def test_attempts_past_the_last_match(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    rng = random.Random(7)
+    for end in (".", ",", "\n", ""):
+        for _ in range(4):
+            words = [rng.choice(LONG_TAIL_TEXT) for _ in range(rng.randrange(1, 60))]
+            data = (" ".join(words) + end + " " + " ".join(words[::-1])).encode()
+            check_interleaved(program, pat_str, data)
+            check_interleaved(program, pat_str, data[3:], at_start=False, want=reference(pat_str, data[3:]))
+            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 2):
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+
+
+@pytest.mark.parametrize("pat_str", LONG_TAILS)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_attempts_past_the_last_match_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "ab 6L@!x.\n\t\u00e9")
+
+
+def _dominated_pairs(arrays) -> list[tuple[int, int]]:
+    """The pairs (X, Y), X != Y, that ``dfa_dominate`` marks."""
+    import numpy as np
+
+    dominate = np.asarray(arrays["dfa_dominate"])
+    return [(x, y) for x in range(dominate.shape[0]) for y in range(dominate.shape[0])
+            if x != y and dominate[x, y // 8] >> (y % 8) & 1]
+
+
+def _dominates(arrays, x: int, y: int) -> bool:
+    """Whether, on every sequence of classes that state ``y`` reads without a match until it
+    has no thread left, state ``x`` has no match either and no thread left by then: the pairs
+    reachable from (x, y) on ``y``'s transitions without a match, read forward from the fast
+    table (an implementation apart from ``_dfa._dominance_table``'s backward search)."""
+    import numpy as np
+
+    trans = np.asarray(arrays["dfa_trans"])
+    width = trans.shape[1]
+    seen, todo = {(x, y)}, [(x, y)]
+    while todo:
+        a, b = todo.pop()
+        for k in range(width):
+            ea, eb = int(trans[a, k]), int(trans[b, k])
+            if eb & 3:  # y records a match: y's kept attempts never read it
+                continue
+            if ea & 3:  # x records one where y does not
+                return False
+            if eb & 4:  # y has no thread left: x must have none
+                if not ea & 4:
+                    return False
+                continue
+            if ea & 4:
+                continue
+            pair = (ea // width, eb // width)
+            if pair not in seen:
+                seen.add(pair)
+                todo.append(pair)
+    return True
+
+
+@pytest.mark.parametrize("pat_str", [*LONG_TAILS, *REREAD, *GUARDED, r"\p{L}+|\s+(?!\S)|\s+"])
+def test_dominance_table(pat_str):
+    """Every pair the dominance table marks dominates, read forward over the classes."""
+    arrays = stored_program(pat_str)
+    for x, y in _dominated_pairs(arrays) if len(arrays["dfa_dominate"]) else ():
+        assert _dominates(arrays, x, y), (pat_str, x, y)
+
+
+def test_dominance_table_finds_counted_runs():
+    """A run counted to 8 (``\\P{Po}{8,}``) from one character in is dominated by the same run
+    counted past 8, and a state that can still match is never dominated by one that cannot."""
+    arrays = stored_program(LONG_TAILS[0])
+    pairs = _dominated_pairs(arrays)
+    assert len(pairs) > 5
+    assert all(_dominates(arrays, x, y) for x, y in pairs)
+    import numpy as np
+
+    trans, classes = np.asarray(arrays["dfa_trans"]), np.asarray(arrays["dfa_class"])
+    width = trans.shape[1]
+
+    def state(text: str) -> int:
+        off = int(arrays["dfa_start"][0])
+        for ch in text:
+            off = int(trans.flat[off + classes[ord(ch)]]) & ~7
+        return off // width
+
+    one, many = state(" b"), state(" bcdefghijk")  # ([ \t]+ has matched; \P{Po} counts on)
+    assert (one, many) in pairs and (many, one) not in pairs
+
+
 #: Patterns whose attempts need a byte of a small set some characters on before a match can
 #: end (the DFA's probes, ``_dfa_probe.h``): ``+`` three on from a word character, ``x`` eight
 #: on (not from ``e``, which matches alone), a digit three on, a run read to its end, two of

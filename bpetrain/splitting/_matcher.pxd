@@ -135,6 +135,8 @@ cdef struct Tables:
     bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
     const uint8_t* dfa_cover      # row offset / 8 + class / 8 -> the bits (class % 8) where a failed attempt in
                                   # that state fails the attempt from that character too (_dfa._cover_table), NULL: none
+    const uint8_t* dfa_dominate   # state * dfa_dominate_row + other state / 8 -> bit (other % 8): the first is
+    Py_ssize_t dfa_dominate_row   # dominated by the other (_dfa._dominance_table), NULL: none
     # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
     # NULL: none.
     shuffle_tables shuffle
