@@ -27,6 +27,7 @@ from bpetrain.splitting._matcher import (
     BacktrackLimitExceeded,
     Program,
     _py_pshufb_quarters,
+    _py_split_in_one_buffer,
     shuffle_variants,
 )
 from bpetrain.splitting.pattern import SplitPattern, split_pattern
@@ -806,6 +807,71 @@ def test_dominance_table_finds_counted_runs():
 
     one, many = state(" b"), state(" bcdefghijk")  # ([ \t]+ has matched; \P{Po} counts on)
     assert (one, many) in pairs and (many, one) not in pairs
+
+
+#: Patterns whose backtracking program reads a run to its end from each of its characters and
+#: gives it back, looking for where the next instruction can start (``_run_end``,
+#: ``_give_back``: what one attempt learnt of the run serves the next ones).
+RUN_MEMO = [
+    r"(?>\P{Sm}{3,}\u2028{2}\w{1,2}|\p{L}{0,0}+)D{8,}\D{2,}?",
+    r"(?>\S{2,}!\w|x)y?|\s",
+    r"(?=\w)(?>[^\s!]{2,}!{2}|a)|\d",
+    r"(?>\w{1,}+|\W{2,}\n{2})+?z|\s",
+]
+#: Text for them: long runs with the characters they look for at many places, spaces,
+#: characters of 2-4 bytes and bytes that are not UTF-8.
+RUN_MEMO_TEXT = ["abc", "a" * 40, "DDDDDDDDxx", "de!", "!!", "z", "1", "\u2028\u2028w", "\u00e9t\u00e9", "\u4e2d" * 9,
+                 "\U0001f600", "+", "\n\n", "x", "y"]
+
+
+def _run_memo_texts(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(12):
+        words = [rng.choice(RUN_MEMO_TEXT) for _ in range(rng.randrange(1, 80))]
+        data = rng.choice(["", " "]).join(words).encode()
+        if rng.random() < 0.3:
+            i = rng.randrange(len(data) + 1)
+            data = data[:i] + rng.choice([b"\xff", b"\xc3", b"\xe2\x80"]) + data[i:]
+        out.append(data)
+    return out
+
+
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+def test_runs_read_once_by_the_program(pat_str):
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    for data in _run_memo_texts(3):
+        text = data.decode("utf-8", "surrogateescape")
+        want = [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+        assert program.split(data) == want, data
+        assert program.n_pieces(data) == len(want)
+
+
+@pytest.mark.parametrize("by_reader", [False, True])
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+def test_runs_of_one_text_do_not_serve_the_next(pat_str, by_reader):
+    """Texts of one length split in turn in one buffer with one stack: each gives its own
+    pieces, whatever the matcher learnt of the runs of the one before."""
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    # a run read from each of its characters, then one that ends sooner, with a ``!`` further
+    # on than the attempts that learnt the first one started
+    texts = [b"a" * 40 + b" ", b" " * 28 + b"aaaa!ab" + b" " * 6, b"D" * 40 + b" ", b" " * 20 + b"D" * 12 + b"+" * 9]
+    for data in _run_memo_texts(5):
+        texts += [data, data[::-1].decode("utf-8", "replace").encode()[: len(data)].ljust(len(data), b"a"), data]
+    got = _py_split_in_one_buffer(program, texts, by_reader)
+    for data, pieces in zip(texts, got):
+        text = data.decode("utf-8", "surrogateescape")
+        assert pieces == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)], data
+
+
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_runs_read_once_hypothesis(pat_str, data):
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    text = data.draw(st.text(st.sampled_from("aD!xyz \n\u2028\u00e9+"), max_size=300), label="text")
+    want = [m.group().encode() for m in regex.finditer(pat_str, text)]
+    assert program.split(text.encode()) == want
 
 
 #: Patterns whose attempts need a byte of a small set some characters on before a match can

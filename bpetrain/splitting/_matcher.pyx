@@ -260,11 +260,74 @@ cdef int _run(const Tables* t, Stack* stack, Py_ssize_t* sp, int32_t pc, const u
             _push(stack, sp, BT_LAZY, pc, pos, ins.a)
         at[0] = pos
         return 1
-    pos = _extend(t, s, pos, end, ins.mask, ins.b - ins.a if ins.b >= 0 else -1)
+    if ins.b < 0:
+        pos = _run_end(t, &stack.memo, s, pos, end, ins.mask, stack.start)
+    else:
+        pos = _extend(t, s, pos, end, ins.mask, ins.b - ins.a)
     if ins.c == GREEDY and pos > floor and t.code[pc + 1].op != OP_MATCH and t.code[pc + 1].op != OP_LOOK_END:
         _push(stack, sp, BT_GREEDY, pc, pos, floor)
     at[0] = pos
     return 1
+
+
+cdef enum:
+    MEMO_MIN = 16  # the shortest stretch (bytes) a RunMemo keeps
+
+
+cdef inline bint _memo_holds(const RunMemo* m, const uint8_t* s, Py_ssize_t end, Py_ssize_t start) noexcept nogil:
+    """Whether ``m`` may keep and tell facts of this text at an attempt at ``start``: a reading
+    of it in order armed it (``arm_memo``), and no attempt since was before ``start``."""
+    return m.text == s and m.end == end and m.start <= start
+
+
+cdef inline void _memo_keeps(RunMemo* m, const uint8_t* s, Py_ssize_t end, Py_ssize_t start) noexcept nogil:
+    """``m`` is about to keep a fact of this text, learnt by an attempt at ``start``
+    (``_memo_holds``)."""
+    m.start = start
+
+
+cdef inline Py_ssize_t _run_end(const Tables* t, RunMemo* m, const uint8_t* s, Py_ssize_t pos, Py_ssize_t end,
+                                uint64_t bit, Py_ssize_t start) noexcept nogil:
+    """The end of the run of characters of ``bit``'s set from ``pos`` (``_skip``), known at once
+    where the last long run of that set read covers ``pos``: an attempt from each character
+    of a run that the pattern reads to its end and gives back (``\\P{Sm}{3,}\\u2028`` on a
+    line without ``\\u2028``) reads it once, not from each of its characters."""
+    cdef Py_ssize_t to
+    if m.run_mask == bit and m.run_lo <= pos <= m.run_hi and _memo_holds(m, s, end, start):
+        return m.run_hi
+    to = _skip(t.ascii_mask, t, s, pos, end, bit)
+    if to - pos >= MEMO_MIN and _memo_holds(m, s, end, start):
+        _memo_keeps(m, s, end, start)
+        m.run_mask = bit
+        m.run_lo = pos
+        m.run_hi = to
+    return to
+
+
+cdef inline Py_ssize_t _give_back(const Tables* t, RunMemo* m, const uint8_t* s, Py_ssize_t floor, Py_ssize_t p,
+                                  Py_ssize_t end, uint64_t want, Py_ssize_t start) noexcept nogil:
+    """The last place in ``[floor, p]`` (``p`` a character's start) whose character is in
+    ``want``'s sets, or ``floor``: where a greedy run gives back to when the next instruction
+    must start with such a character. The places it skips are kept (``m.gap_*``), and the
+    stretch kept is skipped at once: later attempts that give back the same run do not look
+    at its characters again."""
+    cdef Py_ssize_t top = p, n
+    cdef bint holds = _memo_holds(m, s, end, start), known = holds and m.gap_mask == want
+    while p > floor and (_sets_at(t, s, p, end, &n) & want) == 0:
+        if known and m.gap_lo < p <= m.gap_hi:
+            p = m.gap_lo if m.gap_lo > floor else floor
+            continue
+        p = _char_before(s, floor, p)
+    if top - p >= MEMO_MIN and holds:  # no character that starts in (p, top] is in want
+        _memo_keeps(m, s, end, start)
+        if m.gap_mask == want and p <= m.gap_hi and m.gap_lo <= top:
+            m.gap_lo = min(p, m.gap_lo)
+            m.gap_hi = max(top, m.gap_hi)
+        else:
+            m.gap_mask = want
+            m.gap_lo = p
+            m.gap_hi = top
+    return p
 
 
 cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc, const uint8_t* s,
@@ -347,10 +410,9 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
             if e.kind == BT_GREEDY:
                 floor = e.pos2
                 p = _char_before(s, floor, e.pos)
-                if t.code[e.pc + 1].op == OP_SET:  # give back to where the next set matches
-                    want = t.code[e.pc + 1].mask
-                    while p > floor and (_sets_at(t, s, p, end, &n) & want) == 0:
-                        p = _char_before(s, floor, p)
+                ins = &t.code[e.pc + 1]
+                if ins.op == OP_SET or (ins.op == OP_RUN and ins.a > 0):
+                    p = _give_back(t, &stack.memo, s, floor, p, end, ins.mask, stack.start)  # to where the next can start
                 if p > floor:
                     e.pos = p
                     sp += 1
@@ -563,6 +625,7 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     if start >= end:
         return -1
     stack.steps = 0
+    stack.start = start
     if text[start] < 0x80:
         cand = t.ascii_cand[text[start]]
         first = t.ascii_mask[text[start]]
@@ -1364,6 +1427,8 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
     if dfa_splits(t):
         return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next)
     start_reading(&reader, t, bos)
+    arm_memo(stack, text, start, end)
+    reader.fresh = False
     while start < stop and count < max_pieces:
         j = next_piece_end(&reader, t, stack, text, start, end, bos)
         if j < 0:  # a program matches nothing here (the hand-written matchers match everywhere)
@@ -1905,7 +1970,7 @@ cdef class Program:
         cdef Py_ssize_t last = n if stop is None else stop
         cdef Py_ssize_t* bounds
         cdef bint interleave
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
         if span < 0:
@@ -1935,7 +2000,7 @@ cdef class Program:
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef Py_ssize_t n = len(data), i = 0, count = 0
         cdef Py_ssize_t bounds[6 * DFA_SPAN]
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         try:
             with nogil:
                 while i < n:
@@ -1988,7 +2053,7 @@ def _py_bytes_by_blocks(Program program not None, data):
     cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
     cdef Py_ssize_t n = len(data), start = 0, j, n_blocks = 0, n_matcher = 0
     cdef PieceReader reader
-    cdef Stack stack = Stack(NULL, 0, 0)
+    cdef Stack stack = new_stack()
     try:
         start_reading(&reader, &program.tables, 0)
         while start < n:
@@ -2004,3 +2069,48 @@ def _py_bytes_by_blocks(Program program not None, data):
     finally:
         free_stack(&stack)
     return n_blocks, n_matcher
+
+
+def _py_split_in_one_buffer(Program program not None, list texts not None, bint by_reader=False):
+    """The pieces of each of ``texts`` (bytes, UTF-8 strings), each split in turn in one
+    buffer with one stack, as the counting and encoding kernels reuse theirs: by
+    :c:func:`split_pieces` (``by_reader`` False) or piece by piece by :c:func:`next_piece_end`
+    (True), for the tests (what the matcher learnt of one text's runs, ``RunMemo``, must not
+    serve the next).
+
+    Returns
+    -------
+    list of list of bytes
+        Each text's pieces.
+    """
+    cdef Py_ssize_t size = max([len(x) for x in texts] + [1]), n, start, j, count, k
+    cdef bytearray buffer = bytearray(size)
+    cdef uint8_t* buf = buffer
+    cdef Stack stack = new_stack()
+    cdef PieceReader reader
+    cdef Py_ssize_t bounds[128]
+    out = []
+    try:
+        for data in texts:
+            n = len(data)
+            buffer[:n] = data
+            pieces = []
+            start = 0
+            if by_reader:
+                start_reading(&reader, &program.tables, 0)
+                while start < n:
+                    j = next_piece_end(&reader, &program.tables, &stack, buf, start, n, 0)
+                    if j < 0:
+                        start += char_length(buf, start, n)
+                    else:
+                        pieces.append(bytes(buffer[start:j]))
+                        start = j
+            else:
+                while start < n:
+                    count = split_pieces(&program.tables, &stack, buf, start, n, n, 0, bounds, 64, &start)
+                    for k in range(count):
+                        pieces.append(bytes(buffer[bounds[2 * k]:bounds[2 * k + 1]]))
+            out.append(pieces)
+    finally:
+        free_stack(&stack)
+    return out
