@@ -750,16 +750,19 @@ def _dominated_pairs(arrays) -> list[tuple[int, int]]:
 
 def _dominates(arrays, x: int, y: int) -> bool:
     """Whether, on every sequence of classes that state ``y`` reads without a match until it
-    has no thread left, state ``x`` has no match either and no thread left by then: the pairs
+    has no thread left (or the text ends), state ``x`` has no match either and no thread left
+    by then (or no match at the end): the pairs
     reachable from (x, y) on ``y``'s transitions without a match, read forward from the fast
     table (an implementation apart from ``_dfa._dominance_table``'s backward search)."""
     import numpy as np
 
-    trans = np.asarray(arrays["dfa_trans"])
+    trans, eot = np.asarray(arrays["dfa_trans"]), np.asarray(arrays["dfa_eot"])
     width = trans.shape[1]
     seen, todo = {(x, y)}, [(x, y)]
     while todo:
         a, b = todo.pop()
+        if eot[a] and not eot[b]:  # the text ends: x matches there, y does not
+            return False
         for k in range(width):
             ea, eb = int(trans[a, k]), int(trans[b, k])
             if eb & 3:  # y records a match: y's kept attempts never read it
@@ -779,7 +782,7 @@ def _dominates(arrays, x: int, y: int) -> bool:
     return True
 
 
-@pytest.mark.parametrize("pat_str", [*LONG_TAILS, *REREAD, *GUARDED, r"\p{L}+|\s+(?!\S)|\s+"])
+@pytest.mark.parametrize("pat_str", [*LONG_TAILS, *REREAD, *GUARDED, r"\p{L}+|\s+(?!\S)|\s+", r"\w+!|b\Z|\s"])
 def test_dominance_table(pat_str):
     """Every pair the dominance table marks dominates, read forward over the classes."""
     arrays = stored_program(pat_str)

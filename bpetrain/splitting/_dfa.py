@@ -834,7 +834,7 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
             "dfa_eot": array_view("B", [builder.at_end(t) for t in builder.order]),
             "dfa_start": array_view("I", [start * width for start in starts]),
             "dfa_cover": _cover_table(builder, rows, starts[0], width),
-            "dfa_dominate": _dominance_table(rows, n_classes)}
+            "dfa_dominate": _dominance_table(rows, n_classes, [builder.at_end(t) for t in builder.order])}
 
 
 #: The most (state, class) pairs :func:`_cover_table` looks at (beyond: no table).
@@ -917,7 +917,7 @@ def _cover_table(builder: _Builder, rows: list[list[int]], restart: int, width: 
 MAX_DOMINANCE_WORK = 1 << 21
 
 
-def _dominance_table(rows: list[list[int]], n_classes: int) -> memoryview:
+def _dominance_table(rows: list[list[int]], n_classes: int, at_end: list[int]) -> memoryview:
     """Which states read no further and find no more than which others, where those find nothing.
 
     State ``X`` is *dominated* by state ``Y`` when, on every text that ``Y`` reads without
@@ -933,7 +933,9 @@ def _dominance_table(rows: list[list[int]], n_classes: int) -> memoryview:
     This is simulation (language inclusion, restricted to texts without a match) between the
     states of one DFA, computed as the greatest relation closed under the transitions: a pair
     fails where ``Y``'s transition on a class records no match and ``X``'s records one, or
-    where ``Y`` has no thread left after the class and ``X`` still has, and where both go on
+    where ``Y`` has no thread left after the class and ``X`` still has, or where ``X`` has a
+    match at the end of the text and ``Y`` none (the attempt that failed there, ``_dfa_retry``
+    at the end, rules out none that ends so), and where both go on
     without a match to a pair that fails (a backward search from the failing pairs, as
     Paige-Tarjan-style refinement does over a product automaton). ``Y``'s transitions that
     record a match impose nothing: a kept attempt records none after its last match.
@@ -945,6 +947,10 @@ def _dominance_table(rows: list[list[int]], n_classes: int) -> memoryview:
         and classes ``k < n_classes`` (state 0: no thread left).
     n_classes : int
         The classes.
+    at_end : list of int, length n_states
+        Whether a match ends at the end of the text in each state (:meth:`_Builder.at_end`, 0:
+        none): an attempt that fails at the end of the text dominates no state that matches
+        there.
 
     Returns
     -------
@@ -977,7 +983,13 @@ def _dominance_table(rows: list[list[int]], n_classes: int) -> memoryview:
             going[k] |= states
     # bad[X]: the Y that do not dominate X; first where one class tells
     bad = [0] * n_states
+    no_end = 0  # the states with no match at the end of the text
+    for y in range(1, n_states):
+        if not at_end[y]:
+            no_end |= 1 << y
     for x in range(1, n_states):
+        if at_end[x]:
+            bad[x] |= no_end
         for k, e in enumerate(rows[x - 1][:n_classes]):
             if e & 1:  # X records a match where Y records none
                 bad[x] |= dead[k] | going[k]
