@@ -27,6 +27,7 @@ from bpetrain.splitting._matcher import (
     BacktrackLimitExceeded,
     Program,
     _py_pshufb_quarters,
+    _py_split_in_one_buffer,
     shuffle_variants,
 )
 from bpetrain.splitting.pattern import SplitPattern, split_pattern
@@ -712,6 +713,189 @@ def check_drawn_text(pat_str: str, data, alphabet: str) -> None:
     want = reference(pat_str, text)
     for program in programs:
         check_interleaved(program, pat_str, text, want=want)
+
+
+#: Patterns whose attempts read on far past their last match (a long alternative ahead of, or
+#: between, short ones) or fail far on, from each character, counting as they go: the reading
+#: keeps the states of one such attempt past its last match (``_dfa_record``), and the next
+#: attempts stop where they reach a state it had or one it dominates (``_dfa_meets``,
+#: ``_dfa._dominance_table``), or are ruled out by it (``_dfa_ruled_out``).
+LONG_TAILS = [
+    r"\P{Po}{8,}@\P{Po}{8,}|\w+|[ \t]+|\s",
+    r"\w++|\P{Po}{8,}(?i:@{1,})[^#]{8,20}?|[ \t]+|\s|.",
+    r"(?=.)(?i:.{3,}?6{2}+L{0,1}?)",
+    r"[^\r\n]+$|\s|\d{1,2}|\s?\p{P}+",
+    r"\S{3,}!|\w|\s",
+    r".{8}x|\w{1,3}|\s",
+]
+#: Text for them: words and spaces up to a full stop, an ``@``, a ``!``, ``66``, an ``x`` at
+#: many distances, ASCII and longer characters.
+LONG_TAIL_TEXT = [
+    "ab cd efg h", "The quick brown fox jumps over the lazy dog", "a@b", "x @ y", "66L", "ab66", "word!",
+    "\u00e9t\u00e9 \u4e2d\u6587 \U0001f600", "1 23 456", "\t", "abcdefgx", "a" * 70, "b c" * 40,
+]
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", LONG_TAILS)
+def test_attempts_past_the_last_match(pat_str, shuffle):
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    assert program.has_dfa
+    rng = random.Random(7)
+    for end in (".", ",", "\n", ""):
+        for _ in range(4):
+            words = [rng.choice(LONG_TAIL_TEXT) for _ in range(rng.randrange(1, 60))]
+            data = (" ".join(words) + end + " " + " ".join(words[::-1])).encode()
+            check_interleaved(program, pat_str, data)
+            check_interleaved(program, pat_str, data[3:], at_start=False, want=reference(pat_str, data[3:]))
+            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 2):
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+
+
+@pytest.mark.parametrize("pat_str", LONG_TAILS)
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_attempts_past_the_last_match_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "ab 6L@!x.\n\t\u00e9")
+
+
+def _dominated_pairs(arrays) -> list[tuple[int, int]]:
+    """The pairs (X, Y), X != Y, that ``dfa_dominate`` marks."""
+    import numpy as np
+
+    dominate = np.asarray(arrays["dfa_dominate"])
+    return [(x, y) for x in range(dominate.shape[0]) for y in range(dominate.shape[0])
+            if x != y and dominate[x, y // 8] >> (y % 8) & 1]
+
+
+def _dominates(arrays, x: int, y: int) -> bool:
+    """Whether, on every sequence of classes that state ``y`` reads without a match until it
+    has no thread left (or the text ends), state ``x`` has no match either and no thread left
+    by then (or no match at the end): the pairs
+    reachable from (x, y) on ``y``'s transitions without a match, read forward from the fast
+    table (an implementation apart from ``_dfa._dominance_table``'s backward search)."""
+    import numpy as np
+
+    trans, eot = np.asarray(arrays["dfa_trans"]), np.asarray(arrays["dfa_eot"])
+    width = trans.shape[1]
+    seen, todo = {(x, y)}, [(x, y)]
+    while todo:
+        a, b = todo.pop()
+        if eot[a] and not eot[b]:  # the text ends: x matches there, y does not
+            return False
+        for k in range(width):
+            ea, eb = int(trans[a, k]), int(trans[b, k])
+            if eb & 3:  # y records a match: y's kept attempts never read it
+                continue
+            if ea & 3:  # x records one where y does not
+                return False
+            if eb & 4:  # y has no thread left: x must have none
+                if not ea & 4:
+                    return False
+                continue
+            if ea & 4:
+                continue
+            pair = (ea // width, eb // width)
+            if pair not in seen:
+                seen.add(pair)
+                todo.append(pair)
+    return True
+
+
+@pytest.mark.parametrize("pat_str", [*LONG_TAILS, *REREAD, *GUARDED, r"\p{L}+|\s+(?!\S)|\s+", r"\w+!|b\Z|\s"])
+def test_dominance_table(pat_str):
+    """Every pair the dominance table marks dominates, read forward over the classes."""
+    arrays = stored_program(pat_str)
+    for x, y in _dominated_pairs(arrays) if len(arrays["dfa_dominate"]) else ():
+        assert _dominates(arrays, x, y), (pat_str, x, y)
+
+
+def test_dominance_table_finds_counted_runs():
+    """A run counted to 8 (``\\P{Po}{8,}``) from one character in is dominated by the same run
+    counted past 8, and a state that can still match is never dominated by one that cannot."""
+    arrays = stored_program(LONG_TAILS[0])
+    pairs = _dominated_pairs(arrays)
+    assert len(pairs) > 5
+    assert all(_dominates(arrays, x, y) for x, y in pairs)
+    import numpy as np
+
+    trans, classes = np.asarray(arrays["dfa_trans"]), np.asarray(arrays["dfa_class"])
+    width = trans.shape[1]
+
+    def state(text: str) -> int:
+        off = int(arrays["dfa_start"][0])
+        for ch in text:
+            off = int(trans.flat[off + classes[ord(ch)]]) & ~7
+        return off // width
+
+    one, many = state(" b"), state(" bcdefghijk")  # ([ \t]+ has matched; \P{Po} counts on)
+    assert (one, many) in pairs and (many, one) not in pairs
+
+
+#: Patterns whose backtracking program reads a run to its end from each of its characters and
+#: gives it back, looking for where the next instruction can start (``_run_end``,
+#: ``_give_back``: what one attempt learnt of the run serves the next ones).
+RUN_MEMO = [
+    r"(?>\P{Sm}{3,}\u2028{2}\w{1,2}|\p{L}{0,0}+)D{8,}\D{2,}?",
+    r"(?>\S{2,}!\w|x)y?|\s",
+    r"(?=\w)(?>[^\s!]{2,}!{2}|a)|\d",
+    r"(?>\w{1,}+|\W{2,}\n{2})+?z|\s",
+]
+#: Text for them: long runs with the characters they look for at many places, spaces,
+#: characters of 2-4 bytes and bytes that are not UTF-8.
+RUN_MEMO_TEXT = ["abc", "a" * 40, "DDDDDDDDxx", "de!", "!!", "z", "1", "\u2028\u2028w", "\u00e9t\u00e9", "\u4e2d" * 9,
+                 "\U0001f600", "+", "\n\n", "x", "y"]
+
+
+def _run_memo_texts(seed: int) -> list[bytes]:
+    rng = random.Random(seed)
+    out = []
+    for _ in range(12):
+        words = [rng.choice(RUN_MEMO_TEXT) for _ in range(rng.randrange(1, 80))]
+        data = rng.choice(["", " "]).join(words).encode()
+        if rng.random() < 0.3:
+            i = rng.randrange(len(data) + 1)
+            data = data[:i] + rng.choice([b"\xff", b"\xc3", b"\xe2\x80"]) + data[i:]
+        out.append(data)
+    return out
+
+
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+def test_runs_read_once_by_the_program(pat_str):
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    for data in _run_memo_texts(3):
+        text = data.decode("utf-8", "surrogateescape")
+        want = [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+        assert program.split(data) == want, data
+        assert program.n_pieces(data) == len(want)
+
+
+@pytest.mark.parametrize("by_reader", [False, True])
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+def test_runs_of_one_text_do_not_serve_the_next(pat_str, by_reader):
+    """Texts of one length split in turn in one buffer with one stack: each gives its own
+    pieces, whatever the matcher learnt of the runs of the one before."""
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    # a run read from each of its characters, then one that ends sooner, with a ``!`` further
+    # on than the attempts that learnt the first one started
+    texts = [b"a" * 40 + b" ", b" " * 28 + b"aaaa!ab" + b" " * 6, b"D" * 40 + b" ", b" " * 20 + b"D" * 12 + b"+" * 9]
+    for data in _run_memo_texts(5):
+        texts += [data, data[::-1].decode("utf-8", "replace").encode()[: len(data)].ljust(len(data), b"a"), data]
+    got = _py_split_in_one_buffer(program, texts, by_reader)
+    for data, pieces in zip(texts, got):
+        text = data.decode("utf-8", "surrogateescape")
+        assert pieces == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)], data
+
+
+@pytest.mark.parametrize("pat_str", RUN_MEMO)
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_runs_read_once_hypothesis(pat_str, data):
+    program = Program(pat_str, stored_program(pat_str), dfa=False)
+    text = data.draw(st.text(st.sampled_from("aD!xyz \n\u2028\u00e9+"), max_size=300), label="text")
+    want = [m.group().encode() for m in regex.finditer(pat_str, text)]
+    assert program.split(text.encode()) == want
 
 
 #: Patterns whose attempts need a byte of a small set some characters on before a match can

@@ -16,7 +16,7 @@ from libc.string cimport memchr, memcmp, memcpy
 import numpy as np
 
 from bpetrain.splitting._matcher cimport (DFA_SPAN, Program, Stack, Tables, dfa_pieces_interleaved, dfa_splits,
-                                          free_stack, split_pieces)
+                                          free_stack, new_stack, split_pieces)
 
 cdef extern from *:
     """
@@ -265,7 +265,7 @@ cdef class PieceCounts:
         cdef Py_ssize_t n = len(data), k, a, b, e, stop, bos
         cdef const void* nl
         cdef const Tables* t = NULL if program is None else &program.tables
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         for k in range(segments.shape[0]):
             if not 0 <= segments[k, 0] <= segments[k, 1] <= segments[k, 2] <= n:
                 raise ValueError(f"segment {k} {tuple(segments[k])} is not inside the data (0..{n})")

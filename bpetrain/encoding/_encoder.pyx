@@ -45,7 +45,7 @@ from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport PieceKey, encode_keyed, encode_piece, prefetch_piece
 from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables, pair_rank
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
-                                          start_reading)
+                                          new_stack, start_reading)
 
 cdef extern from *:
     bint PyUnicode_IS_ASCII(object s) noexcept
@@ -544,7 +544,7 @@ cdef object encode_utf8(BytePairEncoder bpe, const uint8_t* data, Py_ssize_t n, 
     cdef Scratch own_scratch = Scratch(NULL, NULL, NULL, 0, NULL)
     cdef IdBuffer* out = &own_out
     cdef Scratch* scratch = &own_scratch
-    cdef Stack stack = Stack(NULL, 0, 0)
+    cdef Stack stack = new_stack()
     cdef int64_t n_read, need = (end - start) // 3 + 64  # about the ids of real text: one growth at most
     bpe.warm(end - start)
     cache = bpe.caches.take_buffers(&out, &scratch)  # this call's alone (and the buffers it keeps) until given back
@@ -928,7 +928,7 @@ cdef class BytePairEncoder:
         cdef Py_ssize_t* lengths = <Py_ssize_t*>malloc((n_texts + 1) * sizeof(Py_ssize_t))
         cdef IdBuffer out = IdBuffer(NULL, 0, 0)
         cdef Scratch scratch = Scratch(NULL, NULL, NULL, 0, NULL)
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         cdef int64_t n_read, count, total = 0, bad = -1
         cdef bint keep = output != BATCH_COUNTS
         if output not in (BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS):
@@ -999,7 +999,7 @@ cdef class BytePairEncoder:
         cdef int64_t count, n_read
         cdef Py_ssize_t n
         cdef const uint8_t* data
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         utf8 = utf8_of(text, &data, &n)  # alive until the kernel returns
         self.warm(n)
         cache = self.caches.take(&scratch)  # this call's alone until given back

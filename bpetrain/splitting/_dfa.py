@@ -789,7 +789,8 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
         ``dfa_start`` (uint32, shape (2,): the row offset (state * width) of the start
         state away from and at the string's start), ``dfa_cover`` (uint8, shape
-        (n_states, width // 8), or (0,) for none: :func:`_cover_table`).
+        (n_states, width // 8), or (0,) for none: :func:`_cover_table`), ``dfa_dominate``
+        (uint8, shape (n_states, (n_states + 7) // 8), or (0,) for none: :func:`_dominance_table`).
 
     Raises
     ------
@@ -832,7 +833,8 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
     return {"dfa_trans": array_view("I", [e for row in trans for e in row], (len(trans), width)),
             "dfa_eot": array_view("B", [builder.at_end(t) for t in builder.order]),
             "dfa_start": array_view("I", [start * width for start in starts]),
-            "dfa_cover": _cover_table(builder, rows, starts[0], width)}
+            "dfa_cover": _cover_table(builder, rows, starts[0], width),
+            "dfa_dominate": _dominance_table(rows, n_classes, [builder.at_end(t) for t in builder.order])}
 
 
 #: The most (state, class) pairs :func:`_cover_table` looks at (beyond: no table).
@@ -909,6 +911,120 @@ def _cover_table(builder: _Builder, rows: list[list[int]], restart: int, width: 
     if not useful:
         return array_view("B", b"")
     return array_view("B", bytes(out), (n_states, width // 8))
+
+
+#: The most (state, state, class) triples :func:`_dominance_table` may look at (beyond: no table).
+MAX_DOMINANCE_WORK = 1 << 21
+
+
+def _dominance_table(rows: list[list[int]], n_classes: int, at_end: list[int]) -> memoryview:
+    """Which states read no further and find no more than which others, where those find nothing.
+
+    State ``X`` is *dominated* by state ``Y`` when, on every text that ``Y`` reads without
+    recording a match until it has no thread left, ``X`` records no match either and has no
+    thread left by then (it may run out sooner). The splitting loop keeps the states of an
+    attempt that read on past its last match (or found none) until it had no thread left
+    (``_matcher.pyx``, ``_dfa_record``); a later attempt that reaches one of those places in a
+    state the kept one dominates there ends as it would have at the kept attempt's end: it
+    goes back to its last match, or has none. The equal state is the case the loop knew
+    before; dominance catches an attempt that counts (``\\P{Po}{8,}@`` from a place 1 character
+    into the run, against the kept attempt's 8 or more), and stops it at once.
+
+    This is simulation (language inclusion, restricted to texts without a match) between the
+    states of one DFA, computed as the greatest relation closed under the transitions: a pair
+    fails where ``Y``'s transition on a class records no match and ``X``'s records one, or
+    where ``Y`` has no thread left after the class and ``X`` still has, or where ``X`` has a
+    match at the end of the text and ``Y`` none (the attempt that failed there, ``_dfa_retry``
+    at the end, rules out none that ends so), and where both go on
+    without a match to a pair that fails (a backward search from the failing pairs, as
+    Paige-Tarjan-style refinement does over a product automaton). ``Y``'s transitions that
+    record a match impose nothing: a kept attempt records none after its last match.
+
+    Parameters
+    ----------
+    rows : list of list of int
+        ``rows[state - 1][k] = next << 1 | matched`` for the live states ``1..n_states - 1``
+        and classes ``k < n_classes`` (state 0: no thread left).
+    n_classes : int
+        The classes.
+    at_end : list of int, length n_states
+        Whether a match ends at the end of the text in each state (:meth:`_Builder.at_end`, 0:
+        none): an attempt that fails at the end of the text dominates no state that matches
+        there.
+
+    Returns
+    -------
+    memoryview of uint8, shape (n_states, (n_states + 7) // 8), or shape (0,) for none
+        Bit ``Y % 8`` of byte ``Y // 8`` of row ``X``: ``X`` is dominated by ``Y`` (``X``,
+        ``Y`` live). No rows where no state is dominated by another, or the work would pass
+        :data:`MAX_DOMINANCE_WORK`.
+    """
+    n_states = len(rows) + 1
+    if n_states * n_states * n_classes > MAX_DOMINANCE_WORK or n_states < 3:
+        return array_view("B", b"")
+    live = ((1 << n_states) - 1) & ~1
+    # by class: the states whose transition records no match and leaves no thread (dead), and
+    # for each next state, those that go to it without a match (into)
+    dead = [0] * n_classes
+    into = [[0] * n_states for _ in range(n_classes)]
+    came = [[[] for _ in range(n_states)] for _ in range(n_classes)]  # the same as lists
+    for state in range(1, n_states):
+        for k, e in enumerate(rows[state - 1][:n_classes]):
+            if e & 1:
+                continue
+            if e >> 1:
+                into[k][e >> 1] |= 1 << state
+                came[k][e >> 1].append(state)
+            else:
+                dead[k] |= 1 << state
+    going = [0] * n_classes
+    for k in range(n_classes):
+        for states in into[k]:
+            going[k] |= states
+    # bad[X]: the Y that do not dominate X; first where one class tells
+    bad = [0] * n_states
+    no_end = 0  # the states with no match at the end of the text
+    for y in range(1, n_states):
+        if not at_end[y]:
+            no_end |= 1 << y
+    for x in range(1, n_states):
+        if at_end[x]:
+            bad[x] |= no_end
+        for k, e in enumerate(rows[x - 1][:n_classes]):
+            if e & 1:  # X records a match where Y records none
+                bad[x] |= dead[k] | going[k]
+            elif e >> 1:  # X goes on where Y has no thread left
+                bad[x] |= dead[k]
+    work = [(x, y) for x in range(1, n_states) for y in _bits(bad[x])]
+    while work:
+        a, b = work.pop()
+        for k in range(n_classes):
+            ys = into[k][b]
+            if not ys:
+                continue
+            for x in came[k][a]:
+                new = ys & ~bad[x]
+                if new:
+                    bad[x] |= new
+                    work.extend((x, y) for y in _bits(new))
+    row_bytes = (n_states + 7) // 8
+    out = bytearray(n_states * row_bytes)
+    useful = False
+    for x in range(1, n_states):
+        good = live & ~bad[x]
+        useful = useful or good != 1 << x
+        out[x * row_bytes:(x + 1) * row_bytes] = good.to_bytes(row_bytes, "little")
+    if not useful:
+        return array_view("B", b"")
+    return array_view("B", bytes(out), (n_states, row_bytes))
+
+
+def _bits(x: int):
+    """The indices of the bits set in ``x``, lowest first."""
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
 
 
 def _behaviours(code: list[tuple]) -> dict[int, int]:

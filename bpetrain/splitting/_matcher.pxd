@@ -100,11 +100,53 @@ cdef struct Alternative:
     int32_t linear       # 1: steps without choices, then MATCH (at first_step .. first_step + n_steps)
 
 
+# What the matcher learnt of the runs of the text it reads, from piece to piece (_matcher.pyx,
+# _run_end, _give_back): facts of the text alone, kept and used only while a reading that
+# goes through one text in order (``split_pieces``, ``next_piece_end``) has armed it for that
+# text (``arm_memo``), and the piece starts go forward.
+cdef struct RunMemo:
+    const uint8_t* text  # the text it is armed for (NULL: none)
+    Py_ssize_t end
+    Py_ssize_t start     # the piece start at which it last learnt
+    uint64_t run_mask    # 0: none; every character in [run_lo, run_hi) is in run_mask's sets,
+    Py_ssize_t run_lo    # the one at run_hi is not (or run_hi is the end)
+    Py_ssize_t run_hi
+    uint64_t gap_mask    # 0: none; no character that starts in (gap_lo, gap_hi] is in gap_mask's sets
+    Py_ssize_t gap_lo
+    Py_ssize_t gap_hi
+
+
 # The matcher's stack, reused from piece to piece (malloc'ed, grown on demand).
 cdef struct Stack:
     Backtrack* items
     Py_ssize_t cap
     Py_ssize_t steps    # backtracking steps taken at the current piece start (see MAX_BACKTRACKS)
+    Py_ssize_t start    # the current piece start (-1: none yet)
+    RunMemo memo
+
+
+# Arm the memo of ``stack`` for ``text[:end]`` read in order from ``start``: what it kept of
+# this text from an attempt before ``start`` stays; anything else is forgotten.
+cdef inline void arm_memo(Stack* stack, const uint8_t* text, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    if stack.memo.text != text or stack.memo.end != end or start <= stack.memo.start:
+        stack.memo.text = text
+        stack.memo.end = end
+        stack.memo.start = start
+        stack.memo.run_mask = stack.memo.gap_mask = 0
+
+
+# An empty stack (free_stack frees what it grows to).
+cdef inline Stack new_stack() noexcept nogil:
+    cdef Stack stack
+    stack.items = NULL
+    stack.cap = 0
+    stack.steps = 0
+    stack.start = -1
+    stack.memo.text = NULL
+    stack.memo.end = stack.memo.start = -1
+    stack.memo.run_mask = stack.memo.gap_mask = 0
+    stack.memo.run_lo = stack.memo.run_hi = stack.memo.gap_lo = stack.memo.gap_hi = 0
+    return stack
 
 
 # A program's tables, read only: threads share them.
@@ -135,6 +177,8 @@ cdef struct Tables:
     bint dfa_interleave           # read whole texts by two interleaved readings (dfa_pieces_interleaved)
     const uint8_t* dfa_cover      # row offset / 8 + class / 8 -> the bits (class % 8) where a failed attempt in
                                   # that state fails the attempt from that character too (_dfa._cover_table), NULL: none
+    const uint8_t* dfa_dominate   # state * dfa_dominate_row + other state / 8 -> bit (other % 8): the first is
+    Py_ssize_t dfa_dominate_row   # dominated by the other (_dfa._dominance_table), NULL: none
     # The DFA on ASCII bytes by vector shuffles (_dfa.shuffle_table, _dfa_shuffle.h); shuffle.rows
     # NULL: none.
     shuffle_tables shuffle
@@ -219,6 +263,7 @@ cdef enum:
 
 cdef struct PieceReader:
     block_scan scan
+    bint fresh        # no piece read yet: the first arms the stack's memo (arm_memo)
     Py_ssize_t first  # no byte before it is read: where the string starts (bos), or text[0]
     bint blocks
     # The DFA's pieces read ahead: bounds[2 * i], bounds[2 * i + 1] for i in [i_next, n_read),
@@ -235,6 +280,7 @@ cdef struct PieceReader:
 # then begins at a safe cut).
 cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t bos) noexcept nogil:
     reader.blocks = t.blocks != 0 and ascii_classes_standard()
+    reader.fresh = True
     reader.first = bos if bos > 0 else 0
     reader.n_read = 0
     reader.read_to = -1
@@ -272,6 +318,10 @@ cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stac
             reader.i_next = 1
             return reader.bounds[1]
         return -1
+    if reader.fresh:
+        reader.fresh = False
+        stack.memo.text = NULL  # (another text, maybe in the same buffer)
+        arm_memo(stack, text, start, end)
     return piece_end(t, stack, text, start, end, bos)
 
 # Bytes of the character at ``i < end`` (1 for a byte that is not valid UTF-8).

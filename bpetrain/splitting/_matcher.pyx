@@ -59,6 +59,7 @@ MAX_BACKTRACKS = 2_000_000
 cdef Py_ssize_t _max_backtracks = MAX_BACKTRACKS
 
 
+
 cdef extern from "_ascii_blocks.h":
     int blocks_isa "bpetrain_blocks_isa"
 
@@ -259,11 +260,74 @@ cdef int _run(const Tables* t, Stack* stack, Py_ssize_t* sp, int32_t pc, const u
             _push(stack, sp, BT_LAZY, pc, pos, ins.a)
         at[0] = pos
         return 1
-    pos = _extend(t, s, pos, end, ins.mask, ins.b - ins.a if ins.b >= 0 else -1)
+    if ins.b < 0:
+        pos = _run_end(t, &stack.memo, s, pos, end, ins.mask, stack.start)
+    else:
+        pos = _extend(t, s, pos, end, ins.mask, ins.b - ins.a)
     if ins.c == GREEDY and pos > floor and t.code[pc + 1].op != OP_MATCH and t.code[pc + 1].op != OP_LOOK_END:
         _push(stack, sp, BT_GREEDY, pc, pos, floor)
     at[0] = pos
     return 1
+
+
+cdef enum:
+    MEMO_MIN = 16  # the shortest stretch (bytes) a RunMemo keeps
+
+
+cdef inline bint _memo_holds(const RunMemo* m, const uint8_t* s, Py_ssize_t end, Py_ssize_t start) noexcept nogil:
+    """Whether ``m`` may keep and tell facts of this text at an attempt at ``start``: a reading
+    of it in order armed it (``arm_memo``), and no attempt since was before ``start``."""
+    return m.text == s and m.end == end and m.start <= start
+
+
+cdef inline void _memo_keeps(RunMemo* m, const uint8_t* s, Py_ssize_t end, Py_ssize_t start) noexcept nogil:
+    """``m`` is about to keep a fact of this text, learnt by an attempt at ``start``
+    (``_memo_holds``)."""
+    m.start = start
+
+
+cdef inline Py_ssize_t _run_end(const Tables* t, RunMemo* m, const uint8_t* s, Py_ssize_t pos, Py_ssize_t end,
+                                uint64_t bit, Py_ssize_t start) noexcept nogil:
+    """The end of the run of characters of ``bit``'s set from ``pos`` (``_skip``), known at once
+    where the last long run of that set read covers ``pos``: an attempt from each character
+    of a run that the pattern reads to its end and gives back (``\\P{Sm}{3,}\\u2028`` on a
+    line without ``\\u2028``) reads it once, not from each of its characters."""
+    cdef Py_ssize_t to
+    if m.run_mask == bit and m.run_lo <= pos <= m.run_hi and _memo_holds(m, s, end, start):
+        return m.run_hi
+    to = _skip(t.ascii_mask, t, s, pos, end, bit)
+    if to - pos >= MEMO_MIN and _memo_holds(m, s, end, start):
+        _memo_keeps(m, s, end, start)
+        m.run_mask = bit
+        m.run_lo = pos
+        m.run_hi = to
+    return to
+
+
+cdef inline Py_ssize_t _give_back(const Tables* t, RunMemo* m, const uint8_t* s, Py_ssize_t floor, Py_ssize_t p,
+                                  Py_ssize_t end, uint64_t want, Py_ssize_t start) noexcept nogil:
+    """The last place in ``[floor, p]`` (``p`` a character's start) whose character is in
+    ``want``'s sets, or ``floor``: where a greedy run gives back to when the next instruction
+    must start with such a character. The places it skips are kept (``m.gap_*``), and the
+    stretch kept is skipped at once: later attempts that give back the same run do not look
+    at its characters again."""
+    cdef Py_ssize_t top = p, n
+    cdef bint holds = _memo_holds(m, s, end, start), known = holds and m.gap_mask == want
+    while p > floor and (_sets_at(t, s, p, end, &n) & want) == 0:
+        if known and m.gap_lo < p <= m.gap_hi:
+            p = m.gap_lo if m.gap_lo > floor else floor
+            continue
+        p = _char_before(s, floor, p)
+    if top - p >= MEMO_MIN and holds:  # no character that starts in (p, top] is in want
+        _memo_keeps(m, s, end, start)
+        if m.gap_mask == want and p <= m.gap_hi and m.gap_lo <= top:
+            m.gap_lo = min(p, m.gap_lo)
+            m.gap_hi = max(top, m.gap_hi)
+        else:
+            m.gap_mask = want
+            m.gap_lo = p
+            m.gap_hi = top
+    return p
 
 
 cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc, const uint8_t* s,
@@ -346,10 +410,9 @@ cdef Py_ssize_t _match(const Tables* t, Stack* stack, Py_ssize_t sp, int32_t pc,
             if e.kind == BT_GREEDY:
                 floor = e.pos2
                 p = _char_before(s, floor, e.pos)
-                if t.code[e.pc + 1].op == OP_SET:  # give back to where the next set matches
-                    want = t.code[e.pc + 1].mask
-                    while p > floor and (_sets_at(t, s, p, end, &n) & want) == 0:
-                        p = _char_before(s, floor, p)
+                ins = &t.code[e.pc + 1]
+                if ins.op == OP_SET or (ins.op == OP_RUN and ins.a > 0):
+                    p = _give_back(t, &stack.memo, s, floor, p, end, ins.mask, stack.start)  # to where the next can start
                 if p > floor:
                     e.pos = p
                     sp += 1
@@ -562,6 +625,7 @@ cdef inline Py_ssize_t _piece_end(const Tables* t, Stack* stack, const uint8_t* 
     if start >= end:
         return -1
     stack.steps = 0
+    stack.start = start
     if text[start] < 0x80:
         cand = t.ascii_cand[text[start]]
         first = t.ascii_mask[text[start]]
@@ -700,11 +764,13 @@ cdef struct DfaRun:
     # One reading of the DFA (``dfa_pieces``), resumable: its pieces go to bounds[2 * i],
     # bounds[2 * i + 1] for i < count (the starts of those from ``first`` on are filled in
     # by ``_dfa_settle``); ``piece``: where the current piece starts; ``off``: the state's
-    # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``. The guard: a failed
-    # attempt from ``guard_lo`` (no match, DFA_SLOW ``guard_e`` at ``guard_hi``) and its
-    # state before each byte of it, ``guard[i - guard_lo]`` (``_dfa_record``; memory for
-    # ``guard_room`` states, freed by ``_dfa_end``); ``reread``: the shortest failed attempt it
-    # keeps (more than GUARD_SPAN: none); what the guards cost and saved since ``reread``
+    # row offset at ``pos``; ``stuck``: DFA_SLOW (``e``) at ``pos``. The guard: an attempt
+    # with no match after ``guard_lo`` (its start, or its last match; DFA_SLOW ``guard_e`` at
+    # ``guard_hi``) and its state before each byte after it, ``guard[i - guard_lo]``
+    # (``_dfa_record``; memory for ``guard_room`` states, freed by ``_dfa_end``); ``reread``:
+    # the shortest such stretch it keeps (more than GUARD_SPAN: none), and the shortest
+    # stretch past its last match from which the fast loops leave an attempt to
+    # ``_dfa_settle``; what the guards cost and saved since ``reread``
     # was set, in bytes (``_dfa_review_guards``). ``probe_reread``: the shortest failed
     # attempt that the shuffle loop leaves to the probes (_dfa_gap_probed), at first 2 (more
     # than GUARD_SPAN: none, without probes); what that cost and saved since it was set, in
@@ -764,33 +830,41 @@ cdef inline void _dfa_end(DfaRun* r) noexcept nogil:
 
 
 cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
-                             Py_ssize_t piece, Py_ssize_t pos) noexcept nogil:
-    # The attempt from ``piece`` read to ``pos`` and stopped there (DFA_SLOW, ``r.e``)
-    # without a match: read it again, keeping its state before each character, so that a
-    # later attempt that reaches one of those places in the same state stops at once
-    # (_dfa_guarded). Without it, an attempt from each character of a run that the pattern
-    # reads to its end and then fails on (``\p{L}+\p{Pf}``, ``\s*\n`` on words and
-    # indentation) reads the rest of the run again: quadratic in the run's length.
+                             Py_ssize_t piece, Py_ssize_t keep, Py_ssize_t pos) noexcept nogil:
+    # The attempt from ``piece`` read to ``pos`` and stopped there (DFA_SLOW, ``r.e``) with no
+    # match after ``keep`` (``piece`` itself: no match at all; else its last match): read it
+    # again, keeping its state before each character after ``keep``, so that a later attempt
+    # that reaches one of those places in the same state stops at once (_dfa_guarded): from
+    # there it reads as this one did, to ``pos`` without a match. Without it, an attempt from
+    # each character of a run that the pattern reads to its end and then fails on
+    # (``\p{L}+\p{Pf}``, ``\s*\n`` on words and indentation) reads the rest of the run
+    # again, and where a long alternative ahead of a short one reads on past the short one's
+    # match (``\P{Po}{8,}@|\w+|[ \t]+`` on words up to a full stop), every piece from each
+    # word does: quadratic in the run's length.
     cdef const uint32_t* trans = t.dfa_trans
     cdef uint32_t off = t.dfa_start[piece == bos]
     cdef Py_ssize_t i = piece, n
     cdef uint32_t* room
-    if pos - piece < r.reread or pos - piece > GUARD_SPAN:
+    if pos - keep < r.reread or pos - piece > GUARD_SPAN:
         return
-    if pos - piece + 1 > r.guard_room:
-        room = <uint32_t*>realloc(r.guard, (pos - piece + 1) * sizeof(uint32_t))
+    if pos - keep + 1 > r.guard_room:
+        room = <uint32_t*>realloc(r.guard, (pos - keep + 1) * sizeof(uint32_t))
         if room == NULL:  # (no guard: the reading is only slower)
             return
         r.guard = room
-        r.guard_room = pos - piece + 1
+        r.guard_room = pos - keep + 1
+    room = r.guard
     r.guard_cost += pos - piece
-    memset(r.guard, 0xFF, (pos - piece + 1) * sizeof(uint32_t))  # (no state: inside a character)
-    while i < pos:
-        r.guard[i - piece] = off
+    memset(r.guard, 0xFF, (pos - keep + 1) * sizeof(uint32_t))  # (no state: inside a character)
+    while i < keep:
         off = trans[off + _dfa_class(t, s, i, end, &n)] & ~(<uint32_t>DFA_FLAGS)
         i += n
-    r.guard[pos - piece] = off
-    r.guard_lo = piece
+    while i < pos:
+        room[i - keep] = off
+        off = trans[off + _dfa_class(t, s, i, end, &n)] & ~(<uint32_t>DFA_FLAGS)
+        i += n
+    room[pos - keep] = off
+    r.guard_lo = keep
     r.guard_hi = pos
     r.guard_e = r.e
 
@@ -828,34 +902,6 @@ cdef inline void _dfa_review_probes(DfaRun* r, Py_ssize_t failed, Py_ssize_t pos
         r.probe_cost = r.probe_saved = 0
 
 
-cdef inline bint _dfa_char(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
-                           Py_ssize_t open, Py_ssize_t* pos, Py_ssize_t* last, Py_ssize_t* count, uint32_t* off,
-                           uint32_t* e) noexcept nogil:
-    # One character of a reading by the DFA's own table (``pos``, ``last``, ``count``, ``off``:
-    # its fields, as ``_dfa_fast`` keeps them; the current piece starts at ``open``): the end
-    # of the piece is written whatever the transition ``e`` says, and counted if DFA_CUT; the
-    # usual DFA_SLOW (no thread left) goes back to the last match in the piece and reads on
-    # from it. False, reading nothing, where it is stuck: DFA_SLOW without a match in the
-    # piece, or DFA_SLOW | DFA_CUT (for _dfa_settle).
-    cdef Py_ssize_t n
-    e[0] = t.dfa_trans[off[0] + _dfa_class(t, s, pos[0], end, &n)]
-    if e[0] & DFA_SLOW:
-        if e[0] & DFA_CUT or last[0] <= open:
-            return False
-        bounds[2 * count[0] + 1] = last[0]
-        count[0] += 1
-        pos[0] = last[0]
-        off[0] = t.dfa_start[pos[0] == bos]
-        return True
-    bounds[2 * count[0] + 1] = pos[0]
-    count[0] += e[0] & DFA_CUT
-    if e[0] & DFA_MATCH:
-        last[0] = pos[0]
-    off[0] = e[0] & ~(<uint32_t>DFA_FLAGS)
-    pos[0] += n
-    return True
-
-
 cdef inline bint _dfa_covers(const Tables* t, uint32_t off, uint32_t k) noexcept nogil:
     # Whether a failed attempt in the state at row offset ``off`` before a character of class
     # ``k`` fails the attempt from that character too (_dfa._cover_table; the table's rows are
@@ -880,71 +926,110 @@ cdef inline Py_ssize_t _dfa_start_from(const Tables* t, const uint8_t* s, Py_ssi
     return _dfa_gap(t, s, i, stop, end)
 
 
+cdef inline bint _dfa_ruled_out(const Tables* t, uint32_t off, uint32_t k, uint32_t kept) noexcept nogil:
+    # Whether an attempt from a character of class ``k`` fails where one that failed (or
+    # read on past its last match to no thread left) was in the state at row offset ``off``
+    # before that character and at ``kept`` after it: its cover bit (_dfa._cover_table), or
+    # the start state's step on the character leaves no thread, or a state the kept one
+    # dominates (_dfa_meets).
+    cdef uint32_t e
+    if t.dfa_cover != NULL and _dfa_covers(t, off, k):
+        return True
+    if t.dfa_dominate == NULL:
+        return False
+    e = t.dfa_trans[t.dfa_start[0] + k]
+    if e & DFA_FLAGS:
+        return (e & DFA_FLAGS) == DFA_SLOW
+    return _dfa_meets(t, e, kept)
+
+
 cdef inline Py_ssize_t _dfa_retry(const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
                                   Py_ssize_t piece, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil:
     # The attempt from ``piece`` read to ``pos`` and failed there without a match (at the
     # character there, or at the end of the text): where the next attempt starts, which
-    # may be ``stop`` or past it. Read again, every place after ``piece`` whose state
-    # and character the cover table (_dfa._cover_table) marks starts an attempt that fails
-    # too; the first place it does not mark (or ``pos``), past the characters no piece
-    # starts with (``_dfa_gap``). Without a cover table: the character after ``piece``.
+    # may be ``stop`` or past it. Read again, every place after ``piece`` where its state
+    # rules out the attempt from there (_dfa_ruled_out) starts an attempt that fails too;
+    # the first place it does not (or ``pos``), past the characters no piece starts with
+    # (``_dfa_gap``). Without a cover or a dominance table: the character after ``piece``.
     cdef const uint32_t* trans = t.dfa_trans
-    cdef uint32_t off = t.dfa_start[piece == bos], k
+    cdef uint32_t off = t.dfa_start[piece == bos], k, nxt
     cdef Py_ssize_t i = piece, n
-    if t.dfa_cover == NULL:
+    if t.dfa_cover == NULL and t.dfa_dominate == NULL:
         return _dfa_gap(t, s, piece, stop, end)
     k = _dfa_class(t, s, i, end, &n)
-    while True:
-        off = trans[off + k] & ~(<uint32_t>DFA_FLAGS)
-        i += n
-        if i >= pos:
-            break
+    off = trans[off + k] & ~(<uint32_t>DFA_FLAGS)
+    i += n
+    while i < pos:
         k = _dfa_class(t, s, i, end, &n)
-        if not _dfa_covers(t, off, k):
+        nxt = trans[off + k] & ~(<uint32_t>DFA_FLAGS)
+        if not _dfa_ruled_out(t, off, k, nxt):
             break
+        off = nxt
+        i += n
     return _dfa_start_from(t, s, end, piece, i, stop)
 
 
 cdef inline Py_ssize_t _dfa_past_guard(const DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
                                        Py_ssize_t cur) noexcept nogil:
     # The attempt from ``cur`` (inside the guard) met the guard without a match: where the
-    # next attempt starts. The guard's attempt failed too, so the places after ``cur`` whose
-    # character its state there covers (_dfa._cover_table) start attempts that fail as well
-    # (as _dfa_retry has it); the first it does not cover, past the characters no piece
-    # starts with. Without a cover table: the character after ``cur``.
+    # next attempt starts. The guard's attempt has no match from there to its end either, so
+    # the places after ``cur`` where its state rules out the attempt from there
+    # (_dfa_ruled_out, as _dfa_retry has it) start attempts that fail as well; the first it
+    # does not rule out, past the characters no piece starts with. Without a cover or a
+    # dominance table: the character after ``cur``.
     cdef Py_ssize_t i = cur + char_length(s, cur, end), n
     cdef uint32_t k
-    if t.dfa_cover == NULL:
+    if t.dfa_cover == NULL and t.dfa_dominate == NULL:
         return _dfa_gap(t, s, cur, r.stop, end)
     while i < r.guard_hi:
         k = _dfa_class(t, s, i, end, &n)
-        if not _dfa_covers(t, r.guard[i - r.guard_lo], k):
+        if not _dfa_ruled_out(t, r.guard[i - r.guard_lo], k, r.guard[i + n - r.guard_lo]):
             break
         i += n
     return _dfa_start_from(t, s, end, cur, i, r.stop)
 
 
+cdef inline bint _dfa_meets(const Tables* t, uint32_t off, uint32_t kept) noexcept nogil:
+    # Whether an attempt in the state at row offset ``off`` ends where a kept one in the state
+    # ``kept`` at the same place did (_dfa_guarded): the same state, or one it dominates
+    # (_dfa._dominance_table). (``kept`` all ones: the kept attempt had no state there, inside
+    # a character.)
+    cdef uint32_t x, y
+    if kept == off:
+        return True
+    if t.dfa_dominate == NULL or kept == 0xFFFFFFFFU:
+        return False
+    x = off >> t.dfa_shift
+    y = kept >> t.dfa_shift
+    return (t.dfa_dominate[x * t.dfa_dominate_row + (y >> 3)] >> (y & 7)) & 1
+
+
 cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil:
     # ``_dfa_fast`` one character a step up to the guard's end, checking the guard: an
-    # attempt in the state the failed one had at the same place reads as it did, to
-    # ``guard_hi`` without a match, and stops there as it did (the DFA is deterministic,
-    # and reads no further back than a piece's start). So it goes back to its last match at
+    # attempt in the state the kept one had at the same place (or one that state dominates:
+    # _dfa_meets) reads as it did, to ``guard_hi`` without a match (or less far), and stops
+    # there (the DFA is deterministic, and reads no further back than a piece's start). So
+    # it goes back to its last match at
     # once, or, with none, the next attempt starts after its first character (and the
     # characters no piece starts with), as ``_dfa_settle`` would have it; an attempt that
     # skips past the guard stops at its end for ``_dfa_settle``.
     cdef Py_ssize_t* bounds = r.bounds
     cdef Py_ssize_t pos = r.pos, last = r.last, count = r.count, first = r.first, piece = r.piece
-    cdef Py_ssize_t lo = r.guard_lo, hi = r.guard_hi, limit = min(r.limit, hi + 1), cur, after, i
+    cdef Py_ssize_t lo = r.guard_lo, hi = r.guard_hi, limit = min(r.limit, hi + 1), cur, after, i, n
+    cdef Py_ssize_t max_pieces = r.max_pieces, open = bounds[2 * count - 1] if count > first else piece
+    cdef const uint32_t* guard = r.guard  # (kept in registers: the loop writes through bounds)
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef const uint16_t* classes = t.dfa_class
     cdef uint32_t off = r.off, e = 0
-    while pos < limit and count < r.max_pieces:
-        if pos > lo and r.guard[pos - lo] == off:
+    while pos < limit and count < max_pieces:
+        if pos > lo and _dfa_meets(t, off, guard[pos - lo]):
             r.guard_saved += hi - pos
-            cur = bounds[2 * count - 1] if count > first else piece
+            cur = open
             if last > cur:  # back to the last match
                 bounds[2 * count + 1] = last
                 count += 1
-                pos = last
+                pos = open = last
                 off = t.dfa_start[pos == bos]
                 continue
             after = _dfa_past_guard(r, t, s, end, cur)  # no match at cur
@@ -956,14 +1041,32 @@ cdef inline void _dfa_guarded(DfaRun* r, const Tables* t, const uint8_t* s, Py_s
             for i in range(first, count):
                 bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
             first = count
-            piece = pos = after
+            piece = pos = open = after
             off = t.dfa_start[pos == bos]
             continue
-        if not _dfa_char(t, s, end, bos, bounds, bounds[2 * count - 1] if count > first else piece,
-                         &pos, &last, &count, &off, &e):
-            r.stuck = True
-            r.e = e
-            break
+        if s[pos] < 0x80:  # (as _dfa_char, its state in registers)
+            e = trans[off + classes[s[pos]]]
+            n = 1
+        else:
+            e = trans[off + _dfa_class(t, s, pos, end, &n)]
+        if e & DFA_SLOW:
+            if e & DFA_CUT or last <= open:
+                r.stuck = True
+                r.e = e
+                break
+            bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match
+            count += 1
+            pos = open = last
+            off = t.dfa_start[pos == bos]
+            continue
+        bounds[2 * count + 1] = pos
+        if e & DFA_CUT:
+            count += 1
+            open = pos
+        if e & DFA_MATCH:
+            last = pos
+        off = e & ~(<uint32_t>DFA_FLAGS)
+        pos += n
     r.guard_cost += pos - r.pos if pos > r.pos else 0
     r.pos = pos
     r.last = last
@@ -1039,7 +1142,8 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 break
         e = trans[off + _dfa_class(t, s, pos, end, &n)]  # one character a step (as _dfa_char, kept
         if e & DFA_SLOW:                                   # here: its state stays in registers)
-            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece):
+            if e & DFA_CUT or last <= (bounds[2 * count - 1] if count > first else piece) \
+                    or pos - last >= r.reread:  # (a long way back: _dfa_settle keeps its states)
                 r.stuck = True
                 break
             bounds[2 * count + 1] = last  # the usual DFA_SLOW: back to the last match, here
@@ -1085,7 +1189,8 @@ cdef inline int _dfa_char2(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
         return STEP_HALT
     e = t.dfa_trans[((off[0] >> pair_shift) << shift) + _dfa_class(t, s, pos[0], end, &n)]
     if e & DFA_SLOW:
-        if e & DFA_CUT or last[0] <= (r.bounds[2 * count[0] - 1] if count[0] > r.first else r.piece):
+        if e & DFA_CUT or last[0] <= (r.bounds[2 * count[0] - 1] if count[0] > r.first else r.piece) \
+                or pos[0] - last[0] >= r.reread:
             r.stuck = True
             r.e = e
             return STEP_HALT
@@ -1180,16 +1285,21 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             count += 1
             piece = _dfa_gap(t, s, pos, stop, end)
         elif last > piece:  # back to the last match
+            if pos - last >= r.reread and pos != r.guard_hi:  # (the fast loops leave long ones here)
+                _dfa_review_guards(r)
+                _dfa_record(r, t, s, end, bos, piece, last, pos)
             bounds[2 * count] = piece
             bounds[2 * count + 1] = last
             count += 1
             piece = last
         else:  # no match at piece
-            if pos != r.guard_hi:  # (an attempt that met the guard stops where it does)
-                _dfa_review_guards(r)
-                _dfa_record(r, t, s, end, bos, piece, pos)
             failed = piece
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
+            # (an attempt that met the guard stops where it does; none to keep where the
+            # attempts it rules out reach where it stopped)
+            if pos != r.guard_hi and piece < pos:
+                _dfa_review_guards(r)
+                _dfa_record(r, t, s, end, bos, failed, failed, pos)
             if r.probe_reread <= pos - failed < r.reread:
                 _dfa_review_probes(r, failed, pos, piece)
     elif count == max_pieces or piece >= stop:
@@ -1267,6 +1377,16 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
     _dfa_begin(&a, t, start, g, end, bos, bounds, 2 * span)
     _dfa_begin(&b, t, g, b_stop, end, bos, b_bounds, span)
     while not a.done and not b.done:
+        if a.guard_hi >= a.pos:  # (one reading at a time while a guard lies ahead of it)
+            _dfa_guarded(&a, t, s, end, bos)
+            if _dfa_halted(&a):
+                _dfa_settle(&a, t, s, end, bos)
+            continue
+        if b.guard_hi >= b.pos:
+            _dfa_guarded(&b, t, s, end, bos)
+            if _dfa_halted(&b):
+                _dfa_settle(&b, t, s, end, bos)
+            continue
         _dfa_fast2(&a, &b, t, s, end)
         if _dfa_halted(&a):
             _dfa_settle(&a, t, s, end, bos)
@@ -1307,6 +1427,8 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
     if dfa_splits(t):
         return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next)
     start_reading(&reader, t, bos)
+    arm_memo(stack, text, start, end)
+    reader.fresh = False
     while start < stop and count < max_pieces:
         j = next_piece_end(&reader, t, stack, text, start, end, bos)
         if j < 0:  # a program matches nothing here (the hand-written matchers match everywhere)
@@ -1409,7 +1531,7 @@ cdef class Program:
         cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
         cdef const uint16_t[::1] stage1, stage2, dfa_class
         cdef const uint32_t[:, ::1] trans, pairs
-        cdef const uint8_t[:, ::1] cover
+        cdef const uint8_t[:, ::1] cover, dominate
         cdef const uint8_t[::1] eot, codes
         cdef const int64_t* rows
         cdef Py_ssize_t n_alternatives, i, n_states, width, size
@@ -1515,6 +1637,17 @@ cdef class Program:
                     raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
                 owned.update(dfa_cover=arrays["dfa_cover"])
                 self.tables.dfa_cover = &cover[0, 0]
+            self.tables.dfa_dominate = NULL
+            if len(arrays.get("dfa_dominate", ())):  # (none in a program compiled before it was)
+                try:
+                    dominate = arrays["dfa_dominate"]
+                except (ValueError, TypeError):
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+                if dominate.shape[0] != n_states or dominate.shape[1] != (n_states + 7) // 8:
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_dominate=arrays["dfa_dominate"])
+                self.tables.dfa_dominate = &dominate[0, 0]
+                self.tables.dfa_dominate_row = dominate.shape[1]
             self._read_probes(n_states, width)
             if len(arrays["dfa_pairs"]):
                 try:
@@ -1837,7 +1970,7 @@ cdef class Program:
         cdef Py_ssize_t last = n if stop is None else stop
         cdef Py_ssize_t* bounds
         cdef bint interleave
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
         if span < 0:
@@ -1867,7 +2000,7 @@ cdef class Program:
         cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
         cdef Py_ssize_t n = len(data), i = 0, count = 0
         cdef Py_ssize_t bounds[6 * DFA_SPAN]
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         try:
             with nogil:
                 while i < n:
@@ -1920,7 +2053,7 @@ def _py_bytes_by_blocks(Program program not None, data):
     cdef const uint8_t[::1] view = memoryview(data).cast("B") if len(data) else b"\0"
     cdef Py_ssize_t n = len(data), start = 0, j, n_blocks = 0, n_matcher = 0
     cdef PieceReader reader
-    cdef Stack stack = Stack(NULL, 0, 0)
+    cdef Stack stack = new_stack()
     try:
         start_reading(&reader, &program.tables, 0)
         while start < n:
@@ -1936,3 +2069,48 @@ def _py_bytes_by_blocks(Program program not None, data):
     finally:
         free_stack(&stack)
     return n_blocks, n_matcher
+
+
+def _py_split_in_one_buffer(Program program not None, list texts not None, bint by_reader=False):
+    """The pieces of each of ``texts`` (bytes, UTF-8 strings), each split in turn in one
+    buffer with one stack, as the counting and encoding kernels reuse theirs: by
+    :c:func:`split_pieces` (``by_reader`` False) or piece by piece by :c:func:`next_piece_end`
+    (True), for the tests (what the matcher learnt of one text's runs, ``RunMemo``, must not
+    serve the next).
+
+    Returns
+    -------
+    list of list of bytes
+        Each text's pieces.
+    """
+    cdef Py_ssize_t size = max([len(x) for x in texts] + [1]), n, start, j, count, k
+    cdef bytearray buffer = bytearray(size)
+    cdef uint8_t* buf = buffer
+    cdef Stack stack = new_stack()
+    cdef PieceReader reader
+    cdef Py_ssize_t bounds[128]
+    out = []
+    try:
+        for data in texts:
+            n = len(data)
+            buffer[:n] = data
+            pieces = []
+            start = 0
+            if by_reader:
+                start_reading(&reader, &program.tables, 0)
+                while start < n:
+                    j = next_piece_end(&reader, &program.tables, &stack, buf, start, n, 0)
+                    if j < 0:
+                        start += char_length(buf, start, n)
+                    else:
+                        pieces.append(bytes(buffer[start:j]))
+                        start = j
+            else:
+                while start < n:
+                    count = split_pieces(&program.tables, &stack, buf, start, n, n, 0, bounds, 64, &start)
+                    for k in range(count):
+                        pieces.append(bytes(buffer[bounds[2 * k]:bounds[2 * k + 1]]))
+            out.append(pieces)
+    finally:
+        free_stack(&stack)
+    return out

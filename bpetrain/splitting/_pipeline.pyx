@@ -19,7 +19,7 @@ from libc.string cimport memcpy
 import numpy as np
 
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack,
-                                          next_piece_end, start_reading)
+                                          new_stack, next_piece_end, start_reading)
 
 cpdef enum:  # the steps
     STEP_SPLIT = 0   # split each piece by a program, group matches and gaps by a behavior
@@ -247,7 +247,7 @@ cdef class Pipeline:
         cdef Pieces out = Pieces(NULL, NULL, 0, 0)
         cdef Pieces spare = Pieces(NULL, NULL, 0, 0)
         cdef Bytes buffers[2]
-        cdef Stack stack = Stack(NULL, 0, 0)
+        cdef Stack stack = new_stack()
         cdef int64_t[::1] ends
         buffers[0] = Bytes(NULL, 0, 0)
         buffers[1] = Bytes(NULL, 0, 0)
