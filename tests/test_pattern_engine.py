@@ -687,6 +687,23 @@ def test_failed_attempts_cover_the_next():
     assert not len(stored_program(r"\d+|\s")["dfa_cover"])
 
 
+@pytest.mark.parametrize("name", ["dfa_cover", "dfa_dominate"])
+def test_dfa_bit_tables_of_another_shape_are_refused(name):
+    """A cover or dominance table whose rows are not the DFA's states is refused, and a
+    program without one (compiled before it was) still splits as the pattern does."""
+    import numpy as np
+
+    pat_str = r"\p{L}+\p{Pf}|\d"
+    arrays = stored_program(pat_str)
+    assert len(arrays[name]), f"no {name}"
+    text = "déjà» vu 12 «x»"
+    want = [m.group().encode() for m in regex.finditer(pat_str, text)]
+    for bad in (np.asarray(arrays[name])[:-1], np.asarray(arrays[name])[:, :-1], np.zeros(4, np.uint8)):
+        with pytest.raises(ValueError, match="not a DFA"):
+            Program(pat_str, {**arrays, name: np.ascontiguousarray(bad)})
+    assert Program(pat_str, {**arrays, name: np.zeros((0, 0), np.uint8)}).split(text.encode()) == want
+
+
 @pytest.mark.parametrize("shuffle", SHUFFLES)
 @pytest.mark.parametrize("pat_str", REREAD[-4:])
 def test_failed_attempts_every_code_point(pat_str, shuffle):

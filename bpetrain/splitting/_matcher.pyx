@@ -1472,6 +1472,24 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
 
 # ------------------------------------------------------------------ the program object
 
+cdef const uint8_t* _bit_rows(dict arrays, str name, Py_ssize_t n_rows, Py_ssize_t row_bytes,
+                              dict owned) except? NULL:
+    # A DFA's optional bit table ``arrays[name]`` (the cover or the dominance bits) of
+    # ``n_rows`` rows of ``row_bytes`` bytes, its buffer kept alive in ``owned``; NULL where
+    # the program has none (one compiled before it was).
+    cdef const uint8_t[:, ::1] rows
+    if not len(arrays.get(name, ())):
+        return NULL
+    try:
+        rows = arrays[name]
+    except (ValueError, TypeError):
+        raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+    if rows.shape[0] != n_rows or rows.shape[1] != row_bytes:
+        raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+    owned[name] = arrays[name]
+    return &rows[0, 0]
+
+
 cdef class Program:
     """A split pattern compiled for the matcher (:func:`bpetrain.splitting._compiler.compile_program`).
 
@@ -1531,7 +1549,6 @@ cdef class Program:
         cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
         cdef const uint16_t[::1] stage1, stage2, dfa_class
         cdef const uint32_t[:, ::1] trans, pairs
-        cdef const uint8_t[:, ::1] cover, dominate
         cdef const uint8_t[::1] eot, codes
         cdef const int64_t* rows
         cdef Py_ssize_t n_alternatives, i, n_states, width, size
@@ -1627,27 +1644,10 @@ cdef class Program:
             self.tables.dfa_shift = width.bit_length() - 1
             self.tables.dfa_pairs = NULL
             self.tables.dfa_interleave = False
-            self.tables.dfa_cover = NULL
-            if len(arrays.get("dfa_cover", ())):  # (none in a program compiled before it was)
-                try:
-                    cover = arrays["dfa_cover"]
-                except (ValueError, TypeError):
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
-                if cover.shape[0] != n_states or cover.shape[1] != width // 8:
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-                owned.update(dfa_cover=arrays["dfa_cover"])
-                self.tables.dfa_cover = &cover[0, 0]
-            self.tables.dfa_dominate = NULL
-            if len(arrays.get("dfa_dominate", ())):  # (none in a program compiled before it was)
-                try:
-                    dominate = arrays["dfa_dominate"]
-                except (ValueError, TypeError):
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
-                if dominate.shape[0] != n_states or dominate.shape[1] != (n_states + 7) // 8:
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-                owned.update(dfa_dominate=arrays["dfa_dominate"])
-                self.tables.dfa_dominate = &dominate[0, 0]
-                self.tables.dfa_dominate_row = dominate.shape[1]
+            self.tables.dfa_cover = _bit_rows(arrays, "dfa_cover", n_states, width // 8, owned)
+            self.tables.dfa_dominate_row = (n_states + 7) // 8
+            self.tables.dfa_dominate = _bit_rows(arrays, "dfa_dominate", n_states, self.tables.dfa_dominate_row,
+                                                 owned)
             self._read_probes(n_states, width)
             if len(arrays["dfa_pairs"]):
                 try:
