@@ -3,11 +3,13 @@
 For every pattern asked for (the names of ``splitting.NAMED_PATTERNS``, ``all``, ``published``,
 ``generated:N:SEED`` for N patterns drawn from the grammar the tests draw theirs from,
 ``splitting.generated_patterns``, or any regex) this first checks that bpetrain's pieces of
-the first ``--check-bytes`` bytes equal ``regex.finditer``'s, then times both splitters on
+the first ``--check-bytes`` bytes equal ``regex.finditer``'s (of fewer, said so in the table,
+where the regex module takes more than ``--regex-seconds`` on them), then times both splitters on
 the whole input, round-robin (run ``i`` of every splitter and pattern before run ``i + 1`` of
 any), one thread each, and prints the median MB/s and the ratio as a markdown table. The
 piece counts of the timed runs must agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
-backtracking program tried too many ways at one place) is listed as such, not timed.
+backtracking program tried too many ways at one place) is listed as such, not timed; one whose
+``regex.finditer`` run takes more than ``--regex-seconds`` is given as over that, and not run again.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
@@ -79,24 +81,39 @@ CORPORA = Path(os.environ.get("BPETRAIN_CORPORA", Path(__file__).resolve().paren
 SPLITTERS = ("bpetrain", "sse2", "dfa", "pshufb", "tables", "engine", "regex")
 
 
-def check_pieces(pat_str: str, head: bytes) -> None:
-    """Raise if bpetrain's pieces of ``head`` differ from ``regex.finditer``'s."""
-    ours, theirs = pieces(pat_str, head), regex_pieces(pat_str, head)
+def check_pieces(pat_str: str, head: bytes, seconds: float) -> int:
+    """Raise if bpetrain's pieces of ``head`` differ from ``regex.finditer``'s; return how many
+    bytes were checked. Where the regex module takes more than ``seconds`` on ``head`` (some
+    patterns make it backtrack for hours), the check is of the longest of ``head``'s first
+    eighth, sixty-fourth, ... (down to 4 KB) that it splits within ``seconds``; 0 if none."""
+    size = len(head)
+    while True:
+        try:
+            theirs = regex_pieces(pat_str, head[:size], timeout=seconds)
+            break
+        except TimeoutError:
+            if size <= 4096:
+                return 0
+            size = max(size // 8, 4096)
+    head = head[:size]
+    ours = pieces(pat_str, head)
     if ours != theirs:
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
         raise SystemExit(
             f"bpetrain's pieces differ from regex.finditer's at piece {first}: "
             f"{ours[first:first + 1]!r} vs {theirs[first:first + 1]!r} (pattern {pat_str!r:.60})"
         )
+    return size
 
 
 def run(args) -> dict:
     with open(args.file, "rb") as f:
         data = f.read(args.max_bytes) if args.max_bytes else f.read()
     text = data.decode("utf-8", "surrogateescape")
+    checked = {}  # name -> bytes checked against regex.finditer
     for name, pat_str in args.patterns:
         print(f"checking {name} on the first {min(args.check_bytes, len(data))} bytes ...", file=sys.stderr)
-        check_pieces(pat_str, data[: args.check_bytes])
+        checked[name] = check_pieces(pat_str, data[: args.check_bytes], args.regex_seconds)
     calls = {}
     for name, pat_str in args.patterns:
         calls[(name, "bpetrain")] = lambda pat_str=pat_str: n_pieces(pat_str, data)
@@ -110,15 +127,16 @@ def run(args) -> dict:
             calls[(name, "tables")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data, dfa=True, shuffle=False)
         if has_compiled_splitter(pat_str):
             calls[(name, "engine")] = lambda pat_str=pat_str: engine_n_pieces(pat_str, data)
-        calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text)
+        calls[(name, "regex")] = lambda pat_str=pat_str: regex_n_pieces(pat_str, text, timeout=args.regex_seconds)
     calls = {key: call for key, call in calls.items() if key[1] == "bpetrain" or key[1] in args.splitters}
     times = {key: [] for key in calls}
     counts = {key: set() for key in calls}
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     failed = {}  # name -> why bpetrain's splitter gave up on the text (BacktrackLimitExceeded)
+    slow = set()  # names whose regex.finditer run took more than --regex-seconds (not run again)
     for i in range(args.repeat):
         for key, call in calls.items():
-            if key[0] in failed:
+            if key[0] in failed or (key[1] == "regex" and key[0] in slow):
                 continue
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
             start = clock()
@@ -126,6 +144,10 @@ def run(args) -> dict:
                 counts[key].add(call())
             except BacktrackLimitExceeded as exc:
                 failed[key[0]] = str(exc)
+                continue
+            except TimeoutError:  # the regex module's, past --regex-seconds
+                slow.add(key[0])
+                times[key].clear()
                 continue
             times[key].append(clock() - start)
     rows = []
@@ -135,13 +157,15 @@ def run(args) -> dict:
                          "failed": failed[name]})
             continue
         ours = counts[(name, "bpetrain")]
-        theirs = counts.get((name, "regex"), ours)
+        theirs = counts.get((name, "regex")) or ours  # (empty: regex.finditer timed out)
         if len(ours) != 1 or ours != theirs or any(counts.get((name, k), ours) != ours for k in ("sse2", "dfa", "pshufb", "tables", "engine")):
             raise SystemExit(f"{name}: the piece counts differ: bpetrain {sorted(ours)}, regex {sorted(theirs)}")
         row = {"pattern": name, "pat_str": pat_str, "compiled": has_compiled_splitter(pat_str),
-               "splitter": splitter_kind(pat_str), "n_pieces": ours.pop()}
+               "splitter": splitter_kind(pat_str), "n_pieces": ours.pop(), "checked_bytes": checked[name]}
+        if name in slow:
+            row["regex_over_seconds"] = args.regex_seconds
         for splitter in SPLITTERS:
-            if (name, splitter) not in times:
+            if not times.get((name, splitter)):
                 continue
             seconds = statistics.median(times[(name, splitter)])
             row[splitter] = {"seconds": seconds, "mb_per_s": len(data) / seconds / 1e6, "runs": times[(name, splitter)]}
@@ -158,6 +182,7 @@ def machine(args, n_bytes: int) -> dict:
             versions[package] = None
     return {
         "file": args.file, "n_bytes": n_bytes, "repeat": args.repeat, "check_bytes": args.check_bytes,
+        "regex_seconds": args.regex_seconds,
         "clock": args.clock,
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "processor": platform.processor(), "threads": 1, "versions": versions,
@@ -178,6 +203,12 @@ def markdown(report: dict) -> str:
          "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    check = min(head["check_bytes"], head["n_bytes"])
+    short = [f"{r['pattern']} ({r['checked_bytes']:,})" for r in report["results"]
+             if r.get("checked_bytes", check) < check]
+    if short:
+        lines.insert(2, f"- regex.finditer took more than {head['regex_seconds']:g} s on the checked bytes of these "
+                        "patterns, so they were checked on fewer (bytes checked; 0: not checked): " + ", ".join(short))
     cl100k = next((r for r in report["results"] if r["pattern"] == "cl100k"), {})
     base = cl100k["bpetrain"]["mb_per_s"] if cl100k else None
     base_sse2 = cl100k["sse2"]["mb_per_s"] if "sse2" in cl100k else base
@@ -194,11 +225,12 @@ def markdown(report: dict) -> str:
                          "| - | - | - | - | - | - |")
             continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
+        regex_speed = f"over {r['regex_over_seconds']:g} s" if "regex_over_seconds" in r else speed(r, "regex")
         lines.append(
             f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
             f"| {versus(r, 'bpetrain')} | {speed(r, 'sse2')} | {speed(r, 'dfa')} | {speed(r, 'pshufb')} "
             f"| {versus(r, 'pshufb')} | {versus(r, 'pshufb', base_sse2)} | {speed(r, 'tables')} "
-            f"| {versus(r, 'tables', base_sse2)} | {speed(r, 'engine')} | {speed(r, 'regex')} | {ratio} |"
+            f"| {versus(r, 'tables', base_sse2)} | {speed(r, 'engine')} | {regex_speed} | {ratio} |"
         )
     lines += [
         "",
@@ -228,6 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")
     parser.add_argument("--check-bytes", type=int, default=1_000_000,
                         help="bytes whose pieces are checked against regex.finditer's first (default 1000000)")
+    parser.add_argument("--regex-seconds", type=float, default=60.0,
+                        help="the most seconds one regex.finditer call may take (its timeout argument): a longer "
+                        "check is made on a shorter head of the text, a longer timed run is reported as over "
+                        "this (default 60)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
     parser.add_argument("--splitters", default="sse2,dfa,pshufb,tables,engine,regex",
                         type=lambda v: set(v.split(",")) - {""},
@@ -249,8 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not os.path.isfile(args.file):
         parser.error(f"no such file: {args.file}")
-    if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0:
-        parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0")
+    if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0 or not args.regex_seconds > 0:
+        parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0; --regex-seconds above 0")
     if args.splitters - set(SPLITTERS[1:]):
         parser.error(f"--splitters takes {', '.join(SPLITTERS[1:])}, got {','.join(sorted(args.splitters))}")
     try:

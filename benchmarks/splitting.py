@@ -285,13 +285,17 @@ def count_pieces(pat_str: str, data: bytes) -> PieceCounter:
 # ------------------------------------------------------- the reference: the regex module
 
 
-def regex_pieces(pat_str: str, data: bytes) -> list[bytes]:
+def regex_pieces(pat_str: str, data: bytes, timeout: float | None = None) -> list[bytes]:
     """``regex.finditer``'s pieces of ``data`` decoded with ``surrogateescape`` (each
-    invalid byte one character), re-encoded the same way: what every splitter must give."""
+    invalid byte one character), re-encoded the same way: what every splitter must give.
+
+    Raises ``TimeoutError`` if the regex module takes more than ``timeout`` seconds over all
+    of them (its own ``timeout`` argument; None: no limit)."""
     text = data.decode("utf-8", "surrogateescape")
-    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text, timeout=timeout)]
 
 
-def regex_n_pieces(pat_str: str, text: str) -> int:
-    """How many matches ``regex.finditer`` finds in ``text`` (a ``str``: decoding is not timed)."""
-    return sum(1 for _ in regex.compile(pat_str).finditer(text))
+def regex_n_pieces(pat_str: str, text: str, timeout: float | None = None) -> int:
+    """How many matches ``regex.finditer`` finds in ``text`` (a ``str``: decoding is not timed).
+    Raises ``TimeoutError`` after ``timeout`` seconds, as :func:`regex_pieces` does."""
+    return sum(1 for _ in regex.compile(pat_str).finditer(text, timeout=timeout))
