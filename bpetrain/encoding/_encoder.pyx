@@ -490,9 +490,10 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     """
     # The splitter runs up to AHEAD pieces ahead of the encoder: each piece found has its
     # piece-table entry prefetched (find_piece), and the cache misses of the next pieces'
-    # entries, which a lookup mostly waits for, then run while this one is encoded (one
-    # piece ahead gave paired runs of a call per 1 KB document 1.02-1.09x; see CHANGELOG
-    # for AHEAD's). The pieces found and not yet encoded: ring[head : head + waiting].
+    # entries, which a lookup mostly waits for, then run while this one is encoded (a call
+    # per 1 KB document, against one piece ahead: 1.06-1.26x with 8, by the CPU clock on a
+    # Zen 3; 4 gave less, 16 about the same). The pieces found and not yet encoded: slots head,
+    # head + 1, ... (modulo AHEAD), waiting of them.
     cdef int64_t count = 0, before, start_at, end_at, pos = start
     cdef int64_t starts[AHEAD]
     cdef int64_t ends[AHEAD]
@@ -503,7 +504,7 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     memset(keys, 0, sizeof(keys))  # a key is read only for a piece of 3 to 16 bytes, which sets it
     start_reading(&reader, pattern, 0)
     while True:
-        while more and waiting < AHEAD:  # find pieces until AHEAD wait (or the text ends)
+        while more and waiting < AHEAD:  # find pieces until AHEAD wait (or the text has no more)
             slot = (head + waiting) & (AHEAD - 1)
             starts[slot] = find_piece(&reader, pattern, stack, text, pos, stop, n, scratch, &keys[slot], &ends[slot])
             if starts[slot] >= stop:
