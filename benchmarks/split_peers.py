@@ -17,7 +17,7 @@ backtracking program tried too many ways at one place) is listed as such, not ti
   strings do, hand-written code that reads ASCII text 64 bytes at a time).
 - sse2: where bpetrain reads ASCII text 64 bytes at a time (``_ascii_blocks.h``) and this CPU
   has AVX-512BW, the same with the blocks' bytes classed by SSE2
-  (``splitting.sse2_blocks_n_pieces``), as on CPUs without AVX-512BW (AVX2-only ones).
+  (``splitting.sse2_blocks_n_pieces``), as on CPUs without AVX2 (those with AVX2 alone class by AVX2).
 - DFA: where bpetrain runs hand-written code, the pattern's DFA alone
   (``splitting.engine_n_pieces(..., dfa=True)``), to show what the hand-written code is worth.
 - program: the backtracking program alone (``splitting.engine_n_pieces``), the splitter

@@ -236,7 +236,7 @@ def n_pieces(pat_str: str, data: bytes) -> int:
 
 def sse2_blocks_n_pieces(pat_str: str, data: bytes) -> int:
     """:func:`n_pieces` with the hand-written 64-byte blocks (``_ascii_blocks.h``) classing bytes
-    by SSE2, as on a CPU without AVX-512BW, whatever this one has."""
+    by SSE2, as on a CPU without AVX2, whatever this one has."""
     use_block_isa("sse2")
     try:
         return n_pieces(pat_str, data)

@@ -81,6 +81,22 @@ def test_ids_identical_to_tiktoken_on_adversarial_text(pair, name):
     assert ours.encode(text, allowed_special="all") == theirs.encode(text, allowed_special="all")
 
 
+def test_texts_of_fewer_and_more_pieces_than_the_loop_reads_ahead(pair):
+    """The text loop splits up to eight pieces ahead of the one it encodes, in a ring
+    (``_encoder.split_and_encode``): texts of 0 to 20 pieces of every kind (1 and 2 bytes,
+    3 to 8, 9 to 16, longer, a character of two bytes) give tiktoken's ids, and
+    ``count_till_limit`` stops at every count of them."""
+    ours, theirs = pair
+    parts = [" a", " the", " Encoding", " internationalization", "  ", "12345", "\n\n", "\u00e9t\u00e9", "!?"]
+    for k in range(21):
+        text = "".join(parts[i % len(parts)] for i in range(k))
+        expected = theirs.encode_ordinary(text)
+        assert ours.encode_ordinary(text) == expected, k
+        assert ours.encode_to_numpy(text).tolist() == expected, k
+        for limit in range(len(expected) + 2):
+            assert ours.count_till_limit(text, limit) == (len(expected) if limit >= len(expected) else None), (k, limit)
+
+
 def test_default_special_arguments_as_any_equal_arguments(pair):
     """encode and encode_to_numpy with their defaults skip looking at the arguments (the
     default's identity): the same ids and errors as the arguments passed as equal new

@@ -71,15 +71,16 @@
 #include <stdint.h>
 #include <string.h>
 #include "_portable.h"
-/* SSE2 is in every x86-64 CPU; AVX-512BW is chosen at run time where the compiler can
-   build it for one function (GCC's and Clang's target attribute) and ask the CPU
+/* SSE2 is in every x86-64 CPU; AVX2 and AVX-512BW are chosen at run time where the compiler can
+   build them for one function (GCC's and Clang's target attribute) and ask the CPU
    (__builtin_cpu_supports). Not on macOS, where that builtin's runtime support is not
-   always linked (and Macs with AVX-512 are few), nor under MSVC: SSE2 there. */
+   always linked, nor under MSVC: SSE2 there. */
 #if (defined(__x86_64__) || defined(_M_X64)) && !defined(_M_ARM64EC)
 #define BPETRAIN_SSE2 1
 #if defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
 #include <immintrin.h>
 #define BPETRAIN_AVX512 1
+#define BPETRAIN_AVX2 1
 #else
 #include <emmintrin.h>
 #endif
@@ -90,7 +91,9 @@ typedef struct {
     uint64_t l, lw, d, w, nl, sp, ap, sl, hi;  /* lw: a-z (l: either case); sl: '/' */
     uint64_t cont;  /* the bytes of a character but its first (bpetrain_two_bytes*; else 0) */
     uint64_t both;  /* letters in both of o200k's case classes (Lm, Lo; in l, not lw): VBMI's alone */
-    uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;  /* the byte | 0x20 */
+    /* the byte | 0x20, for contractions: the vector codes class them only in a block with an
+       apostrophe (ap; before the string's bytes are picked out), else 0 */
+    uint64_t low_s, low_d, low_m, low_t, low_l, low_v, low_r, low_e;
 } bpetrain_masks;
 
 static inline uint64_t bpetrain_byte_range(const uint8_t* p, uint8_t fold, uint8_t lo, uint8_t hi) {
@@ -117,6 +120,11 @@ static inline void bpetrain_masks_bytes(const uint8_t* p, bpetrain_masks* m) {
     m->low_r = bpetrain_byte_range(p, 0x20, 'r', 'r'); m->low_e = bpetrain_byte_range(p, 0x20, 'e', 'e');
 }
 
+/* A block without an apostrophe: no contraction's letters are read. */
+static inline void bpetrain_no_contraction_masks(bpetrain_masks* m) {
+    m->low_s = m->low_d = m->low_m = m->low_t = m->low_l = m->low_v = m->low_r = m->low_e = 0;
+}
+
 #ifdef BPETRAIN_AVX512
 /* AVX-512BW: one compare of all 64 bytes per class. */
 __attribute__((target("avx512f,avx512bw")))
@@ -134,14 +142,52 @@ static void bpetrain_masks_avx512(const uint8_t* p, bpetrain_masks* m) {
     m->nl = EQUAL(v, '\n') | EQUAL(v, '\r');
     m->ap = EQUAL(v, '\'');
     m->hi = _mm512_movepi8_mask(v);
-    m->low_s = EQUAL(low, 's'); m->low_d = EQUAL(low, 'd'); m->low_m = EQUAL(low, 'm'); m->low_t = EQUAL(low, 't');
-    m->low_l = EQUAL(low, 'l'); m->low_v = EQUAL(low, 'v'); m->low_r = EQUAL(low, 'r'); m->low_e = EQUAL(low, 'e');
+    if (m->ap) {
+        m->low_s = EQUAL(low, 's'); m->low_d = EQUAL(low, 'd'); m->low_m = EQUAL(low, 'm'); m->low_t = EQUAL(low, 't');
+        m->low_l = EQUAL(low, 'l'); m->low_v = EQUAL(low, 'v'); m->low_r = EQUAL(low, 'r'); m->low_e = EQUAL(low, 'e');
+    } else {
+        bpetrain_no_contraction_masks(m);
+    }
 #undef RANGE
 #undef EQUAL
 }
 #endif
 
 #ifdef BPETRAIN_SSE2
+/* The classes as the vector codes of 16 and 32 bytes compute them: lane k's bytes v[k]
+   (low[k]: | 0x20), by each code's RANGE(x, lo, n) (x - lo <= n, unsigned), EQUAL and OR,
+   the 64 bits gathered by BITS(F). The contractions' letters only in a block with an
+   apostrophe. */
+#define F_L(k) RANGE(low[k], 'a', 25)
+#define F_LW(k) RANGE(v[k], 'a', 25)
+#define F_D(k) RANGE(v[k], '0', 9)
+#define F_SP(k) EQUAL(v[k], ' ')
+#define F_W(k) OR(RANGE(v[k], 9, 4), EQUAL(v[k], ' '))
+#define F_NL(k) OR(EQUAL(v[k], '\n'), EQUAL(v[k], '\r'))
+#define F_AP(k) EQUAL(v[k], '\'')
+#define F_HI(k) v[k]
+#define F_SL(k) EQUAL(v[k], '/')
+#define F_LOW_S(k) EQUAL(low[k], 's')
+#define F_LOW_D(k) EQUAL(low[k], 'd')
+#define F_LOW_M(k) EQUAL(low[k], 'm')
+#define F_LOW_T(k) EQUAL(low[k], 't')
+#define F_LOW_L(k) EQUAL(low[k], 'l')
+#define F_LOW_V(k) EQUAL(low[k], 'v')
+#define F_LOW_R(k) EQUAL(low[k], 'r')
+#define F_LOW_E(k) EQUAL(low[k], 'e')
+#define CLASS_MASKS()                                                                                \
+    do {                                                                                             \
+        m->l = BITS(F_L); m->lw = BITS(F_LW); m->d = BITS(F_D); m->sp = BITS(F_SP); m->w = BITS(F_W); \
+        m->nl = BITS(F_NL); m->ap = BITS(F_AP); m->hi = BITS(F_HI); m->sl = BITS(F_SL);              \
+        if (m->ap) {                                                                                 \
+            m->low_s = BITS(F_LOW_S); m->low_d = BITS(F_LOW_D); m->low_m = BITS(F_LOW_M);            \
+            m->low_t = BITS(F_LOW_T); m->low_l = BITS(F_LOW_L); m->low_v = BITS(F_LOW_V);            \
+            m->low_r = BITS(F_LOW_R); m->low_e = BITS(F_LOW_E);                                      \
+        } else {                                                                                     \
+            bpetrain_no_contraction_masks(m);                                                        \
+        }                                                                                            \
+    } while (0)
+
 /* SSE2 (every x86-64): four 16-byte compares per class. */
 static inline uint64_t bpetrain_sse2_bits(__m128i a, __m128i b, __m128i c, __m128i d) {
     return (uint64_t)(uint16_t)_mm_movemask_epi8(a) | (uint64_t)(uint16_t)_mm_movemask_epi8(b) << 16
@@ -158,40 +204,63 @@ static void bpetrain_masks_sse2(const uint8_t* p, bpetrain_masks* m) {
     /* x - lo <= n unsigned: flip the top bits and compare signed (x - lo > n is the rest) */
 #define RANGE(x, lo, n) _mm_andnot_si128(_mm_cmpgt_epi8(_mm_xor_si128(_mm_sub_epi8((x), _mm_set1_epi8((char)(lo))), flip), _mm_set1_epi8((char)((n) ^ 0x80))), _mm_set1_epi8(-1))
 #define EQUAL(x, c) _mm_cmpeq_epi8((x), _mm_set1_epi8((char)(c)))
+#define OR(a, b) _mm_or_si128((a), (b))
 #define BITS(f) bpetrain_sse2_bits(f(0), f(1), f(2), f(3))
-#define F_L(k) RANGE(low[k], 'a', 25)
-#define F_D(k) RANGE(v[k], '0', 9)
-#define F_SP(k) EQUAL(v[k], ' ')
-#define F_W(k) _mm_or_si128(RANGE(v[k], 9, 4), EQUAL(v[k], ' '))
-#define F_NL(k) _mm_or_si128(EQUAL(v[k], '\n'), EQUAL(v[k], '\r'))
-#define F_AP(k) EQUAL(v[k], '\'')
-#define F_HI(k) v[k]
-#define F_LW(k) RANGE(v[k], 'a', 25)
-#define F_SL(k) EQUAL(v[k], '/')
-    m->lw = BITS(F_LW); m->sl = BITS(F_SL);
-    m->l = BITS(F_L); m->d = BITS(F_D); m->sp = BITS(F_SP); m->w = BITS(F_W); m->nl = BITS(F_NL);
-    m->ap = BITS(F_AP); m->hi = BITS(F_HI);
-#define LOW(c) (bpetrain_sse2_bits(EQUAL(low[0], c), EQUAL(low[1], c), EQUAL(low[2], c), EQUAL(low[3], c)))
-    m->low_s = LOW('s'); m->low_d = LOW('d'); m->low_m = LOW('m'); m->low_t = LOW('t');
-    m->low_l = LOW('l'); m->low_v = LOW('v'); m->low_r = LOW('r'); m->low_e = LOW('e');
-#undef LOW
+    CLASS_MASKS();
+#undef BITS
+#undef OR
+#undef RANGE
+#undef EQUAL
+}
+
+#ifdef BPETRAIN_AVX2
+/* AVX2: two 32-byte compares per class. The bytes x with x - lo <= n (unsigned): min(x - lo, n) == x - lo. */
+__attribute__((target("avx2")))
+static inline __m256i bpetrain_avx2_range(__m256i x, char lo, char n) {
+    __m256i t = _mm256_sub_epi8(x, _mm256_set1_epi8(lo));
+    return _mm256_cmpeq_epi8(_mm256_min_epu8(t, _mm256_set1_epi8(n)), t);
+}
+
+__attribute__((target("avx2")))
+static void bpetrain_masks_avx2(const uint8_t* p, bpetrain_masks* m) {
+    __m256i v[2], low[2];
+    for (int k = 0; k < 2; k++) {
+        v[k] = _mm256_loadu_si256((const __m256i*)(p + 32 * k));
+        low[k] = _mm256_or_si256(v[k], _mm256_set1_epi8(0x20));
+    }
+#define RANGE(x, lo, n) bpetrain_avx2_range((x), (char)(lo), (char)(n))
+#define EQUAL(x, c) _mm256_cmpeq_epi8((x), _mm256_set1_epi8((char)(c)))
+#define OR(a, b) _mm256_or_si256((a), (b))
+#define BITS(f) ((uint64_t)(uint32_t)_mm256_movemask_epi8(f(0)) | (uint64_t)(uint32_t)_mm256_movemask_epi8(f(1)) << 32)
+    CLASS_MASKS();
+#undef BITS
+#undef OR
+#undef RANGE
+#undef EQUAL
+}
+#endif
+#undef CLASS_MASKS
 #undef F_L
+#undef F_LW
 #undef F_D
 #undef F_SP
 #undef F_W
 #undef F_NL
 #undef F_AP
 #undef F_HI
-#undef F_LW
 #undef F_SL
-#undef BITS
-#undef RANGE
-#undef EQUAL
-}
+#undef F_LOW_S
+#undef F_LOW_D
+#undef F_LOW_M
+#undef F_LOW_T
+#undef F_LOW_L
+#undef F_LOW_V
+#undef F_LOW_R
+#undef F_LOW_E
 #endif
 
-/* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2
-   AVX-512BW, 3 AVX-512BW and its two-byte characters by AVX-512 VBMI (bpetrain_class_multibyte_vbmi,
+/* Which code classes the bytes: -1 not chosen yet, 0 one byte at a time, 1 SSE2, 2 AVX2,
+   3 AVX-512BW, 4 AVX-512BW and its two-byte characters by AVX-512 VBMI (bpetrain_class_multibyte_vbmi,
    any number of them a block). Each module that includes this file has its own; the first block chooses the
    widest the CPU has, and bpetrain.splitting._blocks's tests set theirs to run each. */
 static int bpetrain_blocks_isa = -1;
@@ -199,8 +268,8 @@ static int bpetrain_blocks_isa = -1;
 static inline int bpetrain_widest_isa(void) {
 #if defined(BPETRAIN_AVX512)
     if (!__builtin_cpu_supports("avx512bw"))
-        return 1;
-    return __builtin_cpu_supports("avx512vbmi") ? 3 : 2;
+        return __builtin_cpu_supports("avx2") ? 2 : 1;
+    return __builtin_cpu_supports("avx512vbmi") ? 4 : 3;
 #elif defined(BPETRAIN_SSE2)
     return 1;
 #else
@@ -213,8 +282,14 @@ static inline void bpetrain_block_masks(const uint8_t* p, bpetrain_masks* m) {
     if (bpetrain_blocks_isa < 0)
         bpetrain_blocks_isa = bpetrain_widest_isa();
 #ifdef BPETRAIN_AVX512
-    if (bpetrain_blocks_isa >= 2) {
+    if (bpetrain_blocks_isa >= 3) {
         bpetrain_masks_avx512(p, m);
+        return;
+    }
+#endif
+#ifdef BPETRAIN_AVX2
+    if (bpetrain_blocks_isa == 2) {
+        bpetrain_masks_avx2(p, m);
         return;
     }
 #endif
@@ -511,7 +586,7 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
         if (codes == NULL)
             two_ok = 0;
 #ifdef BPETRAIN_AVX512
-        else if (bpetrain_blocks_isa == 3)
+        else if (bpetrain_blocks_isa == 4)
             two_ok = bpetrain_class_multibyte_vbmi(p, s, string_first, Q, n, codes, o200k, m->hi & exists, b);
 #endif
         else

@@ -769,7 +769,7 @@ cdef extern from "_ascii_blocks.h":
         CODES_LEADS "BPETRAIN_CODES_LEADS"
 
 #: The code that classes a block's bytes (see _ascii_blocks.h), by name.
-BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx512bw": 2, "avx512vbmi": 3}
+BLOCK_ISAS = {"bytes": 0, "sse2": 1, "avx2": 2, "avx512bw": 3, "avx512vbmi": 4}
 
 
 def block_isas():

@@ -69,7 +69,7 @@ def use_block_isa(str name):
     of ``_ascii_blocks.h``'s blocks with the code ``name``, one of
     :func:`bpetrain.splitting._blocks.block_isas` (each module that includes that header has
     its own choice; :func:`bpetrain.splitting._blocks.use_block_isa` sets that module's), for
-    tests and benchmarks: SSE2 is what a CPU without AVX-512BW runs.
+    tests and benchmarks: SSE2 is what a CPU without AVX2 runs.
 
     Raises
     ------
