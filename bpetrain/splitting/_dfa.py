@@ -46,17 +46,23 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   until that one leaves (cutting it off) or dies. Any other lookahead runs its body as
   threads of their own beside the part after it, which waits, tagged, until the body
   matches or dies (only whether it matches counts). A state is the ordered threads with
-  their tags, instances numbered by first appearance. The tables must tell, when they read
-  the character after a match, whether the match ends there: a match still waiting then on
-  a group's threads or a lookahead's body has no DFA, and neither has a group left while a
-  lookahead or group inside it is undecided.
+  their tags, instances numbered by first appearance. A group left while a lookahead or
+  group inside it is undecided has no DFA.
+- **Held matches** (:meth:`_Builder.step`). A match still waiting, when the character after
+  it is read, on a group's threads or a lookahead's body (``\\p{L}+(?=\\s\\d)``, ``(?:ab)++``)
+  is *held*: the transition says KEEP (the splitting loop keeps the position in a register
+  of its own) and a pseudo-thread with the undecided tags stands at the match's place
+  among the threads; a later transition drops it or says COMMIT (the kept position is the
+  last match). This is a tagged DFA with one register (Laurikari, "NFAs with Tagged
+  Transitions", 2000; RE2 and the regex crates keep match positions the same way). A match
+  held while one from an earlier character is undecided would need a second register: no DFA.
 - **Empty iterations.** A loop whose body can match the empty string leaves the loop after
   an optional iteration that read nothing (the backtracker's ``OP_MARK``/``OP_CHECK``, as
   Perl and the regex module do): that iteration is between a ``_MARK`` and a ``_CHECK``, and
   the closure (:meth:`_Builder.closure`) knows which iterations a path began without reading
   since; ``(?:|a)*a`` on "aa" is two pieces, where an automaton that looped on would take both.
-- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the undecided
-  matches and exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
+- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the two held
+  matches and the undecided exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
   :data:`MAX_STATES` states or NFAs of more than :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
@@ -64,7 +70,8 @@ whether a match ends before the character read, with the way a piece usually end
 thread left, the last match ended right there) folded into the transition: the next
 piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
 two start states; where a failed attempt's states tell that the attempts from the characters
-it read fail too (:func:`_cover_table`). :func:`pair_table` gives the same transitions on two
+it read fail too (:func:`_cover_table`); with held matches, KEEP and COMMIT per transition
+(and no cover or dominance tables: the loop that reads such a DFA reads neither). :func:`pair_table` gives the same transitions on two
 ASCII bytes at once,
 and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
@@ -823,11 +830,15 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy)
         ``dfa_trans`` (uint32, shape (n_states, width), width the number of classes
         rounded up to a power of two, at least 8: :func:`_fast_table`, state 0 dead),
-        ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
+        ``dfa_eot`` (uint8, shape (n_states,): 0 to 3, see :meth:`_Builder.at_end`),
         ``dfa_start`` (uint32, shape (2,): the row offset (state * width) of the start
         state away from and at the string's start), ``dfa_cover`` (uint8, shape
         (n_states, width // 8), or (0,) for none: :func:`_cover_table`), ``dfa_dominate``
-        (uint8, shape (n_states, (n_states + 7) // 8), or (0,) for none: :func:`_dominance_table`).
+        (uint8, shape (n_states, (n_states + 7) // 8), or (0,) for none: :func:`_dominance_table`),
+        and where a match is held (:meth:`_Builder.step`) ``dfa_held`` (uint8, shape (n_states,
+        width): KEEP, COMMIT, read before the transition's own flags; none on a CUT, whose next
+        state is dead: a held match is a thread), with ``dfa_eot`` 3 where the held match ends
+        the piece at the end of the text.
 
     Raises
     ------

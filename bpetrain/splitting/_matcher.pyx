@@ -719,50 +719,68 @@ cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMI
     DFA_COMMIT = 2  # the held match stands: it is the last match
 
 
-cdef Py_ssize_t _dfa_held_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
-                                    Py_ssize_t bos) noexcept nogil:
-    # _dfa_piece_end_at for a DFA that holds matches which later characters decide (its own
-    # loop: the others never see such a table), with the held match's position in ``kept``.
-    cdef const uint32_t* trans = t.dfa_trans
-    cdef const uint8_t* held = t.dfa_held
-    cdef uint32_t off = t.dfa_start[start == bos], e, at
-    cdef Py_ssize_t pos = start, last = -1, kept = -1, n
-    cdef uint8_t h
-    while pos < end:
-        at = off + _dfa_class(t, s, pos, end, &n)
-        e = trans[at]
-        h = held[at]
-        if h & DFA_COMMIT:
-            last = kept
-        if h & DFA_KEEP:
-            kept = pos
-        if e & (DFA_CUT | DFA_SLOW):
-            return pos if e & DFA_CUT else last
-        if e & DFA_MATCH:
-            last = pos
-        off = e & ~(<uint32_t>DFA_FLAGS)
-        pos += n
-    e = t.dfa_eot[off >> t.dfa_shift]
-    return end if e == 1 else end - 1 if e == 2 else kept if e == 3 else last
-
-
 cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                                  Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                                  Py_ssize_t* next) noexcept nogil:
-    # dfa_pieces for a DFA that holds matches: a piece at a time (no skipping of failed
-    # attempts by their cover, no second reading, no shuffles).
-    cdef Py_ssize_t count = 0, j
-    while start < stop and count < max_pieces:
-        j = _dfa_held_piece_end(t, s, start, end, bos)
-        if j < 0:
-            start += char_length(s, start, end)
+    # dfa_pieces for a DFA that holds matches: one transition a character, a piece end
+    # folded into the next piece's first transition (DFA_CUT) as _dfa_fast does; a failed
+    # attempt goes back to the character after its start, then past those no piece starts
+    # with (_dfa_gap; no cover, dominance, probes, second reading or shuffles).
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef const uint8_t* held = t.dfa_held
+    cdef uint32_t off = t.dfa_start[start == bos], e, at
+    cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n
+    cdef uint8_t h
+    while piece < stop and count < max_pieces:
+        if pos < end:
+            at = off + _dfa_class(t, s, pos, end, &n)
+            e = trans[at]
+            h = held[at]
+            if h & DFA_COMMIT:
+                last = kept
+            if h & DFA_KEEP:
+                kept = pos
+            if not e & (DFA_CUT | DFA_SLOW):
+                if e & DFA_MATCH:
+                    last = pos
+                off = e & ~(<uint32_t>DFA_FLAGS)
+                pos += n
+                continue
+            if e & DFA_CUT:  # a piece ends before the character; the next starts with it, if one can
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = pos
+                count += 1
+                piece = pos
+                last = -1
+                if not e & DFA_SLOW:
+                    off = e & ~(<uint32_t>DFA_FLAGS)
+                    pos += n
+                    continue
+                # (no piece starts with the character: it is skipped below)
         else:
-            bounds[2 * count] = start
-            bounds[2 * count + 1] = j
+            e = t.dfa_eot[off >> t.dfa_shift]
+            if e:
+                last = end if e == 1 else end - 1 if e == 2 else kept
+        if last > piece:
+            bounds[2 * count] = piece
+            bounds[2 * count + 1] = last
             count += 1
-            start = j
-    next[0] = start
+            piece = last
+        elif piece < end:  # no match at piece: on past the characters no piece starts with
+            piece = _dfa_gap(t, s, piece + char_length(s, piece, end), stop, end)
+        pos = piece
+        off = t.dfa_start[piece == bos]
+        last = -1
+    next[0] = piece
     return count
+
+
+cdef Py_ssize_t _dfa_held_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t bos) noexcept nogil:
+    # dfa_piece_end for a DFA that holds matches: the piece at start, if one starts there
+    cdef Py_ssize_t bounds[2]
+    cdef Py_ssize_t next
+    return bounds[1] if _dfa_held_pieces(t, s, start, start + 1, end, bos, bounds, 1, &next) else -1
 
 
 cdef Py_ssize_t _dfa_gap_probed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
