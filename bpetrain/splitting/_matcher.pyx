@@ -767,7 +767,7 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
             count += 1
             piece = last
         elif piece < end:  # no match at piece: on past the characters no piece starts with
-            piece = _dfa_gap(t, s, piece + char_length(s, piece, end), stop, end)
+            piece = _dfa_gap(t, s, piece, stop, end)
         pos = piece
         off = t.dfa_start[piece == bos]
         last = -1
