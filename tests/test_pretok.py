@@ -25,9 +25,8 @@ from bpetrain.splitting.pattern import split_pattern
 NAMED = ("gpt2", "cl100k", "o200k")
 BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
-NO_DFA = {"superbpe-original": "a match that an atomic group's first way out or a lookahead decides only after"
-                                 " the character after the match (the tables say on that character whether a"
-                                 " match ends before it)"}
+NO_DFA = {"superbpe-original": "a match held while one held at an earlier character is undecided (one"
+                                 " register keeps a held match's position)"}
 # engine: the backtracking program alone; dfa: the program's DFA alone (bpetrain.splitting._dfa)
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
              for how in ("engine", "dfa" if name not in NO_DFA else None,
