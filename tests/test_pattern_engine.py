@@ -704,6 +704,28 @@ def test_dfa_bit_tables_of_another_shape_are_refused(name):
     assert Program(pat_str, {**arrays, name: np.zeros((0, 0), np.uint8)}).split(text.encode()) == want
 
 
+def test_held_matches_table_is_checked():
+    """A DFA that holds matches has a ``dfa_held`` table with the DFA's shape, reads no vector
+    shuffles (and says why), and a table of another shape, or an end-of-text answer 3 (the
+    held match) without one, is refused."""
+    import numpy as np
+
+    pat_str = r"\p{L}+(?!\s\d)|\S+|\s"  # (at the end of "ab ", "ab" is held, and stands)
+    arrays = stored_program(pat_str)
+    program = Program(pat_str, arrays)
+    assert program.has_dfa and "holds matches" in program.shuffle_reason, program.shuffle_reason
+    held = np.asarray(arrays["dfa_held"])
+    assert held.shape == np.asarray(arrays["dfa_trans"]).shape and held.any()
+    for bad in (held[:-1], held[:, :-1]):
+        with pytest.raises(ValueError, match="not a DFA"):
+            Program(pat_str, {**arrays, "dfa_held": np.ascontiguousarray(bad)})
+    assert (np.asarray(arrays["dfa_eot"]) == 3).any()
+    with pytest.raises(ValueError, match="not a DFA"):
+        Program(pat_str, {k: v for k, v in arrays.items() if k != "dfa_held"})
+    for text in ("ab 1 cd 2x éé 3 z", "ab "):
+        assert program.split(text.encode()) == [m.group().encode() for m in regex.finditer(pat_str, text)]
+
+
 @pytest.mark.parametrize("shuffle", SHUFFLES)
 @pytest.mark.parametrize("pat_str", REREAD[-4:])
 def test_failed_attempts_every_code_point(pat_str, shuffle):
@@ -1088,15 +1110,14 @@ FALLBACK = [
 #: Why a pattern of the grammar may still fall back (documented in bpetrain.splitting._compiler).
 ALLOWED_FALLBACK = ("the case-insensitive property", "the case-sensitive")
 #: Why a compiled pattern may have no DFA (documented in bpetrain.splitting._dfa).
-ALLOWED_NO_DFA = ("a match that an atomic group's first way out or a lookahead decides only after",
+ALLOWED_NO_DFA = ("a match held while one held at an earlier character is undecided",
                   "an atomic group left while a lookahead or an atomic group inside it is undecided",
                   "the automaton would need more than", "more than ")
 
 #: Patterns the backtracking program runs but the DFA does not express: they say why and
 #: split as the regex module does.
 NO_DFA = [
-    r"\p{L}+(?=\s\d)|\S+|\s",  # a match that a lookahead decides two characters after it
-    r"(?:ab)++|.",  # a match that the next iteration's "b" decides (whether "a" starts one)
+    r"ab(?=cd)|a(?=bc)|.",  # "ab" held before "c" while "a" held before "b" is undecided: two registers
     r"(?>(?=ab)a|a)c|.",  # the group is left before the lookahead inside it is decided
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
 ]
@@ -1173,13 +1194,25 @@ DFA_BY_EMPTY_ITERATIONS = [
     r"(?:(?=\d)|a)+\w|.",
     r"(?>(?:|a)*)a|.",
 ]
+#: Patterns with a match that later characters decide (held: bpetrain.splitting._dfa,
+#: _Builder.step); the DFA refused each before it held matches.
+DFA_BY_HELD_MATCHES = [
+    r"\p{L}+(?=\s\d)|\S+|\s",  # a match that a lookahead decides two characters after it
+    r"(?:ab)++|.",  # a match that the next iteration's "b" decides (whether "a" starts one)
+    r"\w+(?=\s\s\d)|.",
+    r"a(?=bcd)|ab(?=c)|.",  # a match after the held one (held "a", then "ab" if "a" fails)
+    r"(?>ab|a)(?=bc)|.",
+    r".(?!$$)|'s|\d{1,3}",  # decided by the end of the text after a newline
+    r"(?=ab\s|a\w\d)\w+|\s",  # a lookahead that holds on some next characters only
+    r"\p{L}+(?!\s\d)|\S+|\s",  # the held match stands at the end of the text
+]
 #: What the tagged-thread patterns are checked on: every code point between the characters
 #: they name (surrogates as the invalid bytes they stand for), so each construct is read at a
 #: piece start and inside pieces.
 _TAGGED_SEPS = [b"ab", b"a", b"abc", b" ", b"a\n", b"s", b"12", b"x\n", b"aab", b"bc", b"  1", b"ab\n"]
 
 
-@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS + DFA_BY_EMPTY_ITERATIONS)
+@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS + DFA_BY_EMPTY_ITERATIONS + DFA_BY_HELD_MATCHES)
 def test_dfa_by_tagged_threads_every_code_point(pat_str):
     """Every code point, through the DFA's own tables (one and two readings) and each shuffle code."""
     sp = split_pattern(pat_str)
@@ -1196,7 +1229,7 @@ def test_dfa_by_tagged_threads_every_code_point(pat_str):
     check_interleaved(Program(pat_str, arrays, shuffle=False), pat_str, data[:300_000])
 
 
-@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS + DFA_BY_EMPTY_ITERATIONS)
+@pytest.mark.parametrize("pat_str", DFA_BY_TAGGED_THREADS + DFA_BY_EMPTY_ITERATIONS + DFA_BY_HELD_MATCHES)
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_dfa_by_tagged_threads_hypothesis(pat_str, data):

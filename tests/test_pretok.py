@@ -25,9 +25,8 @@ from bpetrain.splitting.pattern import split_pattern
 NAMED = ("gpt2", "cl100k", "o200k")
 BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
-NO_DFA = {"superbpe-original": "a match that an atomic group's first way out or a lookahead decides only after"
-                                 " the character after the match (the tables say on that character whether a"
-                                 " match ends before it)"}
+NO_DFA = {"superbpe-original": "a match held while one held at an earlier character is undecided (one"
+                                 " register keeps a held match's position)"}
 # engine: the backtracking program alone; dfa: the program's DFA alone (bpetrain.splitting._dfa)
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
              for how in ("engine", "dfa" if name not in NO_DFA else None,
@@ -660,7 +659,7 @@ def test_safe_cut_kinds():
 
 
 def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
-    """A pattern that backtracks exponentially ((a|a)+(?=yy) on a's) stops the compiled matcher
+    """A pattern that backtracks exponentially ((a|a)+ before a part that fails, on a's) stops the compiled matcher
     with BacktrackLimitExceeded instead of hanging; SplitPattern and Encoding then split with
     the regex module, whose answer they give (with special tokens allowed too)."""
     from bpetrain import Encoding
@@ -669,7 +668,10 @@ def test_catastrophic_backtracking_raises_and_falls_back_to_regex():
     # the DFA never backtracks: a pattern with one takes linear time
     assert split_pattern(r"(?:a|a)+y|.").program.has_dfa
     assert _dfa(r"(?:a|a)+y|.").split(b"a" * 10**5 + b"y") == [b"a" * 10**5 + b"y"]
-    pat_str, text = r"(?:a|a)+(?=yy)|.", "a" * 20  # a lookahead at two characters: no DFA
+    # (a|a)+(?=yy) has a DFA (it holds the match the lookahead decides); a group left before
+    # the lookahead inside it is decided has none
+    assert split_pattern(r"(?:a|a)+(?=yy)|.").program.has_dfa
+    pat_str, text = r"(?:a|a)+(?>(?=yy)y|y)|.", "a" * 20
     assert not split_pattern(pat_str).program.has_dfa
     engine = _engine(pat_str)
     with pytest.raises(BacktrackLimitExceeded, match="backtracked more than"):

@@ -659,13 +659,17 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     ascii_class = stage2[stage1[0] * 256 : stage1[0] * 256 + 128]
     try:
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
-        dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
         dfa["dfa_reason"] = array_view("B", b"")
-        try:
-            dfa.update(shuffle_table(dfa["dfa_trans"], ascii_class, dfa["dfa_start"]))
-            dfa["shuffle_reason"] = array_view("B", b"")
-        except NoDfa as exc:
-            dfa["shuffle_reason"] = array_view("B", str(exc).encode())
+        if "dfa_held" in dfa:  # (read by a loop of its own, one character at a time)
+            dfa["dfa_pairs"], dfa["dfa_codes"] = array_view("I", []), array_view("B", bytes(256))
+            dfa["shuffle_reason"] = array_view("B", b"the DFA holds matches that later characters decide")
+        else:
+            dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
+            try:
+                dfa.update(shuffle_table(dfa["dfa_trans"], ascii_class, dfa["dfa_start"]))
+                dfa["shuffle_reason"] = array_view("B", b"")
+            except NoDfa as exc:
+                dfa["shuffle_reason"] = array_view("B", str(exc).encode())
     except NoDfa as exc:
         dfa = {"dfa_trans": array_view("H", []), "dfa_eot": array_view("B", b""),
                "dfa_start": array_view("I", [0, 0]), "dfa_pairs": array_view("I", []),

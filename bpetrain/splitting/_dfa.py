@@ -46,17 +46,23 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   until that one leaves (cutting it off) or dies. Any other lookahead runs its body as
   threads of their own beside the part after it, which waits, tagged, until the body
   matches or dies (only whether it matches counts). A state is the ordered threads with
-  their tags, instances numbered by first appearance. The tables must tell, when they read
-  the character after a match, whether the match ends there: a match still waiting then on
-  a group's threads or a lookahead's body has no DFA, and neither has a group left while a
-  lookahead or group inside it is undecided.
+  their tags, instances numbered by first appearance. A group left while a lookahead or
+  group inside it is undecided has no DFA.
+- **Held matches** (:meth:`_Builder.step`). A match still waiting, when the character after
+  it is read, on a group's threads or a lookahead's body (``\\p{L}+(?=\\s\\d)``, ``(?:ab)++``)
+  is *held*: the transition says KEEP (the splitting loop keeps the position in a register
+  of its own) and a pseudo-thread with the undecided tags stands at the match's place
+  among the threads; a later transition drops it or says COMMIT (the kept position is the
+  last match). This is a tagged DFA with one register (Laurikari, "NFAs with Tagged
+  Transitions", 2000; RE2 and the regex crates keep match positions the same way). A match
+  held while one from an earlier character is undecided would need a second register: no DFA.
 - **Empty iterations.** A loop whose body can match the empty string leaves the loop after
   an optional iteration that read nothing (the backtracker's ``OP_MARK``/``OP_CHECK``, as
   Perl and the regex module do): that iteration is between a ``_MARK`` and a ``_CHECK``, and
   the closure (:meth:`_Builder.closure`) knows which iterations a path began without reading
   since; ``(?:|a)*a`` on "aa" is two pieces, where an automaton that looped on would take both.
-- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the undecided
-  matches and exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
+- **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the two held
+  matches and the undecided exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
   :data:`MAX_STATES` states or NFAs of more than :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
@@ -64,7 +70,8 @@ whether a match ends before the character read, with the way a piece usually end
 thread left, the last match ended right there) folded into the transition: the next
 piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
 two start states; where a failed attempt's states tell that the attempts from the characters
-it read fail too (:func:`_cover_table`). :func:`pair_table` gives the same transitions on two
+it read fail too (:func:`_cover_table`); with held matches, KEEP and COMMIT per transition
+(and no cover or dominance tables: the loop that reads such a DFA reads neither). :func:`pair_table` gives the same transitions on two
 ASCII bytes at once,
 and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
 """
@@ -99,6 +106,12 @@ _IN, _PENDING, _LEFT_NOW, _BODY, _AFTER_POS, _AFTER_NEG = range(6)
 # Pseudo program counters of threads: a match after ``$`` (it holds at the end or before a
 # final newline) and the same match once that newline is read (it holds at the end only).
 _EOL_MATCH, _LAG_MATCH = -1, -2
+# The pseudo program counter of a held match (:meth:`_Builder.step`): its tags are the atomic
+# groups' instances and lookaheads that are still to decide it.
+_HELD = -3
+# What a step ends before the character it reads (:meth:`_Builder.step`): a match; a match held
+# until later characters decide it; the held match, decided (it is the last match)
+MATCHED, HOLD, COMMITTED = 1, 2, 4
 
 
 class NoDfa(ValueError):
@@ -678,8 +691,9 @@ class _Builder:
             self.order.append(key)
         return found
 
-    def step(self, threads: tuple, k: int) -> tuple[list, bool]:
-        """The threads after reading a character of class ``k``, and whether a match ends before it.
+    def step(self, threads: tuple, k: int) -> tuple[list, int]:
+        """The threads after reading a character of class ``k``, and what ends before it: a
+        match (``MATCHED``), a match held (``HOLD``), the held match committed (``COMMITTED``).
 
         Atomic groups (``(?>X)``, and ``X{lo,hi}+`` as ``(?>X{lo,hi})``): a thread carries a
         tag per instance of a group it is inside (one per thread that entered it: the
@@ -688,26 +702,41 @@ class _Builder:
         out of an instance, in priority order, is the group's match: leaving it cuts off the
         threads of the instance after the one that leaves (on the next character's classes
         for which it leaves, :meth:`closure`), and a thread inside before it that leaves
-        later cuts off it and what follows it. A match that such a thread may still cut
-        off when the match's character is read is one the DFA's tables cannot give, as it
-        must say when it reads that character whether a match ends before it: NoDfa."""
+        later cuts off it and what follows it.
+
+        A match that such a thread (or a lookahead's body) decides only after the character
+        after the match is *held* (Laurikari's tagged DFA with one register: "NFAs with
+        Tagged Transitions", 2000): the transition says HOLD (the splitting loop keeps the
+        position), and a ``_HELD`` thread with the undecided tags stands at the match's
+        place among the threads, so that the threads after it run on (they count if it is
+        dropped). A later step decides it as it would the match: cut off (the thread goes),
+        standing (COMMITTED: the held position is the last match; the threads after it go), or
+        still waiting. A match of a thread after a held one is recorded as any (the held
+        one, if it stands, is committed over it later); a second match held while one from
+        an earlier character waits would need a second register: NoDfa."""
         bit = 1 << k
         full = self.nfa.every | self.nfa.eot
         out: list = []
         seen: set = set()
         left: dict[int, int] = {}
         found: dict[int, int] = {}
-        for pc, cond, tags in threads:
+        flags = 0
+        waiting = False  # a match held before this character waits on after it
+        for index, (pc, cond, tags) in enumerate(threads):
             if not cond & bit:
                 continue
             if pc in (_EOL_MATCH, _LAG_MATCH):
                 if pc == _EOL_MATCH:  # cond held: k is a newline; the match holds if the text ends next
-                    item = (self.nfa.eot, tags)
-                    while item[0]:
-                        eot, held, rest = _restrict(*item, left, found)
-                        if eot:
-                            self.append(out, _LAG_MATCH, eot, held)
-                        item = (rest, tags)
+                    self.restricted(out, _LAG_MATCH, self.nfa.eot, tags, left, found)
+                continue
+            if pc == _HELD:
+                known = [self.decided(label, how, out, left, found) for label, how in tags]
+                if False in known:
+                    continue  # cut off, or its lookahead fails: the threads after it count
+                if None not in known:
+                    return self.settle(out), flags | COMMITTED
+                waiting = True
+                self.restricted(out, _HELD, full, tuple(t for t, ok in zip(tags, known) if ok is None), left, found)
                 continue
             kind, classes, nxt = self.code[pc]
             if kind == _FOUND:  # (whether a lookahead's body matches, not where: it waits on)
@@ -717,14 +746,27 @@ class _Builder:
                 known = [self.decided(label, how, out, left, found) for label, how in tags]
                 if False in known:
                     continue  # cut off on the character after k, or its lookahead fails
-                if None in known:
-                    raise NoDfa("a match that an atomic group's first way out or a lookahead decides only after"
-                                " the character after the match (the tables say on that character whether a"
-                                " match ends before it)")
-                return self.settle(out), True
+                if None not in known:
+                    return self.settle(out), flags | MATCHED
+                if waiting or any(other[0] == _HELD and other[1] & bit for other in threads[index + 1 :]):
+                    raise NoDfa("a match held while one held at an earlier character is undecided (one"
+                                " register keeps a held match's position)")
+                flags |= HOLD
+                self.restricted(out, _HELD, full, tuple(t for t, ok in zip(tags, known) if ok is None), left, found)
+                continue
             if classes & bit:
                 self.closure(nxt, full, tags, False, out, seen, left, found)
-        return self.settle(out), False
+        return self.settle(out), flags
+
+    def restricted(self, out: list, pc: int, cond: int, tags: tuple, left: dict, found: dict) -> None:
+        """Append the pseudo-thread ``pc`` (a match after ``$`` waiting for the end, or a held
+        match) with ``cond`` and ``tags`` as the threads before it in this step leave it
+        (:func:`_restrict`: a positive lookahead that holds on some classes only makes two)."""
+        while cond:
+            held, held_tags, rest = _restrict(cond, tags, left, found)
+            if held:
+                self.append(out, pc, held, held_tags)
+            cond = rest
 
     def decided(self, label: int, how: int, out: list, left: dict, found: dict) -> bool | None:
         """Whether a match with the tag ``(label, how)``, ending before the character just
@@ -746,7 +788,7 @@ class _Builder:
 
     def at_end(self, threads: tuple) -> int:
         """What the end of the text accepts: 0 nothing, 1 a match ending there, 2 one ending
-        a byte before it (``$`` before a final newline)."""
+        a byte before it (``$`` before a final newline), 3 the held match (:meth:`step`)."""
         found = set()
         for pc, cond, tags in threads:
             # a thread inside an atomic group or a lookahead's body ends there: a match after
@@ -756,6 +798,8 @@ class _Builder:
                 continue
             if pc == _LAG_MATCH:
                 return 2
+            if pc == _HELD:
+                return 3
             if pc == _EOL_MATCH or self.code[pc][0] == _MATCH:
                 return 1
             if self.code[pc][0] == _FOUND:
@@ -786,11 +830,15 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy)
         ``dfa_trans`` (uint32, shape (n_states, width), width the number of classes
         rounded up to a power of two, at least 8: :func:`_fast_table`, state 0 dead),
-        ``dfa_eot`` (uint8, shape (n_states,): 0, 1 or 2, see :meth:`_Builder.at_end`),
+        ``dfa_eot`` (uint8, shape (n_states,): 0 to 3, see :meth:`_Builder.at_end`),
         ``dfa_start`` (uint32, shape (2,): the row offset (state * width) of the start
         state away from and at the string's start), ``dfa_cover`` (uint8, shape
         (n_states, width // 8), or (0,) for none: :func:`_cover_table`), ``dfa_dominate``
-        (uint8, shape (n_states, (n_states + 7) // 8), or (0,) for none: :func:`_dominance_table`).
+        (uint8, shape (n_states, (n_states + 7) // 8), or (0,) for none: :func:`_dominance_table`),
+        and where a match is held (:meth:`_Builder.step`) ``dfa_held`` (uint8, shape (n_states,
+        width): KEEP, COMMIT, read before the transition's own flags; none on a CUT, whose next
+        state is dead: a held match is a thread), with ``dfa_eot`` 3 where the held match ends
+        the piece at the end of the text.
 
     Raises
     ------
@@ -818,23 +866,36 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         builder.closure(entry, nfa.every | nfa.eot, (), at_bos, threads, set(), {}, {})
         starts.append(builder.state(builder.settle(threads)))
     rows = []
+    held = []  # per state and class: KEEP, COMMIT
     i = 1
     while i < len(builder.order):
         threads = builder.order[i]
         row = []
+        held_row = []
         for k in range(n_classes):
-            out, matched = builder.step(threads, k)
-            row.append(builder.state(out) << 1 | int(matched))
+            out, flags = builder.step(threads, k)
+            row.append(builder.state(out) << 1 | flags & MATCHED)
+            held_row.append((KEEP if flags & HOLD else 0) | (COMMIT if flags & COMMITTED else 0))
         rows.append(row)
+        held.append(held_row)
         i += 1
     width = max(8, 1 << max(n_classes - 1, 0).bit_length())
     pad = [0] * (width - n_classes)
     trans = _fast_table([[0] * width] + [row + pad for row in rows], starts[0], width)
-    return {"dfa_trans": array_view("I", [e for row in trans for e in row], (len(trans), width)),
-            "dfa_eot": array_view("B", [builder.at_end(t) for t in builder.order]),
-            "dfa_start": array_view("I", [start * width for start in starts]),
-            "dfa_cover": _cover_table(builder, rows, starts[0], width),
-            "dfa_dominate": _dominance_table(rows, n_classes, [builder.at_end(t) for t in builder.order])}
+    at_end = [builder.at_end(t) for t in builder.order]
+    out = {"dfa_trans": array_view("I", [e for row in trans for e in row], (len(trans), width)),
+           "dfa_eot": array_view("B", at_end),
+           "dfa_start": array_view("I", [start * width for start in starts])}
+    if any(map(any, held)):
+        # (the cover and dominance tables reason on matches the transitions record: a held
+        # one is recorded later; the splitting loop with held matches reads neither)
+        out.update(dfa_held=array_view("B", bytes(width) + bytes(h for row in held for h in row + pad),
+                                       (len(trans), width)),
+                   dfa_cover=array_view("B", b""), dfa_dominate=array_view("B", b""))
+    else:
+        out.update(dfa_cover=_cover_table(builder, rows, starts[0], width),
+                   dfa_dominate=_dominance_table(rows, n_classes, at_end))
+    return out
 
 
 #: The most (state, class) pairs :func:`_cover_table` looks at (beyond: no table).
@@ -1047,6 +1108,10 @@ def _behaviours(code: list[tuple]) -> dict[int, int]:
 
 #: Flags in the low bits of a transition (the next state's row offset is a multiple of 8).
 CUT, MATCH, SLOW = 1, 2, 4
+#: Flags of a transition in ``dfa_held`` (:func:`build_dfa`), read before the transition's own:
+#: a match ends before the character, held (keep its position); the held match stands (the
+#: kept position is the last match).
+KEEP, COMMIT = 1, 2
 
 
 def _fast_table(basic: list[list[int]], restart: int, width: int) -> list[list[int]]:

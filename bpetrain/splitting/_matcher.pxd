@@ -167,7 +167,9 @@ cdef struct Tables:
     # The leftmost-first DFA (bpetrain.splitting._dfa), NULL: none (the program runs).
     const uint32_t* dfa_trans     # state's row offset + class -> the next state's row offset | flags
     const uint16_t* dfa_class     # byte < 0x80 -> class (other characters: their signature)
-    const uint8_t* dfa_eot        # state -> at the end: 0 no match, 1 one ending there, 2 one ending a byte before
+    const uint8_t* dfa_eot        # state -> at the end: 0 no match, 1 one ending there, 2 one ending a byte before,
+                                  # 3 the held match (dfa_held)
+    const uint8_t* dfa_held       # row offset + class -> DFA_KEEP | DFA_COMMIT (_dfa.build_dfa), NULL: no held matches
     uint32_t dfa_start[2]         # the start state's row offset away from / at the string's start
     int dfa_shift                 # row offset >> dfa_shift = state
     const uint32_t* dfa_pairs     # the same on two ASCII bytes at once (_dfa.pair_table), NULL: none

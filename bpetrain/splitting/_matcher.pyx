@@ -709,7 +709,78 @@ cdef inline Py_ssize_t _dfa_piece_end_at(const Tables* t, const uint8_t* s, Py_s
 cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
                               Py_ssize_t bos) noexcept nogil:
     cdef Py_ssize_t stopped
+    if t.dfa_held != NULL:
+        return _dfa_held_piece_end(t, s, start, end, bos)
     return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
+
+
+cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMIT)
+    DFA_KEEP = 1    # a match ends before the character, held: keep its position
+    DFA_COMMIT = 2  # the held match stands: it is the last match
+
+
+cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
+                                 Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
+                                 Py_ssize_t* next) noexcept nogil:
+    # dfa_pieces for a DFA that holds matches: one transition a character, a piece end
+    # folded into the next piece's first transition (DFA_CUT) as _dfa_fast does; a failed
+    # attempt goes back to the character after its start, then past those no piece starts
+    # with (_dfa_gap; no cover, dominance, probes, second reading or shuffles).
+    cdef const uint32_t* trans = t.dfa_trans
+    cdef const uint8_t* held = t.dfa_held
+    cdef uint32_t off = t.dfa_start[start == bos], e, at
+    cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n
+    cdef uint8_t h
+    while piece < stop and count < max_pieces:
+        if pos < end:
+            at = off + _dfa_class(t, s, pos, end, &n)
+            e = trans[at]
+            h = held[at]
+            if h & DFA_COMMIT:
+                last = kept
+            if h & DFA_KEEP:
+                kept = pos
+            if not e & (DFA_CUT | DFA_SLOW):
+                if e & DFA_MATCH:
+                    last = pos
+                off = e & ~(<uint32_t>DFA_FLAGS)
+                pos += n
+                continue
+            if e & DFA_CUT:  # a piece ends before the character; the next starts with it, if one can
+                bounds[2 * count] = piece
+                bounds[2 * count + 1] = pos
+                count += 1
+                piece = pos
+                last = -1
+                if not e & DFA_SLOW:
+                    off = e & ~(<uint32_t>DFA_FLAGS)
+                    pos += n
+                    continue
+                # (no piece starts with the character: it is skipped below)
+        else:
+            e = t.dfa_eot[off >> t.dfa_shift]
+            if e:
+                last = end if e == 1 else end - 1 if e == 2 else kept
+        if last > piece:
+            bounds[2 * count] = piece
+            bounds[2 * count + 1] = last
+            count += 1
+            piece = last
+        elif piece < end:  # no match at piece: on past the characters no piece starts with
+            piece = _dfa_gap(t, s, piece, stop, end)
+        pos = piece
+        off = t.dfa_start[piece == bos]
+        last = -1
+    next[0] = piece
+    return count
+
+
+cdef Py_ssize_t _dfa_held_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t end,
+                                    Py_ssize_t bos) noexcept nogil:
+    # dfa_piece_end for a DFA that holds matches: the piece at start, if one starts there
+    cdef Py_ssize_t bounds[2]
+    cdef Py_ssize_t next
+    return bounds[1] if _dfa_held_pieces(t, s, start, start + 1, end, bos, bounds, 1, &next) else -1
 
 
 cdef Py_ssize_t _dfa_gap_probed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
@@ -1344,6 +1415,8 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                            Py_ssize_t* next) noexcept nogil:
     cdef DfaRun r
+    if t.dfa_held != NULL:
+        return _dfa_held_pieces(t, s, start, stop, end, bos, bounds, max_pieces, next)
     _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces)
     while not r.done:
         _dfa_read(&r, t, s, end, bos)
@@ -1550,6 +1623,7 @@ cdef class Program:
         cdef const uint16_t[::1] stage1, stage2, dfa_class
         cdef const uint32_t[:, ::1] trans, pairs
         cdef const uint8_t[::1] eot, codes
+        cdef const uint8_t[:, ::1] held
         cdef const int64_t* rows
         cdef Py_ssize_t n_alternatives, i, n_states, width, size
         cdef uint32_t largest
@@ -1642,13 +1716,23 @@ cdef class Program:
             self.tables.dfa_start[0] = int(start[0])
             self.tables.dfa_start[1] = int(start[1])
             self.tables.dfa_shift = width.bit_length() - 1
+            self.tables.dfa_held = NULL
+            if "dfa_held" in arrays:
+                held = arrays["dfa_held"]
+                if held.shape[0] != n_states or held.shape[1] != width or any(eot[i] > 3 for i in range(n_states)):
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_held=held)
+                self.tables.dfa_held = &held[0, 0]
+            elif any(eot[i] > 2 for i in range(n_states)):
+                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
             self.tables.dfa_pairs = NULL
             self.tables.dfa_interleave = False
             self.tables.dfa_cover = _bit_rows(arrays, "dfa_cover", n_states, width // 8, owned)
             self.tables.dfa_dominate_row = (n_states + 7) // 8
             self.tables.dfa_dominate = _bit_rows(arrays, "dfa_dominate", n_states, self.tables.dfa_dominate_row,
                                                  owned)
-            self._read_probes(n_states, width)
+            if self.tables.dfa_held == NULL:  # (its loop reads no probes)
+                self._read_probes(n_states, width)
             if len(arrays["dfa_pairs"]):
                 try:
                     pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
