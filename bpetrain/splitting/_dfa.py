@@ -1239,7 +1239,10 @@ def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview
       one from the gap (a lane of kind *failed*, or the failed gap).
 
     Other SLOWs (back further) and bytes >= 0x80 step into the dead lane 0: the loop takes
-    those one character at a time. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
+    those one character at a time. Where it takes ``pshufb`` no more quarters a step, the states
+    on or after a cycle of ASCII steps have a lane of their own too (row _LATER of
+    ``shuffle_lane``; its SLOWs dead), so that the loop enters them after a byte >= 0x80, from
+    which no other lane may lead there. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
     CUT, SHUFFLE_MATCH for MATCH.
 
     Parameters
@@ -1355,12 +1358,13 @@ def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview
                 done += 1
             if not entries:
                 break
-            # a lane to enter each state by from the one-character loop, where it has none
-            # (_matcher.pyx looks a state up in row _LATER of ``shuffle_lane`` when it has no
-            # lane for where its piece started): a state entered by a match only has lanes
-            # that know the byte before it, and a piece read through a byte >= 0x80 would
-            # otherwise go on one character at a time to its end. Its SLOWs are dead (the
-            # loop then goes back to the last match itself), its other steps as the state's.
+            # a lane to enter each state of ``lasting`` by from the one-character loop, where
+            # it has none (_matcher.pyx looks a state up in row _LATER of ``shuffle_lane`` when
+            # it has no lane for where its piece started): a state that only a byte >= 0x80
+            # leads to, or that is entered by a match only (its lanes know the byte before
+            # it), would otherwise read the rest of its run one character at a time. Its
+            # SLOWs are dead (the one-character loop then goes back to the last match), its
+            # other steps as the state's.
             entries = False
             for state in sorted(lasting):
                 if (state, None, _PLAIN, _LATER) not in seen:
