@@ -524,6 +524,35 @@ def test_shuffles_know_where_the_piece_started():
             check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, data)
 
 
+#: Patterns with a state that only a byte >= 0x80 leads to and that ASCII bytes then keep the
+#: DFA in (a run after a non-ASCII letter or symbol), and one without that ("a" from the start).
+ENTERED_PAST_ASCII = [r"\u00e9[a-z]{3,}|[a-z]|\s", r"(?i-s:\p{So}{1,3}?\P{Lo}{8,}m{0,})", r"\u00e9[^\n]+|\n"]
+
+
+@pytest.mark.parametrize("pat_str", ENTERED_PAST_ASCII)
+def test_shuffles_enter_states_that_only_non_ascii_reaches(pat_str):
+    """Every state on a cycle of ASCII steps (a run that ASCII bytes can keep going) has a lane
+    to enter the shuffle loop by after a byte >= 0x80 (_dfa.shuffle_table, row _LATER of
+    ``shuffle_lane``), though no ASCII text from a start state reaches it; the pieces through
+    such runs, broken by bytes >= 0x80 anywhere, are regex's."""
+    arrays = stored_program(pat_str)
+    width = arrays["dfa_trans"].shape[1]
+    trans = [list(row) for row in arrays["dfa_trans"].tolist()]
+    classes = set(bytes(arrays["dfa_class"]) if arrays["dfa_class"].itemsize == 1 else arrays["dfa_class"].tolist())
+    row_later = bytes(arrays["shuffle_lane"])[: len(trans)]
+    looping = [state for state in range(1, len(trans))
+               if any(not trans[state][k] & 4 and (trans[state][k] & ~7) // width == state for k in classes)]
+    assert looping and all(row_later[state] for state in looping)
+    rnd = random.Random(3)
+    parts = []
+    for _ in range(300):
+        parts.append(rnd.choice(["\u00e9", "\u2603", "", "", "m"]) + "".join(
+            rnd.choice("abcxyz \n.,") for _ in range(rnd.randrange(0, 120))))
+    data = "".join(parts).encode()
+    for shuffle in SHUFFLES:
+        check_interleaved(Program(pat_str, stored_program(pat_str), shuffle=shuffle), pat_str, data)
+
+
 #: ASCII text with words, spaces, digits and punctuation in every 16 bytes.
 DEAD_STEP_TEXT = b"if (x == 42) return foo_bar;\n\t// it's 7 o'clock  ok\n" * 5
 

@@ -1304,7 +1304,10 @@ def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview
       one from the gap (a lane of kind *failed*, or the failed gap).
 
     Other SLOWs (back further) and bytes >= 0x80 step into the dead lane 0: the loop takes
-    those one character at a time. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
+    those one character at a time. Where it takes ``pshufb`` no more quarters a step, the states
+    on or after a cycle of ASCII steps have a lane of their own too (row _LATER of
+    ``shuffle_lane``; its SLOWs dead), so that the loop enters them after a byte >= 0x80, from
+    which no other lane may lead there. Entries carry what :func:`_fast_table` says: SHUFFLE_CUT for
     CUT, SHUFFLE_MATCH for MATCH.
 
     Parameters
@@ -1351,7 +1354,30 @@ def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview
     def flags(e: int) -> int:
         return (SHUFFLE_CUT if e & CUT else 0) | (SHUFFLE_MATCH if e & MATCH else 0)
 
-    def lanes_of(split_first: bool) -> tuple[list, list]:
+    # the states that ASCII bytes can keep the DFA among for as long as they come: those on a
+    # cycle of steps on ASCII bytes that leave a thread, and those after one (what is left once
+    # the states that no such step from the rest enters are taken out, again and again); a
+    # piece that reaches one through a byte >= 0x80 can read the rest of a long ASCII run there
+    ins = [0] * n_states
+    nexts = [set() for _ in range(n_states)]
+    for state in range(1, n_states):
+        for k in present:
+            if not trans[state][k] & SLOW:
+                nexts[state].add((trans[state][k] & ~7) // width)
+    for state in range(1, n_states):
+        for nxt in nexts[state]:
+            ins[nxt] += 1
+    lasting = set(range(1, n_states))
+    todo = [state for state in lasting if not ins[state]]
+    while todo:
+        state = todo.pop()
+        lasting.discard(state)
+        for nxt in nexts[state]:
+            ins[nxt] -= 1
+            if not ins[nxt]:
+                todo.append(nxt)
+
+    def lanes_of(split_first: bool, entries: bool) -> tuple[list, list]:
         def target(e: int, k: int, kind: int, first: bool) -> tuple:
             nxt = (e & ~7) // width
             return (nxt, k if e & MATCH and nxt in going_back else None, kind,
@@ -1384,20 +1410,49 @@ def shuffle_table(trans: memoryview, ascii_class, start) -> dict[str, memoryview
         queue = [(s, None, _PLAIN, _HERE) for s in starts] + [_GAP, _FAILED_GAP, _BACK_FAILED_GAP]
         seen = set(queue)
         edges = []
-        for key in queue:  # grows as it goes
-            row = [step(key, k) for k in present]
-            for nxt, _ in row:
-                if nxt is not None and nxt not in seen:
-                    seen.add(nxt)
-                    queue.append(nxt)
-            edges.append((key, row))
+        done = 0
+        while True:
+            while done < len(queue):  # grows as it goes
+                key = queue[done]
+                row = [step(key, k) for k in present]
+                for nxt, _ in row:
+                    if nxt is not None and nxt not in seen:
+                        seen.add(nxt)
+                        queue.append(nxt)
+                edges.append((key, row))
+                done += 1
+            if not entries:
+                break
+            # a lane to enter each state of ``lasting`` by from the one-character loop, where
+            # it has none (_matcher.pyx looks a state up in row _LATER of ``shuffle_lane`` when
+            # it has no lane for where its piece started): a state that only a byte >= 0x80
+            # leads to, or that is entered by a match only (its lanes know the byte before
+            # it), would otherwise read the rest of its run one character at a time. Its
+            # SLOWs are dead (the one-character loop then goes back to the last match), its
+            # other steps as the state's.
+            entries = False
+            for state in sorted(lasting):
+                if (state, None, _PLAIN, _LATER) not in seen:
+                    seen.add((state, None, _PLAIN, _LATER))
+                    queue.append((state, None, _PLAIN, _LATER))
+            if len(queue) == done:
+                break
         return [key for key in queue if key[0] >= 0], edges
 
-    keys, edges = lanes_of(True)
+    def quarters(n_keys: int) -> int:  # of a pshufb step (_dfa_shuffle.h, bpetrain_pshufb_quarters)
+        n_lanes = n_keys + 4
+        return 1 if n_lanes <= 17 else (n_lanes + 14) // 16
+
+    split_first = True
+    keys, edges = lanes_of(split_first, False)
     if len(keys) + 4 > SHUFFLE_STATES:  # dead, and the three gaps
-        keys, edges = lanes_of(False)
+        split_first = False
+        keys, edges = lanes_of(split_first, False)
         if len(keys) + 4 > SHUFFLE_STATES:
             raise NoDfa(f"ASCII text reaches more than {SHUFFLE_STATES - 4} states (and copies of them)")
+    more, more_edges = lanes_of(split_first, True)
+    if len(more) + 4 <= SHUFFLE_STATES and quarters(len(more)) == quarters(len(keys)):
+        keys, edges = more, more_edges  # (only where they cost a step nothing)
     # lanes: 0 dead, the states, the gap, the failed gap, the failed lanes, the back lanes (the
     # splitting loop tells the last four kinds by lane)
     order = ([key for key in keys if key[2] == _PLAIN] + [_GAP, _FAILED_GAP]
