@@ -89,6 +89,11 @@ class BuildKernels(build_ext):
             print(f"warning: no compiled split patterns shipped (a first process compiles them):\n{done.stderr}",
                   file=sys.stderr)
 
+    def finalize_options(self):
+        super().finalize_options()
+        if not self.parallel:  # pip asks for no ``-j``: compile the kernels on every core
+            self.parallel = True
+
     def build_extensions(self):
         flags = FLAGS[self.compiler_family()]
         for extension in self.extensions:
@@ -120,6 +125,7 @@ setup(
             for name in KERNELS
         ],
         compiler_directives=DIRECTIVES,
+        nthreads=os.cpu_count() or 1,
         # Cython regenerates a C file only when its sources are newer, whatever the directives:
         # the debug build's C files live apart, so each build finds C made with its own.
         build_dir="build/debug-c" if DEBUG else None,

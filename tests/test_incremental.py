@@ -56,7 +56,10 @@ def check_appendable(enc: Encoding, text: str, sizes) -> None:
 def test_appendable_counts_every_prefix(trained, text, which):
     enc = encodings(trained)[which]
     rng = random.Random(which)
-    sample = text[:3000] + text[-3500:]
+    # every prefix is counted whole, and the regex module's pushes split it whole again: time
+    # quadratic in the sample, so that encoding's is shorter (its tail still holds spaces, the
+    # lone surrogate, the random text and the digits)
+    sample = text[:3000] + text[-3500:] if which != 2 else text[:300] + text[-2400:]
     check_appendable(enc, sample, [1] * len(sample))  # one character at a time
     check_appendable(enc, sample, iter(lambda: rng.randint(1, 40), None))  # random chunks
     check_appendable(enc, "".join(rng.choices("ab \n1é", k=1500)), iter(lambda: rng.randint(1, 5), None))
