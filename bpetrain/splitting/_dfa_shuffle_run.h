@@ -1,5 +1,5 @@
 /* One loop of the DFA by vector shuffles (_dfa_shuffle.h), written once for each code that
-   takes a step: _dfa_shuffle.h includes this file once per code, with these macros defined
+   takes a step: _dfa_shuffle.c includes this file once per code, with these macros defined
    (and undefined here after use):
 
    BPETRAIN_SHUFFLE_NAME     the function's name
