@@ -206,6 +206,10 @@ static inline __m128i bpetrain_pshufb_decode(__m128i x) {
     return _mm_or_si128(_mm_and_si128(lane, _mm_set1_epi8(0x3F)), _mm_and_si128(t, _mm_set1_epi8((char)0xC0)));
 }
 
+/* loadu at 16 - k: the pshufb that moves the top k bytes of a vector down to its first k (the others zero) */
+static const uint8_t bpetrain_shuffle_down[32] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80};
+
 /* Byte i of line i all ones, the others zero: the vpermb loop puts step i of a block in byte i
    of a vector by (x & line i) | the vector. */
 static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64))) = {
@@ -303,6 +307,7 @@ Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t lim
     }
 #else
     (void)s; (void)limit; (void)t; (void)lane; (void)piece; (void)bounds; (void)count; (void)max_pieces; (void)last;
+    (void)reread;
 #endif
     return pos;
 }
