@@ -34,18 +34,45 @@ static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
     return (uint8_t)(quarter[slot >> 4] | (slot & 15) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
 }
 
-/* Prepare n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them) for the code
-   ``code`` reading ``quarters`` of each: for pshufb (_dfa_shuffle.h's head), reading one or two,
-   each row a lane down (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading
-   three or four, each entry in pshufb's code, and the rows of the step's terms in turn. */
-void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarters) {
+/* pshufb's two-quarter code of the entry e where the lanes go up to 31 (_dfa_shuffle.h's head):
+   slot L - 1 of lane L (the dead lane's: 31) as its place slot % 16 | MATCH in bit 4 | CUT in bit 5
+   | its quarter slot / 16 in bit 6. */
+static inline uint8_t bpetrain_pshufb_code2(uint8_t e) {
+    int slot = ((e & 63) + 31) & 31;
+    return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
+}
+
+/* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
+static int bpetrain_pshufb_quarters(int n_lanes) {
+    return n_lanes <= 17 ? 1 : (n_lanes - 1 + 15) / 16;
+}
+
+/* Prepare t's n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them, over lanes 0
+   to n_lanes - 1) for the code t->code, and set t->quarters and t->coded: for pshufb
+   (_dfa_shuffle.h's head), reading one quarter, or two of exactly 33 lanes, each row a lane down
+   (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading two of up to 32 lanes, each
+   entry in pshufb's two-quarter code, and the rows q1, q0 ^ q1; reading three or four, each entry
+   in pshufb's code, and the rows of the step's terms in turn. */
+void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, int n_lanes) {
     Py_ssize_t i;
-    int k, j;
+    int k, j, quarters = bpetrain_pshufb_quarters(n_lanes);
     uint8_t q[4][16];
-    if (code != BPETRAIN_SHUFFLE_PSHUFB)
+    t->quarters = quarters;
+    t->coded = quarters > 2 || (quarters == 2 && n_lanes <= 32);
+    if (t->code != BPETRAIN_SHUFFLE_PSHUFB)
         return;
     for (i = 0; i < n; i++) {
         uint8_t* row = rows + 64 * i;
+        if (quarters == 2 && t->coded) {
+            for (j = 0; j < 32; j++)  /* slot j: lane j + 1, the last the dead lane's */
+                q[j >> 4][j & 15] = bpetrain_pshufb_code2(j < 31 ? row[j + 1] : 0);
+            memset(row, 0, 64);
+            for (j = 0; j < 16; j++) {
+                row[j] = q[1][j];
+                row[16 + j] = q[0][j] ^ q[1][j];
+            }
+            continue;
+        }
         if (quarters <= 2) {
             memmove(row, row + 1, 63);
             row[63] = 0;
@@ -63,11 +90,6 @@ void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarter
             row[48 + j] = q[1][j] ^ q[3][j];
         }
     }
-}
-
-/* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
-int bpetrain_pshufb_quarters(int n_lanes) {
-    return n_lanes <= 17 ? 1 : (n_lanes - 1 + 15) / 16;
 }
 
 /* Merge the lanes of t's n_rows rows at ``rows`` (and of its n_pair_rows two-byte rows after
@@ -190,6 +212,16 @@ static inline __m128i bpetrain_pshufb_coded_step(__m128i s, const uint8_t* row, 
                                              BPETRAIN_PSHUFB_TERM(row, 3, _mm_adds_epu8(high, _mm_set1_epi8(0x40)))));
 }
 
+/* pshufb's step from the two-quarter code x (bpetrain_pshufb_code2, in the low byte of s; not the
+   dead lane's) by a row prepared for it (q1, q0 ^ q1): pshufb reads q1 at x's place for every x,
+   and q0 ^ q1 only at x + 0x40, whose bit 7 is set (a zero) in quarter 1, so the XOR is the entry
+   of x's quarter, the next code (the other bytes: no matter). Two pshufb and no AND: 3 cycles. */
+__attribute__((target("avx2"), always_inline))
+static inline __m128i bpetrain_pshufb_coded2_step(__m128i s, const uint8_t* row) {
+    return _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, 0, s),
+                         BPETRAIN_PSHUFB_TERM(row, 1, _mm_add_epi8(s, _mm_set1_epi8(0x40))));
+}
+
 /* 16 of pshufb's codes (bpetrain_pshufb_code) back as entries: lane | MATCH 0x40 | CUT 0x80
    (the dead lane's code, slot 63, as lane 0). */
 __attribute__((target("avx2"), always_inline))
@@ -261,6 +293,24 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #include "_dfa_shuffle_run.h"
 
+/* (the loop's masks read the two-quarter codes as they are: place | quarter << 6 is in the order
+   of the lanes, the dead lane's last; CUT and MATCH are two bits lower than in an entry) */
+#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2_coded
+#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
+#define BPETRAIN_SHUFFLE_MERGED 1
+#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
+#define BPETRAIN_SHUFFLE_STATE __m128i
+#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code2((uint8_t)(c)))
+#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded2_step((state), (row))
+#define BPETRAIN_SHUFFLE_LOW(state) (state)
+#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0x4F) == 0x4F)
+#define BPETRAIN_SHUFFLE_DECODE(x) (x)
+#define BPETRAIN_SHUFFLE_LANE(c) (((((c) & 15) | (((c) >> 2) & 16)) + 1) & 31)
+#define BPETRAIN_SHUFFLE_KEY(l) (bpetrain_pshufb_code2((uint8_t)(l)) & 0x4F)
+#define BPETRAIN_SHUFFLE_KEYS 0x4F
+#define BPETRAIN_SHUFFLE_CUT_SHIFT 2
+#include "_dfa_shuffle_run.h"
+
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
@@ -299,6 +349,9 @@ Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t lim
     if (t->code == BPETRAIN_SHUFFLE_PSHUFB) {
         if (t->quarters == 1)
             return bpetrain_shuffle_run_pshufb1(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
+        if (t->quarters == 2 && t->coded)
+            return bpetrain_shuffle_run_pshufb2_coded(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last,
+                                                      reread);
         if (t->quarters == 2)
             return bpetrain_shuffle_run_pshufb2(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
         if (t->quarters == 3)

@@ -14,11 +14,18 @@
    - pshufb (AVX2, for the many CPUs without VBMI): pshufb looks up 16 bytes by the low four
      bits of each index byte, and zeroes a byte whose index has bit 7 set. No step is taken
      from the dead lane 0, so a row's entries of lanes 1-64 (64: dead) are read, in quarters
-     q0..q3 of 16 (lanes 1-16, ..., 49-64). A table whose lanes go up to 16 or 32 keeps them
-     as p0 = q0, p1 = q0 ^ q1 (bpetrain_shuffle_prepare); the step clears the flags off the
-     index (one AND) and XORs pshufb(pk, lane - 1 - 16k): that index has bit 7 set (a zero)
-     where lane - 1 < 16k, so the XOR of the rest is q((lane - 1) / 16) at (lane - 1) % 16
-     (from lane 0: dead). One or two pshufb a step, 3-4 cycles.
+     q0..q3 of 16 (lanes 1-16, ..., 49-64). A table whose lanes go up to 16 (or exactly to
+     32) keeps them as p0 = q0 (p1 = q0 ^ q1) (bpetrain_shuffle_prepare); the step clears the
+     flags off the index (one AND) and XORs pshufb(pk, lane - 1 - 16k): that index has bit 7
+     set (a zero) where lane - 1 < 16k, so the XOR of the rest is q((lane - 1) / 16) at
+     (lane - 1) % 16 (from lane 0: dead). One pshufb a step, 3 cycles (two: 4).
+     A table whose lanes go from 17 up to 31 (almost every published pattern's) keeps the
+     lane in a two-quarter code (bpetrain_pshufb_code2): lane L's slot L - 1 (the dead lane's:
+     31) as its place (L - 1) % 16 | MATCH in bit 4 | CUT in bit 5 | its quarter in bit 6,
+     and its rows q1, q0 ^ q1 in that code. The step from the code x is pshufb(q1, x) ^
+     pshufb(q0 ^ q1, x + 0x40): x + 0x40 has bit 7 set (a zero) in quarter 1 and not in
+     quarter 0, so the XOR is q1 in quarter 1 and q0 in quarter 0, the next code: two pshufb,
+     an add and an XOR, 3 cycles on the chain, with no AND.
      A table whose lanes go up to 48 or 63 takes three or four pshufb a step; there the step
      keeps the lane in a code of its own that indexes the rows as it is, which saves the AND
      and the subtractions (bpetrain_pshufb_code): lane L's slot L - 1 (the dead lane's: 63)
@@ -28,9 +35,11 @@
      x (00, 01), x ^ 0x80 (10, 11), adds_epu8(x, 0x40) (00 alone: 01 and 10 go to 1x, 11
      saturates to 0xFF), adds_epu8(x ^ 0x80, 0x40) (10 alone); the terms' rows are q2,
      q0 ^ q2, q1 (four quarters: q3), q1 ^ q3, whose XOR is the entry of x's quarter, 4-5
-     cycles a step. A group of 16 steps is turned back into lanes and flags once
-     (bpetrain_pshufb_decode), which costs more than the code saves with one or two pshufb
-     a step. (Hyperscan runs more than 16 states without VBMI by other DFAs, McClellan's and
+     cycles a step. There a group of 16 steps is turned back into lanes and flags once
+     (bpetrain_pshufb_decode); the two-quarter code needs no such step, as the block's masks
+     read it as it is (place | quarter << 6 is in the order of the lanes, the flags are two
+     bits below an entry's). With one pshufb a step a code would save less than it costs.
+     (Hyperscan runs more than 16 states without VBMI by other DFAs, McClellan's and
      McSheng's; these compositions are bpetrain's.)
 
    An entry is the next state's lane (6 bits, 0: dead) | 0x40 if a match ends before the byte
@@ -69,6 +78,8 @@ typedef struct {
     int back_failed;               /* the gap's lane after going back to a byte no piece takes; such lanes follow */
     int code;                      /* the code that takes a step (BPETRAIN_SHUFFLE_*) */
     int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
+    int coded;                     /* pshufb: the state is a code of the lane (two quarters: bpetrain_pshufb_code2;
+                                      three or four: bpetrain_pshufb_code), not the lane */
     const uint64_t* cover;         /* byte -> the lanes (a bit each) whose failed attempt through the byte fails
                                       the attempt from it too (_dfa._cover_table); NULL: none */
     /* pshufb, lanes merged (bpetrain_shuffle_merge; the fields above then name merged lanes): */
@@ -82,8 +93,7 @@ typedef struct {
 /* The functions of _dfa_shuffle.c (compiled on its own, so that the size of its loops does not
    change what the compiler inlines into _matcher.pyx's; see there for what each does). */
 BPETRAIN_HIDDEN int bpetrain_shuffle_supported(int code);
-BPETRAIN_HIDDEN int bpetrain_pshufb_quarters(int n_lanes);
-BPETRAIN_HIDDEN void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarters);
+BPETRAIN_HIDDEN void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, int n_lanes);
 BPETRAIN_HIDDEN int bpetrain_shuffle_merge(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n_rows,
                                            Py_ssize_t n_pair_rows, int n_lanes, uint8_t* keep);
 BPETRAIN_HIDDEN void bpetrain_shuffle_merge_cover(const bpetrain_shuffle* t, uint64_t* cover, int n_lanes);

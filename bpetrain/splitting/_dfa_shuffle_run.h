@@ -15,6 +15,12 @@
                              MATCH 0x40 | CUT 0x80
    BPETRAIN_SHUFFLE_COLLECT(x, k)     keep the state x of the group's step k (acc, or all
                              and the group's line pointer one where BPETRAIN_SHUFFLE_WIDE)
+   BPETRAIN_SHUFFLE_LANE(c), BPETRAIN_SHUFFLE_KEY(l), BPETRAIN_SHUFFLE_KEYS, BPETRAIN_SHUFFLE_CUT_SHIFT
+                             (optional, all four) a decoded step c is not an entry: its lane,
+                             lane l's key (c & KEYS is the key of c's lane, keys in the order of
+                             the lanes but the dead lane's, which no mask reads past), and how
+                             many bits below an entry's its CUT and MATCH bits are; unset: an
+                             entry, its lane c & 63, the key the lane
    BPETRAIN_SHUFFLE_WIDE     (optional) the states are 512-bit and the CPU has AVX-512BW: a
                              block's steps go to one vector, its masks to mask registers
    BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
@@ -77,16 +83,25 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #ifndef BPETRAIN_SHUFFLE_FIRST_GROUP
 #define BPETRAIN_SHUFFLE_FIRST_GROUP 16
 #endif
+#ifndef BPETRAIN_SHUFFLE_LANE  /* the steps are stored as entries */
+#define BPETRAIN_SHUFFLE_LANE(c) ((c) & 63)
+#define BPETRAIN_SHUFFLE_KEY(l) (l)
+#define BPETRAIN_SHUFFLE_KEYS 0x3F
+#define BPETRAIN_SHUFFLE_CUT_SHIFT 0
+#endif
     BPETRAIN_SHUFFLE_STATE state, first;
 #ifdef BPETRAIN_SHUFFLE_WIDE
     __m512i all;  /* the block's steps so far, step i in byte i (the others zero) */
 #else
-    const __m256i lane_bits = _mm256_set1_epi8(0x3F), gap_lane = _mm256_set1_epi8((char)t->gap);
-    const __m256i failed_gap = _mm256_set1_epi8((char)t->failed_gap);
-    const __m256i before_failed = _mm256_set1_epi8((char)(t->failed_gap - 1));
-    const __m256i before_back = _mm256_set1_epi8((char)(t->back - 1));
-    const __m256i back_failed_gap = _mm256_set1_epi8((char)t->back_failed);
-    const __m256i before_back_failed = _mm256_set1_epi8((char)(t->back_failed - 1));
+    /* the masks compare the states' keys (BPETRAIN_SHUFFLE_KEY: in the order of the lanes) */
+    const __m256i lane_bits = _mm256_set1_epi8(BPETRAIN_SHUFFLE_KEYS);
+    const __m256i gap_lane = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->gap));
+    const __m256i failed_gap = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->failed_gap));
+    const __m256i before_failed = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->failed_gap) - 1));
+    const __m256i before_back = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->back) - 1));
+    const __m256i back_failed_gap = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->back_failed));
+    const __m256i before_back_failed = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->back_failed) - 1));
+    const __m256i dead_key = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(0));
     __m128i acc;
     __m256i half[2];  /* the block's steps 0-31 and 32-63 (past the last: zero, or no matter: kept off by keep) */
 #endif
@@ -187,12 +202,13 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 const __m256i lanes = _mm256_and_si256(x, lane_bits);
                 const __m256i after_back = _mm256_cmpgt_epi8(lanes, before_back);
                 const __m256i after_back_failed = _mm256_cmpgt_epi8(lanes, before_back_failed);
-                cut |= (uint64_t)(uint32_t)_mm256_movemask_epi8(x) << h;
-                match |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(x, 1)) << h;
+                cut |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(x, BPETRAIN_SHUFFLE_CUT_SHIFT)) << h;
+                match |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(x, BPETRAIN_SHUFFLE_CUT_SHIFT + 1))
+                         << h;
                 gap |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(
                            _mm256_or_si256(_mm256_cmpeq_epi8(lanes, gap_lane), _mm256_cmpeq_epi8(lanes, failed_gap)),
                            _mm256_cmpeq_epi8(lanes, back_failed_gap))) << h;
-                dead |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lanes, _mm256_setzero_si256())) << h;
+                dead |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lanes, dead_key)) << h;
                 back |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(after_back_failed, after_back)) << h;
                 back_failed |= (uint64_t)(uint32_t)_mm256_movemask_epi8(after_back_failed) << h;
                 failed |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
@@ -257,7 +273,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         }
         if (n) {  /* the lane after byte n - 1 */
             int j = n - 1;
-            cur = steps[j] & 63;
+            cur = BPETRAIN_SHUFFLE_LANE(steps[j]);
             pos += n;
         }
         if (stop == 1 && s[pos] < 0x80 && open >= 0) {  /* DFA_SLOW: no thread left */
@@ -282,7 +298,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 Py_ssize_t x = open + 1;
                 for (; x < pos; x++) {
                     int j = (int)(x - 1 - block);
-                    int at = j < 0 ? cur0 : steps[j] & 63;
+                    int at = j < 0 ? cur0 : BPETRAIN_SHUFFLE_LANE(steps[j]);
                     if (!((t->cover[s[x]] >> at) & 1))
                         break;
                 }
@@ -311,7 +327,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                known, if after the last place known */
             int j = n - 1;
             for (; j >= 0 && block + j + 1 > known; j--) {
-                int at = steps[j] & 63;
+                int at = BPETRAIN_SHUFFLE_LANE(steps[j]);
                 if (t->sole[at]) {
                     known = block + j + 1;
                     known_lane = t->sole[at];
@@ -349,3 +365,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_WIDE
 #undef BPETRAIN_SHUFFLE_FIRST_GROUP
 #undef BPETRAIN_SHUFFLE_COLLECT
+#undef BPETRAIN_SHUFFLE_LANE
+#undef BPETRAIN_SHUFFLE_KEY
+#undef BPETRAIN_SHUFFLE_KEYS
+#undef BPETRAIN_SHUFFLE_CUT_SHIFT
