@@ -45,6 +45,15 @@ KERNELS = [
     "bpetrain.training._merge",
     "bpetrain.formats._rank_file",
 ]
+#: Hand-written C compiled into a kernel beside its Cython, each file a translation unit of its own,
+#: with the headers it includes (a change to them rebuilds the kernel): the DFA's vector-shuffle
+#: loops (``_dfa_shuffle.c``), apart so that their size does not change what GCC inlines into
+#: ``_matcher``'s own loops.
+C_SOURCES = {
+    "bpetrain.splitting._matcher": (["bpetrain/splitting/_dfa_shuffle.c"],
+                                    ["bpetrain/splitting/_dfa_shuffle.h", "bpetrain/splitting/_dfa_shuffle_run.h",
+                                     "bpetrain/_portable.h"]),
+}
 #: Optimization flags by compiler. GCC's inliner limits are raised so that the kernels'
 #: small helpers inline into their loops; Clang has no such parameters. ``-g0``: no
 #: debug information (Python's own flags ask for it), which would be five sixths of a
@@ -116,14 +125,17 @@ class BuildKernels(build_ext):
         return "gcc"
 
 
+def kernel(name):
+    """The extension of the kernel ``name``: its Cython source and its hand-written C (C_SOURCES)."""
+    sources, depends = C_SOURCES.get(name, ([], []))
+    return Extension(name, [name.replace(".", "/") + ".pyx", *sources], depends=depends,
+                     define_macros=NUMPY_MACROS, include_dirs=[numpy.get_include(), "bpetrain", "bpetrain/splitting"])
+
+
 setup(
     cmdclass={"build_ext": BuildKernels},
     ext_modules=cythonize(
-        [
-            Extension(name, [name.replace(".", "/") + ".pyx"], define_macros=NUMPY_MACROS,
-                      include_dirs=[numpy.get_include(), "bpetrain", "bpetrain/splitting"])
-            for name in KERNELS
-        ],
+        [kernel(name) for name in KERNELS],
         compiler_directives=DIRECTIVES,
         nthreads=os.cpu_count() or 1,
         # Cython regenerates a C file only when its sources are newer, whatever the directives:

@@ -78,6 +78,15 @@ static inline int bpetrain_popcount64(uint64_t x) {
 #define BPETRAIN_PREFETCH(p, rw, locality) ((void)(p))
 #endif
 
+/* BPETRAIN_HIDDEN: a function of one translation unit that others of the same extension call
+   (the shared object's own symbol, called directly rather than through its symbol table; not
+   exported). Windows' DLLs export nothing unless asked. */
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32)
+#define BPETRAIN_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define BPETRAIN_HIDDEN
+#endif
+
 /* bpetrain_table_calloc(n), bpetrain_table_free(p, n): n zeroed bytes for a large table
    read at random (NULL if there is no memory), and their release (p may be NULL). From
    2 MiB up (n then a multiple of 4 KiB), on Linux, the block is a 2 MiB-aligned mapping of

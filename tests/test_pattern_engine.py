@@ -26,6 +26,7 @@ from bpetrain.splitting._matcher import (
     SHUFFLE_VARIANTS,
     BacktrackLimitExceeded,
     Program,
+    _py_pshufb_coded,
     _py_pshufb_quarters,
     _py_split_in_one_buffer,
     shuffle_variants,
@@ -380,7 +381,7 @@ def test_shuffles_read_the_published_patterns(name):
 
 #: Patterns whose shuffle tables have up to 16 lanes (falcon_punct), 32 (qwen2, deepseek_v3, llama3,
 #: gpt2_hf), 48 (o200k, (?:ab){18}) and 64 (the last): pshufb reads one to four quarters of a row,
-#: o200k's two once its lanes that no ASCII text tells apart are merged.
+#: o200k's two once its lanes that no ASCII text tells apart are merged; llama3's are exactly 33.
 SHUFFLE_WIDTHS = [*(PUBLISHED[name] for name in ("falcon_punct", "qwen2", "deepseek_v3", "llama3", "gpt2_hf", "o200k")),
                   r"(?:ab){18}|\s+|.", r"(?:ab){24}|\s+|."]
 
@@ -393,17 +394,18 @@ def _shuffle_lanes(pat_str: str) -> int:
 
 
 def test_shuffle_widths_take_one_to_four_pshufb():
-    """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h): one or two
-    by lane minus 16 per quarter, three or four by pshufb's own code of the lane; o200k's 41
-    lanes go to pshufb as 31 (bpetrain_shuffle_merge), each (?:ab){n}'s as they are (each of
-    its states tells a count apart)."""
+    """SHUFFLE_WIDTHS holds a table for each number of pshufb a step (_dfa_shuffle.h) and each
+    step: one by lane minus 16 per quarter, two by the two-quarter code of the lane (up to 32
+    lanes) or by lane minus 16 per quarter (llama3's 33), three or four by pshufb's own code of
+    the lane; o200k's 41 lanes go to pshufb as 31 (bpetrain_shuffle_merge), each (?:ab){n}'s as
+    they are (each of its states tells a count apart)."""
     widths = [-(-_shuffle_lanes(pat_str) // 16) for pat_str in SHUFFLE_WIDTHS]
     assert widths == [1, 2, 2, 2, 2, 3, 3, 4]
     if "pshufb" not in shuffle_variants():
         pytest.skip("this CPU (or build) has no AVX2")
-    read = [_py_pshufb_quarters(Program(pat_str, stored_program(pat_str), shuffle="pshufb"))
-            for pat_str in SHUFFLE_WIDTHS]
-    assert read == [1, 2, 2, 2, 2, 2, 3, 4]
+    programs = [Program(pat_str, stored_program(pat_str), shuffle="pshufb") for pat_str in SHUFFLE_WIDTHS]
+    assert [_py_pshufb_quarters(program) for program in programs] == [1, 2, 2, 2, 2, 2, 3, 4]
+    assert [_py_pshufb_coded(program) for program in programs] == [False, True, True, False, True, True, True, True]
     assert _py_pshufb_quarters(Program(PUBLISHED["o200k"], stored_program(PUBLISHED["o200k"]), shuffle=False)) == 0
 
 

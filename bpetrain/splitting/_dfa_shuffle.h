@@ -14,11 +14,18 @@
    - pshufb (AVX2, for the many CPUs without VBMI): pshufb looks up 16 bytes by the low four
      bits of each index byte, and zeroes a byte whose index has bit 7 set. No step is taken
      from the dead lane 0, so a row's entries of lanes 1-64 (64: dead) are read, in quarters
-     q0..q3 of 16 (lanes 1-16, ..., 49-64). A table whose lanes go up to 16 or 32 keeps them
-     as p0 = q0, p1 = q0 ^ q1 (bpetrain_shuffle_prepare); the step clears the flags off the
-     index (one AND) and XORs pshufb(pk, lane - 1 - 16k): that index has bit 7 set (a zero)
-     where lane - 1 < 16k, so the XOR of the rest is q((lane - 1) / 16) at (lane - 1) % 16
-     (from lane 0: dead). One or two pshufb a step, 3-4 cycles.
+     q0..q3 of 16 (lanes 1-16, ..., 49-64). A table whose lanes go up to 16 (or exactly to
+     32) keeps them as p0 = q0 (p1 = q0 ^ q1) (bpetrain_shuffle_prepare); the step clears the
+     flags off the index (one AND) and XORs pshufb(pk, lane - 1 - 16k): that index has bit 7
+     set (a zero) where lane - 1 < 16k, so the XOR of the rest is q((lane - 1) / 16) at
+     (lane - 1) % 16 (from lane 0: dead). One pshufb a step, 3 cycles (two: 4).
+     A table whose lanes go from 17 up to 31 (almost every published pattern's) keeps the
+     lane in a two-quarter code (bpetrain_pshufb_code2): lane L's slot L - 1 (the dead lane's:
+     31) as its place (L - 1) % 16 | MATCH in bit 4 | CUT in bit 5 | its quarter in bit 6,
+     and its rows q1, q0 ^ q1 in that code. The step from the code x is pshufb(q1, x) ^
+     pshufb(q0 ^ q1, x + 0x40): x + 0x40 has bit 7 set (a zero) in quarter 1 and not in
+     quarter 0, so the XOR is q1 in quarter 1 and q0 in quarter 0, the next code: two pshufb,
+     an add and an XOR, 3 cycles on the chain, with no AND.
      A table whose lanes go up to 48 or 63 takes three or four pshufb a step; there the step
      keeps the lane in a code of its own that indexes the rows as it is, which saves the AND
      and the subtractions (bpetrain_pshufb_code): lane L's slot L - 1 (the dead lane's: 63)
@@ -28,28 +35,25 @@
      x (00, 01), x ^ 0x80 (10, 11), adds_epu8(x, 0x40) (00 alone: 01 and 10 go to 1x, 11
      saturates to 0xFF), adds_epu8(x ^ 0x80, 0x40) (10 alone); the terms' rows are q2,
      q0 ^ q2, q1 (four quarters: q3), q1 ^ q3, whose XOR is the entry of x's quarter, 4-5
-     cycles a step. A group of 16 steps is turned back into lanes and flags once
-     (bpetrain_pshufb_decode), which costs more than the code saves with one or two pshufb
-     a step. (Hyperscan runs more than 16 states without VBMI by other DFAs, McClellan's and
+     cycles a step. There a group of 16 steps is turned back into lanes and flags once
+     (bpetrain_pshufb_decode); the two-quarter code needs no such step, as the block's masks
+     read it as it is (place | quarter << 6 is in the order of the lanes, the flags are two
+     bits below an entry's). With one pshufb a step a code would save less than it costs.
+     (Hyperscan runs more than 16 states without VBMI by other DFAs, McClellan's and
      McSheng's; these compositions are bpetrain's.)
 
    An entry is the next state's lane (6 bits, 0: dead) | 0x40 if a match ends before the byte
    (DFA_MATCH) | 0x80 if a piece ends before it (DFA_CUT). A step into the dead lane is one the
    caller takes one character at a time (DFA_SLOW, or a byte >= 0x80, whose row is all dead).
 
-   The loop itself is _dfa_shuffle_run.h, included here once per code (as Hyperscan includes
-   sheng_impl.h once per variant, with macros naming its parts). */
+   The loop itself is _dfa_shuffle_run.h, included in _dfa_shuffle.c once per code (as Hyperscan
+   includes sheng_impl.h once per variant, with macros naming its parts); that file, compiled on
+   its own, holds every function declared here. */
 #ifndef BPETRAIN_DFA_SHUFFLE_H
 #define BPETRAIN_DFA_SHUFFLE_H
 
 #include <stdint.h>
-#include <string.h>
 #include "_portable.h"
-
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
-#include <immintrin.h>
-#define BPETRAIN_SHUFFLE_X86 1
-#endif
 
 /* The codes that take a step, as Program(shuffle=...) names them: 0 none (the caller's own
    loop), 1 vpermb (AVX-512 VBMI), 2 pshufb (AVX2). */
@@ -60,19 +64,6 @@ enum { BPETRAIN_SHUFFLE_NONE = 0, BPETRAIN_SHUFFLE_VPERMB = 1, BPETRAIN_SHUFFLE_
    the caller keeps its states and reads the next attempts against them (_matcher.pyx,
    _dfa_record and _dfa_guarded). */
 #define BPETRAIN_SHUFFLE_REREAD 4
-
-/* Whether this CPU (and build) runs the code ``code``. */
-static inline int bpetrain_shuffle_supported(int code) {
-#ifdef BPETRAIN_SHUFFLE_X86
-    if (code == BPETRAIN_SHUFFLE_VPERMB)
-        return __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw")
-               && __builtin_cpu_supports("bmi2");
-    if (code == BPETRAIN_SHUFFLE_PSHUFB)
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2")
-               && __builtin_cpu_supports("popcnt");
-#endif
-    return code == BPETRAIN_SHUFFLE_NONE;
-}
 
 /* A pattern's shuffle table (bpetrain.splitting._dfa.shuffle_table). */
 typedef struct {
@@ -87,6 +78,8 @@ typedef struct {
     int back_failed;               /* the gap's lane after going back to a byte no piece takes; such lanes follow */
     int code;                      /* the code that takes a step (BPETRAIN_SHUFFLE_*) */
     int quarters;                  /* pshufb: 16-lane quarters of a row a step reads (1 to 4) */
+    int coded;                     /* pshufb: the state is a code of the lane (two quarters: bpetrain_pshufb_code2;
+                                      three or four: bpetrain_pshufb_code), not the lane */
     const uint64_t* cover;         /* byte -> the lanes (a bit each) whose failed attempt through the byte fails
                                       the attempt from it too (_dfa._cover_table); NULL: none */
     /* pshufb, lanes merged (bpetrain_shuffle_merge; the fields above then name merged lanes): */
@@ -97,285 +90,16 @@ typedef struct {
     int full_restart, full_gap;    /* the lanes of restart and gap before merging */
 } bpetrain_shuffle;
 
-/* pshufb's code of the entry e (lane | MATCH 0x40 | CUT 0x80; lane 0: dead) where it reads three or
-   four quarters (_dfa_shuffle.h's head). */
-static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
-    static const uint8_t quarter[4] = {0x00, 0x80, 0x40, 0xC0};
-    int slot = ((e & 63) + 63) & 63;  /* lane - 1, the dead lane 0 at 63 */
-    return (uint8_t)(quarter[slot >> 4] | (slot & 15) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
-}
-
-/* Prepare n 64-byte rows at ``rows`` (stored as _dfa.shuffle_table gives them) for the code
-   ``code`` reading ``quarters`` of each: for pshufb (_dfa_shuffle.h's head), reading one or two,
-   each row a lane down (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading
-   three or four, each entry in pshufb's code, and the rows of the step's terms in turn. */
-static inline void bpetrain_shuffle_prepare(uint8_t* rows, Py_ssize_t n, int code, int quarters) {
-    Py_ssize_t i;
-    int k, j;
-    uint8_t q[4][16];
-    if (code != BPETRAIN_SHUFFLE_PSHUFB)
-        return;
-    for (i = 0; i < n; i++) {
-        uint8_t* row = rows + 64 * i;
-        if (quarters <= 2) {
-            memmove(row, row + 1, 63);
-            row[63] = 0;
-            for (j = 0; quarters == 2 && j < 16; j++)
-                row[16 + j] ^= row[j];
-            continue;
-        }
-        for (k = 0; k < 4; k++)
-            for (j = 0; j < 16; j++)
-                q[k][j] = bpetrain_pshufb_code(16 * k + j + 1 < 64 ? row[16 * k + j + 1] : 0);
-        for (j = 0; j < 16; j++) {
-            row[j] = q[2][j];
-            row[16 + j] = q[0][j] ^ q[2][j];
-            row[32 + j] = quarters == 3 ? q[1][j] : q[3][j];
-            row[48 + j] = q[1][j] ^ q[3][j];
-        }
-    }
-}
-
-/* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
-static inline int bpetrain_pshufb_quarters(int n_lanes) {
-    return n_lanes <= 17 ? 1 : (n_lanes - 1 + 15) / 16;
-}
-
-/* Merge the lanes of t's n_rows rows at ``rows`` (and of its n_pair_rows two-byte rows after
-   them; all as _dfa.shuffle_table gives them) that no ASCII text tells apart, where that takes
-   pshufb fewer quarters a step (_dfa_shuffle.h's head): the coarsest partition of the n_lanes
-   lanes that keeps apart the kinds the loop tells by lane (the dead lane, the states, the gap,
-   the failed gap and lanes, the back lanes, the back-failed gap and lanes) and under which every
-   byte's row takes the lanes of a part to one part with the same flags (Moore's partition
-   refinement, as DFA minimisation does: Hopcroft and Ullman, "Introduction to Automata
-   Theory", 3.4). A part's lane is its number, in the order of its first lane, so each kind's
-   lanes stay together and in order. The rows are rewritten over the parts, t's lanes renamed;
-   the rows as they were go to ``keep`` (n_rows * 64 bytes) for the loop to find a lane from
-   the last place it knew it (_dfa_shuffle_run.h: a part of one lane, or a lane it set). The
-   cover (t->cover, if any) is renamed by bpetrain_shuffle_merge_cover. Returns the lanes
-   after merging, n_lanes where nothing is merged (t->full stays NULL). */
-static inline int bpetrain_shuffle_merge(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n_rows, Py_ssize_t n_pair_rows,
-                                         int n_lanes, uint8_t* keep) {
-    uint8_t part[64], next[64], first[64], row[64];
-    int l, m, n_parts = 0, n_next;
-    Py_ssize_t c;
-    t->full = NULL;
-    t->full_restart = t->restart;
-    t->full_gap = t->gap;
-    memset(t->sole, 0, 64);
-    if (n_lanes > 64 || n_lanes < 2)
-        return n_lanes;
-    for (l = 0; l < n_lanes; l++)  /* the kinds, in lane order (_dfa.shuffle_table) */
-        part[l] = (uint8_t)(l == 0 ? 0 : l < t->gap ? 1 : l == t->gap ? 2 : l == t->failed_gap ? 3 : l < t->back ? 4
-                            : l < t->back_failed ? 5 : l == t->back_failed ? 6 : 7);
-    for (;;) {
-        n_next = 0;
-        for (l = 0; l < n_lanes; l++) {
-            for (m = 0; m < n_next; m++) {
-                int a = first[m], same = part[a] == part[l];
-                for (c = 0; same && c < n_rows; c++) {
-                    uint8_t x = rows[64 * c + l], y = rows[64 * c + a];
-                    same = (x & 0xC0) == (y & 0xC0) && part[x & 63] == part[y & 63];
-                }
-                if (same)
-                    break;
-            }
-            if (m == n_next)
-                first[n_next++] = (uint8_t)l;
-            next[l] = (uint8_t)m;
-        }
-        if (n_next == n_parts)
-            break;
-        n_parts = n_next;
-        memcpy(part, next, (size_t)n_lanes);
-    }
-    if (bpetrain_pshufb_quarters(n_parts) >= bpetrain_pshufb_quarters(n_lanes))
-        return n_lanes;
-    memcpy(keep, rows, (size_t)(64 * n_rows));
-    memset(t->merged, 0, 64);
-    memcpy(t->merged, part, (size_t)n_lanes);
-    memcpy(t->sole, first, (size_t)n_parts);
-    for (l = 0; l < n_lanes; l++)  /* a part of several lanes: none is its sole one */
-        if (first[part[l]] != l)
-            t->sole[part[l]] = 0;
-    for (c = 0; c < n_rows + n_pair_rows; c++) {
-        uint8_t* r = rows + 64 * c;
-        memset(row, 0, 64);
-        for (m = 1; m < n_parts; m++)
-            row[m] = (uint8_t)((r[first[m]] & 0xC0) | part[r[first[m]] & 63]);
-        memcpy(r, row, 64);
-    }
-    t->restart = part[t->restart];
-    t->gap = part[t->gap];
-    t->failed_gap = part[t->failed_gap];
-    t->back = part[t->back];
-    t->back_failed = part[t->back_failed];
-    t->full = keep;
-    return n_parts;
-}
-
-/* t's cover (byte -> lanes, a bit each) over the merged lanes: a part covers a byte where all
-   its lanes do (an attempt skipped only where the lane it is in would have skipped it). */
-static inline void bpetrain_shuffle_merge_cover(const bpetrain_shuffle* t, uint64_t* cover, int n_lanes) {
-    int b, l;
-    if (t->full == NULL)
-        return;
-    for (b = 0; b < 256; b++) {
-        uint64_t all = ~(uint64_t)0, any = 0;
-        for (l = 1; l < n_lanes; l++) {
-            uint64_t bit = (uint64_t)1 << t->merged[l];
-            if ((cover[b] >> l) & 1)
-                any |= bit;
-            else
-                all &= ~bit;
-        }
-        cover[b] = any & all;
-    }
-}
-
-#ifdef BPETRAIN_SHUFFLE_X86
-/* The term of pshufb's step off the 16-byte part k of a prepared row, by the index i. */
-#define BPETRAIN_PSHUFB_TERM(row, k, i) _mm_shuffle_epi8(_mm_load_si128((const __m128i*)((row) + 16 * (k))), (i))
-
-/* pshufb's step from the lane in every byte of s (flags above it; not the dead lane) by a
-   row prepared for one or two quarters. */
-__attribute__((target("avx2"), always_inline))
-static inline __m128i bpetrain_pshufb_step(__m128i s, const uint8_t* row, int quarters) {
-    const __m128i lane = _mm_and_si128(s, _mm_set1_epi8(0x3F));
-    __m128i next = BPETRAIN_PSHUFB_TERM(row, 0, _mm_add_epi8(lane, _mm_set1_epi8(-1)));
-    if (quarters == 2)
-        next = _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, 1, _mm_add_epi8(lane, _mm_set1_epi8(-17))));
-    return next;
-}
-
-/* pshufb's step from the code x (in the low byte of s; not the dead lane's) by a row prepared
-   for three or four quarters: the next code in the low byte (the other bytes: no matter). */
-__attribute__((target("avx2"), always_inline))
-static inline __m128i bpetrain_pshufb_coded_step(__m128i s, const uint8_t* row, int quarters) {
-    const __m128i high = _mm_xor_si128(s, _mm_set1_epi8((char)0x80));
-    __m128i next = _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, 0, s),
-                                 BPETRAIN_PSHUFB_TERM(row, 1, _mm_adds_epu8(s, _mm_set1_epi8(0x40))));
-    if (quarters == 3)
-        return _mm_xor_si128(next, BPETRAIN_PSHUFB_TERM(row, 2, high));
-    return _mm_xor_si128(next, _mm_xor_si128(BPETRAIN_PSHUFB_TERM(row, 2, high),
-                                             BPETRAIN_PSHUFB_TERM(row, 3, _mm_adds_epu8(high, _mm_set1_epi8(0x40)))));
-}
-
-/* 16 of pshufb's codes (bpetrain_pshufb_code) back as entries: lane | MATCH 0x40 | CUT 0x80
-   (the dead lane's code, slot 63, as lane 0). */
-__attribute__((target("avx2"), always_inline))
-static inline __m128i bpetrain_pshufb_decode(__m128i x) {
-    const __m128i nibble = _mm_set1_epi8(0x0F);
-    const __m128i high = _mm_and_si128(_mm_srli_epi16(x, 4), nibble);
-    /* by bits 7-4 (the quarter 7-6, CUT 5, MATCH 4): 16 * the quarter | the flags */
-    const __m128i base = _mm_setr_epi8(0x00, 0x40, (char)0x80, (char)0xC0, 0x20, 0x60, (char)0xA0, (char)0xE0,
-                                       0x10, 0x50, (char)0x90, (char)0xD0, 0x30, 0x70, (char)0xB0, (char)0xF0);
-    const __m128i t = _mm_shuffle_epi8(base, high);
-    /* lane = (the place + 1 + 16 * the quarter) % 64: 64, the dead lane's, is 0 */
-    const __m128i lane = _mm_add_epi8(_mm_add_epi8(_mm_and_si128(x, nibble), _mm_set1_epi8(1)),
-                                      _mm_and_si128(t, _mm_set1_epi8(0x30)));
-    return _mm_or_si128(_mm_and_si128(lane, _mm_set1_epi8(0x3F)), _mm_and_si128(t, _mm_set1_epi8((char)0xC0)));
-}
-
-/* Byte i of line i all ones, the others zero: the vpermb loop puts step i of a block in byte i
-   of a vector by (x & line i) | the vector. */
-static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64))) = {
-#define BPETRAIN_ONEHOT_LINE(i) [65 * (i)] = 0xFF
-#define BPETRAIN_ONEHOT_8(i) BPETRAIN_ONEHOT_LINE(i), BPETRAIN_ONEHOT_LINE(i + 1), BPETRAIN_ONEHOT_LINE(i + 2), \
-    BPETRAIN_ONEHOT_LINE(i + 3), BPETRAIN_ONEHOT_LINE(i + 4), BPETRAIN_ONEHOT_LINE(i + 5), BPETRAIN_ONEHOT_LINE(i + 6), \
-    BPETRAIN_ONEHOT_LINE(i + 7)
-    BPETRAIN_ONEHOT_8(0), BPETRAIN_ONEHOT_8(8), BPETRAIN_ONEHOT_8(16), BPETRAIN_ONEHOT_8(24),
-    BPETRAIN_ONEHOT_8(32), BPETRAIN_ONEHOT_8(40), BPETRAIN_ONEHOT_8(48), BPETRAIN_ONEHOT_8(56)
-#undef BPETRAIN_ONEHOT_8
-#undef BPETRAIN_ONEHOT_LINE
-};
-
-#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_vpermb
-#define BPETRAIN_SHUFFLE_WIDE 1
-#define BPETRAIN_SHUFFLE_FIRST_GROUP 8
-#define BPETRAIN_SHUFFLE_COLLECT(x, i) \
-    (all = _mm512_ternarylogic_epi32(all, (x), _mm512_load_si512((const void*)(one + 64 * (i))), 0xF8))
-#define BPETRAIN_SHUFFLE_TARGET "avx512f,avx512bw,avx512vbmi,bmi2"
-#define BPETRAIN_SHUFFLE_STATE __m512i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm512_set1_epi8(c)
-#define BPETRAIN_SHUFFLE_STEP(state, row) _mm512_permutexvar_epi8((state), _mm512_load_si512((const void*)(row)))
-#define BPETRAIN_SHUFFLE_LOW(state) _mm512_castsi512_si128(state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
-#define BPETRAIN_SHUFFLE_DECODE(x) (x)
-#include "_dfa_shuffle_run.h"
-
-#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
-#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
-#define BPETRAIN_SHUFFLE_MERGED 1
-#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
-#define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 1)
-#define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
-#define BPETRAIN_SHUFFLE_DECODE(x) (x)
-#include "_dfa_shuffle_run.h"
-
-#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
-#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
-#define BPETRAIN_SHUFFLE_MERGED 1
-#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
-#define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8(c)
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_step((state), (row), 2)
-#define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (!((r) & 63))
-#define BPETRAIN_SHUFFLE_DECODE(x) (x)
-#include "_dfa_shuffle_run.h"
-
-#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
-#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
-#define BPETRAIN_SHUFFLE_MERGED 1
-#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
-#define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded_step((state), (row), 3)
-#define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0xCF) == 0xCF)
-#define BPETRAIN_SHUFFLE_DECODE(x) bpetrain_pshufb_decode(x)
-#include "_dfa_shuffle_run.h"
-
-#define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
-#define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
-#define BPETRAIN_SHUFFLE_MERGED 1
-#define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
-#define BPETRAIN_SHUFFLE_STATE __m128i
-#define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code((uint8_t)(c)))
-#define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded_step((state), (row), 4)
-#define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0xCF) == 0xCF)
-#define BPETRAIN_SHUFFLE_DECODE(x) bpetrain_pshufb_decode(x)
-#include "_dfa_shuffle_run.h"
-#endif
-
-/* The DFA from lane *lane at s[pos] by the code t->code (see _dfa_shuffle_run.h for what it
-   reads and writes). Returns the position reached; pos itself where t->code cannot run here
-   (never: Program sets no code this CPU lacks). */
-static inline Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
-                                              const bpetrain_shuffle* t, int* lane, Py_ssize_t* piece,
-                                              Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
-                                              Py_ssize_t* last, Py_ssize_t reread) {
-#ifdef BPETRAIN_SHUFFLE_X86
-    if (t->code == BPETRAIN_SHUFFLE_VPERMB)
-        return bpetrain_shuffle_run_vpermb(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
-    if (t->code == BPETRAIN_SHUFFLE_PSHUFB) {
-        if (t->quarters == 1)
-            return bpetrain_shuffle_run_pshufb1(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
-        if (t->quarters == 2)
-            return bpetrain_shuffle_run_pshufb2(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
-        if (t->quarters == 3)
-            return bpetrain_shuffle_run_pshufb3(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
-        return bpetrain_shuffle_run_pshufb4(s, pos, limit, t, lane, piece, bounds, count, max_pieces, last, reread);
-    }
-#else
-    (void)s; (void)limit; (void)t; (void)lane; (void)piece; (void)bounds; (void)count; (void)max_pieces; (void)last;
-#endif
-    return pos;
-}
+/* The functions of _dfa_shuffle.c (compiled on its own, so that the size of its loops does not
+   change what the compiler inlines into _matcher.pyx's; see there for what each does). */
+BPETRAIN_HIDDEN int bpetrain_shuffle_supported(int code);
+BPETRAIN_HIDDEN void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, int n_lanes);
+BPETRAIN_HIDDEN int bpetrain_shuffle_merge(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n_rows,
+                                           Py_ssize_t n_pair_rows, int n_lanes, uint8_t* keep);
+BPETRAIN_HIDDEN void bpetrain_shuffle_merge_cover(const bpetrain_shuffle* t, uint64_t* cover, int n_lanes);
+BPETRAIN_HIDDEN Py_ssize_t bpetrain_shuffle_run(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
+                                                const bpetrain_shuffle* t, int* lane, Py_ssize_t* piece,
+                                                Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
+                                                Py_ssize_t* last, Py_ssize_t reread);
 
 #endif

@@ -1,5 +1,5 @@
 /* One loop of the DFA by vector shuffles (_dfa_shuffle.h), written once for each code that
-   takes a step: _dfa_shuffle.h includes this file once per code, with these macros defined
+   takes a step: _dfa_shuffle.c includes this file once per code, with these macros defined
    (and undefined here after use):
 
    BPETRAIN_SHUFFLE_NAME     the function's name
@@ -15,6 +15,12 @@
                              MATCH 0x40 | CUT 0x80
    BPETRAIN_SHUFFLE_COLLECT(x, k)     keep the state x of the group's step k (acc, or all
                              and the group's line pointer one where BPETRAIN_SHUFFLE_WIDE)
+   BPETRAIN_SHUFFLE_LANE(c), BPETRAIN_SHUFFLE_KEY(l), BPETRAIN_SHUFFLE_KEYS, BPETRAIN_SHUFFLE_CUT_SHIFT
+                             (optional, all four) a decoded step c is not an entry: its lane,
+                             lane l's key (c & KEYS is the key of c's lane, keys in the order of
+                             the lanes but the dead lane's, which no mask reads past), and how
+                             many bits below an entry's its CUT and MATCH bits are; unset: an
+                             entry, its lane c & 63, the key the lane
    BPETRAIN_SHUFFLE_WIDE     (optional) the states are 512-bit and the CPU has AVX-512BW: a
                              block's steps go to one vector, its masks to mask registers
    BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
@@ -32,7 +38,8 @@
    byte i): piece ends (CUT), match ends, the gaps, and the lanes of the kinds that look a byte
    back (_dfa.shuffle_table): back (a piece ends before the byte before), failed (the byte
    before is in the gap), back-failed (both). With 128-bit states each group's steps are
-   gathered in a register (palignr) and its masks taken at its end; with 512-bit ones
+   gathered in a register (palignr), turned into entries (BPETRAIN_SHUFFLE_DECODE) and stored
+   in place, and the block's masks are taken 32 steps at a time by AVX2 at its end; with 512-bit ones
    (BPETRAIN_SHUFFLE_WIDE) step i goes to byte i of one 64-byte vector (an AND with a line of
    bpetrain_shuffle_onehot and an OR: off the chain, and off the port of the permutes, which
    palignr shares) and the block's masks are taken at once by AVX-512's compares into mask
@@ -63,8 +70,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
     const uint16_t* offsets = t->offsets;
     const uint8_t* pairs = t->pairs;
     const uint32_t* pair_offsets = t->pair_offsets;
-    uint8_t steps[80];  /* the steps of full groups of 16 in place; a last, shorter one's k at 64 + 16 - k
-                           (BPETRAIN_SHUFFLE_WIDE: all in place) */
+    uint8_t steps[64];  /* the block's steps in place */
     Py_ssize_t n_pieces = *count, open = *piece;  /* open: where the current piece starts, -1 in the gap */
     int cur = *lane, stop;
 #ifdef BPETRAIN_SHUFFLE_MERGED
@@ -77,17 +83,27 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #ifndef BPETRAIN_SHUFFLE_FIRST_GROUP
 #define BPETRAIN_SHUFFLE_FIRST_GROUP 16
 #endif
+#ifndef BPETRAIN_SHUFFLE_LANE  /* the steps are stored as entries */
+#define BPETRAIN_SHUFFLE_LANE(c) ((c) & 63)
+#define BPETRAIN_SHUFFLE_KEY(l) (l)
+#define BPETRAIN_SHUFFLE_KEYS 0x3F
+#define BPETRAIN_SHUFFLE_CUT_SHIFT 0
+#endif
     BPETRAIN_SHUFFLE_STATE state, first;
 #ifdef BPETRAIN_SHUFFLE_WIDE
     __m512i all;  /* the block's steps so far, step i in byte i (the others zero) */
 #else
-    const __m128i lane_bits = _mm_set1_epi8(0x3F), gap_lane = _mm_set1_epi8((char)t->gap);
-    const __m128i failed_gap = _mm_set1_epi8((char)t->failed_gap);
-    const __m128i before_failed = _mm_set1_epi8((char)(t->failed_gap - 1));
-    const __m128i before_back = _mm_set1_epi8((char)(t->back - 1));
-    const __m128i back_failed_gap = _mm_set1_epi8((char)t->back_failed);
-    const __m128i before_back_failed = _mm_set1_epi8((char)(t->back_failed - 1));
+    /* the masks compare the states' keys (BPETRAIN_SHUFFLE_KEY: in the order of the lanes) */
+    const __m256i lane_bits = _mm256_set1_epi8(BPETRAIN_SHUFFLE_KEYS);
+    const __m256i gap_lane = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->gap));
+    const __m256i failed_gap = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->failed_gap));
+    const __m256i before_failed = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->failed_gap) - 1));
+    const __m256i before_back = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->back) - 1));
+    const __m256i back_failed_gap = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(t->back_failed));
+    const __m256i before_back_failed = _mm256_set1_epi8((char)(BPETRAIN_SHUFFLE_KEY(t->back_failed) - 1));
+    const __m256i dead_key = _mm256_set1_epi8((char)BPETRAIN_SHUFFLE_KEY(0));
     __m128i acc;
+    __m256i half[2];  /* the block's steps 0-31 and 32-63 (past the last: zero, or no matter: kept off by keep) */
 #endif
     while (pos < limit && n_pieces < max_pieces) {
 #ifdef BPETRAIN_SHUFFLE_MERGED
@@ -96,7 +112,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             known_lane = t->sole[cur];
         }
 #endif
-        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0, last_k = 16, last_g = 64;
+        int len = limit - pos < 64 ? (int)(limit - pos) : 64, n = 0;
         Py_ssize_t k = 0;
         uint64_t cut = 0, match = 0, gap = 0, dead = 0, back = 0, failed = 0, back_failed = 0;
         uint32_t r = (uint32_t)cur;
@@ -145,31 +161,15 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
 #else
         group_done:;
-            /* the group's k steps are the top k bytes of acc (as entries) */
+            /* the group's k steps are the top k bytes of acc (as entries): to steps[n..n + k - 1] */
             acc = BPETRAIN_SHUFFLE_DECODE(acc);
-            int shift = 16 - (int)k;
-            __m128i lanes = _mm_and_si128(acc, lane_bits);
-            cut |= (uint64_t)((uint32_t)_mm_movemask_epi8(acc) >> shift) << n;
-            match |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_slli_epi16(acc, 1)) >> shift) << n;
-            gap |= (uint64_t)((uint32_t)_mm_movemask_epi8(
-                       _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(lanes, gap_lane), _mm_cmpeq_epi8(lanes, failed_gap)),
-                                    _mm_cmpeq_epi8(lanes, back_failed_gap))) >> shift) << n;
-            dead |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(lanes, _mm_setzero_si128())) >> shift) << n;
-            __m128i after_back = _mm_cmpgt_epi8(lanes, before_back);
-            __m128i after_back_failed = _mm_cmpgt_epi8(lanes, before_back_failed);
-            back |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back_failed, after_back)) >> shift)
-                    << n;
-            back_failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(after_back_failed) >> shift) << n;
-            failed |= (uint64_t)((uint32_t)_mm_movemask_epi8(_mm_andnot_si128(after_back,
-                                                                              _mm_cmpgt_epi8(lanes, before_failed)))
-                                 >> shift) << n;
-            if (k == 16) {
-                _mm_storeu_si128((__m128i*)(steps + n), acc);
-            } else {
-                _mm_storeu_si128((__m128i*)(steps + 64), acc);
-                last_k = (int)k;
-                last_g = n;
-            }
+            if (BPETRAIN_UNLIKELY(k < 16))
+                acc = _mm_shuffle_epi8(acc, _mm_loadu_si128((const __m128i*)(bpetrain_shuffle_down + 16 - k)));
+            _mm_storeu_si128((__m128i*)(steps + n), acc);
+            if (n & 16)  /* (the groups before a last, shorter one are whole: n is 16 times the group's number) */
+                half[n >> 5] = _mm256_inserti128_si256(half[n >> 5], acc, 1);
+            else
+                half[n >> 5] = _mm256_castsi128_si256(acc);
 #endif
             q += k;
             n += k;
@@ -192,6 +192,29 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             back = after_back & ~after_back_failed;
             back_failed = after_back_failed;
             failed = _mm512_cmpgt_epi8_mask(lanes, _mm512_set1_epi8((char)(t->failed_gap - 1))) & ~after_back;
+        }
+#else
+        {  /* the block's n steps, half[0] and half[1]: their masks 32 at a time (the bytes after them are
+              kept off below, by keep) */
+            int h;
+            for (h = 0; h < 64 && h < n; h += 32) {
+                const __m256i x = half[h >> 5];
+                const __m256i lanes = _mm256_and_si256(x, lane_bits);
+                const __m256i after_back = _mm256_cmpgt_epi8(lanes, before_back);
+                const __m256i after_back_failed = _mm256_cmpgt_epi8(lanes, before_back_failed);
+                cut |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(x, BPETRAIN_SHUFFLE_CUT_SHIFT)) << h;
+                match |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_slli_epi16(x, BPETRAIN_SHUFFLE_CUT_SHIFT + 1))
+                         << h;
+                gap |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(
+                           _mm256_or_si256(_mm256_cmpeq_epi8(lanes, gap_lane), _mm256_cmpeq_epi8(lanes, failed_gap)),
+                           _mm256_cmpeq_epi8(lanes, back_failed_gap))) << h;
+                dead |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(lanes, dead_key)) << h;
+                back |= (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_andnot_si256(after_back_failed, after_back)) << h;
+                back_failed |= (uint64_t)(uint32_t)_mm256_movemask_epi8(after_back_failed) << h;
+                failed |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
+                              _mm256_andnot_si256(after_back, _mm256_cmpgt_epi8(lanes, before_failed))) << h;
+            }
+            dead &= n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
         }
 #endif
         stop = dead != 0;
@@ -250,7 +273,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         }
         if (n) {  /* the lane after byte n - 1 */
             int j = n - 1;
-            cur = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+            cur = BPETRAIN_SHUFFLE_LANE(steps[j]);
             pos += n;
         }
         if (stop == 1 && s[pos] < 0x80 && open >= 0) {  /* DFA_SLOW: no thread left */
@@ -275,7 +298,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 Py_ssize_t x = open + 1;
                 for (; x < pos; x++) {
                     int j = (int)(x - 1 - block);
-                    int at = j < 0 ? cur0 : (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                    int at = j < 0 ? cur0 : BPETRAIN_SHUFFLE_LANE(steps[j]);
                     if (!((t->cover[s[x]] >> at) & 1))
                         break;
                 }
@@ -304,7 +327,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                known, if after the last place known */
             int j = n - 1;
             for (; j >= 0 && block + j + 1 > known; j--) {
-                int at = (j < last_g ? steps[j] : steps[64 + 16 - last_k + (j - last_g)]) & 63;
+                int at = BPETRAIN_SHUFFLE_LANE(steps[j]);
                 if (t->sole[at]) {
                     known = block + j + 1;
                     known_lane = t->sole[at];
@@ -342,3 +365,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_WIDE
 #undef BPETRAIN_SHUFFLE_FIRST_GROUP
 #undef BPETRAIN_SHUFFLE_COLLECT
+#undef BPETRAIN_SHUFFLE_LANE
+#undef BPETRAIN_SHUFFLE_KEY
+#undef BPETRAIN_SHUFFLE_KEYS
+#undef BPETRAIN_SHUFFLE_CUT_SHIFT

@@ -33,6 +33,7 @@ cdef extern from "_dfa_shuffle.h":
         int back_failed
         int code
         int quarters
+        int coded
         const uint64_t* cover
 
 

@@ -36,12 +36,12 @@ cdef extern from "_dfa_probe.h":
 cdef extern from "_dfa_shuffle.h":
     int SHUFFLE_REREAD "BPETRAIN_SHUFFLE_REREAD"
     int shuffle_supported "bpetrain_shuffle_supported"(int code) noexcept nogil
-    void shuffle_prepare "bpetrain_shuffle_prepare"(uint8_t* rows, Py_ssize_t n, int code, int quarters) noexcept nogil
+    void shuffle_prepare "bpetrain_shuffle_prepare"(shuffle_tables* t, uint8_t* rows, Py_ssize_t n,
+                                                    int n_lanes) noexcept nogil
     int shuffle_merge "bpetrain_shuffle_merge"(shuffle_tables* t, uint8_t* rows, Py_ssize_t n_rows,
                                                Py_ssize_t n_pair_rows, int n_lanes, uint8_t* keep) noexcept nogil
     void shuffle_merge_cover "bpetrain_shuffle_merge_cover"(const shuffle_tables* t, uint64_t* cover,
                                                             int n_lanes) noexcept nogil
-    int pshufb_quarters "bpetrain_pshufb_quarters"(int n_lanes) noexcept nogil
     Py_ssize_t shuffle_run "bpetrain_shuffle_run"(const uint8_t* s, Py_ssize_t pos, Py_ssize_t limit,
                                                   const shuffle_tables* t, int* lane, Py_ssize_t* piece,
                                                   Py_ssize_t* bounds, Py_ssize_t* count, Py_ssize_t max_pieces,
@@ -136,7 +136,7 @@ cdef Instr* _instructions(rows) except NULL:
 cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, uint32_t* cp) noexcept nogil:
     """The character at ``i`` (``s[i] >= 0x80``): its code point in ``cp``, its length in
     bytes. A byte that does not start valid UTF-8 is U+DC00 + byte, one byte long."""
-    cdef uint32_t b0 = s[i], b1, b2, b3
+    cdef uint32_t b0 = s[i], b1, b2, b3, low
     cp[0] = 0xDC00 | b0
     if b0 < 0xC2 or b0 > 0xF4 or i + 1 >= end:
         return 1
@@ -152,15 +152,20 @@ cdef inline Py_ssize_t _decode(const uint8_t* s, Py_ssize_t i, Py_ssize_t end, u
     b2 = s[i + 2]
     if (b2 & 0xC0) != 0x80:
         return 1
+    # the low 12 bits at once, the continuation bytes used where they are read: where GCC
+    # inlines this into a long loop (dfa_pieces), it kept b2 across the branch below as a byte
+    # on the stack read back 32 bits wide (a store that cannot be forwarded to the load: a
+    # stall on every CJK character, non-ASCII text a third slower)
+    low = ((b1 & 0x3F) << 6) | (b2 & 0x3F)
     if b0 < 0xF0:
-        cp[0] = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        cp[0] = ((b0 & 0x0F) << 12) | low
         return 3
     if i + 3 >= end:
         return 1
     b3 = s[i + 3]
     if (b3 & 0xC0) != 0x80:
         return 1
-    cp[0] = ((b0 & 0x07) << 18) | ((b1 & 0x3F) << 12) | ((b2 & 0x3F) << 6) | (b3 & 0x3F)
+    cp[0] = ((b0 & 0x07) << 18) | (low << 6) | (b3 & 0x3F)
     return 4
 
 
@@ -1834,10 +1839,10 @@ cdef class Program:
         self.tables.shuffle.back_failed = special[4]
         if code == SHUFFLE_VARIANTS["pshufb"]:  # lanes no ASCII text tells apart, merged where pshufb gains by it
             n_merged = shuffle_merge(&self.tables.shuffle, lines, n_rows, n_pair_bytes // 64, n_lanes, unmerged)
-        # pshufb reads the quarters of a row that hold lanes 1 to n_lanes - 1, 16 each (_dfa_shuffle.h)
+        # pshufb reads the quarters of a row that hold lanes 1 to n_merged - 1, 16 each, in the code that
+        # shuffle_prepare picks by their number (_dfa_shuffle.h)
         self.tables.shuffle.code = code
-        self.tables.shuffle.quarters = pshufb_quarters(n_merged)
-        shuffle_prepare(lines, n_rows + n_pair_bytes // 64, code, self.tables.shuffle.quarters)
+        shuffle_prepare(&self.tables.shuffle, lines, n_rows + n_pair_bytes // 64, n_merged)
         for i in range(256):
             offsets[i] = <uint16_t>(codes[i] * 64)
             pair_offsets[i] = <uint32_t>(codes[i] * n_rows * 64)
@@ -2113,6 +2118,13 @@ def _py_pshufb_quarters(Program program not None) -> int:
     if program.tables.shuffle.rows == NULL or program.tables.shuffle.code != SHUFFLE_VARIANTS["pshufb"]:
         return 0
     return program.tables.shuffle.quarters
+
+
+def _py_pshufb_coded(Program program not None) -> bool:
+    """Whether a step of ``program``'s DFA by ``pshufb`` keeps the lane in a code of its own
+    (``_dfa_shuffle.h``: two quarters of up to 32 lanes, three, four) rather than the lane itself
+    (one quarter, or two of exactly 33 lanes), for the tests; False if it does not read by ``pshufb``."""
+    return _py_pshufb_quarters(program) > 0 and program.tables.shuffle.coded != 0
 
 
 def _py_bytes_by_blocks(Program program not None, data):
