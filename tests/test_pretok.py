@@ -223,6 +223,7 @@ def test_blocks_at_every_offset_of_a_block(block_isa, name):
     runs += [b" \t\n\r \x0b\x0c  ", b"?\n\n  \n x", b".\n", b"1" * 100, b"12345", b"a" * 70, b"'s", b"'LL", b"''s"]
     runs += [b"x 's", b" 'reve", b"'\xc5\xbf", b"\xc2\xa0 ", b" \xe2\x80\xa8"]
     runs += [b"don't", b"DON'T", b"they'RE", b"x's's's", b"aBcD", b"ABCdef", b"?\n/\n/x", b"//\n\n/", b"a'll'", b"'s"]
+    runs += [b"x'll'lLa", b"x'll'sAb"]  # a chain of contractions whose first is behind the block's start
     for run in runs:
         for k in range(70):
             lead = b"ab " * (k // 3) + b"q" * (k % 3)

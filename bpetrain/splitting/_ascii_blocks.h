@@ -40,9 +40,10 @@
    tests/test_pretok.py compares these rules with the matcher and the regex module on
    generated and real text; the matcher is used wherever a block does not qualify.
 
-   A block is read from three bytes (o200k: eight) before a position P that does not
+   A block is read from three bytes (o200k: four) before a position P that does not
    continue a run of letters, whitespace or digits: the rules then need nothing before P
-   but the classes of those bytes, and give the starts from P to the block's end. It
+   but the classes of those bytes, and give the starts from P to the block's end (o200k's
+   but for an apostrophe in its last two bytes, below). It
    qualifies if its bytes are ASCII, or (given the classes of U+0080..U+FFFF:
    bpetrain_blocks_init's codes) ASCII and two-byte characters (Latin, Greek,
    Cyrillic, Armenian, Hebrew, Arabic ...; with AVX-512 VBMI three-byte ones too: CJK,
@@ -759,9 +760,17 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
     return 1;
 }
 
-/* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 8 + i), in the
-   block b loaded from P - 8; as bpetrain_cl100k_starts, and P's two bytes before it must
-   not be \r \n or / (the pieces that end in them are cut from further back). V <= P + 54.
+/* Starts of o200k's pieces in s[P : V], as bits (bit i: position P - 4 + i), in the
+   block b loaded from P - 4; as bpetrain_cl100k_starts, and P's two bytes before it must
+   not be \r \n or / (the pieces that end in them are cut from further back). V <= P + 60.
+
+   The four bytes before P are what the rules read behind it: P may be a contraction's
+   first letter, whose apostrophe (P - 1) follows a letter (P - 2) and is checked for a
+   chain with an apostrophe up to three bytes before it (P - 4); every other rule reads
+   one or two bytes back (an O that is a letter's prefix, and the byte before it). Whether
+   an apostrophe after a letter starts a piece depends on the two letters after it (a
+   contraction's): one in the block's last two bytes ends V there, unless the string ends
+   with the block; no other start depends on a byte after it.
 
    o200k, for ASCII text: U upper-case, W lower-case letters.
        [^\r\n\p{L}\p{N}]?[U]*[W]+C?|[^\r\n\p{L}\p{N}]?[U]+[W]*C?|\p{N}{1,3}
@@ -800,10 +809,15 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     uint64_t same_piece = (l << 1) & ~cuts & ~(contraction_end << 1);
     uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (prefix_end << 1));
-    /* a contraction may start up to 2 bytes before the block's end: leave them */
-    V = bpetrain_block_starts(s, n, b, P, 2, nl, absorbed, 1,
+    if (b->stop < n && ap) {  /* a contraction may start in the block's last 2 bytes: leave it to the next block */
+        int from = b->stop - b->Q > 2 ? (int)(b->stop - b->Q - 2) : 0;
+        uint64_t late = ap & (l << 1) & (~(uint64_t)0 << from);
+        if (late && b->Q + bpetrain_ctz64(late) < limit)
+            limit = b->Q + bpetrain_ctz64(late);
+    }
+    V = bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 1,
                               start_o | start_l | bpetrain_digit_starts(d, BPETRAIN_DIGITS_3), starts);
-    if (limit < V) {  /* (limit > P) */
+    if (limit < V) {  /* (limit >= b->Q) */
         *starts &= ((uint64_t)1 << (limit - b->Q)) - 1;
         V = limit;
     }
@@ -915,7 +929,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->retry = cur + 1;
         return -1;
     }
-    context = it->pattern == BPETRAIN_BLOCKS_O200K ? 8 : 3;
+    context = it->pattern == BPETRAIN_BLOCKS_O200K ? 4 : 3;
     it->base = P - context;
     if (!bpetrain_load(s, first, it->base, n, context, it->codes, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
                        &it->retry))

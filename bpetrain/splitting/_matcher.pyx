@@ -1182,8 +1182,13 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
     cdef uint32_t off = r.off, poff, e = 0
     cdef Py_ssize_t piece = r.piece, i
     cdef int lane
+    cdef bint ascii2
     while pos < limit and count < max_pieces:
-        if t.shuffle.rows != NULL and s[pos] < 0x80:  # ASCII bytes by vector shuffles while it can (_dfa_shuffle.h)
+        # ASCII bytes by vector shuffles, or two a step, while it can, from two of them on (or
+        # the last): a lone one between characters of more bytes (a space in Chinese text)
+        # costs less as a character than as those loops' entry and exit
+        ascii2 = s[pos] < 0x80 and (pos + 1 >= limit or s[pos + 1] < 0x80)
+        if t.shuffle.rows != NULL and ascii2:
             # the state's lane, by where its piece started (here, a byte back, or before)
             i = pos - (bounds[2 * count - 1] if count > first else piece)
             lane = t.dfa_lane[(2 if i == 0 else 1 if i == 1 else 0) * t.dfa_n_states + (off >> shift)]
@@ -1204,7 +1209,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
                     break
-        elif pairs != NULL:  # two ASCII bytes a step while it can
+        elif pairs != NULL and ascii2:
             poff = (off >> shift) << pair_shift
             while pos + 1 < limit and count + 1 < max_pieces:  # a byte >= 0x80 makes PAIR_SLOW
                 e = pairs[poff + ((<uint32_t>codes[s[pos]] << code_shift) | codes[s[pos + 1]])]
