@@ -662,9 +662,11 @@ def test_failed_attempts_at_the_end(pat_str, shuffle):
 
 
 def _reference_before(pat_str: str, data: bytes, stop: int) -> list[bytes]:
-    """The pieces ``regex.finditer`` gives on ``data`` that start before byte ``stop``."""
-    text = data.decode()
-    return [m.group().encode() for m in regex.finditer(pat_str, text) if len(text[: m.start()].encode()) < stop]
+    """The pieces ``regex.finditer`` gives on ``data`` (decoded with surrogateescape) that start
+    before byte ``stop``."""
+    text = data.decode("utf-8", "surrogateescape")
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)
+            if len(text[: m.start()].encode("utf-8", "surrogateescape")) < stop]
 
 
 @pytest.mark.parametrize("shuffle", SHUFFLES)
@@ -1042,6 +1044,70 @@ def test_probes_left_where_they_do_not_pay(shuffle):
 @given(data=st.data())
 def test_probes_hypothesis(pat_str, data):
     check_drawn_text(pat_str, data, "abex1+! \n\u00e9\u00bb\u4e2d")
+
+
+#: Patterns whose DFA holds matches (decided after the character that follows them,
+#: ``dfa_held``) and whose attempts have probes: ``y`` four on from ``x`` and the ``a`` that
+#: the held match needs after it; ``+`` three on from a word character beside a held run of
+#: letters; ``x`` eight on.
+HELD_PROBED = [r"x.{3}y(?=ab)|\s", r"\w.{2}\+{2}|[a-z]+(?=\s\d)|\s", r".{8}x(?=ab)|e"]
+#: Words around a held match and the probed bytes: the lookahead's bytes in the probe's
+#: window, one short, one past it, after a character of two bytes, and invalid UTF-8.
+HELD_WORDS = [b"x123yab", b"x123ya", b"x123yb", b"x12yab", b"x1234yab", b"x\xc3\xa9\xc3\xa9yab", b"ab1++", b"abc 1",
+              b"abc 1x", b"ab\xff++", b"abcdefghxab", b"abcdefghxa", b"eeeeeeeexab", b"\xed\xa0\x80x123yab"]
+
+
+def test_held_matches_have_probes():
+    """The probes stop where a transition keeps or commits a held match: ``a`` five on from
+    ``x`` in ``x.{3}y(?=ab)`` (where the held match is kept), not the ``b`` after it."""
+    for pat_str in HELD_PROBED:
+        arrays = stored_program(pat_str)
+        assert "dfa_held" in arrays, pat_str
+        assert Program(pat_str, arrays)._py_probes(), pat_str
+    assert Program(HELD_PROBED[0], stored_program(HELD_PROBED[0]))._py_probes()[ord("x")] == ((4, b"y"), (5, b"a"))
+
+
+@pytest.mark.parametrize("pat_str", HELD_PROBED)
+def test_probes_keep_held_matches(pat_str):
+    program = Program(pat_str, stored_program(pat_str))
+    for sep in (b" ", b"", b"\n", b"\xc2\xbb", b"\xff"):
+        for words in (HELD_WORDS, HELD_WORDS[::-1]):
+            data = sep.join(words)
+            check_interleaved(program, pat_str, data)
+            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 3):
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+        for word in HELD_WORDS:  # each at the text's end, and alone
+            check_interleaved(program, pat_str, b"zz " * 30 + sep + word)
+            check_interleaved(program, pat_str, word)
+    check_interleaved(program, pat_str, b"")
+
+
+@pytest.mark.parametrize("shuffle", SHUFFLES)
+@pytest.mark.parametrize("pat_str", PROBED + HELD_PROBED)
+def test_block_probe_places(pat_str, shuffle):
+    """The block probe (_dfa_probe.h, bpetrain_probe_blocks) tests 32 places at a time: a
+    match, a byte >= 0x80 or the text's end at each place of a run of ruled-out attempts,
+    inside a block, at its edges and past its last probed byte."""
+    program = Program(pat_str, stored_program(pat_str), shuffle=shuffle)
+    if not program._py_probe_blocks():
+        pytest.skip("no block probe: this CPU has no AVX2 (or the build no x86-64 GNU builtins)")
+    for filler in (b"a", b"x"):
+        for word in (b"ab++", b"abcdefghx", b"abc1", b"abcdefgh!!", b"x123yab", b"abc 1", b"\xc3\xa9", b"\xff", b" "):
+            for i in range(0, 75):
+                check_interleaved(program, pat_str, filler * i + word + filler * (75 - i))
+                check_interleaved(program, pat_str, filler * i + word)
+            data = (filler * 40 + word) * 6
+            for stop in range(len(data) - 70, len(data)):
+                if (data[stop] & 0xC0) != 0x80:
+                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+
+
+@pytest.mark.parametrize("pat_str", HELD_PROBED)
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_held_probes_hypothesis(pat_str, data):
+    check_drawn_text(pat_str, data, "axyb123+e \n\u00e9\u00bb")
 
 
 def test_interleaved_readings_reject_a_negative_span():

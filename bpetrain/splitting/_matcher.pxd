@@ -19,6 +19,7 @@ cdef extern from "_dfa_probe.h":
         uint8_t next[128][16]
         uint8_t depth[128][2]
         uint8_t sets[128][2][16]
+        uint8_t vdist
 
 cdef extern from "_dfa_shuffle.h":
     ctypedef struct shuffle_tables "bpetrain_shuffle":

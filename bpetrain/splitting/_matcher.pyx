@@ -32,6 +32,7 @@ cdef extern from "_portable.h":
 cdef extern from "_dfa_probe.h":
     Py_ssize_t probe_skip "bpetrain_probe_skip"(const probe_tables* p, const uint8_t* s, Py_ssize_t pos,
                                                 Py_ssize_t stop, Py_ssize_t end) noexcept nogil
+    void probe_prepare_blocks "bpetrain_probe_prepare_blocks"(probe_tables* p) noexcept nogil
 
 cdef extern from "_dfa_shuffle.h":
     int SHUFFLE_REREAD "BPETRAIN_SHUFFLE_REREAD"
@@ -724,13 +725,26 @@ cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMI
     DFA_COMMIT = 2  # the held match stands: it is the last match
 
 
+cdef inline bint _held_at(const uint8_t* held, Py_ssize_t at) noexcept nogil:
+    # Whether the transition at ``at`` keeps or commits a held match (``held``: the DFA's
+    # ``dfa_held``, NULL where it holds none). The probes (Program._read_probes) stop at such
+    # a transition as at one that ends a match: an attempt holds a match only from a KEEP on
+    # (its start state holds none; a held match is one of the state's threads, so only a
+    # state reached through a KEEP can COMMIT one or end the text with it, dfa_eot 3). An
+    # attempt that the probes rule out takes, up to the byte a probe reads, transitions with
+    # no MATCH, CUT, KEEP or COMMIT, then one that leaves no thread and commits nothing: it
+    # records no match and holds none, so it fails as it does without held matches.
+    return held != NULL and held[at] != 0
+
+
 cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                                  Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
                                  Py_ssize_t* next) noexcept nogil:
     # dfa_pieces for a DFA that holds matches: one transition a character, a piece end
     # folded into the next piece's first transition (DFA_CUT) as _dfa_fast does; a failed
     # attempt goes back to the character after its start, then past those no piece starts
-    # with (_dfa_gap; no cover, dominance, probes, second reading or shuffles).
+    # with and those the probes rule out (_dfa_gap, _held_at; no cover, dominance, second
+    # reading or shuffles).
     cdef const uint32_t* trans = t.dfa_trans
     cdef const uint8_t* held = t.dfa_held
     cdef uint32_t off = t.dfa_start[start == bos], e, at
@@ -1741,8 +1755,7 @@ cdef class Program:
             self.tables.dfa_dominate_row = (n_states + 7) // 8
             self.tables.dfa_dominate = _bit_rows(arrays, "dfa_dominate", n_states, self.tables.dfa_dominate_row,
                                                  owned)
-            if self.tables.dfa_held == NULL:  # (its loop reads no probes)
-                self._read_probes(n_states, width)
+            self._read_probes(n_states, width)
             if len(arrays["dfa_pairs"]):
                 try:
                     pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
@@ -1878,12 +1891,13 @@ cdef class Program:
         (_dfa_probe.h), or NULL where no ASCII byte has one: for each class of a first byte,
         the states an attempt can be in a character further on each time (at most
         PROBE_STATES of them), following the ASCII bytes that keep a thread without ending
-        a match or a piece, and the ASCII bytes those states take, until one can end a match
-        or a piece (or PROBE_DEPTH characters on). Its probes, two characters on or more: the
+        a match or a piece or keep or commit a held one (_held_at), and the ASCII bytes those
+        states take, until one can end a match or a piece (or PROBE_DEPTH characters on). Its probes, two characters on or more: the
         smallest of those sets of bytes (at most PROBE_BYTES; the nearest of equal ones), and
         the smallest of the others (the farthest of equal ones); the set one character on is
         ``next``."""
         cdef const uint32_t* trans = self.tables.dfa_trans
+        cdef const uint8_t* held = self.tables.dfa_held
         cdef const uint16_t* cls = self.tables.dfa_class
         cdef int shift = self.tables.dfa_shift
         cdef uint32_t e, x
@@ -1921,7 +1935,7 @@ cdef class Program:
             for d in range(PROBE_DEPTH + 1):
                 sizes[d] = PROBE_BYTES + 1
             memset(first_next, 0xFF, 16)
-            if not e & (DFA_CUT | DFA_MATCH) and not e & DFA_SLOW:
+            if not e & (DFA_CUT | DFA_MATCH) and not e & DFA_SLOW and not _held_at(held, self.tables.dfa_start[0] + c0):
                 states[0] = e & ~(<uint32_t>DFA_FLAGS)
                 n_cur = 1
                 for d in range(1, PROBE_DEPTH + 1):
@@ -1933,7 +1947,7 @@ cdef class Program:
                             if not used[c]:
                                 continue
                             e = trans[states[i] + c]
-                            if e & (DFA_CUT | DFA_MATCH):
+                            if e & (DFA_CUT | DFA_MATCH) or _held_at(held, states[i] + c):
                                 allowed[c] = 1
                                 flagged = True
                             elif not e & DFA_SLOW:
@@ -1974,7 +1988,8 @@ cdef class Program:
             for b in range(128):
                 if cls[b] != c0:
                     continue
-                p.start[b] = not (e & DFA_SLOW) or (e & (DFA_CUT | DFA_MATCH)) != 0
+                p.start[b] = not (e & DFA_SLOW) or (e & (DFA_CUT | DFA_MATCH)) != 0 \
+                    or _held_at(held, self.tables.dfa_start[0] + c0)
                 memcpy(p.next[b], first_next, 16)
                 if near:
                     p.depth[b][0] = near
@@ -1988,6 +2003,7 @@ cdef class Program:
         if not found:
             PyMem_Free(p)
             return 0
+        probe_prepare_blocks(p)
         self.probe_memory = p
         self.tables.dfa_probe = p
         return 0
@@ -2017,6 +2033,11 @@ cdef class Program:
         return {b: tuple((p.depth[b][k], bytes(c for c in range(128) if (p.sets[b][k][c >> 3] >> (c & 7)) & 1))
                          for k in range(2) if p.depth[b][k])
                 for b in range(128) if p.depth[b][0]}
+
+    def _py_probe_blocks(self) -> int:
+        """For tests: the distance of the block probe (_dfa_probe.h,
+        bpetrain_probe_prepare_blocks), 0 where there is none."""
+        return self.tables.dfa_probe.vdist if self.tables.dfa_probe != NULL else 0
 
     def _py_probe_reread(self, data):
         """For tests: the shortest failed attempt that the shuffle loop leaves to the probes
