@@ -8,11 +8,6 @@
 #include <string.h>
 #include "_dfa_shuffle.h"
 
-#if (defined(__x86_64__) || defined(_M_X64)) && defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
-#include <immintrin.h>
-#define BPETRAIN_SHUFFLE_X86 1
-#endif
-
 /* Whether this CPU (and build) runs the code ``code``. */
 int bpetrain_shuffle_supported(int code) {
 #ifdef BPETRAIN_SHUFFLE_X86

@@ -55,6 +55,12 @@
 #include <stdint.h>
 #include "_portable.h"
 
+/* x86-64 with the GNU builtins: the shuffle loops here, and the probes' blocks (_dfa_probe.h). */
+#if (defined(__x86_64__) || defined(_M_X64)) && defined(BPETRAIN_GNU_BUILTINS) && !defined(__APPLE__)
+#include <immintrin.h>
+#define BPETRAIN_SHUFFLE_X86 1
+#endif
+
 /* The codes that take a step, as Program(shuffle=...) names them: 0 none (the caller's own
    loop), 1 vpermb (AVX-512 VBMI), 2 pshufb (AVX2). */
 enum { BPETRAIN_SHUFFLE_NONE = 0, BPETRAIN_SHUFFLE_VPERMB = 1, BPETRAIN_SHUFFLE_PSHUFB = 2 };
