@@ -669,6 +669,14 @@ def _reference_before(pat_str: str, data: bytes, stop: int) -> list[bytes]:
             if len(text[: m.start()].encode("utf-8", "surrogateescape")) < stop]
 
 
+def check_stops(program, pat_str: str, data: bytes, stops) -> None:
+    """:func:`check_interleaved` with the reading stopped at each of ``stops`` that falls between
+    characters, against the pieces regex gives that start before it."""
+    for stop in stops:
+        if (data[stop] & 0xC0) != 0x80:
+            check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+
+
 @pytest.mark.parametrize("shuffle", SHUFFLES)
 @pytest.mark.parametrize("pat_str", [r"[^\u00c0-\u00ff]*\p{Cyrillic}{1,2}?\s", r"\p{L}+\p{Pf}|\d", r"\w+!|b\d|\s"])
 def test_failed_attempts_past_stop(pat_str, shuffle):
@@ -685,9 +693,8 @@ def test_failed_attempts_past_stop(pat_str, shuffle):
             data = (before + tail + "cd e!" * 30).encode()
             check_interleaved(program, pat_str, data, want=reference(pat_str, data))
             middle = len(before.encode())
-            for stop in [*range(middle - 3, middle + len(tail.encode()) + 3), len(data) // 2, len(data) - 1]:
-                if (data[stop] & 0xC0) != 0x80:
-                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+            stops = [*range(middle - 3, middle + len(tail.encode()) + 3), len(data) // 2, len(data) - 1]
+            check_stops(program, pat_str, data, stops)
 
 
 def _cover_bit(arrays, text: str) -> bool:
@@ -820,9 +827,7 @@ def test_attempts_past_the_last_match(pat_str, shuffle):
             data = (" ".join(words) + end + " " + " ".join(words[::-1])).encode()
             check_interleaved(program, pat_str, data)
             check_interleaved(program, pat_str, data[3:], at_start=False, want=reference(pat_str, data[3:]))
-            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 2):
-                if (data[stop] & 0xC0) != 0x80:
-                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+            check_stops(program, pat_str, data, [len(data) // 3, len(data) // 2 + 1, len(data) - 2])
 
 
 @pytest.mark.parametrize("pat_str", LONG_TAILS)
@@ -1007,9 +1012,7 @@ def test_probes_skip_failed_attempts_only(pat_str, shuffle):
             data = sep.join(words).encode()
             check_interleaved(program, pat_str, data)
             check_interleaved(program, pat_str, data[5:], at_start=False, want=reference(pat_str, data[5:]))
-            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 3):
-                if (data[stop] & 0xC0) != 0x80:
-                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+            check_stops(program, pat_str, data, [len(data) // 3, len(data) // 2 + 1, len(data) - 3])
         for word in PROBE_WORDS:  # each at the text's end
             data = ("zz " * 30 + sep + word).encode()
             check_interleaved(program, pat_str, data)
@@ -1074,9 +1077,7 @@ def test_probes_keep_held_matches(pat_str):
         for words in (HELD_WORDS, HELD_WORDS[::-1]):
             data = sep.join(words)
             check_interleaved(program, pat_str, data)
-            for stop in (len(data) // 3, len(data) // 2 + 1, len(data) - 3):
-                if (data[stop] & 0xC0) != 0x80:
-                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+            check_stops(program, pat_str, data, [len(data) // 3, len(data) // 2 + 1, len(data) - 3])
         for word in HELD_WORDS:  # each at the text's end, and alone
             check_interleaved(program, pat_str, b"zz " * 30 + sep + word)
             check_interleaved(program, pat_str, word)
@@ -1098,9 +1099,7 @@ def test_block_probe_places(pat_str, shuffle):
                 check_interleaved(program, pat_str, filler * i + word + filler * (75 - i))
                 check_interleaved(program, pat_str, filler * i + word)
             data = (filler * 40 + word) * 6
-            for stop in range(len(data) - 70, len(data)):
-                if (data[stop] & 0xC0) != 0x80:
-                    check_interleaved(program, pat_str, data, stop=stop, want=_reference_before(pat_str, data, stop))
+            check_stops(program, pat_str, data, range(len(data) - 70, len(data)))
 
 
 @pytest.mark.parametrize("pat_str", HELD_PROBED)
