@@ -176,6 +176,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             if (BPETRAIN_SHUFFLE_DEAD(r))
                 break;
         }
+        uint64_t keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);  /* the block's n steps */
 #ifdef BPETRAIN_SHUFFLE_WIDE
         {  /* the block's n steps are bytes 0 to n - 1 of all (the others zero): their masks at once */
             const __m512i lanes = _mm512_and_si512(all, _mm512_set1_epi8(0x3F));
@@ -188,14 +189,14 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             gap = _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->gap))
                   | _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->failed_gap))
                   | _mm512_cmpeq_epi8_mask(lanes, _mm512_set1_epi8((char)t->back_failed));
-            dead = _mm512_testn_epi8_mask(lanes, lanes) & (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1));
+            dead = _mm512_testn_epi8_mask(lanes, lanes) & keep;
             back = after_back & ~after_back_failed;
             back_failed = after_back_failed;
             failed = _mm512_cmpgt_epi8_mask(lanes, _mm512_set1_epi8((char)(t->failed_gap - 1))) & ~after_back;
         }
 #else
         {  /* the block's n steps, half[0] and half[1]: their masks 32 at a time (the bytes after them are
-              kept off below, by keep) */
+              kept off by keep) */
             int h;
             for (h = 0; h < 64 && h < n; h += 32) {
                 const __m256i x = half[h >> 5];
@@ -214,11 +215,10 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
                 failed |= (uint64_t)(uint32_t)_mm256_movemask_epi8(
                               _mm256_andnot_si256(after_back, _mm256_cmpgt_epi8(lanes, before_failed))) << h;
             }
-            dead &= n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
+            dead &= keep;
         }
 #endif
         stop = dead != 0;
-        uint64_t keep = n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1);
         if (dead) {
             n = bpetrain_ctz64(dead);
             keep = ((uint64_t)1 << n) - 1;
