@@ -20,10 +20,17 @@ from hypothesis import strategies as st
 from bpetrain.splitting import _blocks
 from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._matcher import Program, _py_bytes_by_blocks
-from bpetrain.splitting.pattern import split_pattern
+from bpetrain.splitting.pattern import _HAND_WRITTEN, split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
-BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
+#: A pattern for each variant of cl100k's block rules (_blocks.cl100k_rules) that none of
+#: those splits by, named by its rules (bpetrain.splitting.pattern writes one for each variant).
+RULE_VARIANTS = {f"rules-{blocks}": pat_str for pat_str, _, blocks in _HAND_WRITTEN
+                 if blocks and blocks not in {split_pattern(SPLIT_PATTERNS[name]).program.blocks
+                                              for name in NAMED_BLOCKS_ONLY}}
+PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS}
+BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
 NO_DFA = {"superbpe-original": "a match held while one held at an earlier character is undecided (one"
                                  " register keeps a held match's position)"}
@@ -31,16 +38,16 @@ NO_DFA = {"superbpe-original": "a match held while one held at an earlier charac
 SPLITTERS = [(name, how) for name in SPLIT_PATTERNS
              for how in ("engine", "dfa" if name not in NO_DFA else None,
                          "native" if name in NAMED else "blocks" if name in BLOCKS_ONLY else None)
-             if how]
+             if how] + [(name, "blocks") for name in RULE_VARIANTS]
 
 
 @pytest.mark.parametrize("name", sorted(NO_DFA))
 def test_patterns_without_a_dfa_say_why(name):
-    assert split_pattern(SPLIT_PATTERNS[name]).program.dfa_reason == NO_DFA[name]
+    assert split_pattern(PATTERNS_HERE[name]).program.dfa_reason == NO_DFA[name]
 
 
 def program(name: str, how: str) -> Program:
-    pat_str = SPLIT_PATTERNS[name]
+    pat_str = PATTERNS_HERE[name]
     if how == "native":
         found = split_pattern(pat_str).program
         assert found.native, f"{name} has no hand-written matcher"
@@ -72,7 +79,7 @@ def _dfa(pat_str: str) -> Program:
 def regex_pieces(data: bytes, name: str) -> list[bytes]:
     """The reference: regex.finditer on the text decoded with surrogateescape."""
     text = data.decode("utf-8", "surrogateescape")
-    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(SPLIT_PATTERNS[name], text)]
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(PATTERNS_HERE[name], text)]
 
 
 def check(data: bytes, name: str, how: str) -> None:
@@ -359,7 +366,7 @@ def bytes_by_blocks(name: str, text: str) -> tuple[int, int]:
     """The bytes of ``text`` (UTF-8) that the kernels' reader gets from the blocks and
     from the matcher, with the pattern ``name`` as ``split_pattern`` runs it."""
     data = text.encode("utf-8")
-    n_blocks, n_matcher = _py_bytes_by_blocks(split_pattern(SPLIT_PATTERNS[name]).program, data)
+    n_blocks, n_matcher = _py_bytes_by_blocks(split_pattern(PATTERNS_HERE[name]).program, data)
     assert n_blocks + n_matcher == len(data)
     return n_blocks, n_matcher
 

@@ -1,6 +1,6 @@
-/* The pieces of gpt2, cl100k and o200k (and of the strings that split as cl100k nearly does:
-   Llama 3's, minbpe's, rustbpe's, nanochat's) in ASCII text, 64 bytes at a time, without a
-   branch per piece.
+/* The pieces of gpt2, cl100k and o200k (and of the patterns that split by cl100k's rules with
+   the variants of bpetrain_cl100k_starts: Llama 3's, minbpe's, rustbpe's, nanochat's, Qwen2's
+   strings among them) in ASCII text, 64 bytes at a time, without a branch per piece.
 
    The hand-written matchers (_blocks.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
    chain of tests on the first characters, which the branch predictor cannot learn (the
@@ -609,7 +609,8 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
 }
 
 /* Digits: a piece starts at every group-th digit from the start of each run: every is
-   BPETRAIN_DIGITS_3 (\p{N}{1,3}: bits 0, 3, 6, ...) or BPETRAIN_DIGITS_2 (\p{N}{1,2}). */
+   BPETRAIN_DIGITS_3 (\p{N}{1,3}: bits 0, 3, 6, ...), BPETRAIN_DIGITS_2 (\p{N}{1,2}) or all ones
+   (\p{N}: every digit). */
 #define BPETRAIN_DIGITS_3 0x9249249249249249ULL
 #define BPETRAIN_DIGITS_2 0x5555555555555555ULL
 static inline uint64_t bpetrain_digit_starts(uint64_t d, uint64_t every) {
@@ -705,9 +706,12 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
    (``\s*[\r\n]`` comes first; open_end 1), and nanochat's digits go by two (every:
    BPETRAIN_DIGITS_2). The other differences between those strings (possessive
    quantifiers, ``\s`` or ``\s+`` last, ``[\r\n]+`` or ``[\r\n]`` after ``\s*``) cut no
-   text differently. */
+   text differently. Either kind may take digits one a piece (``\p{N}``: every all ones,
+   as Qwen2's pattern does), and may leave out ``[\r\n]*+`` after an O run (absorb 0: the
+   newlines are the whitespace's, as in Seed-Coder's pattern); which of these rules a pattern
+   splits by is found by comparing DFAs (bpetrain.splitting.pattern), never by its string. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                                uint64_t every, int open_end, uint64_t* starts) {
+                                                uint64_t every, int open_end, int absorb, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
@@ -720,7 +724,7 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
     uint64_t start_o = o & ~(o1 | sp1);
     uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
     uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (prefix_end << 1));
-    uint64_t absorbed = bpetrain_smear_up(nl & o1, nl);  /* [\r\n]*+ after an O run */
+    uint64_t absorbed = absorb ? bpetrain_smear_up(nl & o1, nl) : 0;  /* [\r\n]*+ after an O run */
     return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, open_end, start_o | start_l | bpetrain_digit_starts(d, every),
                                  starts);
 }
@@ -870,7 +874,10 @@ enum {
     BPETRAIN_BLOCKS_O200K = 2,
     BPETRAIN_BLOCKS_GPT2 = 3,
     BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
-    BPETRAIN_BLOCKS_NANOCHAT = 5      /* those, digits by two */
+    BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; cl100k's rules (either kind) take those below too: */
+    BPETRAIN_BLOCKS_DIGITS_1 = 8,     /* digits one a piece (\p{N}), not by three */
+    BPETRAIN_BLOCKS_DIGITS_2 = 16,    /* digits by two (\p{N}{1,2}: nanochat's) */
+    BPETRAIN_BLOCKS_BARE_O = 32       /* no [\r\n]* after a run of O: its newlines go to the whitespace's pieces */
 };
 
 typedef struct {
@@ -938,12 +945,14 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->valid = bpetrain_o200k_starts(s, n, &block, P, &it->starts);
     else if (it->pattern == BPETRAIN_BLOCKS_GPT2)
         it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
-    else if (it->pattern == BPETRAIN_BLOCKS_CL100K)
-        it->valid = bpetrain_cl100k_starts(s, n, &block, P, BPETRAIN_DIGITS_3, 0, &it->starts);
     else
-        it->valid = bpetrain_cl100k_starts(s, n, &block, P,
-                                           it->pattern == BPETRAIN_BLOCKS_NANOCHAT ? BPETRAIN_DIGITS_2 : BPETRAIN_DIGITS_3,
-                                           1, &it->starts);
+        it->valid = bpetrain_cl100k_starts(
+            s, n, &block, P,
+            it->pattern & BPETRAIN_BLOCKS_DIGITS_1   ? ~(uint64_t)0
+            : it->pattern & BPETRAIN_BLOCKS_DIGITS_2 ? BPETRAIN_DIGITS_2
+                                                     : BPETRAIN_DIGITS_3,
+            (it->pattern & BPETRAIN_BLOCKS_KIND) == BPETRAIN_BLOCKS_CL100K_OPEN, !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
+            &it->starts);
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;

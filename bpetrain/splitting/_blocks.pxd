@@ -18,10 +18,10 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 
 # Pieces in ASCII text 64 bytes at a time (_ascii_blocks.h), by the rules BLOCKS_*: where
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
-# compiled program for BLOCKS_CL100K_OPEN and BLOCKS_NANOCHAT: Llama 3's, minbpe's,
-# rustbpe's and nanochat's strings), then ``blocks_reset`` (``blocks_init`` with the
-# pattern's BLOCKS_* before the first piece); ``blocks_gave``: whether the last piece was a
-# block's (for the tests).
+# compiled program for the rules of a pattern without one: cl100k's, either kind, with the
+# variants BLOCKS_DIGITS_1, BLOCKS_DIGITS_2 and BLOCKS_BARE_O ORed in), then
+# ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
+# ``blocks_gave``: whether the last piece was a block's (for the tests).
 cdef extern from "_ascii_blocks.h":
     ctypedef struct block_scan "bpetrain_block_scan":
         pass
@@ -30,7 +30,9 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_O200K "BPETRAIN_BLOCKS_O200K"
         BLOCKS_GPT2 "BPETRAIN_BLOCKS_GPT2"
         BLOCKS_CL100K_OPEN "BPETRAIN_BLOCKS_CL100K_OPEN"
-        BLOCKS_NANOCHAT "BPETRAIN_BLOCKS_NANOCHAT"
+        BLOCKS_DIGITS_1 "BPETRAIN_BLOCKS_DIGITS_1"
+        BLOCKS_DIGITS_2 "BPETRAIN_BLOCKS_DIGITS_2"
+        BLOCKS_BARE_O "BPETRAIN_BLOCKS_BARE_O"
     void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern, const uint8_t* two_byte) noexcept nogil
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,

@@ -355,10 +355,39 @@ def ensure_tables(unicode=None):
 GPT2 = PATTERN_GPT2
 CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
-#: The block rules of the patterns with no hand-written matcher that _ascii_blocks.h
-#: reads (see ``_blocks.pxd``): cl100k's without \s++$, and nanochat's.
-BLOCKS_CL100K_OPEN_RULES = BLOCKS_CL100K_OPEN
-BLOCKS_NANOCHAT_RULES = BLOCKS_NANOCHAT
+
+
+def cl100k_rules(int digits, bint end_of_text, bint newlines_after_o):
+    """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
+    pieces of a pattern that splits as cl100k's, with variants (bpetrain_cl100k_starts).
+
+    Parameters
+    ----------
+    digits : int
+        How many digits a piece of digits holds at most: 1 (``\\p{N}``), 2 or 3
+        (cl100k's ``\\p{N}{1,3}``).
+    end_of_text : bool
+        Whether a run of whitespace at the end of the text is one piece (cl100k's
+        ``\\s++$``) or is cut after its last newline (the strings without it).
+    newlines_after_o : bool
+        Whether the newlines right after a run of punctuation belong to its piece
+        (``[\\r\\n]*+``) or to the whitespace's.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is not 1, 2 or 3.
+    """
+    if digits not in (1, 2, 3):
+        raise ValueError(f"digits must be 1, 2 or 3, got {digits}")
+    return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN)
+            | (BLOCKS_DIGITS_1 if digits == 1 else BLOCKS_DIGITS_2 if digits == 2 else 0)
+            | (0 if newlines_after_o else BLOCKS_BARE_O))
+
+
+#: Every value of :func:`cl100k_rules`: the rules a ``Program`` without a hand-written
+#: matcher may be read by.
+RULES = frozenset(cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (0, 1) for after in (0, 1))
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O

@@ -1604,7 +1604,7 @@ cdef class Program:
     blocks : int
         Without a hand-written matcher: the rules by which ``_ascii_blocks.h`` reads the
         pattern's ASCII text 64 bytes at a time, where they give exactly the program's
-        pieces (``_blocks.BLOCKS_*_RULES``, ``bpetrain.splitting.pattern`` decides); 0: none.
+        pieces (one of ``_blocks.RULES``, ``bpetrain.splitting.pattern`` decides); 0: none.
         The program finds the other pieces.
     unicode : bpetrain.splitting.unicode.UnicodeTable or None
         The Unicode table the program's classes were compiled with (None: the ``regex``
@@ -1703,8 +1703,8 @@ cdef class Program:
         self.tables.sig_mask = &sig_mask[0]
         self.tables.sig_cand = &sig_cand[0]
         self.tables.follow = &follow[0]
-        if blocks not in (0, _blocks.BLOCKS_CL100K_OPEN_RULES, _blocks.BLOCKS_NANOCHAT_RULES):
-            raise ValueError(f"blocks must be 0 or one of _blocks.BLOCKS_*_RULES, got {blocks}")
+        if blocks and blocks not in _blocks.RULES:
+            raise ValueError(f"blocks must be 0 or one of _blocks.RULES (_blocks.cl100k_rules), got {blocks}")
         self.tables.unicode = 0
         if native or blocks:
             self.tables.unicode = _blocks.ensure_tables(unicode)

@@ -26,10 +26,11 @@ Most compiled patterns also become a DFA over character classes
 ``dfa_reason`` says why a pattern has none (then the backtracking program runs). A pattern
 whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is written, hands
 over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
-of patterns that split as minbpe's, nanochat's or Llama 3's strings
-(:data:`bpetrain.splitting.names.MINBPE_PATTERN` and the others) do, is split 64 bytes at a
-time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md). The program still
-gives them their safe cuts.
+of patterns that split by cl100k's rules with variants (:func:`bpetrain.splitting._blocks.cl100k_rules`:
+digits one, two or three a piece, with or without ``\\s++$``, newlines after punctuation
+its own or the whitespace's; minbpe's, nanochat's, Llama 3's and Qwen2's strings among them),
+is split 64 bytes at a time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md).
+The program still gives them their safe cuts.
 """
 from __future__ import annotations
 
@@ -51,9 +52,6 @@ from bpetrain.splitting.unicode import (
 from bpetrain.splitting.names import (
     CL100K_PATTERN,
     GPT2_PATTERN,
-    LLAMA3_PATTERN,
-    MINBPE_PATTERN,
-    NANOCHAT_PATTERN,
     O200K_PATTERN,
     PATTERNS,
     SHIPPED,
@@ -63,17 +61,29 @@ from bpetrain.splitting.names import (
 __all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "ship_patterns",
            "split_pattern"]
 
+
+
+def _cl100k_rules_pattern(digits: int, end_of_text: bool, newlines_after_o: bool) -> str:
+    """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
+    arguments: cl100k's, with ``\\p{N}{1,digits}``, with ``\\s++$`` or not, with
+    ``[\\r\\n]*+`` after a run of punctuation or not."""
+    number = r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}+"
+    punctuation = r" ?[^\s\p{L}\p{N}]++" + (r"[\r\n]*+" if newlines_after_o else "")
+    return "|".join([r"'(?i:[sdmt]|ll|ve|re)", r"[^\r\n\p{L}\p{N}]?+\p{L}++", number, punctuation,
+                     *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]", r"\s+(?!\S)", r"\s"])
+
+
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
 # does (_dfa.same_pieces), however it is written; the DFA finds the pieces the block rules
-# leave.
+# leave. The block rules' variants are each given by a pattern that splits by them.
 _HAND_WRITTEN = (
     (GPT2_PATTERN, _blocks.GPT2, 0),
     (CL100K_PATTERN, _blocks.CL100K, 0),
     (O200K_PATTERN, _blocks.O200K, 0),
-    (MINBPE_PATTERN, 0, _blocks.BLOCKS_CL100K_OPEN_RULES),
-    (LLAMA3_PATTERN, 0, _blocks.BLOCKS_CL100K_OPEN_RULES),
-    (NANOCHAT_PATTERN, 0, _blocks.BLOCKS_NANOCHAT_RULES),
+    *((_cl100k_rules_pattern(digits, end, after), 0, _blocks.cl100k_rules(digits, end, after))
+      for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
+      if (digits, end, after) != (3, True, True)),  # (cl100k's own)
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 
