@@ -788,9 +788,11 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    \r, \n and / right after an O run belong to its piece. Digits and whitespace as in
    cl100k, except that a run of whitespace at the end of the string is also cut after its
    last newline. Letters in both case classes (B: Lm, Lo), as bpetrain_o200k_letter_cuts
-   cuts them; one right after a contraction goes to the matcher. */
+   cuts them; one right after a contraction goes to the matcher. The same rules may take
+   digits one or two a piece (every, as bpetrain_cl100k_starts), and no contractions
+   (contractions 0: an apostrophe is an O, as in Mistral's tekken pattern). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                               uint64_t* starts) {
+                                               uint64_t every, int contractions, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
@@ -798,6 +800,8 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
+    if (!contractions)
+        ap = 0;  /* (an apostrophe is then an O like any other) */
     if (ap) {
         bpetrain_contractions(m, l, ap & (l << 1), &two, &three);
         if ((two | three) & ((ap << 2) | (ap << 3)))
@@ -820,7 +824,7 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
             limit = b->Q + bpetrain_ctz64(late);
     }
     V = bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 1,
-                              start_o | start_l | bpetrain_digit_starts(d, BPETRAIN_DIGITS_3), starts);
+                              start_o | start_l | bpetrain_digit_starts(d, every), starts);
     if (limit < V) {  /* (limit >= b->Q) */
         *starts &= ((uint64_t)1 << (limit - b->Q)) - 1;
         V = limit;
@@ -874,14 +878,21 @@ enum {
     BPETRAIN_BLOCKS_O200K = 2,
     BPETRAIN_BLOCKS_GPT2 = 3,
     BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
-    BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; cl100k's rules (either kind) take those below too: */
-    BPETRAIN_BLOCKS_DIGITS_1 = 8,     /* digits one a piece (\p{N}), not by three */
-    BPETRAIN_BLOCKS_DIGITS_2 = 16,    /* digits by two (\p{N}{1,2}: nanochat's) */
-    BPETRAIN_BLOCKS_BARE_O = 32       /* no [\r\n]* after a run of O: its newlines go to the whitespace's pieces */
+    BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; the variants ORed into them: */
+    BPETRAIN_BLOCKS_DIGITS_1 = 8,     /* cl100k's, o200k's: digits one a piece (\p{N}), not by three */
+    BPETRAIN_BLOCKS_DIGITS_2 = 16,    /* cl100k's, o200k's: digits by two (\p{N}{1,2}: nanochat's) */
+    BPETRAIN_BLOCKS_BARE_O = 32,      /* cl100k's: no [\r\n]* after a run of O: its newlines go to the whitespace */
+    BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64  /* o200k's: no (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
 };
 
+/* The digits that start a piece in a run of them (bpetrain_digit_starts) by the rules' variant. */
+static inline uint64_t bpetrain_blocks_digits(int pattern) {
+    return pattern & BPETRAIN_BLOCKS_DIGITS_1 ? ~(uint64_t)0
+           : pattern & BPETRAIN_BLOCKS_DIGITS_2 ? BPETRAIN_DIGITS_2 : BPETRAIN_DIGITS_3;
+}
+
 typedef struct {
-    int pattern;        /* BPETRAIN_BLOCKS_* */
+    int pattern;        /* BPETRAIN_BLOCKS_*, variants ORed in */
     const uint8_t* codes;  /* the codes of U+0080..U+FFFF (BPETRAIN_CODES_*), or NULL: ASCII blocks only */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
@@ -911,7 +922,7 @@ static inline int bpetrain_mid_run(const bpetrain_block_scan* it, const uint8_t*
         return 0;
     if (bpetrain_same_run(s[P - 1], s[P]))
         return 1;
-    return it->pattern == BPETRAIN_BLOCKS_O200K
+    return (it->pattern & BPETRAIN_BLOCKS_KIND) == BPETRAIN_BLOCKS_O200K
            && (bpetrain_newline_or_slash(s[P - 1]) || (P - 2 >= first && bpetrain_newline_or_slash(s[P - 2])));
 }
 
@@ -922,7 +933,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
                                          Py_ssize_t n) {
     Py_ssize_t end, P, lowest;
     bpetrain_block block;
-    int context;
+    int context, kind = it->pattern & BPETRAIN_BLOCKS_KIND;
     if (it->valid == n)
         return n;
     if (cur < it->retry)
@@ -936,23 +947,20 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         it->retry = cur + 1;
         return -1;
     }
-    context = it->pattern == BPETRAIN_BLOCKS_O200K ? 4 : 3;
+    context = kind == BPETRAIN_BLOCKS_O200K ? 4 : 3;
     it->base = P - context;
-    if (!bpetrain_load(s, first, it->base, n, context, it->codes, it->pattern == BPETRAIN_BLOCKS_O200K, &block,
+    if (!bpetrain_load(s, first, it->base, n, context, it->codes, kind == BPETRAIN_BLOCKS_O200K, &block,
                        &it->retry))
         it->valid = P;
-    else if (it->pattern == BPETRAIN_BLOCKS_O200K)
-        it->valid = bpetrain_o200k_starts(s, n, &block, P, &it->starts);
-    else if (it->pattern == BPETRAIN_BLOCKS_GPT2)
+    else if (kind == BPETRAIN_BLOCKS_O200K)
+        it->valid = bpetrain_o200k_starts(s, n, &block, P, bpetrain_blocks_digits(it->pattern),
+                                          !(it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS), &it->starts);
+    else if (kind == BPETRAIN_BLOCKS_GPT2)
         it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
     else
-        it->valid = bpetrain_cl100k_starts(
-            s, n, &block, P,
-            it->pattern & BPETRAIN_BLOCKS_DIGITS_1   ? ~(uint64_t)0
-            : it->pattern & BPETRAIN_BLOCKS_DIGITS_2 ? BPETRAIN_DIGITS_2
-                                                     : BPETRAIN_DIGITS_3,
-            (it->pattern & BPETRAIN_BLOCKS_KIND) == BPETRAIN_BLOCKS_CL100K_OPEN, !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
-            &it->starts);
+        it->valid = bpetrain_cl100k_starts(s, n, &block, P, bpetrain_blocks_digits(it->pattern),
+                                           kind == BPETRAIN_BLOCKS_CL100K_OPEN, !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
+                                           &it->starts);
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;

@@ -18,8 +18,9 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 
 # Pieces in ASCII text 64 bytes at a time (_ascii_blocks.h), by the rules BLOCKS_*: where
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
-# compiled program for the rules of a pattern without one: cl100k's, either kind, with the
-# variants BLOCKS_DIGITS_1, BLOCKS_DIGITS_2 and BLOCKS_BARE_O ORed in), then
+# compiled program for the rules of a pattern without one: cl100k's, either kind, or
+# o200k's, with the variants BLOCKS_DIGITS_1, BLOCKS_DIGITS_2, BLOCKS_BARE_O and
+# BLOCKS_NO_CONTRACTIONS ORed in), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
 # ``blocks_gave``: whether the last piece was a block's (for the tests).
 cdef extern from "_ascii_blocks.h":
@@ -33,6 +34,7 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_DIGITS_1 "BPETRAIN_BLOCKS_DIGITS_1"
         BLOCKS_DIGITS_2 "BPETRAIN_BLOCKS_DIGITS_2"
         BLOCKS_BARE_O "BPETRAIN_BLOCKS_BARE_O"
+        BLOCKS_NO_CONTRACTIONS "BPETRAIN_BLOCKS_NO_CONTRACTIONS"
     void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern, const uint8_t* two_byte) noexcept nogil
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,

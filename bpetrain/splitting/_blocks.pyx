@@ -378,16 +378,41 @@ def cl100k_rules(int digits, bint end_of_text, bint newlines_after_o):
     ValueError
         If ``digits`` is not 1, 2 or 3.
     """
-    if digits not in (1, 2, 3):
-        raise ValueError(f"digits must be 1, 2 or 3, got {digits}")
-    return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN)
-            | (BLOCKS_DIGITS_1 if digits == 1 else BLOCKS_DIGITS_2 if digits == 2 else 0)
+    return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
             | (0 if newlines_after_o else BLOCKS_BARE_O))
 
 
-#: Every value of :func:`cl100k_rules`: the rules a ``Program`` without a hand-written
-#: matcher may be read by.
-RULES = frozenset(cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (0, 1) for after in (0, 1))
+def o200k_rules(int digits, bint contractions):
+    """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
+    pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
+
+    Parameters
+    ----------
+    digits : int
+        How many digits a piece of digits holds at most: 1 (``\\p{N}``), 2 or 3
+        (o200k's ``\\p{N}{1,3}``).
+    contractions : bool
+        Whether a run of letters takes o200k's contractions after it
+        (``(?i:'s|'t|'re|'ve|'m|'ll|'d)?``) or not.
+
+    Raises
+    ------
+    ValueError
+        If ``digits`` is not 1, 2 or 3.
+    """
+    return BLOCKS_O200K | _digits_rules(digits) | (0 if contractions else BLOCKS_NO_CONTRACTIONS)
+
+
+def _digits_rules(int digits):
+    if digits not in (1, 2, 3):
+        raise ValueError(f"digits must be 1, 2 or 3, got {digits}")
+    return BLOCKS_DIGITS_1 if digits == 1 else BLOCKS_DIGITS_2 if digits == 2 else 0
+
+
+#: Every value of :func:`cl100k_rules` and :func:`o200k_rules`: the rules a ``Program``
+#: without a hand-written matcher may be read by.
+RULES = frozenset([*(cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (0, 1) for after in (0, 1)),
+                   *(o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (0, 1))])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O

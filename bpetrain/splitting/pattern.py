@@ -26,9 +26,11 @@ Most compiled patterns also become a DFA over character classes
 ``dfa_reason`` says why a pattern has none (then the backtracking program runs). A pattern
 whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is written, hands
 over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
-of patterns that split by cl100k's rules with variants (:func:`bpetrain.splitting._blocks.cl100k_rules`:
+of patterns that split by cl100k's or o200k's rules with variants
+(:func:`bpetrain.splitting._blocks.cl100k_rules`, :func:`~bpetrain.splitting._blocks.o200k_rules`:
 digits one, two or three a piece, with or without ``\\s++$``, newlines after punctuation
-its own or the whitespace's; minbpe's, nanochat's, Llama 3's and Qwen2's strings among them),
+its own or the whitespace's, o200k's contractions or none; minbpe's, nanochat's, Llama 3's,
+Qwen2's and Mistral's tekken strings among them),
 is split 64 bytes at a time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md).
 The program still gives them their safe cuts.
 """
@@ -73,6 +75,17 @@ def _cl100k_rules_pattern(digits: int, end_of_text: bool, newlines_after_o: bool
                      *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]", r"\s+(?!\S)", r"\s"])
 
 
+def _o200k_rules_pattern(digits: int, contractions: bool) -> str:
+    """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
+    arguments: o200k's, with ``\\p{N}{1,digits}``, with its contractions or without."""
+    upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
+    contraction = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?" if contractions else ""
+    return "|".join([rf"[^\r\n\p{{L}}\p{{N}}]?{upper}*{lower}+{contraction}",
+                     rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{contraction}",
+                     r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}",
+                     r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+
+
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
 # does (_dfa.same_pieces), however it is written; the DFA finds the pieces the block rules
@@ -84,6 +97,8 @@ _HAND_WRITTEN = (
     *((_cl100k_rules_pattern(digits, end, after), 0, _blocks.cl100k_rules(digits, end, after))
       for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
       if (digits, end, after) != (3, True, True)),  # (cl100k's own)
+    *((_o200k_rules_pattern(digits, contractions), 0, _blocks.o200k_rules(digits, contractions))
+      for digits in (3, 2, 1) for contractions in (True, False) if (digits, contractions) != (3, True)),
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 
