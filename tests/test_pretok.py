@@ -20,16 +20,25 @@ from hypothesis import strategies as st
 from bpetrain.splitting import _blocks
 from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._matcher import Program, _py_bytes_by_blocks
-from bpetrain.splitting.pattern import _HAND_WRITTEN, split_pattern
+from bpetrain.splitting.pattern import _HAND_WRITTEN, _contractions, split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
 NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
-#: A pattern for each variant of cl100k's block rules (_blocks.cl100k_rules) that none of
-#: those splits by, named by its rules (bpetrain.splitting.pattern writes one for each variant).
-RULE_VARIANTS = {f"rules-{blocks}": pat_str for pat_str, _, blocks in _HAND_WRITTEN
-                 if blocks and blocks not in {split_pattern(SPLIT_PATTERNS[name]).program.blocks
-                                              for name in NAMED_BLOCKS_ONLY}}
-PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS}
+#: A pattern for each variant of the block rules (_blocks.cl100k_rules, o200k_rules) that
+#: none of those splits by, named by its rules: the first that bpetrain.splitting.pattern
+#: writes for it (contractions folded by (?i)).
+RULE_VARIANTS = {}
+for _pat_str, _, _blocks_rules in _HAND_WRITTEN:
+    RULE_VARIANTS.setdefault(f"rules-{_blocks_rules}", _pat_str)
+RULE_VARIANTS = {name: pat_str for name, pat_str in RULE_VARIANTS.items()
+                 if name != "rules-0" and name not in {f"rules-{split_pattern(SPLIT_PATTERNS[named]).program.blocks}"
+                                                       for named in NAMED_BLOCKS_ONLY}}
+#: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way): they
+#: split as the ones above where the blocks read (which leave the letters' other case
+#: variants to the program), and not at those variants.
+ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerate(_HAND_WRITTEN)
+              if blocks and pat_str not in RULE_VARIANTS.values() and "(?i" not in pat_str}
+PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS, **ASCII_CASE}
 BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
 NO_DFA = {"superbpe-original": "a match held while one held at an earlier character is undecided (one"
@@ -238,6 +247,19 @@ def test_blocks_at_every_offset_of_a_block(block_isa, name):
                 check_blocks(lead + run + tail, name)
 
 
+@pytest.mark.parametrize("name", ASCII_CASE)
+def test_blocks_with_contractions_in_ascii_case_alone(name):
+    """A pattern whose contractions are in ASCII's two cases alone gets the rules of the
+    same pattern with (?i) contractions, and the pieces stay the regex module's where the
+    two differ (U+017F, long s, which (?i) folds to s), at every offset of a block."""
+    found = program(name, "blocks")
+    assert found.blocks == split_pattern(PATTERNS_HERE[name].replace(_contractions(False), _contractions(True))).program.blocks
+    for run in (b"x'\xc5\xbf", b"'\xc5\xbfx", b"don't'S 'LL'll'\xc5\xbf're", b"'s'\xc5\xbf's"):
+        for k in range(70):
+            data = b"ab " * (k // 3) + b"q" * (k % 3) + run + b" tail'd"
+            assert found.split(data) == regex_pieces(data, name), data
+
+
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
 def test_blocks_real_and_adversarial_text(block_isa, name, prose):
     only_widest_for_programs(block_isa, name)
@@ -409,6 +431,12 @@ def dense_text(chars: list[str]) -> str:
     return "".join(f"{c}{c} {c}.{c}, ({c} " for c in chars)
 
 
+def by_o200k_rules(name: str) -> bool:
+    """Whether the blocks read the pattern by o200k's rules (a variant of them, or its own)."""
+    return split_pattern(PATTERNS_HERE[name]).program.blocks in {
+        _blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (False, True)}
+
+
 def block_readable(codes: bytes, cp: int, name: str) -> bool:
     """Whether the blocks read the character ``cp`` with AVX-512 VBMI (_ascii_blocks.h's
     codes; for o200k, a letter in both case classes where no letter of one case class is
@@ -452,7 +480,7 @@ def test_blocks_read_dense_two_byte_text_with_vbmi(name):
     blocks from its first byte to its last; one the rules cannot read sends its blocks to
     the matcher."""
     codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
-    pattern = "o200k" if name == "o200k" else "cl100k"
+    pattern = "o200k" if by_o200k_rules(name) else "cl100k"
     readable = [chr(cp) for cp in range(0x80, 0x800) if block_readable(codes, cp, pattern)]
     n_blocks, n_matcher = bytes_by_blocks(name, dense_text(readable))
     assert n_matcher == 0, (n_blocks, n_matcher)
@@ -472,7 +500,7 @@ def test_blocks_read_dense_three_byte_text_with_vbmi(name):
     last, also where a letter in both of o200k's case classes is next to one of one case
     class (A\u4e2d); a character the rules cannot read sends its block to the matcher."""
     codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
-    pattern = "o200k" if name == "o200k" else "cl100k"
+    pattern = "o200k" if by_o200k_rules(name) else "cl100k"
     every = [cp for cp in range(0x800, 0x10000) if not 0xD800 <= cp < 0xE000]
     readable = [chr(cp) for cp in every if block_readable(codes, cp, pattern)]
     mixed = [c for c in readable if codes[_blocks.CODES_GROUPS_AT + (ord(c) >> 6)] == _blocks.CODES_MIXED_CODE]
@@ -505,7 +533,7 @@ def test_two_byte_characters_the_rules_cannot_read_go_to_the_matcher(name, char)
     n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + "\u00e9" + text[110:])
     assert n_matcher == 0, (n_blocks, n_matcher)
     n_blocks, n_matcher = bytes_by_blocks(name, text[:110] + char[1] + text[110:])
-    if char[1] in UNREAD_BY_O200K.values() and (name != "o200k" or VBMI):
+    if char[1] in UNREAD_BY_O200K.values() and (not by_o200k_rules(name) or VBMI):
         assert n_matcher == 0, (n_blocks, n_matcher)
     else:
         assert n_matcher >= 2, (n_blocks, n_matcher)

@@ -65,21 +65,32 @@ __all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_
 
 
 
-def _cl100k_rules_pattern(digits: int, end_of_text: bool, newlines_after_o: bool) -> str:
+def _contractions(folded: bool) -> str:
+    """The contractions 's 't 're 've 'm 'll 'd in either case: by ``(?i)``, which folds the
+    letters' other case variants too (U+017F for s), or in ASCII's two cases alone. The
+    blocks read both alike: they leave a case variant to the program."""
+    if folded:
+        return r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
+    words = ("s", "t", "re", "ve", "m", "ll", "d")
+    return "(?:" + "|".join("'" + "".join(f"[{c}{c.upper()}]" for c in word) for word in words) + ")"
+
+
+def _cl100k_rules_pattern(digits: int, end_of_text: bool, newlines_after_o: bool, folded: bool) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
     arguments: cl100k's, with ``\\p{N}{1,digits}``, with ``\\s++$`` or not, with
-    ``[\\r\\n]*+`` after a run of punctuation or not."""
+    ``[\\r\\n]*+`` after a run of punctuation or not, its contractions :func:`_contractions`."""
     number = r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}+"
     punctuation = r" ?[^\s\p{L}\p{N}]++" + (r"[\r\n]*+" if newlines_after_o else "")
-    return "|".join([r"'(?i:[sdmt]|ll|ve|re)", r"[^\r\n\p{L}\p{N}]?+\p{L}++", number, punctuation,
+    return "|".join([_contractions(folded), r"[^\r\n\p{L}\p{N}]?+\p{L}++", number, punctuation,
                      *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]", r"\s+(?!\S)", r"\s"])
 
 
-def _o200k_rules_pattern(digits: int, contractions: bool) -> str:
+def _o200k_rules_pattern(digits: int, contractions: bool, folded: bool) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
-    arguments: o200k's, with ``\\p{N}{1,digits}``, with its contractions or without."""
+    arguments: o200k's, with ``\\p{N}{1,digits}``, with its contractions (:func:`_contractions`)
+    or without."""
     upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
-    contraction = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?" if contractions else ""
+    contraction = _contractions(folded) + "?" if contractions else ""
     return "|".join([rf"[^\r\n\p{{L}}\p{{N}}]?{upper}*{lower}+{contraction}",
                      rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{contraction}",
                      r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}",
@@ -94,11 +105,12 @@ _HAND_WRITTEN = (
     (GPT2_PATTERN, _blocks.GPT2, 0),
     (CL100K_PATTERN, _blocks.CL100K, 0),
     (O200K_PATTERN, _blocks.O200K, 0),
-    *((_cl100k_rules_pattern(digits, end, after), 0, _blocks.cl100k_rules(digits, end, after))
-      for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
-      if (digits, end, after) != (3, True, True)),  # (cl100k's own)
-    *((_o200k_rules_pattern(digits, contractions), 0, _blocks.o200k_rules(digits, contractions))
-      for digits in (3, 2, 1) for contractions in (True, False) if (digits, contractions) != (3, True)),
+    *((_cl100k_rules_pattern(digits, end, after, folded), 0, _blocks.cl100k_rules(digits, end, after))
+      for folded in (True, False) for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
+      if (digits, end, after, folded) != (3, True, True, True)),  # (cl100k's own)
+    *((_o200k_rules_pattern(digits, contractions, folded), 0, _blocks.o200k_rules(digits, contractions))
+      for digits in (3, 2, 1) for contractions, folded in ((True, True), (True, False), (False, True))
+      if (digits, contractions, folded) != (3, True, True)),  # (o200k's own)
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 
