@@ -744,11 +744,13 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
     # folded into the next piece's first transition (DFA_CUT) as _dfa_fast does; a failed
     # attempt goes back to the character after its start, then past those no piece starts
     # with and those the probes rule out (_dfa_gap, _held_at; no cover, dominance, second
-    # reading or shuffles).
+    # reading or shuffles). Where the probes seldom rule one out, they are asked only after
+    # failed attempts twice as long (``probe_min``, as ``probe_reread`` in DfaRun).
     cdef const uint32_t* trans = t.dfa_trans
     cdef const uint8_t* held = t.dfa_held
     cdef uint32_t off = t.dfa_start[start == bos], e, at
-    cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n
+    cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n, gap, past
+    cdef Py_ssize_t probe_min = 1, probe_cost = 0, probe_saved = 0
     cdef uint8_t h
     while piece < stop and count < max_pieces:
         if pos < end:
@@ -786,7 +788,13 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
             count += 1
             piece = last
         elif piece < end:  # no match at piece: on past the characters no piece starts with
-            piece = _dfa_gap(t, s, piece, stop, end)
+            gap = _dfa_gap_unprobed(t, s, piece, stop, end)
+            if t.dfa_probe != NULL and pos - piece >= probe_min and gap < stop:  # past those the probes rule out
+                past = _dfa_gap_probed(t, s, gap, stop, end)
+                if not _probes_pay(&probe_cost, &probe_saved, past - gap, pos - piece):
+                    probe_min *= 2
+                gap = past
+            piece = gap
         pos = piece
         off = t.dfa_start[piece == bos]
         last = -1
@@ -824,11 +832,18 @@ cdef inline Py_ssize_t _dfa_gap(const Tables* t, const uint8_t* s, Py_ssize_t po
     """Past the character at ``pos`` (no match starts there), and every character after it
     that no match can start with, up to ``stop``: those the start state takes to no thread,
     and the ASCII bytes whose attempts the probes rule out (_dfa_probe.h)."""
+    if t.dfa_probe != NULL:
+        return _dfa_gap_probed(t, s, pos + char_length(s, pos, end), stop, end)
+    return _dfa_gap_unprobed(t, s, pos, stop, end)
+
+
+cdef inline Py_ssize_t _dfa_gap_unprobed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
+                                         Py_ssize_t end) noexcept nogil:
+    # _dfa_gap without the probes: past the character at pos and those the start state takes
+    # to no thread
     cdef const uint32_t* row = t.dfa_trans + t.dfa_start[0]
     cdef Py_ssize_t n
     pos += char_length(s, pos, end)
-    if t.dfa_probe != NULL:
-        return _dfa_gap_probed(t, s, pos, stop, end)
     while pos < stop and row[_dfa_class(t, s, pos, end, &n)] & DFA_SLOW:
         pos += n
     return pos
@@ -985,11 +1000,21 @@ cdef inline void _dfa_review_probes(DfaRun* r, Py_ssize_t failed, Py_ssize_t pos
     # first bytes the text's attempts have, or their sets hold most bytes), leave them only
     # failed attempts twice as long (``probe_reread`` doubled): the probes cost the loop
     # nothing below that (_dfa_gap still skips past the attempts they rule out).
-    r.probe_cost += PROBE_RETURN
-    r.probe_saved += (next - failed - 1) * (pos - failed + PROBE_RETURN)
-    if r.probe_cost > r.probe_saved + PROBE_SLACK:
+    if not _probes_pay(&r.probe_cost, &r.probe_saved, next - failed - 1, pos - failed):
         r.probe_reread *= 2
-        r.probe_cost = r.probe_saved = 0
+
+
+cdef inline bint _probes_pay(Py_ssize_t* cost, Py_ssize_t* saved, Py_ssize_t skipped, Py_ssize_t read) noexcept nogil:
+    # After a failed attempt of ``read`` bytes that was left to the probes (about PROBE_RETURN
+    # bytes of reading), ``skipped`` attempts after its first byte were ruled out, each about
+    # as dear as it: whether the probes asked so far still pay, with some slack (if not, the
+    # counts start again).
+    cost[0] += PROBE_RETURN
+    saved[0] += skipped * (read + PROBE_RETURN)
+    if cost[0] > saved[0] + PROBE_SLACK:
+        cost[0] = saved[0] = 0
+        return False
+    return True
 
 
 cdef inline bint _dfa_covers(const Tables* t, uint32_t off, uint32_t k) noexcept nogil:
