@@ -389,16 +389,10 @@ def o200k_rules(int digits, bint contractions):
     Parameters
     ----------
     digits : int
-        How many digits a piece of digits holds at most: 1 (``\\p{N}``), 2 or 3
-        (o200k's ``\\p{N}{1,3}``).
+        As :func:`cl100k_rules` takes it (o200k's own: 3), which raises the same error.
     contractions : bool
         Whether a run of letters takes o200k's contractions after it
         (``(?i:'s|'t|'re|'ve|'m|'ll|'d)?``) or not.
-
-    Raises
-    ------
-    ValueError
-        If ``digits`` is not 1, 2 or 3.
     """
     return BLOCKS_O200K | _digits_rules(digits) | (0 if contractions else BLOCKS_NO_CONTRACTIONS)
 
