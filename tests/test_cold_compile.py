@@ -190,8 +190,11 @@ def test_resolving_a_pattern_compiles_no_program(monkeypatch):
 
 def test_a_pattern_is_looked_up_once(monkeypatch, tmp_path):
     """A SplitPattern whose program is nowhere on disk opens one file in the cache folder
-    and one in the shipped folder, then compiles; one whose program is kept opens one."""
+    and one in the shipped folder, then compiles, reading where the references cut the
+    probe text (once a process: the same two folders); one whose program is kept opens one."""
     import builtins
+
+    _compiler.probe_cuts.cache_clear()
 
     opened = []
 
@@ -203,7 +206,7 @@ def test_a_pattern_is_looked_up_once(monkeypatch, tmp_path):
     monkeypatch.setattr(_charsets, "open", counting_open, raising=False)  # the module's reads of entries
     pat_str = r"\p{L}+|\p{N}{1,2}|[^\s\p{L}\p{N}]+|\s+"
     assert pattern.SplitPattern(pat_str).program is not None
-    assert opened == [str(tmp_path / "cache"), _charsets.SHIPPED_DIR]
+    assert opened == [str(tmp_path / "cache"), _charsets.SHIPPED_DIR] * 2
     opened.clear()
     assert pattern.SplitPattern(pat_str).split(b"ab 12") == [b"ab", b" ", b"12"]
     assert opened == [str(tmp_path / "cache")]
@@ -235,8 +238,8 @@ def test_shipped_programs_are_read_instead_of_compiled(tmp_path, monkeypatch):
     shipped = tmp_path / "shipped"
     pattern.ship_patterns(str(shipped), ("cl100k",))
     # two programs, the tiktoken table's digest and whether it is regex's, the hand-written
-    # matchers' flags under each table and their folds
-    assert len(list(shipped.glob("arrays-*.bin"))) == 7
+    # matchers' flags under each table and their folds, the references' cuts of the probe text
+    assert len(list(shipped.glob("arrays-*.bin"))) == 8
     monkeypatch.setattr(_charsets, "SHIPPED_DIR", str(shipped))
     expected = {v: {k: np.asarray(a) for k, a in _compiler._compile_like(PATTERNS["cl100k"], resolve_unicode(v),
                                                                            pattern._REFERENCES)[0].items()}

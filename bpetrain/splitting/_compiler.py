@@ -936,7 +936,7 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     the index of the first whose DFA cuts every text as this pattern's does
     (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none: the pattern itself is its own,
     and a reference the ``regex`` module splits a probe text apart from it with
-    (:func:`_split_apart`) is not compiled to be compared.
+    (:func:`probe_cuts`) is not compiled to be compared.
 
     A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
     warning comes in every process, as without the cache.
@@ -996,12 +996,13 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None,
         warnings.simplefilter("always")
         arrays = compile_program(pat_str, unicode)
         like = -1
+        probe, cuts = _probe_cuts(pat_str), probe_cuts(references)
         for i, reference in enumerate(references):
             if reference == pat_str:
                 like = i  # the pattern itself
                 break
-            if _split_apart(pat_str, reference):
-                continue
+            if probe is not None and cuts[i] is not None and probe != cuts[i]:
+                continue  # (the regex module splits the probe text apart: their programs cannot cut alike)
             try:
                 if same_pieces(arrays, stored_program(reference, unicode)):
                     like = i
@@ -1014,25 +1015,60 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None,
     return arrays, caught
 
 
-#: What :func:`_split_apart` splits: where the split patterns of published tokenizers
+#: What :func:`probe_cuts` splits: where the split patterns of published tokenizers
 #: differ (contractions in either case, runs of digits, letters after punctuation, a case
-#: change, runs of spaces and new lines, Han and other scripts), in characters that Unicode
+#: change, runs of spaces and new lines, whitespace at the end, Han and other scripts), in characters that Unicode
 #: has classed alike for decades.
 _PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
           "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
-          "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n")
+          "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n  ")
 
 
-def _split_apart(pat_str: str, reference: str) -> bool:
-    """Whether the ``regex`` module splits :data:`_PROBE` differently with the two
-    patterns: then their programs cannot cut every text alike, and the reference need not
-    be compiled to be compared (:func:`bpetrain.splitting._dfa.same_pieces`). False if
-    either runs past a second (catastrophic backtracking: the programs are compared)."""
+def _probe_cuts(pat_str: str) -> tuple[int, ...] | None:
+    """Where the ``regex`` module cuts :data:`_PROBE` with ``pat_str`` (each match's start
+    and end), or None if it runs past a second (catastrophic backtracking)."""
     try:
-        pieces = [[m.group() for m in regex.finditer(p, _PROBE, timeout=1.0)] for p in (pat_str, reference)]
+        return tuple(itertools.chain.from_iterable(m.span() for m in regex.finditer(pat_str, _PROBE, timeout=1.0)))
     except TimeoutError:
-        return False
-    return pieces[0] != pieces[1]
+        return None
+
+
+@functools.cache
+def probe_cuts(references: tuple[str, ...]) -> list[tuple[int, ...] | None]:
+    """:func:`_probe_cuts` of each of ``references``, kept on disk under them and the
+    ``regex`` version (:func:`~bpetrain.splitting._charsets.store_arrays`; the build ships
+    those of :data:`bpetrain.splitting.pattern`'s references), so that a first compile in a
+    process does not compile every reference for the ``regex`` module. Two patterns whose
+    cuts differ cannot cut every text alike, and the reference need not be compiled to be
+    compared (:func:`bpetrain.splitting._dfa.same_pieces`)."""
+    key = _probe_key(references)
+    arrays = read_arrays(key)
+    if arrays is not None and len(arrays["counts"]) == len(references):
+        counts, flat, cuts, at = arrays["counts"], arrays["cuts"], [], 0
+        for count in counts:
+            cuts.append(None if count < 0 else tuple(flat[at:at + count]))
+            at += max(count, 0)
+        return cuts
+    cuts = [_probe_cuts(reference) for reference in references]
+    store_arrays(key, _probe_arrays(cuts))
+    return cuts
+
+
+def ship_probe_cuts(references: tuple[str, ...], folder: str) -> None:
+    """Keep :func:`probe_cuts` of ``references`` in ``folder`` (the build's
+    :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`)."""
+    store_arrays(_probe_key(references), _probe_arrays([_probe_cuts(reference) for reference in references]), folder)
+
+
+def _probe_key(references: tuple[str, ...]) -> str:
+    return "\0".join(["probe cuts", _PROBE, str(len(references)), *references])
+
+
+def _probe_arrays(cuts: list[tuple[int, ...] | None]) -> dict[str, memoryview]:
+    """:func:`probe_cuts`' as arrays: each reference's number of cuts (-1: None), then all
+    the cuts in a row (int64)."""
+    return {"counts": array_view("q", [-1 if c is None else len(c) for c in cuts]),
+            "cuts": array_view("q", [x for c in cuts if c is not None for x in c])}
 
 
 def kept_program(pat_str: str, unicode: UnicodeTable | None = None,

@@ -42,7 +42,7 @@ import warnings
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, compile_and_keep, kept_program, ship_program
+from bpetrain.splitting._compiler import Unsupported, compile_and_keep, kept_program, ship_probe_cuts, ship_program
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
 from bpetrain.splitting.unicode import (
     UNICODE_VERSIONS,
@@ -375,7 +375,8 @@ def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
     the compiled programs of the patterns ``names`` (:data:`PATTERNS`) under each of
     :data:`~bpetrain.splitting.unicode.UNICODE_VERSIONS`, and what resolving those reads
     from the cache (:func:`~bpetrain.splitting.unicode.ship_table`), and the hand-written
-    matchers' tables (:func:`bpetrain.splitting._blocks.ship_tables`), so that a first
+    matchers' tables (:func:`bpetrain.splitting._blocks.ship_tables`), and where the
+    references cut a probe text (:func:`bpetrain.splitting._compiler.probe_cuts`), so that a first
     process that splits with them reads them instead of compiling
     (:func:`bpetrain.splitting._compiler.kept_program`). ``setup.py`` calls this at build
     time.
@@ -392,6 +393,7 @@ def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
         _blocks.ship_tables(table, folder)  # the hand-written matchers' tables
         for name in names:
             ship_program(PATTERNS[name], table, _REFERENCES, folder)
+    ship_probe_cuts(_REFERENCES, folder)
 
 
 def _is_pipeline(pat_str) -> bool:
