@@ -34,7 +34,7 @@ static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
    | its quarter slot / 16 in bit 6. */
 static inline uint8_t bpetrain_pshufb_code2(uint8_t e) {
     int slot = ((e & 63) + 31) & 31;
-    return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
+    return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2) | (e & 63 ? 0 : 0x80));
 }
 
 /* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
@@ -66,6 +66,8 @@ void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, 
                 row[j] = q[1][j];
                 row[16 + j] = q[0][j] ^ q[1][j];
             }
+            row[15] = q[0][15] ^ q[1][15];  /* place 15: the dead code reads the second term alone */
+            row[31] = q[1][15];
             continue;
         }
         if (quarters <= 2) {
@@ -265,6 +267,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -277,6 +280,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -291,6 +295,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 /* (the loop's masks read the two-quarter codes as they are: place | quarter << 6 is in the order
    of the lanes, the dead lane's last; CUT and MATCH are two bits lower than in an entry) */
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2_coded
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -298,7 +303,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code2((uint8_t)(c)))
 #define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded2_step((state), (row))
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0x4F) == 0x4F)
+#define BPETRAIN_SHUFFLE_DEAD(r) ((r) & 0x80)
 #define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #define BPETRAIN_SHUFFLE_LANE(c) (((((c) & 15) | (((c) >> 2) & 16)) + 1) & 31)
 #define BPETRAIN_SHUFFLE_KEY(l) (bpetrain_pshufb_code2((uint8_t)(l)) & 0x4F)
@@ -319,6 +324,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"

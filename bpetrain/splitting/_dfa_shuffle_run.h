@@ -132,19 +132,52 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             acc = _mm_setzero_si128();
 #endif
             if (pairs != NULL) {
-                for (; k + 2 <= m; k += 2) {
-                    first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
-                    state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[k]] + offsets[q[k + 1]]);
-                    BPETRAIN_SHUFFLE_COLLECT(first, k);
-                    BPETRAIN_SHUFFLE_COLLECT(state, k + 1);
+/* the steps k and k + 1 (the first off the chain, for its flags), and a look for a dead step
+   after them (128-bit states) that ends the group after step j - 1 */
+#define BPETRAIN_SHUFFLE_PAIR(k)                                                                           \
+    do {                                                                                                   \
+        first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[(k)]]);                                      \
+        state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[(k)]] + offsets[q[(k) + 1]]);          \
+        BPETRAIN_SHUFFLE_COLLECT(first, (k));                                                              \
+        BPETRAIN_SHUFFLE_COLLECT(state, (k) + 1);                                                          \
+    } while (0)
+#define BPETRAIN_SHUFFLE_LOOK(j)                                                                           \
+    do {                                                                                                   \
+        r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));                                      \
+        if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {                                                 \
+            k = (j);                                                                                       \
+            goto group_done;                                                                               \
+        }                                                                                                  \
+    } while (0)
+#ifdef BPETRAIN_SHUFFLE_STICKY
+#define BPETRAIN_SHUFFLE_LOOK_UNSTICKY(j) ((void)0)
+#else
+#define BPETRAIN_SHUFFLE_LOOK_UNSTICKY(j) BPETRAIN_SHUFFLE_LOOK(j)
+#endif
 #ifndef BPETRAIN_SHUFFLE_WIDE
+                if (m == 16) {  /* a whole group: its 8 pairs written out, a look every two (STICKY) */
+                    BPETRAIN_SHUFFLE_PAIR(0); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(2);
+                    BPETRAIN_SHUFFLE_PAIR(2); BPETRAIN_SHUFFLE_LOOK(4);
+                    BPETRAIN_SHUFFLE_PAIR(4); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(6);
+                    BPETRAIN_SHUFFLE_PAIR(6); BPETRAIN_SHUFFLE_LOOK(8);
+                    BPETRAIN_SHUFFLE_PAIR(8); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(10);
+                    BPETRAIN_SHUFFLE_PAIR(10); BPETRAIN_SHUFFLE_LOOK(12);
+                    BPETRAIN_SHUFFLE_PAIR(12); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(14);
+                    BPETRAIN_SHUFFLE_PAIR(14);
                     r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
-                    if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {
-                        k += 2;
-                        goto group_done;
-                    }
+                    k = 16;
+                    goto group_done;
+                }
+#endif
+                for (; k + 2 <= m; k += 2) {
+                    BPETRAIN_SHUFFLE_PAIR(k);
+#ifndef BPETRAIN_SHUFFLE_WIDE
+                    BPETRAIN_SHUFFLE_LOOK(k + 2);
 #endif
                 }
+#undef BPETRAIN_SHUFFLE_LOOK_UNSTICKY
+#undef BPETRAIN_SHUFFLE_LOOK
+#undef BPETRAIN_SHUFFLE_PAIR
             }
             for (; k < m; k++) {
                 state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
@@ -369,3 +402,4 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_KEY
 #undef BPETRAIN_SHUFFLE_KEYS
 #undef BPETRAIN_SHUFFLE_CUT_SHIFT
+#undef BPETRAIN_SHUFFLE_STICKY
