@@ -30,8 +30,8 @@ static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
 }
 
 /* pshufb's two-quarter code of the entry e where the lanes go up to 31 (_dfa_shuffle.h's head):
-   slot L - 1 of lane L (the dead lane's: 31) as its place slot % 16 | MATCH in bit 4 | CUT in bit 5
-   | its quarter slot / 16 in bit 6. */
+   slot L - 1 of lane L as its place slot % 16 | MATCH in bit 4 | CUT in bit 5 | its quarter
+   slot / 16 in bit 6; the dead lane's, slot 31, with bit 7 set too (0xCF). */
 static inline uint8_t bpetrain_pshufb_code2(uint8_t e) {
     int slot = ((e & 63) + 31) & 31;
     return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2) | (e & 63 ? 0 : 0x80));
@@ -46,7 +46,8 @@ static int bpetrain_pshufb_quarters(int n_lanes) {
    to n_lanes - 1) for the code t->code, and set t->quarters and t->coded: for pshufb
    (_dfa_shuffle.h's head), reading one quarter, or two of exactly 33 lanes, each row a lane down
    (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading two of up to 32 lanes, each
-   entry in pshufb's two-quarter code, and the rows q1, q0 ^ q1; reading three or four, each entry
+   entry in pshufb's two-quarter code, and the rows q1, q0 ^ q1 (their entries at place 15
+   swapped, for the dead lane's code); reading three or four, each entry
    in pshufb's code, and the rows of the step's terms in turn. */
 void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, int n_lanes) {
     Py_ssize_t i;
@@ -311,6 +312,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #define BPETRAIN_SHUFFLE_CUT_SHIFT 2
 #include "_dfa_shuffle_run.h"
 
+/* (the dead lane's code 0xCF does not stay dead here: its step reads q1 at place 15, lane 32's entry) */
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1

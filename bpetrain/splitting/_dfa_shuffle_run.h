@@ -25,6 +25,9 @@
                              block's steps go to one vector, its masks to mask registers
    BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
                              first group (later groups: 16)
+   BPETRAIN_SHUFFLE_STICKY   (optional) every step from the dead lane is the dead lane: a whole
+                             group with two-byte rows looks for it after every second pair (unset:
+                             after every pair)
 
    No include guard: included once per code. */
 
@@ -46,7 +49,10 @@
    registers. From those come the piece starts (a CUT not into a gap, or the first byte after
    a gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes
    a step on its chain (the first byte's step, for its flags, off the chain). With 128-bit
-   states a group ends at a dead step; with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
+   states a group ends at a dead step, or soon after it: a whole group with two-byte rows is
+   written out as 8 pairs, and where the dead lane stays dead (BPETRAIN_SHUFFLE_STICKY) its
+   steps are looked at after every second pair (the first dead one is found by the mask of dead
+   lanes, as below); with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
    dead lane with no flags, so every step after a dead one is dead too, and the first is
    found by the mask of dead lanes), and a block's first group is shorter
    (BPETRAIN_SHUFFLE_FIRST_GROUP), so that where the loop leaves soon after it starts (a
