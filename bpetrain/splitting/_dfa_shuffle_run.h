@@ -161,7 +161,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #define BPETRAIN_SHUFFLE_LOOK_UNSTICKY(j) BPETRAIN_SHUFFLE_LOOK(j)
 #endif
 #ifndef BPETRAIN_SHUFFLE_WIDE
-                if (m == 16) {  /* a whole group: its 8 pairs written out, a look every two (STICKY) */
+                if (m == 16) {  /* a whole group: 8 pairs written out, a look after every second (STICKY) or every one */
                     BPETRAIN_SHUFFLE_PAIR(0); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(2);
                     BPETRAIN_SHUFFLE_PAIR(2); BPETRAIN_SHUFFLE_LOOK(4);
                     BPETRAIN_SHUFFLE_PAIR(4); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(6);
