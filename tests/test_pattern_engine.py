@@ -561,10 +561,11 @@ DEAD_STEP_TEXT = b"if (x == 42) return foo_bar;\n\t// it's 7 o'clock  ok\n" * 5
 
 @pytest.mark.parametrize("pat_str", [*SHUFFLE_WIDTHS, r"\w+(?=\s)|\s", r"[a-z]+(?= )|\d|  "])
 def test_shuffles_find_the_first_dead_step_anywhere(pat_str):
-    """The shuffle loop takes all the steps of a group of 16 before it looks for a dead one (a
-    byte >= 0x80, or no thread left: a word the last two patterns fail on), as the dead lane
-    stays dead: the first must be found at every place of a group and of a block of 64, with
-    dead steps after it in the group, and where the text ends inside a group."""
+    """The shuffle loop takes several steps before it looks for a dead one (a byte >= 0x80, or
+    no thread left: a word the last two patterns fail on): vpermb a group (8, then 16), pshufb two
+    pairs where the dead lane stays dead (one pair with three quarters, where it does not):
+    the first must be found at every place of a group and of a block of 64, with dead steps
+    after it in the group, and where the text ends inside a group."""
     programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in shuffle_variants()]
     texts = [DEAD_STEP_TEXT[:at] + mark + DEAD_STEP_TEXT[at : at + 80]  # a byte >= 0x80 at every place
              for at in range(140) for mark in ("\u00e9".encode(), "\u4e2d\u00e9".encode())]

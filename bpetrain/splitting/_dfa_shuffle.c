@@ -30,11 +30,11 @@ static inline uint8_t bpetrain_pshufb_code(uint8_t e) {
 }
 
 /* pshufb's two-quarter code of the entry e where the lanes go up to 31 (_dfa_shuffle.h's head):
-   slot L - 1 of lane L (the dead lane's: 31) as its place slot % 16 | MATCH in bit 4 | CUT in bit 5
-   | its quarter slot / 16 in bit 6. */
+   slot L - 1 of lane L as its place slot % 16 | MATCH in bit 4 | CUT in bit 5 | its quarter
+   slot / 16 in bit 6; the dead lane's, slot 31, with bit 7 set too (0xCF). */
 static inline uint8_t bpetrain_pshufb_code2(uint8_t e) {
     int slot = ((e & 63) + 31) & 31;
-    return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2));
+    return (uint8_t)((slot & 15) | ((slot & 16) << 2) | ((e & 0x80) >> 2) | ((e & 0x40) >> 2) | (e & 63 ? 0 : 0x80));
 }
 
 /* The 16-lane quarters of a row that pshufb reads for lanes 0 to n_lanes - 1 (_dfa_shuffle.h's head). */
@@ -46,7 +46,8 @@ static int bpetrain_pshufb_quarters(int n_lanes) {
    to n_lanes - 1) for the code t->code, and set t->quarters and t->coded: for pshufb
    (_dfa_shuffle.h's head), reading one quarter, or two of exactly 33 lanes, each row a lane down
    (lane 0's entry dropped, lane 64's dead), then p1 = q0 ^ q1; reading two of up to 32 lanes, each
-   entry in pshufb's two-quarter code, and the rows q1, q0 ^ q1; reading three or four, each entry
+   entry in pshufb's two-quarter code, and the rows q1, q0 ^ q1 (their entries at place 15
+   swapped, for the dead lane's code); reading three or four, each entry
    in pshufb's code, and the rows of the step's terms in turn. */
 void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, int n_lanes) {
     Py_ssize_t i;
@@ -66,6 +67,8 @@ void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, 
                 row[j] = q[1][j];
                 row[16 + j] = q[0][j] ^ q[1][j];
             }
+            row[15] = q[0][15] ^ q[1][15];  /* place 15: the dead code reads the second term alone */
+            row[31] = q[1][15];
             continue;
         }
         if (quarters <= 2) {
@@ -265,6 +268,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb1
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -277,6 +281,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -291,6 +296,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 /* (the loop's masks read the two-quarter codes as they are: place | quarter << 6 is in the order
    of the lanes, the dead lane's last; CUT and MATCH are two bits lower than in an entry) */
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb2_coded
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"
@@ -298,7 +304,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #define BPETRAIN_SHUFFLE_SET1(c) _mm_set1_epi8((char)bpetrain_pshufb_code2((uint8_t)(c)))
 #define BPETRAIN_SHUFFLE_STEP(state, row) bpetrain_pshufb_coded2_step((state), (row))
 #define BPETRAIN_SHUFFLE_LOW(state) (state)
-#define BPETRAIN_SHUFFLE_DEAD(r) (((r) & 0x4F) == 0x4F)
+#define BPETRAIN_SHUFFLE_DEAD(r) ((r) & 0x80)
 #define BPETRAIN_SHUFFLE_DECODE(x) (x)
 #define BPETRAIN_SHUFFLE_LANE(c) (((((c) & 15) | (((c) >> 2) & 16)) + 1) & 31)
 #define BPETRAIN_SHUFFLE_KEY(l) (bpetrain_pshufb_code2((uint8_t)(l)) & 0x4F)
@@ -306,6 +312,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #define BPETRAIN_SHUFFLE_CUT_SHIFT 2
 #include "_dfa_shuffle_run.h"
 
+/* (the dead lane's code 0xCF does not stay dead here: its step reads q1 at place 15, lane 32's entry) */
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb3
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
@@ -319,6 +326,7 @@ static const uint8_t bpetrain_shuffle_onehot[64 * 64] __attribute__((aligned(64)
 #include "_dfa_shuffle_run.h"
 
 #define BPETRAIN_SHUFFLE_NAME bpetrain_shuffle_run_pshufb4
+#define BPETRAIN_SHUFFLE_STICKY 1
 #define BPETRAIN_SHUFFLE_COLLECT(x, i) (acc = _mm_alignr_epi8(BPETRAIN_SHUFFLE_LOW(x), acc, 1))
 #define BPETRAIN_SHUFFLE_MERGED 1
 #define BPETRAIN_SHUFFLE_TARGET "avx2,bmi2,popcnt"

@@ -25,7 +25,12 @@
      and its rows q1, q0 ^ q1 in that code. The step from the code x is pshufb(q1, x) ^
      pshufb(q0 ^ q1, x + 0x40): x + 0x40 has bit 7 set (a zero) in quarter 1 and not in
      quarter 0, so the XOR is q1 in quarter 1 and q0 in quarter 0, the next code: two pshufb,
-     an add and an XOR, 3 cycles on the chain, with no AND.
+     an add and an XOR, 3 cycles on the chain, with no AND. The dead lane's code has bit 7 set
+     as well (0xCF), so that the loop's look for it is a test of one bit: from it the first
+     pshufb gives zero and x + 0x40 wraps to place 15 of quarter 0, so the step reads the
+     second row alone there; the two rows' entries at place 15 are swapped (q0 ^ q1 first,
+     then q1, the dead lane's code), which lane 16 (place 15, quarter 0, reading both) does not
+     tell apart and which keeps the dead lane dead (slot 31 as a live code is never entered).
      A table whose lanes go up to 48 or 63 takes three or four pshufb a step; there the step
      keeps the lane in a code of its own that indexes the rows as it is, which saves the AND
      and the subtractions (bpetrain_pshufb_code): lane L's slot L - 1 (the dead lane's: 63)

@@ -25,6 +25,9 @@
                              block's steps go to one vector, its masks to mask registers
    BPETRAIN_SHUFFLE_FIRST_GROUP       (with BPETRAIN_SHUFFLE_WIDE) the steps of a block's
                              first group (later groups: 16)
+   BPETRAIN_SHUFFLE_STICKY   (optional) every step from the dead lane is the dead lane: a whole
+                             group with two-byte rows looks for it after every second pair (unset:
+                             after every pair)
 
    No include guard: included once per code. */
 
@@ -46,7 +49,10 @@
    registers. From those come the piece starts (a CUT not into a gap, or the first byte after
    a gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes
    a step on its chain (the first byte's step, for its flags, off the chain). With 128-bit
-   states a group ends at a dead step; with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
+   states a group ends at a dead step, or soon after it: a whole group with two-byte rows is
+   written out as 8 pairs, and where the dead lane stays dead (BPETRAIN_SHUFFLE_STICKY) its
+   steps are looked at after every second pair (the first dead one is found by the mask of dead
+   lanes, as below); with 512-bit ones its steps are all taken before a dead one is looked for (at its end: the dead lane's entries are the
    dead lane with no flags, so every step after a dead one is dead too, and the first is
    found by the mask of dead lanes), and a block's first group is shorter
    (BPETRAIN_SHUFFLE_FIRST_GROUP), so that where the loop leaves soon after it starts (a
@@ -132,19 +138,52 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             acc = _mm_setzero_si128();
 #endif
             if (pairs != NULL) {
-                for (; k + 2 <= m; k += 2) {
-                    first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
-                    state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[k]] + offsets[q[k + 1]]);
-                    BPETRAIN_SHUFFLE_COLLECT(first, k);
-                    BPETRAIN_SHUFFLE_COLLECT(state, k + 1);
+/* the steps k and k + 1 (the first off the chain, for its flags), and a look for a dead step
+   after them (128-bit states) that ends the group after step j - 1 */
+#define BPETRAIN_SHUFFLE_PAIR(k)                                                                           \
+    do {                                                                                                   \
+        first = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[(k)]]);                                      \
+        state = BPETRAIN_SHUFFLE_STEP(state, pairs + pair_offsets[q[(k)]] + offsets[q[(k) + 1]]);          \
+        BPETRAIN_SHUFFLE_COLLECT(first, (k));                                                              \
+        BPETRAIN_SHUFFLE_COLLECT(state, (k) + 1);                                                          \
+    } while (0)
+#define BPETRAIN_SHUFFLE_LOOK(j)                                                                           \
+    do {                                                                                                   \
+        r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));                                      \
+        if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {                                                 \
+            k = (j);                                                                                       \
+            goto group_done;                                                                               \
+        }                                                                                                  \
+    } while (0)
+#ifdef BPETRAIN_SHUFFLE_STICKY
+#define BPETRAIN_SHUFFLE_LOOK_UNSTICKY(j) ((void)0)
+#else
+#define BPETRAIN_SHUFFLE_LOOK_UNSTICKY(j) BPETRAIN_SHUFFLE_LOOK(j)
+#endif
 #ifndef BPETRAIN_SHUFFLE_WIDE
+                if (m == 16) {  /* a whole group: 8 pairs written out, a look after every second (STICKY) or every one */
+                    BPETRAIN_SHUFFLE_PAIR(0); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(2);
+                    BPETRAIN_SHUFFLE_PAIR(2); BPETRAIN_SHUFFLE_LOOK(4);
+                    BPETRAIN_SHUFFLE_PAIR(4); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(6);
+                    BPETRAIN_SHUFFLE_PAIR(6); BPETRAIN_SHUFFLE_LOOK(8);
+                    BPETRAIN_SHUFFLE_PAIR(8); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(10);
+                    BPETRAIN_SHUFFLE_PAIR(10); BPETRAIN_SHUFFLE_LOOK(12);
+                    BPETRAIN_SHUFFLE_PAIR(12); BPETRAIN_SHUFFLE_LOOK_UNSTICKY(14);
+                    BPETRAIN_SHUFFLE_PAIR(14);
                     r = (uint32_t)_mm_cvtsi128_si32(BPETRAIN_SHUFFLE_LOW(state));
-                    if (BPETRAIN_UNLIKELY(BPETRAIN_SHUFFLE_DEAD(r))) {
-                        k += 2;
-                        goto group_done;
-                    }
+                    k = 16;
+                    goto group_done;
+                }
+#endif
+                for (; k + 2 <= m; k += 2) {
+                    BPETRAIN_SHUFFLE_PAIR(k);
+#ifndef BPETRAIN_SHUFFLE_WIDE
+                    BPETRAIN_SHUFFLE_LOOK(k + 2);
 #endif
                 }
+#undef BPETRAIN_SHUFFLE_LOOK_UNSTICKY
+#undef BPETRAIN_SHUFFLE_LOOK
+#undef BPETRAIN_SHUFFLE_PAIR
             }
             for (; k < m; k++) {
                 state = BPETRAIN_SHUFFLE_STEP(state, rows + offsets[q[k]]);
@@ -369,3 +408,4 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
 #undef BPETRAIN_SHUFFLE_KEY
 #undef BPETRAIN_SHUFFLE_KEYS
 #undef BPETRAIN_SHUFFLE_CUT_SHIFT
+#undef BPETRAIN_SHUFFLE_STICKY
