@@ -46,6 +46,10 @@ Run from the repository (after ``pip install -e '.[bench]'``)::
 
 ``--clock cpu`` times each call by the CPU time of its thread (``time.thread_time``) rather than
 by the wall clock: on a machine shared with other jobs it moves far less from run to run.
+``--paired`` runs cl100k right before each run of every other pattern and gives the median of
+those pairs' ratios too: on a machine whose speed moves from second to second (a shared or
+throttled one; two runs of all and published patterns) the ratios of medians moved by up to a
+quarter between runs, the paired ones by up to 0.07.
 """
 from __future__ import annotations
 
@@ -133,12 +137,19 @@ def run(args) -> dict:
     counts = {key: set() for key in calls}
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     failed = {}  # name -> why bpetrain's splitter gave up on the text (BacktrackLimitExceeded)
+    pairs = {}  # name -> cl100k's time over the pattern's, each with cl100k run right before it (--paired)
+    base_call = calls.get(("cl100k", "bpetrain")) if args.paired else None
     slow = set()  # names whose regex.finditer run took more than --regex-seconds (not run again)
     for i in range(args.repeat):
         for key, call in calls.items():
             if key[0] in failed or (key[1] == "regex" and key[0] in slow):
                 continue
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
+            paired = base_call is not None and key[1] == "bpetrain" and key[0] != "cl100k"
+            if paired:
+                start = clock()
+                base_call()
+                base_seconds = clock() - start
             start = clock()
             try:
                 counts[key].add(call())
@@ -150,6 +161,8 @@ def run(args) -> dict:
                 times[key].clear()
                 continue
             times[key].append(clock() - start)
+            if paired:
+                pairs.setdefault(key[0], []).append(base_seconds / times[key][-1])
     rows = []
     for name, pat_str in args.patterns:
         if name in failed:
@@ -164,6 +177,8 @@ def run(args) -> dict:
                "splitter": splitter_kind(pat_str), "n_pieces": ours.pop(), "checked_bytes": checked[name]}
         if name in slow:
             row["regex_over_seconds"] = args.regex_seconds
+        if name in pairs:
+            row["paired_ratio"] = {"median": statistics.median(pairs[name]), "runs": pairs[name]}
         for splitter in SPLITTERS:
             if not times.get((name, splitter)):
                 continue
@@ -198,10 +213,11 @@ def markdown(report: dict) -> str:
         (f"- Python {head['python']}, {head['cpu_count']} CPUs; "
          + ", ".join(f"{k} {v}" for k, v in head["versions"].items() if v)),
         "",
-        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | SSE2 blocks MB/s | DFA alone MB/s "
+        ("| pattern | bpetrain splitter | pieces | bpetrain MB/s | / cl100k's | paired / cl100k's | SSE2 blocks MB/s "
+         "| DFA alone MB/s "
          "| DFA by pshufb MB/s | / cl100k's | / cl100k's SSE2 | DFA tables alone MB/s | / cl100k's SSE2 "
          "| program alone MB/s | regex MB/s | regex time / bpetrain's |"),
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     check = min(head["check_bytes"], head["n_bytes"])
     short = [f"{r['pattern']} ({r['checked_bytes']:,})" for r in report["results"]
@@ -222,20 +238,22 @@ def markdown(report: dict) -> str:
     for r in report["results"]:
         if "failed" in r:
             lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit "
-                         "| - | - | - | - | - | - |")
+                         "| - | - | - | - | - | - | - |")
             continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
         regex_speed = f"over {r['regex_over_seconds']:g} s" if "regex_over_seconds" in r else speed(r, "regex")
+        paired = f"{r['paired_ratio']['median']:.2f}" if "paired_ratio" in r else "-"
         lines.append(
             f"| {r['pattern']} | {r['splitter']} | {r['n_pieces']:,} | {r['bpetrain']['mb_per_s']:.1f} "
-            f"| {versus(r, 'bpetrain')} | {speed(r, 'sse2')} | {speed(r, 'dfa')} | {speed(r, 'pshufb')} "
+            f"| {versus(r, 'bpetrain')} | {paired} | {speed(r, 'sse2')} | {speed(r, 'dfa')} | {speed(r, 'pshufb')} "
             f"| {versus(r, 'pshufb')} | {versus(r, 'pshufb', base_sse2)} | {speed(r, 'tables')} "
             f"| {versus(r, 'tables', base_sse2)} | {speed(r, 'engine')} | {regex_speed} | {ratio} |"
         )
     lines += [
         "",
         ("bpetrain: `splitting.n_pieces` on the UTF-8 bytes, as bpetrain splits (a pattern outside the compiled "
-         "matcher's syntax is decoded and split by the regex module). SSE2 blocks: the same with the 64-byte blocks' "
+         "matcher's syntax is decoded and split by the regex module). paired / cl100k's (--paired): the median of "
+         "cl100k's time over the pattern's, cl100k run right before each of the pattern's runs. SSE2 blocks: the same with the 64-byte blocks' "
          "bytes classed by SSE2, as on a CPU without AVX-512BW (shown where bpetrain reads by blocks and this CPU has "
          "AVX-512BW; the pshufb and tables columns' / cl100k's SSE2 are over cl100k's SSE2 blocks MB/s). "
          "DFA alone: the pattern's DFA without the hand-written code (shown where bpetrain runs hand-written code). DFA by pshufb: the DFA reading ASCII text "
@@ -276,6 +294,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="time each call by the wall clock or by its thread's CPU time (steadier on a machine "
                         "shared with other jobs; default: wall)")
+    parser.add_argument("--paired", action="store_true",
+                        help="also run cl100k right before each run of every other pattern by bpetrain, and give "
+                        "the median of those pairs' ratios: what a machine whose speed moves from second to second "
+                        "(shared, throttled) moves least (needs --pattern cl100k or all)")
     parser.add_argument("--json", metavar="OUT", help="also write the results as JSON to OUT")
     return parser
 
@@ -293,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
         args.patterns = resolve_all(args.pattern or ["all", "published"], "all")
     except ValueError as exc:
         parser.error(str(exc))
+    if args.paired and "cl100k" not in dict(args.patterns):
+        parser.error("--paired needs the pattern cl100k (--pattern cl100k or --pattern all)")
     report = run(args)
     print(markdown(report))
     if args.json:
