@@ -882,8 +882,34 @@ enum {
     BPETRAIN_BLOCKS_DIGITS_1 = 8,     /* cl100k's, o200k's: digits one a piece (\p{N}), not by three */
     BPETRAIN_BLOCKS_DIGITS_2 = 16,    /* cl100k's, o200k's: digits by two (\p{N}{1,2}: nanochat's) */
     BPETRAIN_BLOCKS_BARE_O = 32,      /* cl100k's: no [\r\n]* after a run of O: its newlines go to the whitespace */
-    BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64  /* o200k's: no (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
+    BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64, /* o200k's: no (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
+    BPETRAIN_BLOCKS_LONE_SPACE_GAPS = 128 /* gpt2's without \s++$ and the last \s: a lone whitespace
+                                             character before a non-space is in no piece (bpetrain_blocks_gap) */
 };
+
+/* What bpetrain_blocks_gap says of a piece the blocks gave. */
+enum { BPETRAIN_BLOCKS_PIECE = 0, BPETRAIN_BLOCKS_GAP = 1, BPETRAIN_BLOCKS_UNSURE = 2 };
+
+/* For rules with BPETRAIN_BLOCKS_LONE_SPACE_GAPS: whether the piece s[cur : end] that gpt2's rules
+   gave is a piece of the pattern, or a gap. gpt2's pieces are the pattern's but those its last
+   alternative \s gives: a whitespace character that \s+(?!\S) cannot take, the last of a run
+   followed by a non-space (a space there is taken by `` ?``, and \s++$ takes what the other
+   takes at the end of the string). Those the pattern matches nowhere (its next attempt starts
+   after it, where gpt2's next piece does). UNSURE where the character or the one after it is
+   not ASCII (the caller asks the program). */
+static inline int bpetrain_blocks_gap(const uint8_t* s, Py_ssize_t cur, Py_ssize_t end, Py_ssize_t n) {
+    uint8_t a = s[cur], b;
+    if (BPETRAIN_LIKELY(((uint8_t)(a - 9) > 4) & (a < 0x80)))  /* (one test: most pieces start otherwise) */
+        return BPETRAIN_BLOCKS_PIECE;
+    if (a >= 0x80)
+        return end - cur <= 3 ? BPETRAIN_BLOCKS_UNSURE : BPETRAIN_BLOCKS_PIECE;  /* (a lone character of two or three bytes) */
+    if (end != cur + 1 || end == n || !(a >= 9 && a <= 13))
+        return BPETRAIN_BLOCKS_PIECE;
+    b = s[end];
+    if (b >= 0x80)
+        return BPETRAIN_BLOCKS_UNSURE;
+    return b == ' ' || (b >= 9 && b <= 13) ? BPETRAIN_BLOCKS_PIECE : BPETRAIN_BLOCKS_GAP;
+}
 
 /* The digits that start a piece in a run of them (bpetrain_digit_starts) by the rules' variant. */
 static inline uint64_t bpetrain_blocks_digits(int pattern) {

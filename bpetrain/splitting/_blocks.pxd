@@ -20,7 +20,8 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
 # compiled program for the rules of a pattern without one: cl100k's, either kind, or
 # o200k's, with the variants BLOCKS_DIGITS_1, BLOCKS_DIGITS_2, BLOCKS_BARE_O and
-# BLOCKS_NO_CONTRACTIONS ORed in), then
+# BLOCKS_NO_CONTRACTIONS ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
+# ``blocks_gap`` tells from gaps), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
 # ``blocks_gave``: whether the last piece was a block's (for the tests).
 cdef extern from "_ascii_blocks.h":
@@ -35,11 +36,15 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_DIGITS_2 "BPETRAIN_BLOCKS_DIGITS_2"
         BLOCKS_BARE_O "BPETRAIN_BLOCKS_BARE_O"
         BLOCKS_NO_CONTRACTIONS "BPETRAIN_BLOCKS_NO_CONTRACTIONS"
+        BLOCKS_LONE_SPACE_GAPS "BPETRAIN_BLOCKS_LONE_SPACE_GAPS"
+        BLOCKS_PIECE "BPETRAIN_BLOCKS_PIECE"
+        BLOCKS_GAP "BPETRAIN_BLOCKS_GAP"
     void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern, const uint8_t* two_byte) noexcept nogil
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
     bint blocks_gave "bpetrain_blocks_gave"(const block_scan* it) noexcept nogil
+    int blocks_gap "bpetrain_blocks_gap"(const uint8_t* text, Py_ssize_t cur, Py_ssize_t end, Py_ssize_t n) noexcept nogil
 
 # The block reader's name (BLOCKS_*) of a hand-written matcher's pattern (PATTERN_*).
 cdef inline int blocks_of(int pattern) noexcept nogil:

@@ -397,16 +397,26 @@ def o200k_rules(int digits, bint contractions):
     return BLOCKS_O200K | _digits_rules(digits) | (0 if contractions else BLOCKS_NO_CONTRACTIONS)
 
 
+def gpt2_rules(bint gaps):
+    """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
+    pieces of a pattern that splits as gpt2's, or (``gaps``) as gpt2's without ``\\s++$`` and
+    its last ``\\s`` (Hugging Face's ByteLevel regex as llama.cpp writes it): there a
+    whitespace character that ``\\s+(?!\\S)`` cannot take is in no piece
+    (bpetrain_blocks_gap)."""
+    return BLOCKS_GPT2 | (BLOCKS_LONE_SPACE_GAPS if gaps else 0)
+
+
 def _digits_rules(int digits):
     if digits not in (1, 2, 3):
         raise ValueError(f"digits must be 1, 2 or 3, got {digits}")
     return BLOCKS_DIGITS_1 if digits == 1 else BLOCKS_DIGITS_2 if digits == 2 else 0
 
 
-#: Every value of :func:`cl100k_rules` and :func:`o200k_rules`: the rules a ``Program``
-#: without a hand-written matcher may be read by.
+#: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
+#: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (0, 1) for after in (0, 1)),
-                   *(o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (0, 1))])
+                   *(o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (0, 1)),
+                   gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O

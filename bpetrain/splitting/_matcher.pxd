@@ -8,8 +8,9 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t, uint8_t
 
-from bpetrain.splitting._blocks cimport (ascii_classes_standard, block_scan, blocks_init, blocks_next, blocks_of,
-                                        blocks_reset, char_codes)
+from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_PIECE, ascii_classes_standard,
+                                        block_scan, blocks_gap, blocks_init, blocks_next, blocks_of, blocks_reset,
+                                        char_codes)
 from bpetrain.splitting._blocks cimport piece_end as native_piece_end
 
 
@@ -296,10 +297,17 @@ cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t 
 cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stack* stack, const uint8_t* text,
                                       Py_ssize_t start, Py_ssize_t end, Py_ssize_t bos) except -2 nogil:
     cdef Py_ssize_t found, i
+    cdef int gap
     if reader.blocks:
         found = blocks_next(&reader.scan, text, reader.first, start, end)
         if found >= 0:
-            return found
+            if not t.blocks & BLOCKS_LONE_SPACE_GAPS:
+                return found
+            gap = blocks_gap(text, start, found, end)
+            if gap == BLOCKS_PIECE:
+                return found
+            if gap == BLOCKS_GAP:
+                return -1  # (the blocks read on from found: the caller's next start)
         blocks_reset(&reader.scan)
     elif t.dfa_trans != NULL and not t.native:
         # Pieces read ahead answer while the text's end is the same and ``start`` is in the

@@ -108,6 +108,8 @@ _HAND_WRITTEN = (
     *((_cl100k_rules_pattern(digits, end, after, folded), 0, _blocks.cl100k_rules(digits, end, after))
       for folded in (True, False) for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
       if (digits, end, after, folded) != (3, True, True, True)),  # (cl100k's own)
+    # gpt2's without \s++$ and \s: a whitespace character \s+(?!\S) cannot take is in no piece
+    (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s+(?!\S)""", 0, _blocks.gpt2_rules(True)),
     *((_o200k_rules_pattern(digits, contractions, folded), 0, _blocks.o200k_rules(digits, contractions))
       for digits in (3, 2, 1) for contractions, folded in ((True, True), (True, False), (False, True))
       if (digits, contractions, folded) != (3, True, True)),  # (o200k's own)
