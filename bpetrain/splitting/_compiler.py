@@ -1017,8 +1017,8 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None,
 
 #: What :func:`probe_cuts` splits: where the split patterns of published tokenizers
 #: differ (contractions in either case, runs of digits, letters after punctuation, a case
-#: change, runs of spaces and new lines, whitespace at the end, Han and other scripts), in characters that Unicode
-#: has classed alike for decades.
+#: change, runs of spaces and new lines, whitespace at the end, Han and other scripts), in
+#: characters that Unicode has classed alike for decades.
 _PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
           "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
           "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n  ")

@@ -30,9 +30,11 @@ of patterns that split by cl100k's or o200k's rules with variants
 (:func:`bpetrain.splitting._blocks.cl100k_rules`, :func:`~bpetrain.splitting._blocks.o200k_rules`:
 digits one, two or three a piece, with or without ``\\s++$``, newlines after punctuation
 its own or the whitespace's, o200k's contractions or none; minbpe's, nanochat's, Llama 3's,
-Qwen2's and Mistral's tekken strings among them),
-is split 64 bytes at a time (``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md).
-The program still gives them their safe cuts.
+Qwen2's and Mistral's tekken strings among them), or by gpt2's rules with a lone whitespace
+character before a non-space in no piece (:func:`~bpetrain.splitting._blocks.gpt2_rules`:
+Hugging Face's ByteLevel regex as llama.cpp writes it), is split 64 bytes at a time
+(``_ascii_blocks.h``): about twice the DFA (docs/split-patterns.md). The program still gives
+them their safe cuts.
 """
 from __future__ import annotations
 
@@ -62,7 +64,6 @@ from bpetrain.splitting.names import (
 
 __all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_pattern", "ship_patterns",
            "split_pattern"]
-
 
 
 def _contractions(folded: bool) -> str:
