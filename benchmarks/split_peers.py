@@ -49,7 +49,7 @@ by the wall clock: on a machine shared with other jobs it moves far less from ru
 ``--paired`` runs cl100k right before each run of every other pattern and gives the median of
 those pairs' ratios too: on a machine whose speed moves from second to second (a shared or
 throttled one; two runs of all and published patterns) the ratios of medians moved by up to a
-quarter between runs, the paired ones by up to 0.07.
+third between runs, the paired ones by up to 0.14 (most by 0.05 or less).
 """
 from __future__ import annotations
 
