@@ -24,20 +24,19 @@ from bpetrain.splitting.pattern import _HAND_WRITTEN, _contractions, split_patte
 
 NAMED = ("gpt2", "cl100k", "o200k")
 NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
-#: A pattern for each variant of the block rules (_blocks.cl100k_rules, o200k_rules) that
-#: none of those splits by, named by its rules: the first that bpetrain.splitting.pattern
-#: writes for it (contractions folded by (?i)).
+#: A pattern for each variant of the block rules (_blocks.cl100k_rules, o200k_rules,
+#: gpt2_rules) that none of those splits by, named by its rules: the first that
+#: bpetrain.splitting.pattern writes for it (contractions folded by (?i)).
 RULE_VARIANTS = {}
-for _pat_str, _, _blocks_rules in _HAND_WRITTEN:
-    RULE_VARIANTS.setdefault(f"rules-{_blocks_rules}", _pat_str)
-RULE_VARIANTS = {name: pat_str for name, pat_str in RULE_VARIANTS.items()
-                 if name != "rules-0" and name not in {f"rules-{split_pattern(SPLIT_PATTERNS[named]).program.blocks}"
-                                                       for named in NAMED_BLOCKS_ONLY}}
+_NAMED_RULES = {split_pattern(SPLIT_PATTERNS[name]).program.blocks for name in NAMED_BLOCKS_ONLY}
+for _pat_str, _, _rules in _HAND_WRITTEN:
+    if _rules and _rules not in _NAMED_RULES:
+        RULE_VARIANTS.setdefault(f"rules-{_rules}", _pat_str)
 #: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way): they
 #: split as the ones above where the blocks read (which leave the letters' other case
 #: variants to the program), and not at those variants.
 ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerate(_HAND_WRITTEN)
-              if blocks and pat_str not in RULE_VARIANTS.values() and "(?i" not in pat_str}
+              if blocks and _contractions(False) in pat_str and pat_str not in RULE_VARIANTS.values()}
 PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS, **ASCII_CASE}
 BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).

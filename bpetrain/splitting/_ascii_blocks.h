@@ -1,6 +1,7 @@
-/* The pieces of gpt2, cl100k and o200k (and of the patterns that split by cl100k's rules with
-   the variants of bpetrain_cl100k_starts: Llama 3's, minbpe's, rustbpe's, nanochat's, Qwen2's
-   strings among them) in ASCII text, 64 bytes at a time, without a branch per piece.
+/* The pieces of gpt2, cl100k and o200k (and of the patterns that split by their rules with the
+   variants of BPETRAIN_BLOCKS_*: Llama 3's, minbpe's, rustbpe's, nanochat's, Qwen2's, tekken's,
+   Hugging Face's ByteLevel strings among them) in ASCII text, 64 bytes at a time, without a
+   branch per piece.
 
    The hand-written matchers (_blocks.pyx: _gpt2, _cl100k, _o200k) find one piece at a time: a
    chain of tests on the first characters, which the branch predictor cannot learn (the
@@ -86,6 +87,11 @@
 #include <emmintrin.h>
 #endif
 #endif
+
+/* Whether the ASCII byte b is whitespace (\s: \t \n \v \f \r and space). */
+static inline int bpetrain_ascii_space(uint8_t b) {
+    return b == ' ' || (uint8_t)(b - 9) <= 4;
+}
 
 /* Class masks of 64 bytes: bit i describes byte i. */
 typedef struct {
@@ -642,7 +648,7 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     int goes_on = 0;
     if (b->stop < n) {
         uint8_t next = s[b->stop];  /* a byte that is not ASCII might be whitespace: taken to go on */
-        goes_on = next >= 0x80 || next == ' ' || (next >= 9 && next <= 13);
+        goes_on = next >= 0x80 || bpetrain_ascii_space(next);
     }
     uint64_t w_next = (w >> 1) | (goes_on ? last_bit : 0);
     uint64_t w_start = w & ~(w << 1), w_end = w & ~w_next;
@@ -903,12 +909,12 @@ static inline int bpetrain_blocks_gap(const uint8_t* s, Py_ssize_t cur, Py_ssize
         return BPETRAIN_BLOCKS_PIECE;
     if (a >= 0x80)
         return end - cur <= 3 ? BPETRAIN_BLOCKS_UNSURE : BPETRAIN_BLOCKS_PIECE;  /* (a lone character of two or three bytes) */
-    if (end != cur + 1 || end == n || !(a >= 9 && a <= 13))
+    if (end != cur + 1 || end == n)  /* (a is \t \n \v \f \r) */
         return BPETRAIN_BLOCKS_PIECE;
     b = s[end];
     if (b >= 0x80)
         return BPETRAIN_BLOCKS_UNSURE;
-    return b == ' ' || (b >= 9 && b <= 13) ? BPETRAIN_BLOCKS_PIECE : BPETRAIN_BLOCKS_GAP;
+    return bpetrain_ascii_space(b) ? BPETRAIN_BLOCKS_PIECE : BPETRAIN_BLOCKS_GAP;
 }
 
 /* The digits that start a piece in a run of them (bpetrain_digit_starts) by the rules' variant. */

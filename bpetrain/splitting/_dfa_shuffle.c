@@ -104,7 +104,7 @@ void bpetrain_shuffle_prepare(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n, 
    cover (t->cover, if any) is renamed by bpetrain_shuffle_merge_cover. Returns the lanes
    after merging, n_lanes where nothing is merged (t->full stays NULL). */
 int bpetrain_shuffle_merge(bpetrain_shuffle* t, uint8_t* rows, Py_ssize_t n_rows, Py_ssize_t n_pair_rows,
-                                         int n_lanes, uint8_t* keep) {
+                           int n_lanes, uint8_t* keep) {
     uint8_t part[64], next[64], first[64], row[64];
     int l, m, n_parts = 0, n_next;
     Py_ssize_t c;

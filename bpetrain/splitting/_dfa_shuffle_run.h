@@ -237,7 +237,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         {  /* the block's n steps, half[0] and half[1]: their masks 32 at a time (the bytes after them are
               kept off by keep) */
             int h;
-            for (h = 0; h < 64 && h < n; h += 32) {
+            for (h = 0; h < n; h += 32) {
                 const __m256i x = half[h >> 5];
                 const __m256i lanes = _mm256_and_si256(x, lane_bits);
                 const __m256i after_back = _mm256_cmpgt_epi8(lanes, before_back);

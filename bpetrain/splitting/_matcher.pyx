@@ -1729,7 +1729,8 @@ cdef class Program:
         self.tables.sig_cand = &sig_cand[0]
         self.tables.follow = &follow[0]
         if blocks and blocks not in _blocks.RULES:
-            raise ValueError(f"blocks must be 0 or one of _blocks.RULES (_blocks.cl100k_rules), got {blocks}")
+            raise ValueError(f"blocks must be 0 or one of _blocks.RULES (_blocks.cl100k_rules, o200k_rules, gpt2_rules), "
+                             f"got {blocks}")
         self.tables.unicode = 0
         if native or blocks:
             self.tables.unicode = _blocks.ensure_tables(unicode)
