@@ -22,12 +22,18 @@ written). tiktoken has no such cache for a local rank file.
 They also report each process's peak resident memory (median, MB) and the ratio of
 bpetrain's time and memory to tiktoken's (below 1.00: bpetrain costs less).
 
+``--documents`` adds, for the same rank files, a fresh process that loads one and encodes
+200 KB of text as 1 KB documents, one ``encode`` call each (the first 200,000 characters of
+the standard library's sources, :func:`texts.stdlib_text`, cut every 1,000 characters): past
+its first 64 KiB an encoder builds the linear encoder's tables and seeds its piece tables, which
+a warm cache reads back (``linear-*.bin``) and a cold one builds and writes.
+
 ``--published`` adds, for each pattern of ``benchmarks/splitting.py``'s
 ``PUBLISHED_PATTERNS``, a fresh process that compiles it (``SplitPattern(pat_str)``, the
 installed ``regex`` module's classes) with an empty cache: a first process's compile of a
 pattern that is not one of the named ones.
 
-    python benchmarks/import_time.py [--repeat 11] [--cold-cache] [--vocabs DIR] [--published]
+    python benchmarks/import_time.py [--repeat 11] [--cold-cache] [--vocabs DIR [--documents]] [--published]
 """
 from __future__ import annotations
 
@@ -72,6 +78,14 @@ LOAD_TIKTOKEN = (
     "enc.encode('hello world')"
 )
 
+#: The same, then encode the text of the file argv[3] as documents of 1,000 characters, one call each.
+DOCUMENTS = (
+    "\ntext = open(sys.argv[3], encoding='utf-8').read()\n"
+    "for start in range(0, len(text), 1000):\n"
+    "    enc.encode(text[start:start + 1000])"
+)
+#: Characters of text the documents cases encode.
+DOCUMENT_CHARS = 200_000
 
 #: The cache each bpetrain load case runs with (see the module docstring).
 WARM, COLD = "warm cache", "cold cache"
@@ -89,18 +103,24 @@ def published_cases() -> dict[str, list[str]]:
             for name, (pat_str, _) in PUBLISHED_PATTERNS.items()}
 
 
-def load_cases(vocabs: str) -> dict[str, list[str]]:
+def load_cases(vocabs: str, documents: str | None = None) -> dict[str, list[str]]:
     """The load-and-encode cases for the rank files in ``vocabs``: bpetrain with a warm and
-    a cold cache, then tiktoken."""
+    a cold cache, then tiktoken; with ``documents`` (a text file), each also loads and
+    encodes that text as documents of 1,000 characters."""
     from bpetrain.splitting.names import PATTERNS
 
+    kinds = [("encode", "", [])] + ([("200 KB as 1 KB documents", DOCUMENTS, [documents])] if documents else [])
     cases = {}
     for name in ("cl100k", "o200k"):
         path = os.path.join(vocabs, f"{name}_base.tiktoken")
-        if os.path.exists(path):
+        if not os.path.exists(path):
+            continue
+        for what, tail, extra in kinds:
             for cache in (WARM, COLD):
-                cases[f"load + encode {name} (bpetrain, {cache})"] = [sys.executable, "-c", LOAD_BPETRAIN, path, name]
-            cases[f"load + encode {name} (tiktoken)"] = [sys.executable, "-c", LOAD_TIKTOKEN, path, PATTERNS[name]]
+                cases[f"load + {what} {name} (bpetrain, {cache})"] = [
+                    sys.executable, "-c", LOAD_BPETRAIN + tail, path, name, *extra]
+            cases[f"load + {what} {name} (tiktoken)"] = [
+                sys.executable, "-c", LOAD_TIKTOKEN + tail, path, PATTERNS[name], *extra]
     return cases
 
 
@@ -130,10 +150,21 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--cold-cache", action="store_true", help="an empty character-set cache for every run")
     parser.add_argument("--vocabs", help="a folder with cl100k_base.tiktoken and/or o200k_base.tiktoken")
+    parser.add_argument("--documents", action="store_true",
+                        help="with --vocabs, also load and encode 200 KB as 1 KB documents, one call each")
     parser.add_argument("--published", action="store_true", help="a cold compile of each published pattern")
     args = parser.parse_args()
     compile_bytecode()
-    cases = {**CASES, **(load_cases(args.vocabs) if args.vocabs else {}), **(published_cases() if args.published else {})}
+    documents = None
+    if args.documents:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        from texts import stdlib_text
+
+        fd, documents = tempfile.mkstemp(suffix=".txt", prefix="bpetrain-documents-")
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(stdlib_text(DOCUMENT_CHARS))
+    cases = {**CASES, **(load_cases(args.vocabs, documents) if args.vocabs else {}),
+             **(published_cases() if args.published else {})}
     times: dict[str, list[float]] = {name: [] for name in cases}
     cpu: dict[str, list[float]] = {name: [] for name in cases}
     memory: dict[str, list[float]] = {name: [] for name in cases}
@@ -158,6 +189,8 @@ def main() -> None:
                     shutil.rmtree(cache)
     finally:
         shutil.rmtree(warm)
+        if documents:
+            os.unlink(documents)
     empty = statistics.median(times["python -c pass"])
     print("| case | median ms | minus empty interpreter | CPU ms | peak MB |\n|---|---:|---:|---:|---:|")
     for name, runs in times.items():
@@ -166,12 +199,13 @@ def main() -> None:
               f"| {statistics.median(memory[name]):.0f} |")
     pairs = [name for name in cases if "(bpetrain, " in name]
     if pairs:
-        print("\n| rank file | cache | time bpetrain / tiktoken | CPU bpetrain / tiktoken | memory bpetrain / tiktoken |"
+        print("\n| case | cache | time bpetrain / tiktoken | CPU bpetrain / tiktoken | memory bpetrain / tiktoken |"
               "\n|---|---|---:|---:|---:|")
     for name in pairs:
-        other = name.split(" (")[0] + " (tiktoken)"
-        ratios = [statistics.median(table[name]) / statistics.median(table[other]) for table in (times, cpu, memory)]
-        print(f"| {name.split()[3]} | {name.split(', ')[1][:-1]} | " + " | ".join(f"{r:.2f}" for r in ratios) + " |")
+        case, cache = name[:-1].split(" (bpetrain, ")
+        ratios = [statistics.median(table[name]) / statistics.median(table[f"{case} (tiktoken)"])
+                  for table in (times, cpu, memory)]
+        print(f"| {case.removeprefix('load + ')} | {cache.split()[0]} | " + " | ".join(f"{r:.2f}" for r in ratios) + " |")
 
 
 if __name__ == "__main__":

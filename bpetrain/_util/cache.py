@@ -90,6 +90,7 @@ KINDS = {
     "pairs": "encoders' pair tables of large vocabularies",
     "arrays": "compiled split patterns and Unicode tables",
     "charset": "character sets asked of the regex module",
+    "linear": "encoders' linear tables (token trie, splits) of large vocabularies",
 }
 
 _ENV_DIR = "BPETRAIN_CACHE_DIR"

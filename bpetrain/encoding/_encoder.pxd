@@ -20,3 +20,4 @@ cdef class BytePairEncoder:
     cdef int64_t _n_seen     # bytes (about) encoded so far, until warm has built and seeded
     cdef bint _warmed        # warm has built the linear tables and seeded the piece tables
     cdef int warm(self, Py_ssize_t n_bytes) except -1
+    cdef object linear_key(self)

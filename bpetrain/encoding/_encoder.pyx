@@ -24,6 +24,8 @@ from libc.string cimport memchr, memcmp, memcpy, memset
 import threading
 from array import array
 
+from bpetrain.encoding import _heap as _heap_module, _linear as _linear_module, _table_cache, _tables as _tables_module
+
 from cpython.array cimport array as c_array, clone
 
 # The three calls of NumPy's C API that make the arrays of encode_to_numpy, declared here
@@ -43,7 +45,8 @@ from bpetrain.encoding._buffers cimport IdBuffer, Scratch, free_buffers, grow_id
 from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport PieceKey, encode_keyed, encode_piece, prefetch_piece
-from bpetrain.encoding._tables cimport ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables, pair_rank
+from bpetrain.encoding._tables cimport (ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables,
+                                       linear_table_parts, load_linear_tables, pair_rank)
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           new_stack, start_reading)
 
@@ -200,6 +203,9 @@ BATCH_LISTS, BATCH_ARRAYS, BATCH_COUNTS = 0, 1, 2
 #: (:meth:`BytePairEncoder.build_linear`): a script that encodes a few strings never pays
 #: for them, a longer run does once.
 LINEAR_AFTER = 1 << 16
+#: The compiled modules whose build makes the linear encoder's tables and decides whether
+#: it applies (the key of those kept on disk starts with their build tag).
+_LINEAR_BUILDERS = (_tables_module.__file__, _linear_module.__file__, _heap_module.__file__)
 
 #: Most entries of a new encoder's piece tables (32 bytes each: each grows from 32 KiB to
 #: 8 MiB, holding up to 131,072 pieces, with an arena of up to 4 MiB for the long ones).
@@ -696,17 +702,42 @@ cdef class BytePairEncoder:
         by :attr:`linear`, :attr:`n_nodes`, a token automaton, or once the encoder has
         read ``LINEAR_AFTER`` bytes. Threads may encode meanwhile: the tables they read
         are not written, and ``tables.linear`` is set last.
+
+        A large vocabulary's tables, and whether the linear encoder applies, are read from
+        the on-disk cache when a process has kept them there, else built and kept
+        (:mod:`bpetrain.encoding._table_cache`): 12 ms instead of 130 ms with
+        ``cl100k_base``, 25 ms instead of 300 ms with ``o200k_base``.
         """
-        cdef bint own_splits = False
+        cdef bint own_splits = False, linear = False
         if self._linear_built:
             return
         with self._linear_lock:
             if not self._linear_built:
-                self._arrays.extend(build_linear_tables(&self.tables))
-                self.tables.linear = merges_in_rank_order(&self.tables, &own_splits)
-                if self.tables.linear and own_splits:
+                key = self.linear_key()
+                kept = None if key is None else _table_cache.read_tables(
+                    "linear", key, 64 * (self.tables.token_start[self.tables.n_ranks] + self.tables.n_ranks) + (1 << 22))
+                arrays = None if kept is None else load_linear_tables(&self.tables, kept, &linear, &own_splits)
+                if arrays is None:
+                    arrays = build_linear_tables(&self.tables)
+                    linear = merges_in_rank_order(&self.tables, &own_splits)
+                    if key is not None:
+                        _table_cache.store_tables("linear", key, linear_table_parts(&self.tables, arrays, linear, own_splits))
+                self._arrays.extend(arrays)
+                self.tables.linear = linear
+                if linear and own_splits:
                     self._arrays.extend(build_split_pairs(&self.tables))
                 self._linear_built = True
+
+    cdef object linear_key(self):
+        """The key of this vocabulary's linear tables in the on-disk cache, or None if it
+        has fewer than ``_table_cache.MIN_SPLITS`` splits (kept nowhere: they build in
+        well under a millisecond)."""
+        cdef int64_t rank, n_splits = 0
+        for rank in range(self.tables.n_ranks):
+            n_splits += max(self.tables.token_len[rank] - 1, 0)
+        if n_splits < _table_cache.MIN_SPLITS:
+            return None
+        return _table_cache.vocabulary_key(self._arrays[0], self._arrays[2], *_LINEAR_BUILDERS, kind="linear")
 
     @property
     def _py_linear_built(self):

@@ -168,6 +168,64 @@ cdef list build_linear_tables(RankTables* t):
     return arrays
 
 
+cdef list linear_table_parts(const RankTables* t, list arrays, bint linear, bint own_splits):
+    """The buffers that keep the linear tables of ``t`` (``arrays``, as
+    :func:`build_linear_tables` returned them) and the two answers of
+    ``_linear.merges_in_rank_order`` in the on-disk cache, one after the other
+    (``_table_cache.store_tables``): a header of ``LINEAR_HEADER`` int64 (the ranks, the
+    trie's nodes, ``linear``, ``own_splits``, the edge table's slots, the span filter's
+    words), then the arrays; :func:`load_linear_tables` reads them back."""
+    header = new_array(_INT64, LINEAR_HEADER, 0)
+    cdef int64_t* words = <int64_t*>header.data.as_voidptr
+    words[0] = t.n_ranks
+    words[1] = t.n_nodes
+    words[2] = linear
+    words[3] = own_splits
+    words[4] = <int64_t>t.edge_mask + 1
+    words[5] = (<int64_t>1 << (64 - t.span_shift)) >> 6
+    return [header] + arrays
+
+
+cdef list load_linear_tables(RankTables* t, const uint8_t[::1] body, bint* linear, bint* own_splits):
+    """Fill the tables of ``t`` that :func:`build_linear_tables` builds from ``body``, as
+    :func:`linear_table_parts` wrote them, and set ``linear`` and ``own_splits``; the arrays
+    that own their memory. None, with ``t`` unchanged, if ``body`` does not have their
+    layout for this vocabulary (another number of ranks, sizes that are not powers of two
+    or do not add up to its length). ``t.linear`` is left to the caller."""
+    cdef int64_t header[LINEAR_HEADER]
+    cdef int64_t n_edges, n_span, offset, n_ranks = t.n_ranks
+    if body.shape[0] < sizeof(header):
+        return None
+    memcpy(header, &body[0], sizeof(header))
+    n_edges, n_span = header[4], header[5]
+    if (header[0] != n_ranks or not n_ranks <= header[1] < (1 << 24) - 1 or not 0 <= header[2] <= 1
+            or not 0 <= header[3] <= 1 or n_edges < 16 or n_edges & (n_edges - 1) or n_span < 1
+            or n_span & (n_span - 1) or n_span > (1 << MAX_FILTER_BITS) >> 6
+            or body.shape[0] != sizeof(header) + 8 * (n_edges + n_span) + 4 * (65536 + 3 * n_ranks)):
+        return None
+    offset = sizeof(header)
+    cdef list arrays = []
+    for like, n in ((_INT32, 65536), (_INT32, n_ranks), (_UINT64, n_edges), (_INT32, n_ranks), (_INT32, n_ranks),
+                    (_UINT64, n_span)):
+        part = new_array(like, n, -1)
+        memcpy((<array>part).data.as_voidptr, &body[offset], n * (<array>like).ob_descr.itemsize)
+        offset += n * (<array>like).ob_descr.itemsize
+        arrays.append(part)
+    t.node2 = <const int32_t*>(<array>arrays[0]).data.as_voidptr
+    t.next_prefix = <const token_t*>(<array>arrays[1]).data.as_voidptr
+    t.edges = <const uint64_t*>(<array>arrays[2]).data.as_voidptr
+    t.edge_mask = <uint64_t>(n_edges - 1)
+    t.edge_shift = clz64(<uint64_t>n_edges) + 1  # 64 - log2(n_edges)
+    t.n_nodes = header[1]
+    t.split_left = <const token_t*>(<array>arrays[3]).data.as_voidptr
+    t.split_right = <const token_t*>(<array>arrays[4]).data.as_voidptr
+    t.span_bits = <const uint64_t*>(<array>arrays[5]).data.as_voidptr
+    t.span_shift = clz64(<uint64_t>n_span << 6) + 1
+    linear[0] = header[2]
+    own_splits[0] = header[3]
+    return arrays
+
+
 cdef inline uint64_t span_window(const uint8_t* data, int64_t n, int64_t i) noexcept nogil:
     """The window of the token ``data[:n]`` at its boundary before byte ``i`` (0 < i < n):
     its ``k1 = min(2, i)`` bytes before and ``k2 = min(2, n - i)`` after, in one word placed
