@@ -46,7 +46,7 @@ from bpetrain.encoding._heap cimport SMALL_PIECE, encode_heap, encode_small
 from bpetrain.encoding._linear cimport encode_linear, merges_in_rank_order
 from bpetrain.encoding._piece cimport PieceKey, encode_keyed, encode_piece, prefetch_piece
 from bpetrain.encoding._tables cimport (ID_MASK, NO_RANK, build_linear_tables, build_split_pairs, build_tables,
-                                       linear_table_parts, load_linear_tables, pair_rank)
+                                       linear_tables_body, load_linear_tables, pair_rank)
 from bpetrain.splitting._matcher cimport (Program, PieceReader, Stack, Tables, char_length, free_stack, next_piece_end,
                                           new_stack, start_reading)
 
@@ -720,12 +720,14 @@ cdef class BytePairEncoder:
                 if arrays is None:
                     arrays = build_linear_tables(&self.tables)
                     linear = merges_in_rank_order(&self.tables, &own_splits)
+                    if linear and own_splits:
+                        arrays += build_split_pairs(&self.tables)
                     if key is not None:
-                        _table_cache.store_tables("linear", key, linear_table_parts(&self.tables, arrays, linear, own_splits))
+                        _table_cache.store_tables("linear", key, [linear_tables_body(&self.tables, linear, own_splits)])
                 self._arrays.extend(arrays)
                 self.tables.linear = linear
                 if linear and own_splits:
-                    self._arrays.extend(build_split_pairs(&self.tables))
+                    self.tables.pairs = &self.tables.split_pairs
                 self._linear_built = True
 
     cdef object linear_key(self):

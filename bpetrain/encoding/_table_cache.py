@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+from array import array
 import os
 import sys
 
@@ -51,10 +52,12 @@ __all__ = ["LINEAR_MAGIC", "MAGIC", "MIN_SPLITS", "read_pairs", "read_tables", "
 MAGIC = b"bpetrain pair table v1\n\0"
 #: The first bytes of kept linear tables (the format's version: change it with the layout,
 #: ``_tables.linear_table_parts``).
-LINEAR_MAGIC = b"bpetrain linear tables v1\n\0"
+LINEAR_MAGIC = b"bpetrain linear tables v1\n\0\0\0\0\0\0"
 #: Token splits from which a vocabulary's tables are kept (cl100k_base has about 10**6).
 MIN_SPLITS = 1 << 16
 _DIGEST_BYTES = 32
+#: Each kind's magic bytes; with the digest after them, a multiple of 8 bytes, so that the body
+#: read into 8-byte words starts on one (:func:`read_tables`).
 _MAGICS = {"pairs": MAGIC, "linear": LINEAR_MAGIC}
 
 
@@ -91,17 +94,24 @@ def _path(kind: str, key: str) -> str:
 
 
 def read_tables(kind: str, key: str, max_bytes: int) -> memoryview | None:
-    """The body of the tables of ``kind`` kept under ``key``, or None if there are none, the
-    file is damaged (its digest does not match) or of another kind, or its body is empty or
-    longer than ``max_bytes`` (more than this vocabulary's tables can take)."""
+    """The body of the tables of ``kind`` kept under ``key`` (bytes, starting at an address
+    that is a multiple of 8: the file is read into 8-byte words, so the tables may be read
+    where they are), or None if there are none, the file is damaged (its digest does not
+    match) or of another kind, or its body is empty or longer than ``max_bytes`` (more than
+    this vocabulary's tables can take)."""
     magic = _MAGICS[kind]
     head = len(magic) + _DIGEST_BYTES
     with contextlib.suppress(OSError):
         with open(_path(kind, key), "rb") as f:
-            data = f.read(head + max_bytes + 1)
+            size = os.fstat(f.fileno()).st_size
+            if not head < size <= head + max_bytes:
+                return None
+            words = array("Q", bytes(8)) * ((size + 7) // 8)
+            data = memoryview(words).cast("B")[:size]
+            n_read = f.readinto(data)
             note_use(f)
-        body = memoryview(data)[head:]
-        if (data.startswith(magic) and 0 < len(body) <= max_bytes
+        body = data[head:]
+        if (n_read == size and data[: len(magic)] == magic
                 and hashlib.sha256(body).digest() == data[len(magic) : head]):
             return body
     return None

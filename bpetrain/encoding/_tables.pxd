@@ -52,7 +52,7 @@ cdef enum:
     DENSE_BITS = 9                      # pairs of two ids below 2**9 are in the dense pair table (1 MB)
     SLOT_LENGTH = (1 << (32 - ID_BITS)) - 1  # token length a whole-token slot holds (saturated)
     SLOT_EMPTY = 0xFFFFFFFF             # meta of an empty whole-token slot
-    LINEAR_HEADER = 6                   # int64 words before the arrays of kept linear tables
+    LINEAR_HEADER = 8                   # int64 words before the arrays of kept linear tables
 
 # A slot of the whole-token table (16 bytes): the token's first 8 bytes (``load_head``),
 # its bytes 8..11 (``load_head`` of up to 4, 0 if none) and ``meta``, its rank in the low
@@ -110,8 +110,8 @@ cdef struct RankTables:
 cdef list build_tables(RankTables* t, dict mergeable_ranks)
 cdef list build_linear_tables(RankTables* t)
 cdef list build_split_pairs(RankTables* t)
-cdef list linear_table_parts(const RankTables* t, list arrays, bint linear, bint own_splits)
-cdef list load_linear_tables(RankTables* t, const uint8_t[::1] body, bint* linear, bint* own_splits)
+cdef object linear_tables_body(const RankTables* t, bint linear, bint own_splits)
+cdef list load_linear_tables(RankTables* t, object body, bint* linear, bint* own_splits)
 
 
 cdef inline uint64_t load_head(const uint8_t* data, int64_t n) noexcept nogil:

@@ -27,7 +27,7 @@ from cpython.array cimport array, clone
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_Check, PyBytes_GET_SIZE
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
-from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport INT64_MAX, INT64_MIN, int32_t, int64_t, uint8_t, uint32_t, uint64_t, uintptr_t
 from libc.string cimport memcpy, memset
 
 from bpetrain._types cimport token_t
@@ -168,62 +168,114 @@ cdef list build_linear_tables(RankTables* t):
     return arrays
 
 
-cdef list linear_table_parts(const RankTables* t, list arrays, bint linear, bint own_splits):
-    """The buffers that keep the linear tables of ``t`` (``arrays``, as
-    :func:`build_linear_tables` returned them) and the two answers of
-    ``_linear.merges_in_rank_order`` in the on-disk cache, one after the other
-    (``_table_cache.store_tables``): a header of ``LINEAR_HEADER`` int64 (the ranks, the
-    trie's nodes, ``linear``, ``own_splits``, the edge table's slots, the span filter's
-    words), then the arrays; :func:`load_linear_tables` reads them back."""
-    header = new_array(_INT64, LINEAR_HEADER, 0)
-    cdef int64_t* words = <int64_t*>header.data.as_voidptr
-    words[0] = t.n_ranks
-    words[1] = t.n_nodes
-    words[2] = linear
-    words[3] = own_splits
-    words[4] = <int64_t>t.edge_mask + 1
-    words[5] = (<int64_t>1 << (64 - t.span_shift)) >> 6
-    return [header] + arrays
+cdef inline int64_t log2_words(int64_t n_words) noexcept:
+    """``log2(64 * n_words)`` for a power of two ``n_words``: the bits of a filter of that many words."""
+    return 63 - clz64(<uint64_t>n_words << 6)
 
 
-cdef list load_linear_tables(RankTables* t, const uint8_t[::1] body, bint* linear, bint* own_splits):
-    """Fill the tables of ``t`` that :func:`build_linear_tables` builds from ``body``, as
-    :func:`linear_table_parts` wrote them, and set ``linear`` and ``own_splits``; the arrays
-    that own their memory. None, with ``t`` unchanged, if ``body`` does not have their
-    layout for this vocabulary (another number of ranks, sizes that are not powers of two
-    or do not add up to its length). ``t.linear`` is left to the caller."""
+cdef object linear_tables_body(const RankTables* t, bint linear, bint own_splits):
+    """The linear tables of ``t`` (:func:`build_linear_tables`), with ``t.split_pairs`` if
+    ``linear and own_splits`` (:func:`build_split_pairs`, built) and the two answers of
+    ``_linear.merges_in_rank_order``, as one buffer (a bytearray) for the on-disk cache
+    (``_table_cache.store_tables``); :func:`load_linear_tables` reads it back.
+
+    The layout (native byte order): ``LINEAR_HEADER`` int64 (the ranks, the trie's nodes,
+    ``linear``, ``own_splits``, the edge table's slots, the span filter's words, the split
+    pair table's slots and its filter's words, both 0 without it), then the uint64 arrays
+    (the edges, the span filter, the split pair table's slots and filter), then the int32
+    ones (``node2``, the split pair table's dense part, ``next_prefix``, ``split_left``,
+    ``split_right``): each array starts at a multiple of its item size."""
+    cdef bint split = linear and own_splits
     cdef int64_t header[LINEAR_HEADER]
-    cdef int64_t n_edges, n_span, offset, n_ranks = t.n_ranks
-    if body.shape[0] < sizeof(header):
-        return None
-    memcpy(header, &body[0], sizeof(header))
-    n_edges, n_span = header[4], header[5]
-    if (header[0] != n_ranks or not n_ranks <= header[1] < (1 << 24) - 1 or not 0 <= header[2] <= 1
-            or not 0 <= header[3] <= 1 or n_edges < 16 or n_edges & (n_edges - 1) or n_span < 1
-            or n_span & (n_span - 1) or n_span > (1 << MAX_FILTER_BITS) >> 6
-            or body.shape[0] != sizeof(header) + 8 * (n_edges + n_span) + 4 * (65536 + 3 * n_ranks)):
-        return None
+    header[0] = t.n_ranks
+    header[1] = t.n_nodes
+    header[2] = linear
+    header[3] = own_splits
+    header[4] = <int64_t>t.edge_mask + 1
+    header[5] = ((<int64_t>1) << (64 - t.span_shift)) >> 6
+    header[6] = <int64_t>t.split_pairs.mask + 1 if split else 0
+    header[7] = ((<int64_t>1) << (64 - t.split_pairs.filter_shift)) >> 6 if split else 0
+    cdef const void* parts[9]
+    cdef int64_t sizes[9]
+    parts[0], sizes[0] = t.edges, 8 * header[4]
+    parts[1], sizes[1] = t.span_bits, 8 * header[5]
+    parts[2], sizes[2] = t.split_pairs.slots, 8 * header[6]
+    parts[3], sizes[3] = t.split_pairs.filter, 8 * header[7]
+    parts[4], sizes[4] = t.node2, 4 * 65536
+    parts[5], sizes[5] = t.split_pairs.dense, (4 << (2 * DENSE_BITS)) if split else 0
+    parts[6], sizes[6] = t.next_prefix, 4 * t.n_ranks
+    parts[7], sizes[7] = t.split_left, 4 * t.n_ranks
+    parts[8], sizes[8] = t.split_right, 4 * t.n_ranks
+    cdef int64_t k, offset = sizeof(header)
+    for k in range(9):
+        offset += sizes[k]
+    body = bytearray(offset)
+    cdef uint8_t[::1] view = body
+    cdef uint8_t* out = &view[0]
+    memcpy(out, header, sizeof(header))
     offset = sizeof(header)
-    cdef list arrays = []
-    for like, n in ((_INT32, 65536), (_INT32, n_ranks), (_UINT64, n_edges), (_INT32, n_ranks), (_INT32, n_ranks),
-                    (_UINT64, n_span)):
-        part = new_array(like, n, -1)
-        memcpy((<array>part).data.as_voidptr, &body[offset], n * (<array>like).ob_descr.itemsize)
-        offset += n * (<array>like).ob_descr.itemsize
-        arrays.append(part)
-    t.node2 = <const int32_t*>(<array>arrays[0]).data.as_voidptr
-    t.next_prefix = <const token_t*>(<array>arrays[1]).data.as_voidptr
-    t.edges = <const uint64_t*>(<array>arrays[2]).data.as_voidptr
-    t.edge_mask = <uint64_t>(n_edges - 1)
-    t.edge_shift = clz64(<uint64_t>n_edges) + 1  # 64 - log2(n_edges)
+    for k in range(9):
+        if sizes[k]:
+            memcpy(out + offset, parts[k], sizes[k])
+        offset += sizes[k]
+    return body
+
+
+cdef list load_linear_tables(RankTables* t, object body, bint* linear, bint* own_splits):
+    """Point the tables of ``t`` that :func:`build_linear_tables` builds, and
+    ``t.split_pairs`` if ``linear and own_splits``, into ``body`` (a buffer as
+    :func:`linear_tables_body` wrote it, 8-byte aligned; read only from now on) and set
+    ``linear`` and ``own_splits``; returns ``[body]``, to keep alive as long as ``t`` is
+    read. None, with ``t`` unchanged, if ``body`` does not have that layout for this
+    vocabulary (another number of ranks, sizes that are not powers of two or do not add up
+    to its length, not aligned). ``t.linear`` and ``t.pairs`` are left to the caller."""
+    cdef const uint8_t[::1] data = body
+    cdef int64_t header[LINEAR_HEADER]
+    cdef int64_t k, n_ranks = t.n_ranks, offset = sizeof(header)
+    cdef bint split
+    cdef const uint8_t* start
+    if data.shape[0] < sizeof(header) or (<uintptr_t>&data[0]) & 7:
+        return None
+    start = &data[0]
+    memcpy(header, start, sizeof(header))
+    split = header[2] == 1 and header[3] == 1
+    for k in (4, 5, 6, 7):
+        if header[k] < 0 or header[k] & (header[k] - 1) or header[k] > (1 << 40):
+            return None
+    if (header[0] != n_ranks or not n_ranks <= header[1] < (1 << 24) - 1 or not 0 <= header[2] <= 1
+            or not 0 <= header[3] <= 1 or header[4] < 16 or not 1 <= header[5] <= (1 << MAX_FILTER_BITS) >> 6
+            or (header[6] >= 16 and 1 <= header[7] <= (1 << MAX_FILTER_BITS) >> 6) != split
+            or (not split and header[6] + header[7] != 0)
+            or data.shape[0] != sizeof(header) + 8 * (header[4] + header[5] + header[6] + header[7])
+            + 4 * (65536 + 3 * n_ranks) + ((4 << (2 * DENSE_BITS)) if split else 0)):
+        return None
+    t.edges = <const uint64_t*>(start + offset)
+    t.edge_mask = <uint64_t>header[4] - 1
+    t.edge_shift = clz64(<uint64_t>header[4]) + 1  # 64 - log2(slots)
+    offset += 8 * header[4]
+    t.span_bits = <const uint64_t*>(start + offset)
+    t.span_shift = 64 - log2_words(header[5])
+    offset += 8 * header[5]
+    if split:
+        t.split_pairs.slots = <const uint64_t*>(start + offset)
+        t.split_pairs.mask = <uint64_t>header[6] - 1
+        t.split_pairs.shift = clz64(<uint64_t>header[6]) + 1
+        offset += 8 * header[6]
+        t.split_pairs.filter = <const uint64_t*>(start + offset)
+        t.split_pairs.filter_shift = 64 - log2_words(header[7])
+        offset += 8 * header[7]
+    t.node2 = <const int32_t*>(start + offset)
+    offset += 4 * 65536
+    if split:
+        t.split_pairs.dense = <const token_t*>(start + offset)
+        offset += 4 << (2 * DENSE_BITS)
+    t.next_prefix = <const token_t*>(start + offset)
+    t.split_left = <const token_t*>(start + offset + 4 * n_ranks)
+    t.split_right = <const token_t*>(start + offset + 8 * n_ranks)
     t.n_nodes = header[1]
-    t.split_left = <const token_t*>(<array>arrays[3]).data.as_voidptr
-    t.split_right = <const token_t*>(<array>arrays[4]).data.as_voidptr
-    t.span_bits = <const uint64_t*>(<array>arrays[5]).data.as_voidptr
-    t.span_shift = clz64(<uint64_t>n_span << 6) + 1
     linear[0] = header[2]
     own_splits[0] = header[3]
-    return arrays
+    return [body]
 
 
 cdef inline uint64_t span_window(const uint8_t* data, int64_t n, int64_t i) noexcept nogil:
@@ -566,8 +618,8 @@ cdef int fill_splits(RankTables* t, list arrays) except -1:
 
 
 cdef list build_split_pairs(RankTables* t):
-    """Make ``t`` read a pair table of each token's own split only (``t.split_pairs``);
-    the arrays that own it. The caller has checked (``_linear.merges_in_rank_order``)
+    """Build a pair table of each token's own split only (``t.split_pairs``), for ``t`` to
+    read once its owner points ``t.pairs`` at it; the arrays that own it. The caller has checked (``_linear.merges_in_rank_order``)
     that merging the bytes of each token with a split (``split_left``, ``split_right``)
     alone makes it, joining that split last, and that the tokens with a split are those
     merging makes.
@@ -584,7 +636,7 @@ cdef list build_split_pairs(RankTables* t):
     table (its ``pair_lookup``, made from its ``split_table``).
 
     Threads encoding meanwhile read the old table until ``t.pairs`` points at the new
-    one (set last, one pointer): both give the same ids.
+    one (set last by the owner, one pointer): both give the same ids.
     """
     cdef int64_t rank, n_pairs = 0
     cdef list arrays = []
@@ -598,5 +650,4 @@ cdef list build_split_pairs(RankTables* t):
             value_view[n_pairs] = <int32_t>rank
             n_pairs += 1
     fill_filter(&t.split_pairs, hashed_pairs(&t.split_pairs, key_view, value_view, n_pairs), arrays)
-    t.pairs = &t.split_pairs
     return arrays
