@@ -348,14 +348,16 @@ def test_scan_and_clear(folder):
     put(folder, arrays(1), 300, NOW)
     put(folder, "charset-" + "c" * 32 + ".bits", 40, NOW)
     put(folder, "pairs-" + "9" * 40 + ".bin", 1000, NOW)
+    put(folder, "linear-" + "7" * 40 + ".bin", 2000, NOW)
     put(folder, "build-" + "8" * 16 + ".json", 10, NOW)
     put(folder, "readme.txt", 10, NOW)
     info = bpetrain.scan_cache()
     assert info.folder == str(folder) and info.max_bytes == 256 << 20
-    assert list(info.kinds) == ["pairs", "arrays", "charset"]
+    assert list(info.kinds) == ["pairs", "arrays", "charset", "linear"]
     assert info.kinds["arrays"] == cache.KindInfo(1, 300, 0) and info.kinds["pairs"] == cache.KindInfo(1, 1000, 1)
-    assert (info.n_files, info.n_bytes) == (3, 1340)
-    assert (5, 1350 + record_bytes(folder)) == bpetrain.clear_cache_dir()
+    assert info.kinds["linear"] == cache.KindInfo(1, 2000, 1)
+    assert (info.n_files, info.n_bytes) == (4, 3340)
+    assert (6, 3350 + record_bytes(folder)) == bpetrain.clear_cache_dir()
     assert names(folder) == {"readme.txt"}
     assert bpetrain.scan_cache().n_files == 0
 

@@ -264,20 +264,126 @@ def test_pair_tables_are_kept_and_damage_rebuilds(cache, monkeypatch):
     head = len(_table_cache.MAGIC) + 32
     assert whole.startswith(_table_cache.MAGIC) and (len(whole) - head) // 8 & ((len(whole) - head) // 8 - 1) == 0
 
-    # read back: a table of empty slots, correctly signed, is used as it is (no pair joins)
+    # read back: a table of empty slots, correctly signed (its key, then its body), is used as
+    # it is (no pair joins)
     empty = b"\xff" * (len(whole) - head)
-    path.write_bytes(_table_cache.MAGIC + hashlib.sha256(empty).digest() + empty)
+    key = path.name.removeprefix("pairs-").removesuffix(".bin")
+    path.write_bytes(_table_cache.MAGIC + hashlib.sha256(f"{key}\0".encode() + empty).digest() + empty)
     assert Encoding("b", pat_str="cl100k", mergeable_ranks=ranks).encode(texts[0]) != expected[0]
 
     altered = bytearray(whole)
     altered[head + 8 * 5] ^= 0x10
-    for damage in (whole[:-8], whole[:head], b"", bytes(altered), b"x" + whole[1:]):
+    foreign = _table_cache.MAGIC + hashlib.sha256(b"another key\0" + empty).digest() + empty  # renamed
+    for damage in (whole[:-8], whole[:head], b"", bytes(altered), b"x" + whole[1:], foreign):
         path.write_bytes(damage)
         assert [Encoding("c", pat_str="cl100k", mergeable_ranks=ranks).encode(t) for t in texts] == expected
         assert path.read_bytes() == whole  # rewritten whole
     other = _vocabulary(8)
     Encoding("d", pat_str="cl100k", mergeable_ranks=other)
     assert len(list(cache.glob("pairs-*.bin"))) == 2  # another vocabulary, another file
+
+
+def _trained_vocabulary() -> dict[bytes, int]:
+    """1,500 tokens trained on random text of the letters a-h and spaces, with long runs
+    (ties): merges run in rank order, so the linear encoder applies."""
+    from bpetrain import BpeTrainer
+
+    rng = random.Random(0)
+    texts = ["".join(rng.choices("abcdefgh ", k=3000)) for _ in range(4)] + ["a" * 700]
+    return BpeTrainer(1500, pat_str=None, min_frequency=1, show_progress=False).train_from_iterator(texts).mergeable_ranks
+
+
+def _linear_state(bpe, ranks: dict[bytes, int], pieces: list[bytes]):
+    """What an encoder's linear tables decide, read once :meth:`build_linear` has run: whether
+    the linear encoder applies, the trie's nodes, each piece's ids by the linear encoder (if
+    it applies) and by the heap's (which reads the split pair table once they are built), and
+    the rank of every split of the first 400 tokens (None unless it is the token's own split)."""
+    bpe.build_linear()
+    tokens = sorted(ranks, key=ranks.get)[256:656]
+    splits = [(ranks[t[:k]], ranks[t[k:]]) for t in tokens for k in range(1, len(t)) if t[:k] in ranks and t[k:] in ranks]
+    return (bpe.linear, bpe.n_nodes, bpe.linear and [bpe._py_encode_bytes(p, "linear") for p in pieces],
+            [bpe._py_encode_bytes(p, "heap") for p in pieces], [bpe._py_pair_rank(a, b) for a, b in splits])
+
+
+@pytest.mark.parametrize("linear", [True, False])
+def test_linear_tables_are_kept_and_damage_rebuilds(cache, monkeypatch, linear):
+    """A large vocabulary's linear tables (trie, splits, span filter, split pair table, and
+    whether the linear encoder applies: a trained vocabulary, or random merges where it does
+    not) are written to the cache when first built and read back by the next encoder, which
+    then decides and encodes as one that built them; a file cut short, altered, of another
+    kind, another key or another vocabulary is ignored and written again whole; an
+    unwritable cache is ignored."""
+    from bpetrain.encoding import _table_cache
+    from bpetrain.encoding._encoder import BytePairEncoder
+
+    ranks = _trained_vocabulary() if linear else _vocabulary(7)
+    rng = random.Random(3)
+    pieces = [bytes(rng.choices(b" abcdefgh", k=rng.randrange(33, 200))) for _ in range(60)]
+    expected = _linear_state(BytePairEncoder(ranks), ranks, pieces)  # below MIN_SPLITS: kept nowhere
+    assert expected[0] == linear and not list(cache.glob("linear-*"))
+    monkeypatch.setattr(_table_cache, "MIN_SPLITS", 1)
+    assert _linear_state(BytePairEncoder(ranks), ranks, pieces) == expected  # cold: built, written
+    (path,) = cache.glob("linear-*.bin")
+    whole = path.read_bytes()
+    assert whole.startswith(_table_cache.LINEAR_MAGIC)
+    stamp = path.stat().st_mtime_ns
+    assert _linear_state(BytePairEncoder(ranks), ranks, pieces) == expected  # warm: read back
+    assert path.stat().st_mtime_ns == stamp and path.read_bytes() == whole  # not written again
+
+    head = len(_table_cache.LINEAR_MAGIC) + 32
+    key = path.name.removeprefix("linear-").removesuffix(".bin")
+    # correctly signed: a body whose layout does not fit this vocabulary is ignored too
+    short = whole[head:-4]
+    misfit = _table_cache.LINEAR_MAGIC + hashlib.sha256(f"{key}\0".encode() + short).digest() + short
+    other_ranks = dict(ranks)
+    other_ranks[b"hgfedcba"] = len(ranks)
+    BytePairEncoder(other_ranks).build_linear()
+    (other_path,) = set(cache.glob("linear-*.bin")) - {path}
+    other = other_path.read_bytes()  # another vocabulary's tables (one rank more), signed with its key
+    resigned = _table_cache.LINEAR_MAGIC + hashlib.sha256(f"{key}\0".encode() + other[head:]).digest() + other[head:]
+    altered = bytearray(whole)
+    altered[head + 8 * 9] ^= 0x10
+    for damage in (whole[:-8], whole[:head], b"", bytes(altered), b"x" + whole[1:], other, misfit, resigned,
+                   _table_cache.MAGIC + whole[len(_table_cache.MAGIC):]):
+        path.write_bytes(damage)
+        assert _linear_state(BytePairEncoder(ranks), ranks, pieces) == expected
+        assert path.read_bytes() == whole  # rewritten whole
+
+    blocker = cache.parent / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("BPETRAIN_CACHE_DIR", os.fspath(blocker / "cache"))
+    assert _linear_state(BytePairEncoder(ranks), ranks, pieces) == expected
+
+
+def test_a_second_process_reads_the_linear_tables_back_without_numpy(tmp_path):
+    """A process that encodes past LINEAR_AFTER bytes builds the linear tables and keeps them;
+    the next one reads them back (it fails if it builds or writes them again; the file is
+    untouched) and gives the same ids; neither imports numpy."""
+    ranks_path = tmp_path / "ranks.tiktoken"
+    ranks_path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in _trained_vocabulary().items()))
+    code = (
+        "import sys, random, bpetrain\n"
+        "from bpetrain.encoding import _table_cache\n"
+        "_table_cache.MIN_SPLITS = 1\n"
+        "if sys.argv[2] == 'read':\n"
+        "    def fail(*args):\n"
+        "        raise AssertionError('written again')\n"
+        "    _table_cache.store_tables = fail\n"
+        "enc = bpetrain.load_tiktoken(sys.argv[1], pat_str='cl100k')\n"
+        "rng = random.Random(5)\n"
+        "ids = [enc.encode(''.join(rng.choices(' abcdefgh', k=1000))) for _ in range(100)]\n"
+        "assert enc._bpe._py_linear_built and enc._bpe.linear\n"
+        "print('numpy' in sys.modules, hash(str(ids)))\n")
+    home = pathlib.Path(bpetrain.__file__).parents[1]
+    env = {**os.environ, "BPETRAIN_CACHE_DIR": os.fspath(tmp_path / "cache"), "PYTHONHASHSEED": "0"}
+    first = subprocess.run([sys.executable, "-c", code, os.fspath(ranks_path), "write"], capture_output=True,
+                           text=True, check=True, cwd=home, env=env).stdout.split()
+    (path,) = (tmp_path / "cache").glob("linear-*.bin")
+    stamp = path.stat().st_mtime_ns, path.stat().st_ino
+    second = subprocess.run([sys.executable, "-c", code, os.fspath(ranks_path), "read"], capture_output=True,
+                            text=True, check=True, cwd=home, env=env).stdout.split()
+    assert first == second and first[0] == "False", (first, second)
+    assert (path.stat().st_mtime_ns, path.stat().st_ino) == stamp
 
 
 def test_unicode_tables_are_kept_and_read_when_used(cache, monkeypatch):

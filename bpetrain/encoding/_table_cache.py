@@ -22,10 +22,10 @@ For both:
   another vocabulary, or a rebuilt encoder, never reads it, and the cache's trim removes
   the tables of a build that is no longer installed;
 - the file is the kind's magic bytes (:data:`MAGIC`, :data:`LINEAR_MAGIC`: the format's
-  version), the SHA-256 of its body, and the body (native byte order); a file whose body
-  does not hash to its digest (cut short, overwritten, bit rot) or of another kind is
-  ignored and the tables are built and written again, so a damaged file never gives a
-  wrong id;
+  version), the SHA-256 of its key and body, and the body (native byte order); a file
+  whose body does not hash to its digest (cut short, overwritten, bit rot), of another
+  kind or of another key (renamed) is ignored and the tables are built and written again,
+  so a damaged file never gives a wrong id;
 - it is written whole or not at all (:func:`bpetrain._util.cache.write_entry`); a cache
   that cannot be read or written is ignored, and so is a file that vanishes (removed by the
   trim of another process) before it is read;
@@ -49,7 +49,7 @@ __all__ = ["LINEAR_MAGIC", "MAGIC", "MIN_SPLITS", "read_pairs", "read_tables", "
            "vocabulary_key"]
 
 #: The first bytes of a kept pair table (the format's version: change it with the layout).
-MAGIC = b"bpetrain pair table v1\n\0"
+MAGIC = b"bpetrain pair table v2\n\0"
 #: The first bytes of kept linear tables (the format's version: change it with the layout,
 #: ``_tables.linear_table_parts``).
 LINEAR_MAGIC = b"bpetrain linear tables v1\n\0\0\0\0\0\0"
@@ -93,12 +93,21 @@ def _path(kind: str, key: str) -> str:
     return os.path.join(cache_dir(), f"{kind}-{key}.bin")
 
 
+def _digest(key: str, parts) -> bytes:
+    """The SHA-256 a file kept under ``key`` holds: of the key, then of the buffers ``parts``
+    of its body (so a file of another key, renamed, is ignored as a damaged one is)."""
+    digest = hashlib.sha256(f"{key}\0".encode())
+    for part in parts:
+        digest.update(part)
+    return digest.digest()
+
+
 def read_tables(kind: str, key: str, max_bytes: int) -> memoryview | None:
     """The body of the tables of ``kind`` kept under ``key`` (bytes, starting at an address
     that is a multiple of 8: the file is read into 8-byte words, so the tables may be read
-    where they are), or None if there are none, the file is damaged (its digest does not
-    match) or of another kind, or its body is empty or longer than ``max_bytes`` (more than
-    this vocabulary's tables can take)."""
+    where they are), or None if there are none, the file is damaged or of another key (its
+    digest does not match) or of another kind, or its body is empty or longer than
+    ``max_bytes`` (more than this vocabulary's tables can take)."""
     magic = _MAGICS[kind]
     head = len(magic) + _DIGEST_BYTES
     with contextlib.suppress(OSError):
@@ -111,8 +120,7 @@ def read_tables(kind: str, key: str, max_bytes: int) -> memoryview | None:
             n_read = f.readinto(data)
             note_use(f)
         body = data[head:]
-        if (n_read == size and data[: len(magic)] == magic
-                and hashlib.sha256(body).digest() == data[len(magic) : head]):
+        if n_read == size and data[: len(magic)] == magic and _digest(key, [body]) == data[len(magic) : head]:
             return body
     return None
 
@@ -127,11 +135,9 @@ def store_tables(kind: str, key: str, parts) -> None:
         If ``BPETRAIN_CACHE_MAX_BYTES`` is set to something the cache does not read
         (:func:`bpetrain._util.cache.write_entry`).
     """
-    digest = hashlib.sha256()
-    for part in parts:
-        digest.update(part)
+    digest = _digest(key, parts)
     with contextlib.suppress(OSError), write_entry(_path(kind, key)) as f:  # read back through its SHA-256
-        f.write(_MAGICS[kind] + digest.digest())
+        f.write(_MAGICS[kind] + digest)
         for part in parts:
             f.write(part)
 
