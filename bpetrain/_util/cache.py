@@ -8,12 +8,14 @@ Face's ``HF_HUB_CACHE``, one environment variable moves it). It holds:
 
 - entries, one file each, named ``KIND-TAG-KEY.EXT`` with ``KIND`` one of :data:`KINDS`: the
   character sets asked of the ``regex`` module (``charset-*.bits``), compiled split patterns
-  and Unicode tables (``arrays-*.bin``), and the encoders' pair tables (``pairs-*.bin``,
-  4-8 MB each for ``cl100k_base`` and ``o200k_base``);
+  and Unicode tables (``arrays-*.bin``), the encoders' pair tables (``pairs-*.bin``, 4-8 MB
+  each for ``cl100k_base`` and ``o200k_base``) and their linear encoders' tables
+  (``linear-*.bin``, 9-11 MB each);
 - ``TAG`` (:func:`build_tag`) stands for the paths, sizes and modification times of the
   modules whose build made the entry and alone reads it (a pair table: the compiled
-  ``_tables`` module; a compiled pattern: the compiler's modules and the ``regex`` module; a
-  character set or a table: the ``regex`` module), which the record ``build-TAG.json``
+  ``_tables`` module; linear tables: ``_tables``, ``_linear`` and ``_heap``; a compiled
+  pattern: the compiler's modules and the ``regex`` module; a character set or a table: the
+  ``regex`` module), which the record ``build-TAG.json``
   lists: once a module has changed or is gone (a reinstall, an upgrade), no process reads
   the entry again, and it is *stale*; so is an entry without a tag (of an older bpetrain);
 - ``.last-trim``, whose modification time says when the folder was last trimmed, and the
@@ -32,7 +34,7 @@ process or by the user (:func:`clear_cache_dir`, ``bpetrain cache --clear``), as
 default :data:`DEFAULT_MAX_BYTES`; ``0`` or ``none``: no bound, as ccache's ``max_size = 0``).
 :func:`trim` removes stale entries, then the least recently used ones until the rest fit.
 An entry's last use is its modification time, which every reader refreshes at most once an
-hour (:func:`note_use`: pair tables, compiled patterns, character sets), or its access time if
+hour (:func:`note_use`: pair and linear tables, compiled patterns, character sets), or its access time if
 later (Linux's default ``relatime`` mount option refreshes it about once a day, ``noatime``
 never).
 

@@ -64,6 +64,8 @@ cdef enum:
 
 #: Entries a new piece table starts with (32 bytes each: 32 KiB), or its limit if smaller.
 FIRST_ENTRIES = 1 << 10
+#: Ranks ahead whose entry make_seed asks the processor to fetch while it writes one.
+cdef int64_t SEED_AHEAD = 16
 cdef int64_t kept_ids = 1 << 16, kept_scratch = 1 << 12
 #: Most output ids (4 bytes each), and most bytes of piece for the merge buffers (21 bytes
 #: each), that a spare piece table keeps room for between calls (:meth:`PieceCaches.take_buffers`).
@@ -573,6 +575,15 @@ cdef object make_seed(const RankTables* t, int64_t limit):
     table.short_shift = clz64(<uint64_t>short_size) + 1
     table.short_used = 0
     for rank in range(t.n_ranks):
+        if rank + SEED_AHEAD < t.n_ranks:  # the entry of a token SEED_AHEAD ranks on, fetched meanwhile
+            n = t.token_len[rank + SEED_AHEAD]
+            if 3 <= n <= CACHE_PIECE:
+                data = t.token_bytes + t.token_start[rank + SEED_AHEAD]
+                key0 = load_head(data, n)
+                if n <= SHORT_PIECE:
+                    prefetch_entry(&table.shorts[piece_hash(key0, 0, n) >> table.short_shift])
+                else:
+                    prefetch_entry(&table.entries[piece_hash(key0, load_head(data + 8, n - 8), n) >> table.shift])
         n = t.token_len[rank]
         data = t.token_bytes + t.token_start[rank]
         key0 = load_head(data, n)
