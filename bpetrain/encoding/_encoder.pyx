@@ -714,6 +714,8 @@ cdef class BytePairEncoder:
         with self._linear_lock:
             if not self._linear_built:
                 key = self.linear_key()
+                # at most 64 bytes per token byte and rank and 4 MiB (the filters, node2 and
+                # the dense table): load_linear_tables checks the exact layout
                 kept = None if key is None else _table_cache.read_tables(
                     "linear", key, 64 * (self.tables.token_start[self.tables.n_ranks] + self.tables.n_ranks) + (1 << 22))
                 arrays = None if kept is None else load_linear_tables(&self.tables, kept, &linear, &own_splits)
@@ -723,7 +725,7 @@ cdef class BytePairEncoder:
                     if linear and own_splits:
                         arrays += build_split_pairs(&self.tables)
                     if key is not None:
-                        _table_cache.store_tables("linear", key, [linear_tables_body(&self.tables, linear, own_splits)])
+                        _table_cache.store_tables("linear", key, linear_tables_body(&self.tables, linear, own_splits))
                 self._arrays.extend(arrays)
                 self.tables.linear = linear
                 if linear and own_splits:

@@ -39,9 +39,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-from array import array
 import os
 import sys
+from array import array
 
 from bpetrain._util.cache import build_tag, cache_dir, note_use, write_entry
 
@@ -51,7 +51,7 @@ __all__ = ["LINEAR_MAGIC", "MAGIC", "MIN_SPLITS", "read_pairs", "read_tables", "
 #: The first bytes of a kept pair table (the format's version: change it with the layout).
 MAGIC = b"bpetrain pair table v2\n\0"
 #: The first bytes of kept linear tables (the format's version: change it with the layout,
-#: ``_tables.linear_table_parts``).
+#: ``_tables.linear_tables_body``).
 LINEAR_MAGIC = b"bpetrain linear tables v1\n\0\0\0\0\0\0"
 #: Token splits from which a vocabulary's tables are kept (cl100k_base has about 10**6).
 MIN_SPLITS = 1 << 16
@@ -93,12 +93,11 @@ def _path(kind: str, key: str) -> str:
     return os.path.join(cache_dir(), f"{kind}-{key}.bin")
 
 
-def _digest(key: str, parts) -> bytes:
-    """The SHA-256 a file kept under ``key`` holds: of the key, then of the buffers ``parts``
-    of its body (so a file of another key, renamed, is ignored as a damaged one is)."""
+def _digest(key: str, body) -> bytes:
+    """The SHA-256 a file kept under ``key`` holds: of the key, then of its body (so a file
+    of another key, renamed, is ignored as a damaged one is)."""
     digest = hashlib.sha256(f"{key}\0".encode())
-    for part in parts:
-        digest.update(part)
+    digest.update(body)
     return digest.digest()
 
 
@@ -120,14 +119,14 @@ def read_tables(kind: str, key: str, max_bytes: int) -> memoryview | None:
             n_read = f.readinto(data)
             note_use(f)
         body = data[head:]
-        if n_read == size and data[: len(magic)] == magic and _digest(key, [body]) == data[len(magic) : head]:
+        if n_read == size and data[: len(magic)] == magic and _digest(key, body) == data[len(magic) : head]:
             return body
     return None
 
 
-def store_tables(kind: str, key: str, parts) -> None:
-    """Keep the buffers ``parts``, one after the other, as the body of the tables of ``kind``
-    under ``key``; nothing if the cache cannot be written.
+def store_tables(kind: str, key: str, body) -> None:
+    """Keep the buffer ``body`` as the body of the tables of ``kind`` under ``key``; nothing
+    if the cache cannot be written.
 
     Raises
     ------
@@ -135,11 +134,10 @@ def store_tables(kind: str, key: str, parts) -> None:
         If ``BPETRAIN_CACHE_MAX_BYTES`` is set to something the cache does not read
         (:func:`bpetrain._util.cache.write_entry`).
     """
-    digest = _digest(key, parts)
+    digest = _digest(key, body)
     with contextlib.suppress(OSError), write_entry(_path(kind, key)) as f:  # read back through its SHA-256
         f.write(_MAGICS[kind] + digest)
-        for part in parts:
-            f.write(part)
+        f.write(body)
 
 
 def read_pairs(key: str, max_slots: int) -> memoryview | None:
@@ -151,4 +149,4 @@ def read_pairs(key: str, max_slots: int) -> memoryview | None:
 
 def store_pairs(key: str, table) -> None:
     """Keep the pair table ``table`` (a buffer of its slots) under ``key`` (:func:`store_tables`)."""
-    store_tables("pairs", key, [table])
+    store_tables("pairs", key, table)

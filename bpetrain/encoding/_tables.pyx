@@ -378,28 +378,22 @@ cdef int fill_pairs(RankTables* t, int64_t n_splits, list arrays) except -1:
     """Build the pair table and its filter: every split of every token into two tokens;
     a large vocabulary's table is read from the on-disk cache when it was kept there
     (:mod:`bpetrain.encoding._table_cache`), else built and kept."""
-    cdef int64_t i
-    cdef array pairs
     cdef const uint8_t[::1] slots
+    cdef array pairs
     key = None
     if n_splits >= _table_cache.MIN_SPLITS:
         key = _table_cache.vocabulary_key(arrays[0], arrays[2], __file__)
         kept = _table_cache.read_pairs(key, 3 * n_splits + 16)
         if kept is not None and len(kept) % 8 == 0 and (len(kept) // 8) & (len(kept) // 8 - 1) == 0:
             slots = kept
-            pairs = new_array(_UINT64, len(kept) // 8, -1)
-            memcpy(pairs.data.as_voidptr, &slots[0], len(kept))
-            t.all_pairs.shift = 64
-            t.all_pairs.mask = len(pairs) - 1
-            i = t.all_pairs.mask
-            while i:
-                t.all_pairs.shift -= 1
-                i >>= 1
-            fill_filter(&t.all_pairs, pairs, arrays)
-            t.pairs = &t.all_pairs
-            return 0
+            if (<uintptr_t>&slots[0]) & 7 == 0:  # read where it lies (read_pairs aligns it)
+                t.all_pairs.mask = len(kept) // 8 - 1
+                t.all_pairs.shift = clz64(<uint64_t>(len(kept) // 8)) + 1  # 64 - log2(slots)
+                fill_filter(&t.all_pairs, <const uint64_t*>&slots[0], kept, arrays)
+                t.pairs = &t.all_pairs
+                return 0
     pairs = build_pairs(t, n_splits)
-    fill_filter(&t.all_pairs, pairs, arrays)
+    fill_filter(&t.all_pairs, <const uint64_t*>pairs.data.as_voidptr, pairs, arrays)
     t.pairs = &t.all_pairs
     if key is not None:
         _table_cache.store_pairs(key, pairs)
@@ -453,10 +447,11 @@ cdef array hashed_pairs(PairTable* p, const uint64_t* keys, const int32_t* ranks
     return pairs
 
 
-cdef int fill_filter(PairTable* p, array pairs, list arrays) except -1:
-    """Point ``p`` at the slots ``pairs`` (``p.shift`` and ``p.mask`` set) and build its
-    filter, a bit for the hash of each pair in it, and the dense table of the pairs of two
-    ids below ``2**DENSE_BITS`` (``pair_rank`` reads it for them).
+cdef int fill_filter(PairTable* p, const uint64_t* table, object owner, list arrays) except -1:
+    """Point ``p`` at the slots ``table`` (``p.shift`` and ``p.mask`` set), whose memory
+    ``owner`` holds, and build its filter, a bit for the hash of each pair in it, and the
+    dense table of the pairs of two ids below ``2**DENSE_BITS`` (``pair_rank`` reads it for
+    them); ``owner``, the filter and the dense table are added to ``arrays``.
 
     The filter has ``FILTER_BITS_PER_PAIR`` bits per pair (rounded up to a power of two,
     at most ``2**MAX_FILTER_BITS``): one in ten or fewer of the pairs that join into no
@@ -468,7 +463,6 @@ cdef int fill_filter(PairTable* p, array pairs, list arrays) except -1:
     with o200k_base's some 200,000 pairs, 2**21 bits were 0-5% faster than 2**23. No
     filter at all was 2-9% slower than 2**23 bits."""
     cdef array dense_pairs = new_array(_INT32, 1 << (2 * DENSE_BITS), -1)
-    cdef uint64_t* table = <uint64_t*>pairs.data.as_voidptr
     cdef token_t* dense = <token_t*>dense_pairs.data.as_voidptr
     cdef uint64_t k, key, i, left, right, n_pairs = 0
     cdef int filter_bits = 6  # one word at least
@@ -477,7 +471,7 @@ cdef int fill_filter(PairTable* p, array pairs, list arrays) except -1:
     while (<uint64_t>1 << filter_bits) < FILTER_BITS_PER_PAIR * n_pairs and filter_bits < MAX_FILTER_BITS:
         filter_bits += 1
     cdef array pair_filter = new_array(_UINT64, (<int64_t>1 << filter_bits) // 64, 0)
-    arrays += [pairs, pair_filter, dense_pairs]
+    arrays += [owner, pair_filter, dense_pairs]
     cdef uint64_t* bits = <uint64_t*>pair_filter.data.as_voidptr
     for k in range(<uint64_t>1 << (2 * DENSE_BITS)):
         dense[k] = NO_RANK
@@ -649,5 +643,6 @@ cdef list build_split_pairs(RankTables* t):
             key_view[n_pairs] = pair_key(t.split_left[rank], t.split_right[rank])
             value_view[n_pairs] = <int32_t>rank
             n_pairs += 1
-    fill_filter(&t.split_pairs, hashed_pairs(&t.split_pairs, key_view, value_view, n_pairs), arrays)
+    cdef array pairs = hashed_pairs(&t.split_pairs, key_view, value_view, n_pairs)
+    fill_filter(&t.split_pairs, <const uint64_t*>pairs.data.as_voidptr, pairs, arrays)
     return arrays
