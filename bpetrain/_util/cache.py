@@ -78,7 +78,7 @@ __all__ = [
 ]
 
 #: The bound on the entries' bytes when ``BPETRAIN_CACHE_MAX_BYTES`` is not set (256 MiB:
-#: the pair tables of about twenty large vocabularies, or tens of thousands of patterns).
+#: the pair and linear tables of about ten large vocabularies, or tens of thousands of patterns).
 DEFAULT_MAX_BYTES = 256 << 20
 #: Seconds between two trims of the folder (by any process), unless a process writes an
 #: eighth of the bound: a day (a trim lists the folder: about 0.2 s for 40,000 files).
