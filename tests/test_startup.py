@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -309,10 +310,10 @@ def _linear_state(bpe, ranks: dict[bytes, int], pieces: list[bytes]):
 def test_linear_tables_are_kept_and_damage_rebuilds(cache, monkeypatch, linear):
     """A large vocabulary's linear tables (trie, splits, span filter, split pair table, and
     whether the linear encoder applies: a trained vocabulary, or random merges where it does
-    not) are written to the cache when first built and read back by the next encoder, which
-    then decides and encodes as one that built them; a file cut short, altered, of another
-    kind, another key or another vocabulary is ignored and written again whole; an
-    unwritable cache is ignored."""
+    not) are written to the cache when first built and read back by the next encoder (once,
+    when threads ask at once), which then decides and encodes as one that built them; a file
+    cut short, altered, of another kind, another key or another vocabulary is ignored and
+    written again whole; an unwritable cache is ignored."""
     from bpetrain.encoding import _table_cache
     from bpetrain.encoding._encoder import BytePairEncoder
 
@@ -329,6 +330,10 @@ def test_linear_tables_are_kept_and_damage_rebuilds(cache, monkeypatch, linear):
     stamp = path.stat().st_mtime_ns
     assert _linear_state(BytePairEncoder(ranks), ranks, pieces) == expected  # warm: read back
     assert path.stat().st_mtime_ns == stamp and path.read_bytes() == whole  # not written again
+    shared = BytePairEncoder(ranks)  # four threads ask at once: read once, under the lock
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: _linear_state(shared, ranks, pieces), range(4))) == [expected] * 4
+    assert path.stat().st_mtime_ns == stamp
 
     head = len(_table_cache.LINEAR_MAGIC) + 32
     key = path.name.removeprefix("linear-").removesuffix(".bin")
