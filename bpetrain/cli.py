@@ -704,7 +704,7 @@ def _cache(args: argparse.Namespace) -> int:
 def _add_cache_command(commands) -> None:
     parser = commands.add_parser(
         "cache",
-        help="show or clear the on-disk cache (compiled patterns, pair tables)",
+        help="show or clear the on-disk cache (compiled patterns, pair and linear tables)",
         description="Show the on-disk cache: its folder ($BPETRAIN_CACHE_DIR, else $XDG_CACHE_HOME/bpetrain, else "
                     "~/.cache/bpetrain), its size and bound ($BPETRAIN_CACHE_MAX_BYTES: 500M, 1Gi, ...; 0 or none: no "
                     "bound), and its entries by kind; stale entries belong to a build that is no longer installed. "
