@@ -272,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", nargs="?", default=str(CORPORA / "kernel-docs.txt"),
                         help="text to split, read as bytes (default: kernel-docs.txt in BPETRAIN_CORPORA)")
     parser.add_argument("--pattern", action="append", metavar="NAME|REGEX",
-                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, generated:N:SEED (N patterns "
+                        help=f"a pattern: one of {', '.join(NAMED_PATTERNS)}, all, published, variants (edits of the named ones a user might make), "
+                        "generated:N:SEED (N patterns "
                         "drawn from the tests' grammar with SEED, named gen-SEED-i; needs Hypothesis), or a regex; "
                         "repeat the option for several (default: all and published)")
     parser.add_argument("--max-bytes", type=int, default=0, help="split only the first N bytes (default: all)")

@@ -2,7 +2,8 @@
 
 :data:`SPLIT_PATTERNS` names the patterns the pre-tokenization, training and encoding
 benchmarks offer (``--pattern NAME``), by the names of :data:`bpetrain.PATTERNS`, and
-:data:`PUBLISHED_PATTERNS` those of published tokenizers, with where each comes from. The functions below are the only code in
+:data:`PUBLISHED_PATTERNS` those of published tokenizers, with where each comes from, and
+:data:`VARIANT_PATTERNS` edits of the named ones a user might make. The functions below are the only code in
 ``benchmarks/`` that reaches into bpetrain's splitter. bpetrain compiles every pattern
 within its matcher's syntax (``bpetrain.splitting._compiler``), most of them to a DFA
 (``bpetrain.splitting._dfa``); a pattern whose DFA splits as gpt2's, cl100k's or o200k's
@@ -85,9 +86,43 @@ PUBLISHED_PATTERNS: dict[str, tuple[str, str]] = {
 SPLIT_PATTERNS: dict[str, str] = {
     name: PATTERNS[name] for name in ("gpt2", "cl100k", "o200k", "minbpe", "nanochat", "llama3")
 }
-#: Every name ``--pattern`` takes: :data:`SPLIT_PATTERNS` and :data:`PUBLISHED_PATTERNS`.
+
+
+def _edit(name: str, old: str, new: str) -> str:
+    """The named pattern ``name`` with its one ``old`` replaced by ``new``."""
+    pat_str = PATTERNS[name]
+    if pat_str.count(old) != 1:
+        raise ValueError(f"{old!r} is not in {name}'s pattern once")
+    return pat_str.replace(old, new)
+
+
+#: Edits of the named patterns that a user might make, none of them published, name ->
+#: (``pat_str``, the edit): how many digits a piece, contractions in one case or none,
+#: marks in the runs of letters, a space before letters as gpt2 has it, no ``/`` after
+#: punctuation, no lone space before a word.
+VARIANT_PATTERNS: dict[str, tuple[str, str]] = {
+    "cl100k_digits4": (_edit("cl100k", r"\p{N}{1,3}+", r"\p{N}{1,4}+"), "cl100k's, four digits a piece"),
+    "cl100k_digits8": (_edit("cl100k", r"\p{N}{1,3}+", r"\p{N}{1,8}+"), "cl100k's, eight digits a piece"),
+    "cl100k_numbers": (_edit("cl100k", r"\p{N}{1,3}+", r"\p{N}++"), "cl100k's, a run of digits a piece"),
+    "cl100k_no_contractions": (_edit("cl100k", r"'(?i:[sdmt]|ll|ve|re)|", ""), "cl100k's without contractions"),
+    "cl100k_lower_contractions": (_edit("cl100k", "(?i:[sdmt]|ll|ve|re)", "(?:[sdmt]|ll|ve|re)"),
+                                  "cl100k's, contractions in lower case alone"),
+    "cl100k_marks": (_edit("cl100k", r"\p{L}++", r"[\p{L}\p{M}]++"), "cl100k's, marks in runs of letters"),
+    "cl100k_space_letters": (_edit("cl100k", r"[^\r\n\p{L}\p{N}]?+\p{L}++", r" ?\p{L}++"),
+                             "cl100k's, letters after a space alone (gpt2's)"),
+    "o200k_digits1": (_edit("o200k", r"\p{N}{1,3}", r"\p{N}"), "o200k's, one digit a piece"),
+    "o200k_digits4": (_edit("o200k", r"\p{N}{1,3}", r"\p{N}{1,4}"), "o200k's, four digits a piece"),
+    "o200k_no_slash": (_edit("o200k", r"[\r\n/]*", r"[\r\n]*"), "o200k's, no / after punctuation"),
+    "o200k_no_lone_space": (_edit("o200k", r"\s+(?!\S)|", ""), "o200k's without \\s+(?!\\S)"),
+    "gpt2_digits3": (_edit("gpt2", r" ?\p{N}++", r" ?\p{N}{1,3}+"), "gpt2's, three digits a piece"),
+    "gpt2_digits1": (_edit("gpt2", r" ?\p{N}++", r"\p{N}"), "gpt2's, one digit a piece, no space before"),
+}
+
+#: Every name ``--pattern`` takes: :data:`SPLIT_PATTERNS`, :data:`PUBLISHED_PATTERNS` and
+#: :data:`VARIANT_PATTERNS`.
 NAMED_PATTERNS: dict[str, str] = {
     **SPLIT_PATTERNS, **{name: pat_str for name, (pat_str, _) in PUBLISHED_PATTERNS.items()},
+    **{name: pat_str for name, (pat_str, _) in VARIANT_PATTERNS.items()},
 }
 
 
@@ -117,7 +152,8 @@ def resolve(pattern: str) -> tuple[str, str]:
 
 def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str]]:
     """The ``--pattern`` options of a script: ``all`` means every name of :data:`SPLIT_PATTERNS`,
-    ``published`` every name of :data:`PUBLISHED_PATTERNS`, ``generated:N:SEED`` the
+    ``published`` every name of :data:`PUBLISHED_PATTERNS`, ``variants`` every name of
+    :data:`VARIANT_PATTERNS`, ``generated:N:SEED`` the
     :func:`generated_patterns` ``N``, ``SEED`` (named ``gen-SEED-i``); none, ``default``.
 
     Raises
@@ -128,7 +164,7 @@ def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str
     """
     if not patterns:
         patterns = [default]
-    for word, names in (("all", SPLIT_PATTERNS), ("published", PUBLISHED_PATTERNS)):
+    for word, names in (("all", SPLIT_PATTERNS), ("published", PUBLISHED_PATTERNS), ("variants", VARIANT_PATTERNS)):
         if word in patterns:
             patterns = [p for p in patterns if p != word] + [n for n in names if n not in patterns]
     out = []

@@ -24,19 +24,32 @@ from bpetrain.splitting.pattern import _HAND_WRITTEN, _contractions, split_patte
 
 NAMED = ("gpt2", "cl100k", "o200k")
 NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
-#: A pattern for each variant of the block rules (_blocks.cl100k_rules, o200k_rules,
-#: gpt2_rules) that none of those splits by, named by its rules: the first that
-#: bpetrain.splitting.pattern writes for it (contractions folded by (?i)).
+#: The variants of the block rules (_blocks.cl100k_rules, o200k_rules, gpt2_rules) that every
+#: block test reads: each value of each parameter, with the others at several values (all of
+#: them for one to three digits a piece with contractions); test_every_reference_splits_by_its_rules
+#: reads the rest of bpetrain.splitting.pattern's references.
+TESTED_RULES = {
+    *(_blocks.cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (False, True) for after in (False, True)),
+    *(_blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (False, True)),
+    _blocks.gpt2_rules(True),
+    *(_blocks.cl100k_rules(3, end, after, False) for end in (False, True) for after in (False, True)),
+    _blocks.cl100k_rules(1, False, True, False),
+    *(rules for digits in (4, 5, 6, None) for rules in (
+        _blocks.cl100k_rules(digits, True, True), _blocks.cl100k_rules(digits, False, False, False),
+        _blocks.o200k_rules(digits, True))),
+}
+#: A pattern for each of those that none of the named patterns splits by, named by its rules:
+#: the first that bpetrain.splitting.pattern writes for it (contractions folded by (?i)).
 RULE_VARIANTS = {}
 _NAMED_RULES = {split_pattern(SPLIT_PATTERNS[name]).program.blocks for name in NAMED_BLOCKS_ONLY}
 for _pat_str, _, _rules in _HAND_WRITTEN:
-    if _rules and _rules not in _NAMED_RULES:
+    if _rules in TESTED_RULES and _rules not in _NAMED_RULES:
         RULE_VARIANTS.setdefault(f"rules-{_rules}", _pat_str)
-#: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way): they
-#: split as the ones above where the blocks read (which leave the letters' other case
-#: variants to the program), and not at those variants.
+#: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way), for the
+#: rules above: they split as the ones above where the blocks read (which leave the letters'
+#: other case variants to the program), and not at those variants.
 ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerate(_HAND_WRITTEN)
-              if blocks and _contractions(False) in pat_str and pat_str not in RULE_VARIANTS.values()}
+              if blocks in TESTED_RULES and _contractions(False) in pat_str and pat_str not in RULE_VARIANTS.values()}
 PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS, **ASCII_CASE}
 BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
@@ -246,6 +259,24 @@ def test_blocks_at_every_offset_of_a_block(block_isa, name):
                 check_blocks(lead + run + tail, name)
 
 
+#: Text for every reference: runs of one to nine digits (and 70) at each offset mod 3,
+#: contractions and lone apostrophes, newlines after punctuation, whitespace at the end.
+REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy 're don't 'LL''s 'tis\n.\n\n ?\n\t x "
+                          for k in range(3) for m in (*range(1, 10), 70)) + b"\xc3\xa9 12 \xe4\xb8\xad 'S  \n \n "
+
+
+@pytest.mark.parametrize("k", [k for k, (_, _, rules) in enumerate(_HAND_WRITTEN) if rules])
+def test_every_reference_splits_by_its_rules(k):
+    """Each reference of bpetrain.splitting.pattern gets its own rules (no two of them split
+    every text alike), and its pieces are the regex module's, block by block."""
+    pat_str, _, rules = _HAND_WRITTEN[k]
+    found = split_pattern(pat_str).program
+    assert found.blocks == rules
+    for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):
+        text = data.decode("utf-8", "surrogateescape")
+        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+
+
 @pytest.mark.parametrize("name", ASCII_CASE)
 def test_blocks_with_contractions_in_ascii_case_alone(name):
     """A pattern whose contractions are in ASCII's two cases alone gets the rules of the
@@ -434,7 +465,7 @@ def dense_text(chars: list[str]) -> str:
 def by_o200k_rules(name: str) -> bool:
     """Whether the blocks read the pattern by o200k's rules (a variant of them, or its own)."""
     return split_pattern(PATTERNS_HERE[name]).program.blocks in {
-        _blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (False, True)}
+        _blocks.o200k_rules(digits, contractions) for digits in (*range(1, 65), None) for contractions in (False, True)}
 
 
 def block_readable(codes: bytes, cp: int, name: str) -> bool:

@@ -614,11 +614,9 @@ static inline int bpetrain_load(const uint8_t* s, Py_ssize_t first, Py_ssize_t Q
     return 1;
 }
 
-/* Digits: a piece starts at every group-th digit from the start of each run: every is
-   BPETRAIN_DIGITS_3 (\p{N}{1,3}: bits 0, 3, 6, ...), BPETRAIN_DIGITS_2 (\p{N}{1,2}) or all ones
-   (\p{N}: every digit). */
-#define BPETRAIN_DIGITS_3 0x9249249249249249ULL
-#define BPETRAIN_DIGITS_2 0x5555555555555555ULL
+/* Digits: a piece starts at every k-th digit from the start of each run (\p{N}{1,k}): every
+   has bits 0, k, 2k, ... (bpetrain_blocks_digits); bit 0 alone where a run is one piece
+   (\p{N}+: a run that goes on past the block goes to the matcher). */
 static inline uint64_t bpetrain_digit_starts(uint64_t d, uint64_t every) {
     uint64_t starts = 0, runs = d & ~(d << 1);
     while (runs) {
@@ -709,17 +707,20 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
    The same rules serve the patterns written as cl100k was before tiktoken made it
    possessive (Llama 3's, minbpe's and rustbpe's strings) and nanochat's: they lack
    \s++$, so a run of whitespace at the end of the string is cut after its last newline
-   (``\s*[\r\n]`` comes first; open_end 1), and nanochat's digits go by two (every:
-   BPETRAIN_DIGITS_2). The other differences between those strings (possessive
-   quantifiers, ``\s`` or ``\s+`` last, ``[\r\n]+`` or ``[\r\n]`` after ``\s*``) cut no
-   text differently. Either kind may take digits one a piece (``\p{N}``: every all ones,
-   as Qwen2's pattern does), and may leave out ``[\r\n]*+`` after an O run (absorb 0: the
-   newlines are the whitespace's, as in Seed-Coder's pattern); which of these rules a pattern
-   splits by is found by comparing DFAs (bpetrain.splitting.pattern), never by its string. */
+   (``\s*[\r\n]`` comes first; open_end 1), and nanochat's digits go by two. The other
+   differences between those strings (possessive quantifiers, ``\s`` or ``\s+`` last,
+   ``[\r\n]+`` or ``[\r\n]`` after ``\s*``) cut no text differently. Either kind may take
+   any number of digits a piece (every: bpetrain_digit_starts; ``\p{N}`` as Qwen2's pattern
+   does, ``\p{N}{1,2}`` as nanochat's, ``\p{N}+``), may leave out ``[\r\n]*+`` after an O
+   run (absorb 0: the newlines are the whitespace's, as in Seed-Coder's pattern), and may
+   have no contractions (contractions 0: an apostrophe is an O, the prefix of the letters
+   after it); which of these rules a pattern splits by is found by comparing DFAs
+   (bpetrain.splitting.pattern), never by its string. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                                uint64_t every, int open_end, int absorb, uint64_t* starts) {
+                                                uint64_t every, int open_end, int absorb, int contractions,
+                                                uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
-    uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
+    uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = contractions ? m->ap : 0;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
     uint64_t after_contraction = 0, two, three;
     if (ap) {
@@ -795,7 +796,7 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    cl100k, except that a run of whitespace at the end of the string is also cut after its
    last newline. Letters in both case classes (B: Lm, Lo), as bpetrain_o200k_letter_cuts
    cuts them; one right after a contraction goes to the matcher. The same rules may take
-   digits one or two a piece (every, as bpetrain_cl100k_starts), and no contractions
+   any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (contractions 0: an apostrophe is an O, as in Mistral's tekken pattern). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                uint64_t every, int contractions, uint64_t* starts) {
@@ -885,12 +886,16 @@ enum {
     BPETRAIN_BLOCKS_GPT2 = 3,
     BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
     BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; the variants ORed into them: */
-    BPETRAIN_BLOCKS_DIGITS_1 = 8,     /* cl100k's, o200k's: digits one a piece (\p{N}), not by three */
-    BPETRAIN_BLOCKS_DIGITS_2 = 16,    /* cl100k's, o200k's: digits by two (\p{N}{1,2}: nanochat's) */
     BPETRAIN_BLOCKS_BARE_O = 32,      /* cl100k's: no [\r\n]* after a run of O: its newlines go to the whitespace */
-    BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64, /* o200k's: no (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
-    BPETRAIN_BLOCKS_LONE_SPACE_GAPS = 128 /* gpt2's without \s++$ and the last \s: a lone whitespace
+    BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64, /* cl100k's: no '(?i:[sdmt]|ll|ve|re); o200k's: no
+                                             (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
+    BPETRAIN_BLOCKS_LONE_SPACE_GAPS = 128, /* gpt2's without \s++$ and the last \s: a lone whitespace
                                              character before a non-space is in no piece (bpetrain_blocks_gap) */
+    /* cl100k's, o200k's: how many digits a piece takes at most, k in bits 8-14 (k << 8): 0 three
+       (\p{N}{1,3}, their own), 1 to 63 that many, 64 a run of any length (\p{N}+; from 64 on all
+       cut the same runs of a block alike, and a longer run goes to the matcher) */
+    BPETRAIN_BLOCKS_DIGITS_SHIFT = 8,
+    BPETRAIN_BLOCKS_DIGITS = 127 << 8
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */
@@ -917,14 +922,21 @@ static inline int bpetrain_blocks_gap(const uint8_t* s, Py_ssize_t cur, Py_ssize
     return bpetrain_ascii_space(b) ? BPETRAIN_BLOCKS_PIECE : BPETRAIN_BLOCKS_GAP;
 }
 
-/* The digits that start a piece in a run of them (bpetrain_digit_starts) by the rules' variant. */
+/* The digits that start a piece in a run of them (bpetrain_digit_starts) by the rules' variant:
+   bits 0, k, 2k, ... for k digits a piece. */
 static inline uint64_t bpetrain_blocks_digits(int pattern) {
-    return pattern & BPETRAIN_BLOCKS_DIGITS_1 ? ~(uint64_t)0
-           : pattern & BPETRAIN_BLOCKS_DIGITS_2 ? BPETRAIN_DIGITS_2 : BPETRAIN_DIGITS_3;
+    int k = (pattern & BPETRAIN_BLOCKS_DIGITS) >> BPETRAIN_BLOCKS_DIGITS_SHIFT, i;
+    uint64_t every = 0;
+    if (k == 0)
+        k = 3;
+    for (i = 0; i < 64; i += k)
+        every |= (uint64_t)1 << i;
+    return every;
 }
 
 typedef struct {
     int pattern;        /* BPETRAIN_BLOCKS_*, variants ORed in */
+    uint64_t digits;    /* the digits that start a piece in a run (bpetrain_blocks_digits) */
     const uint8_t* codes;  /* the codes of U+0080..U+FFFF (BPETRAIN_CODES_*), or NULL: ASCII blocks only */
     Py_ssize_t base;    /* bit i of starts is position base + i */
     Py_ssize_t valid;   /* V: starts are known below it (-1: no block) */
@@ -934,6 +946,7 @@ typedef struct {
 
 static inline void bpetrain_blocks_init(bpetrain_block_scan* it, int pattern, const uint8_t* codes) {
     it->pattern = pattern;
+    it->digits = bpetrain_blocks_digits(pattern);
     it->codes = codes;
     it->base = 0;
     it->valid = -1;
@@ -985,14 +998,14 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
                        &it->retry))
         it->valid = P;
     else if (kind == BPETRAIN_BLOCKS_O200K)
-        it->valid = bpetrain_o200k_starts(s, n, &block, P, bpetrain_blocks_digits(it->pattern),
+        it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits,
                                           !(it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS), &it->starts);
     else if (kind == BPETRAIN_BLOCKS_GPT2)
         it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
     else
-        it->valid = bpetrain_cl100k_starts(s, n, &block, P, bpetrain_blocks_digits(it->pattern),
-                                           kind == BPETRAIN_BLOCKS_CL100K_OPEN, !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
-                                           &it->starts);
+        it->valid = bpetrain_cl100k_starts(s, n, &block, P, it->digits, kind == BPETRAIN_BLOCKS_CL100K_OPEN,
+                                           !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
+                                           !(it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS), &it->starts);
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;

@@ -19,7 +19,7 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # Pieces in ASCII text 64 bytes at a time (_ascii_blocks.h), by the rules BLOCKS_*: where
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
 # compiled program for the rules of a pattern without one: cl100k's, either kind, or
-# o200k's, with the variants BLOCKS_DIGITS_1, BLOCKS_DIGITS_2, BLOCKS_BARE_O and
+# o200k's, with the variants BLOCKS_DIGITS (a field), BLOCKS_BARE_O and
 # BLOCKS_NO_CONTRACTIONS ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
 # ``blocks_gap`` tells from gaps), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
@@ -32,8 +32,8 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_O200K "BPETRAIN_BLOCKS_O200K"
         BLOCKS_GPT2 "BPETRAIN_BLOCKS_GPT2"
         BLOCKS_CL100K_OPEN "BPETRAIN_BLOCKS_CL100K_OPEN"
-        BLOCKS_DIGITS_1 "BPETRAIN_BLOCKS_DIGITS_1"
-        BLOCKS_DIGITS_2 "BPETRAIN_BLOCKS_DIGITS_2"
+        BLOCKS_DIGITS "BPETRAIN_BLOCKS_DIGITS"
+        BLOCKS_DIGITS_SHIFT "BPETRAIN_BLOCKS_DIGITS_SHIFT"
         BLOCKS_BARE_O "BPETRAIN_BLOCKS_BARE_O"
         BLOCKS_NO_CONTRACTIONS "BPETRAIN_BLOCKS_NO_CONTRACTIONS"
         BLOCKS_LONE_SPACE_GAPS "BPETRAIN_BLOCKS_LONE_SPACE_GAPS"

@@ -357,38 +357,42 @@ CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
 
 
-def cl100k_rules(int digits, bint end_of_text, bint newlines_after_o):
+def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, bint contractions=True):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as cl100k's, with variants (bpetrain_cl100k_starts).
 
     Parameters
     ----------
-    digits : int
-        How many digits a piece of digits holds at most: 1 (``\\p{N}``), 2 or 3
-        (cl100k's ``\\p{N}{1,3}``).
+    digits : int or None
+        How many digits a piece of digits holds at most: cl100k's ``\\p{N}{1,3}`` 3,
+        ``\\p{N}`` 1, ``\\p{N}{1,k}`` k; None: a run of any length (``\\p{N}+``).
     end_of_text : bool
         Whether a run of whitespace at the end of the text is one piece (cl100k's
         ``\\s++$``) or is cut after its last newline (the strings without it).
     newlines_after_o : bool
         Whether the newlines right after a run of punctuation belong to its piece
         (``[\\r\\n]*+``) or to the whitespace's.
+    contractions : bool, default True
+        Whether the pattern's first alternative is cl100k's contractions
+        (``'(?i:[sdmt]|ll|ve|re)``) or it has none (an apostrophe is then the prefix of the
+        letters after it).
 
     Raises
     ------
     ValueError
-        If ``digits`` is not 1, 2 or 3.
+        If ``digits`` is neither None nor a positive int.
     """
     return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
-            | (0 if newlines_after_o else BLOCKS_BARE_O))
+            | (0 if newlines_after_o else BLOCKS_BARE_O) | (0 if contractions else BLOCKS_NO_CONTRACTIONS))
 
 
-def o200k_rules(int digits, bint contractions):
+def o200k_rules(digits, bint contractions):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
 
     Parameters
     ----------
-    digits : int
+    digits : int or None
         As :func:`cl100k_rules` takes it (o200k's own: 3), which raises the same error.
     contractions : bool
         Whether a run of letters takes o200k's contractions after it
@@ -406,16 +410,24 @@ def gpt2_rules(bint gaps):
     return BLOCKS_GPT2 | (BLOCKS_LONE_SPACE_GAPS if gaps else 0)
 
 
-def _digits_rules(int digits):
-    if digits not in (1, 2, 3):
-        raise ValueError(f"digits must be 1, 2 or 3, got {digits}")
-    return BLOCKS_DIGITS_1 if digits == 1 else BLOCKS_DIGITS_2 if digits == 2 else 0
+# The digits field (BLOCKS_DIGITS) of a run of any length: from 64 digits a piece on, the
+# blocks cut every run they read alike (a block holds at most 61 of them)
+cdef int _ANY_DIGITS = 64
+
+
+def _digits_rules(digits):
+    if digits is None:
+        return _ANY_DIGITS << BLOCKS_DIGITS_SHIFT
+    if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
+        raise ValueError(f"digits must be a positive int or None (a run of any length), got {digits!r}")
+    return 0 if digits == 3 else min(digits, _ANY_DIGITS) << BLOCKS_DIGITS_SHIFT  # (0: three)
 
 
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
-RULES = frozenset([*(cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (0, 1) for after in (0, 1)),
-                   *(o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (0, 1)),
+RULES = frozenset([*(cl100k_rules(digits, end, after, contractions) for digits in range(1, _ANY_DIGITS + 1)
+                     for end in (0, 1) for after in (0, 1) for contractions in (0, 1)),
+                   *(o200k_rules(digits, contractions) for digits in range(1, _ANY_DIGITS + 1) for contractions in (0, 1)),
                    gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.

@@ -28,8 +28,9 @@ whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is w
 over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
 of patterns that split by cl100k's or o200k's rules with variants
 (:func:`bpetrain.splitting._blocks.cl100k_rules`, :func:`~bpetrain.splitting._blocks.o200k_rules`:
-digits one, two or three a piece, with or without ``\\s++$``, newlines after punctuation
-its own or the whitespace's, o200k's contractions or none; minbpe's, nanochat's, Llama 3's,
+any number of digits a piece (up to 6 among the references, or a run of any length), with or
+without ``\\s++$``, newlines after punctuation its own or the whitespace's, their contractions
+or none; minbpe's, nanochat's, Llama 3's,
 Qwen2's and Mistral's tekken strings among them), or by gpt2's rules with a lone whitespace
 character before a non-space in no piece (:func:`~bpetrain.splitting._blocks.gpt2_rules`:
 Hugging Face's ByteLevel regex as llama.cpp writes it), is split 64 bytes at a time
@@ -76,27 +77,41 @@ def _contractions(folded: bool) -> str:
     return "(?:" + "|".join("'" + "".join(f"[{c}{c.upper()}]" for c in word) for word in words) + ")"
 
 
-def _cl100k_rules_pattern(digits: int, end_of_text: bool, newlines_after_o: bool, folded: bool) -> str:
+def _digits(digits: int | None, possessive: bool) -> str:
+    """A piece of at most ``digits`` digits (None: a run of any length), as a pattern."""
+    if digits == 1:
+        return r"\p{N}"
+    plus = "+" if possessive else ""
+    return r"\p{N}+" + plus if digits is None else rf"\p{{N}}{{1,{digits}}}" + plus
+
+
+def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_o: bool, contractions: bool,
+                          folded: bool) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
-    arguments: cl100k's, with ``\\p{N}{1,digits}``, with ``\\s++$`` or not, with
-    ``[\\r\\n]*+`` after a run of punctuation or not, its contractions :func:`_contractions`."""
-    number = r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}+"
+    arguments: cl100k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with ``\\s++$`` or not, with
+    ``[\\r\\n]*+`` after a run of punctuation or not, with its contractions
+    (:func:`_contractions`) or without."""
     punctuation = r" ?[^\s\p{L}\p{N}]++" + (r"[\r\n]*+" if newlines_after_o else "")
-    return "|".join([_contractions(folded), r"[^\r\n\p{L}\p{N}]?+\p{L}++", number, punctuation,
-                     *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]", r"\s+(?!\S)", r"\s"])
+    return "|".join([*([_contractions(folded)] if contractions else []), r"[^\r\n\p{L}\p{N}]?+\p{L}++",
+                     _digits(digits, True), punctuation, *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]",
+                     r"\s+(?!\S)", r"\s"])
 
 
-def _o200k_rules_pattern(digits: int, contractions: bool, folded: bool) -> str:
+def _o200k_rules_pattern(digits: int | None, contractions: bool, folded: bool) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
-    arguments: o200k's, with ``\\p{N}{1,digits}``, with its contractions (:func:`_contractions`)
-    or without."""
+    arguments: o200k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with its contractions
+    (:func:`_contractions`) or without."""
     upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
     contraction = _contractions(folded) + "?" if contractions else ""
     return "|".join([rf"[^\r\n\p{{L}}\p{{N}}]?{upper}*{lower}+{contraction}",
-                     rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{contraction}",
-                     r"\p{N}" if digits == 1 else rf"\p{{N}}{{1,{digits}}}",
+                     rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{contraction}", _digits(digits, False),
                      r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
 
+
+#: The digits a piece of the block rules' references may take at most (None: any number).
+_DIGITS = (3, 2, 1, 4, 5, 6, None)
+#: Their contractions: (?i)'s, in ASCII's two cases, or none, as (contractions, folded).
+_CONTRACTIONS = ((True, True), (True, False), (False, True))
 
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
@@ -106,13 +121,14 @@ _HAND_WRITTEN = (
     (GPT2_PATTERN, _blocks.GPT2, 0),
     (CL100K_PATTERN, _blocks.CL100K, 0),
     (O200K_PATTERN, _blocks.O200K, 0),
-    *((_cl100k_rules_pattern(digits, end, after, folded), 0, _blocks.cl100k_rules(digits, end, after))
-      for folded in (True, False) for digits in (3, 2, 1) for end in (False, True) for after in (True, False)
-      if (digits, end, after, folded) != (3, True, True, True)),  # (cl100k's own)
+    *((_cl100k_rules_pattern(digits, end, after, contractions, folded), 0,
+       _blocks.cl100k_rules(digits, end, after, contractions))
+      for contractions, folded in _CONTRACTIONS for digits in _DIGITS for end in (False, True) for after in (True, False)
+      if (digits, end, after, contractions, folded) != (3, True, True, True, True)),  # (cl100k's own)
     # gpt2's without \s++$ and \s: a whitespace character \s+(?!\S) cannot take is in no piece
     (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s+(?!\S)""", 0, _blocks.gpt2_rules(True)),
     *((_o200k_rules_pattern(digits, contractions, folded), 0, _blocks.o200k_rules(digits, contractions))
-      for digits in (3, 2, 1) for contractions, folded in ((True, True), (True, False), (False, True))
+      for digits in _DIGITS for contractions, folded in _CONTRACTIONS
       if (digits, contractions, folded) != (3, True, True)),  # (o200k's own)
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
