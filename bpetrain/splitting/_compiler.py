@@ -996,8 +996,8 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None,
         warnings.simplefilter("always")
         arrays = compile_program(pat_str, unicode)
         like = -1
-        if references:  # (none: nothing to compare, no probe text to cut)
-            probe, cuts = _probe_cuts(pat_str), probe_cuts(references)
+        # (no references: nothing to compare, no probe text to cut)
+        probe, cuts = (_probe_cuts(pat_str), probe_cuts(references)) if references else (None, [])
         for i, reference in enumerate(references):
             if reference == pat_str:
                 like = i  # the pattern itself
