@@ -257,6 +257,25 @@ def test_blocks_at_every_offset_of_a_block(block_isa, name):
                 check_blocks(lead + run + tail, name)
 
 
+@pytest.mark.parametrize("digits", [0, -1, True, 2.5, "3"])
+def test_rules_refuse_digits_that_are_no_count(digits):
+    """The rules' digits are a positive int or None (a run of any length), or a clear error."""
+    with pytest.raises(ValueError, match="digits must be a positive int or None"):
+        _blocks.cl100k_rules(digits, True, True)
+    with pytest.raises(ValueError, match="digits must be a positive int or None"):
+        _blocks.o200k_rules(digits, True)
+
+
+def test_rules_of_64_digits_or_more_are_those_of_any_run():
+    """From 64 digits a piece on the blocks cut the runs they read as a run of any length (a
+    block holds at most 61 digits), and the rules say so; fewer are each their own."""
+    assert _blocks.cl100k_rules(64, True, True) == _blocks.cl100k_rules(1000, True, True) == _blocks.cl100k_rules(
+        None, True, True)
+    assert len({_blocks.o200k_rules(digits, False) for digits in (*range(1, 64), None)}) == 64
+    assert {_blocks.cl100k_rules(digits, end, after, contractions) for digits in (*range(1, 64), None)
+            for end in (False, True) for after in (False, True) for contractions in (False, True)} <= _blocks.RULES
+
+
 #: Text for every reference: runs of one to nine digits (and 70) at each offset mod 3,
 #: contractions and lone apostrophes, newlines after punctuation, whitespace at the end.
 REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy 're don't 'LL''s 'tis\n.\n\n ?\n\t x "
