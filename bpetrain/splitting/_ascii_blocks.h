@@ -713,14 +713,13 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
    any number of digits a piece (every: bpetrain_digit_starts; ``\p{N}`` as Qwen2's pattern
    does, ``\p{N}{1,2}`` as nanochat's, ``\p{N}+``), may leave out ``[\r\n]*+`` after an O
    run (absorb 0: the newlines are the whitespace's, as in Seed-Coder's pattern), and may
-   have no contractions (contractions 0: an apostrophe is an O, the prefix of the letters
-   after it); which of these rules a pattern splits by is found by comparing DFAs
+   have no contractions (the reader clears the block's apostrophes, m.ap, for those rules:
+   an apostrophe is an O, the prefix of the letters after it); which of these rules a pattern splits by is found by comparing DFAs
    (bpetrain.splitting.pattern), never by its string. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                                uint64_t every, int open_end, int absorb, int contractions,
-                                                uint64_t* starts) {
+                                                uint64_t every, int open_end, int absorb, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
-    uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = contractions ? m->ap : 0;
+    uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
     uint64_t after_contraction = 0, two, three;
     if (ap) {
@@ -797,9 +796,10 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    last newline. Letters in both case classes (B: Lm, Lo), as bpetrain_o200k_letter_cuts
    cuts them; one right after a contraction goes to the matcher. The same rules may take
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
-   (contractions 0: an apostrophe is an O, as in Mistral's tekken pattern). */
+   (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
+   pattern). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                               uint64_t every, int contractions, uint64_t* starts) {
+                                               uint64_t every, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
@@ -807,8 +807,6 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
-    if (!contractions)
-        ap = 0;  /* (an apostrophe is then an O like any other) */
     if (ap) {
         bpetrain_contractions(m, l, ap & (l << 1), &two, &three);
         if ((two | three) & ((ap << 2) | (ap << 3)))
@@ -995,17 +993,19 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     context = kind == BPETRAIN_BLOCKS_O200K ? 4 : 3;
     it->base = P - context;
     if (!bpetrain_load(s, first, it->base, n, context, it->codes, kind == BPETRAIN_BLOCKS_O200K, &block,
-                       &it->retry))
+                       &it->retry)) {
         it->valid = P;
-    else if (kind == BPETRAIN_BLOCKS_O200K)
-        it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits,
-                                          !(it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS), &it->starts);
-    else if (kind == BPETRAIN_BLOCKS_GPT2)
-        it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
-    else
-        it->valid = bpetrain_cl100k_starts(s, n, &block, P, it->digits, kind == BPETRAIN_BLOCKS_CL100K_OPEN,
-                                           !(it->pattern & BPETRAIN_BLOCKS_BARE_O),
-                                           !(it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS), &it->starts);
+    } else {
+        if (it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS)
+            block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
+        if (kind == BPETRAIN_BLOCKS_O200K)
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, &it->starts);
+        else if (kind == BPETRAIN_BLOCKS_GPT2)
+            it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
+        else
+            it->valid = bpetrain_cl100k_starts(s, n, &block, P, it->digits, kind == BPETRAIN_BLOCKS_CL100K_OPEN,
+                                               !(it->pattern & BPETRAIN_BLOCKS_BARE_O), &it->starts);
+    }
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;
