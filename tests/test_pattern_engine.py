@@ -517,6 +517,22 @@ def test_shuffles_stop_and_start_again(pat_str):
             check_interleaved(program, pat_str, data, want=want)
 
 
+@pytest.mark.parametrize("pat_str", [r"(?s:.)", r"\D", r".", r"[^x]|x+", r"(?s:.)(?!\d)|\d+"])
+def test_shuffles_write_a_piece_a_byte(pat_str):
+    """Blocks where each piece starts where the one before ends, a byte each or more, are written
+    two pieces a store or piece by piece (_dfa_shuffle_run.h): every count of them, cut anywhere
+    by the room left (the spans), and between gaps (newlines for ``.``) and other characters."""
+    programs = [Program(pat_str, stored_program(pat_str), shuffle=shuffle) for shuffle in SHUFFLES]
+    texts = [bytes(range(32, 127)) * 3, b"ab\ncd\n\nxx9" * 40 + b"x" * 70 + b"12345" * 30,
+             ("z" * 61 + "\u00e9" + "q" * 66 + "\n").encode() * 3]
+    for text in texts:
+        for length in (*range(0, 8), 63, 64, 65, 127, 128, 129, 200, len(text)):
+            data = text[:length]
+            want = reference(pat_str, data)
+            for program in programs:
+                check_interleaved(program, pat_str, data, want=want)
+
+
 def test_shuffles_know_where_the_piece_started():
     """A state the DFA starts in is also reached inside a piece (a lazy loop back to it): a piece
     that fails there started further back than a byte (found by the generated patterns)."""

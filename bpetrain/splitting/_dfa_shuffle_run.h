@@ -299,6 +299,52 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
             open = pos + bpetrain_ctz64(starts);
             starts &= starts - 1;
         }
+        if (open >= 0 && (cut & (cut - 1))) {
+            /* pieces of a byte each after the first: (c - 1, c) for each later end c, starts at
+               each byte before one (and no other start before the last end); two pieces a store */
+            const uint64_t rest = cut & (cut - 1), below = ((uint64_t)1 << (63 - bpetrain_clz64(rest))) - 1;
+            if ((starts & below) == rest >> 1) {
+                uint64_t one = rest >> 1;
+                const __m256i two = _mm256_set1_epi64x(2), pair = _mm256_setr_epi64x(0, 1, 1, 2);
+                bounds[2 * n_pieces] = open;
+                bounds[2 * n_pieces + 1] = pos + bpetrain_ctz64(cut);
+                Py_ssize_t* w = bounds + 2 * n_pieces + 2;
+                n_pieces += __builtin_popcountll(cut);
+                if (__builtin_popcountll(one) >= 8 * __builtin_popcountll(one & ~(one << 1))) {
+                    while (one) {  /* long runs of them (8 a run or more on average): a run at a time */
+                        const int a = bpetrain_ctz64(one), length = bpetrain_ctz64(~(one >> a));  /* (bit 63 of one is 0) */
+                        __m256i v = _mm256_add_epi64(_mm256_set1_epi64x((long long)(pos + a)), pair);
+                        int i;
+                        for (i = 0; i + 1 < length; i += 2) {
+                            _mm256_storeu_si256((__m256i*)w, v);
+                            v = _mm256_add_epi64(v, two);
+                            w += 4;
+                        }
+                        if (i < length) {  /* the run's last piece alone */
+                            _mm_storeu_si128((__m128i*)w, _mm256_castsi256_si128(v));
+                            w += 2;
+                        }
+                        one &= ~(uint64_t)0 << (a + length);  /* (a + length <= 63) */
+                    }
+                } else {
+                    const __m128i next = _mm_set_epi64x(1, 0);
+                    for (; one; one &= one - 1, w += 2)  /* short ones: a piece at a time */
+                        _mm_storeu_si128((__m128i*)w, _mm_add_epi64(_mm_set1_epi64x((long long)(pos + bpetrain_ctz64(one))), next));
+                }
+                starts &= ~below;
+                open = starts ? pos + bpetrain_ctz64(starts) : -1;
+                cut = 0;
+            } else if (starts == cut) {  /* no gap: each piece starts where the one before ends */
+                while (cut) {
+                    const Py_ssize_t e = pos + bpetrain_ctz64(cut);
+                    bounds[2 * n_pieces] = open;
+                    bounds[2 * n_pieces + 1] = e;
+                    open = e;
+                    n_pieces++;
+                    cut &= cut - 1;
+                }
+            }
+        }
         while (cut) {
             bounds[2 * n_pieces] = open;
             bounds[2 * n_pieces + 1] = pos + bpetrain_ctz64(cut);
