@@ -353,14 +353,13 @@ static inline uint64_t bpetrain_char_first(uint64_t last, uint64_t cont) {
     return (last & ~cont) | (second & ~cont) | third;
 }
 
-/* Spread each set bit of seed to higher bits while within is set at them (runs). */
+/* Spread each set bit of seed to higher bits while within is set at them (runs): adding a
+   seed's bit to its run carries through the run's bits above it, which the sum then lacks
+   (and sets the bit after the run, which within lacks); a seed above another in the same run
+   is the one bit there the sum keeps. */
 static inline uint64_t bpetrain_smear_up(uint64_t seed, uint64_t within) {
-    uint64_t a = seed & within, m = within;
-    for (int sh = 1; sh < 64; sh <<= 1) {
-        a |= (a << sh) & m;
-        m &= m << sh;
-    }
-    return a;
+    uint64_t a = seed & within;
+    return (((within + a) ^ within) | a) & within;
 }
 
 /* Spread each set bit of seed to lower bits while within is set at them. */
