@@ -276,6 +276,31 @@ def test_rules_of_64_digits_or_more_are_those_of_any_run():
             for end in (False, True) for after in (False, True) for contractions in (False, True)} <= _blocks.RULES
 
 
+def _smear_reference(seed: int, within: int, up: bool) -> int:
+    """Each bit of ``seed`` that is in ``within`` spread bit by bit to the higher (``up``) or
+    lower bits of its run in ``within``: what the blocks' smears compute at once."""
+    out = 0
+    for i in range(64):
+        j = i
+        while (seed >> i) & 1 and 0 <= j < 64 and (within >> j) & 1:
+            out |= 1 << j
+            j += 1 if up else -1
+    return out
+
+
+_MASKS = st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 2**64 - 1, 1, 2**63, 2**63 - 1, 0x5555555555555555]),
+                   st.lists(st.integers(0, 63), max_size=12).map(lambda bits: sum({1 << b for b in bits})))
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(seed=_MASKS, within=_MASKS, up=st.booleans())
+def test_smears_spread_each_seed_through_its_run(seed, within, up):
+    """bpetrain_smear_up (one addition: a seed's bit carries through its run) and
+    bpetrain_smear_down (shifts) are the bit-by-bit spread, runs that reach bit 0 or 63 and
+    several seeds in a run included."""
+    assert _blocks._py_smear(seed, within, up) == _smear_reference(seed, within, up)
+
+
 #: Text for every reference: runs of one to nine digits (and 70) at each offset mod 3,
 #: contractions and lone apostrophes, newlines after punctuation, whitespace at the end.
 REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy 're don't 'LL''s 'tis\n.\n\n ?\n\t x "

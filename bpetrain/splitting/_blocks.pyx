@@ -863,6 +863,18 @@ def use_block_isa(str name):
     blocks_isa = BLOCK_ISAS[name]
 
 
+cdef extern from "_ascii_blocks.h":
+    uint64_t smear_up "bpetrain_smear_up"(uint64_t seed, uint64_t within) noexcept nogil
+    uint64_t smear_down "bpetrain_smear_down"(uint64_t seed, uint64_t within) noexcept nogil
+
+
+def _py_smear(uint64_t seed, uint64_t within, bint up):
+    """``bpetrain_smear_up`` (``up``) or ``bpetrain_smear_down`` of ``_ascii_blocks.h``, for the
+    tests: each bit of ``seed`` set in ``within`` spread to the higher (lower) bits of its run
+    in ``within``."""
+    return smear_up(seed, within) if up else smear_down(seed, within)
+
+
 def block_ends(const uint8_t[::1] data not None, str pattern, Py_ssize_t first=0):
     """The ends of the pieces of ``pattern`` ("gpt2", "cl100k" or "o200k") in the UTF-8 string
     ``data[first:]``, found block by block where ``_ascii_blocks.h`` can and by the
