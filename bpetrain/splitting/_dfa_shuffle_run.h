@@ -47,7 +47,10 @@
    bpetrain_shuffle_onehot and an OR: off the chain, and off the port of the permutes, which
    palignr shares) and the block's masks are taken at once by AVX-512's compares into mask
    registers. From those come the piece starts (a CUT not into a gap, or the first byte after
-   a gap), and the pieces are written with tzcnt. With two-byte rows the loop takes two bytes
+   a gap), and the pieces are written with tzcnt: where those after the block's first are a
+   byte each (each start the byte before an end), by the ends alone, a run of eight or more
+   two pieces a 256-bit store; where the block has no gap (the starts are the ends), each
+   piece's start as the last one's end. With two-byte rows the loop takes two bytes
    a step on its chain (the first byte's step, for its flags, off the chain). With 128-bit
    states a group ends at a dead step, or soon after it: a whole group with two-byte rows is
    written out as 8 pairs, and where the dead lane stays dead (BPETRAIN_SHUFFLE_STICKY) its
