@@ -889,10 +889,12 @@ enum {
     BPETRAIN_BLOCKS_LONE_SPACE_GAPS = 128, /* gpt2's without \s++$ and the last \s: a lone whitespace
                                              character before a non-space is in no piece (bpetrain_blocks_gap) */
     /* cl100k's, o200k's: how many digits a piece takes at most, k in bits 8-14 (k << 8): 0 three
-       (\p{N}{1,3}, their own), 1 to 63 that many, 64 a run of any length (\p{N}+; from 64 on all
-       cut the same runs of a block alike, and a longer run goes to the matcher) */
+       (\p{N}{1,3}, their own), 1 to 63 that many, BPETRAIN_BLOCKS_DIGITS_ANY a run of any length
+       (\p{N}+; from 64 on all cut the same runs of a block alike, and a longer run goes to the
+       matcher) */
     BPETRAIN_BLOCKS_DIGITS_SHIFT = 8,
-    BPETRAIN_BLOCKS_DIGITS = 127 << 8
+    BPETRAIN_BLOCKS_DIGITS = 127 << 8,
+    BPETRAIN_BLOCKS_DIGITS_ANY = 64
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */

@@ -410,24 +410,21 @@ def gpt2_rules(bint gaps):
     return BLOCKS_GPT2 | (BLOCKS_LONE_SPACE_GAPS if gaps else 0)
 
 
-# The digits field (BLOCKS_DIGITS) of a run of any length: from 64 digits a piece on, the
-# blocks cut every run they read alike (a block holds at most 61 of them)
-cdef int _ANY_DIGITS = 64
-
-
 def _digits_rules(digits):
+    # (BLOCKS_DIGITS_ANY, the field of a run of any length: from that many digits a piece on,
+    # the blocks cut every run they read alike, a block holding at most 61 of them)
     if digits is None:
-        return _ANY_DIGITS << BLOCKS_DIGITS_SHIFT
+        return BLOCKS_DIGITS_ANY << BLOCKS_DIGITS_SHIFT
     if not isinstance(digits, int) or isinstance(digits, bool) or digits < 1:
         raise ValueError(f"digits must be a positive int or None (a run of any length), got {digits!r}")
-    return 0 if digits == 3 else min(digits, _ANY_DIGITS) << BLOCKS_DIGITS_SHIFT  # (0: three)
+    return 0 if digits == 3 else min(digits, BLOCKS_DIGITS_ANY) << BLOCKS_DIGITS_SHIFT  # (0: three)
 
 
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
-RULES = frozenset([*(cl100k_rules(digits, end, after, contractions) for digits in range(1, _ANY_DIGITS + 1)
+RULES = frozenset([*(cl100k_rules(digits, end, after, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
                      for end in (0, 1) for after in (0, 1) for contractions in (0, 1)),
-                   *(o200k_rules(digits, contractions) for digits in range(1, _ANY_DIGITS + 1) for contractions in (0, 1)),
+                   *(o200k_rules(digits, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1) for contractions in (0, 1)),
                    gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.

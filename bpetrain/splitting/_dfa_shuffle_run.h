@@ -304,7 +304,7 @@ static Py_ssize_t BPETRAIN_SHUFFLE_NAME(const uint8_t* s, Py_ssize_t pos, Py_ssi
         }
         if (open >= 0 && (cut & (cut - 1))) {
             /* pieces of a byte each after the first: (c - 1, c) for each later end c, starts at
-               each byte before one (and no other start before the last end); two pieces a store */
+               each byte before one (and no other start before the last end) */
             const uint64_t rest = cut & (cut - 1), below = ((uint64_t)1 << (63 - bpetrain_clz64(rest))) - 1;
             if (BPETRAIN_UNLIKELY((starts & below) == rest >> 1)) {
                 uint64_t one = rest >> 1;
