@@ -31,10 +31,12 @@ NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h)
 #: reads the rest of bpetrain.splitting.pattern's references.
 TESTED_RULES = {
     *(_blocks.cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (False, True) for after in (False, True)),
-    *(_blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in (False, True)),
+    *(_blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in ("either", None)),
     _blocks.gpt2_rules(True),
-    _blocks.cl100k_rules(3, True, True, False), _blocks.cl100k_rules(1, False, False, False),
-    *(rules for digits in (4, None) for rules in (_blocks.cl100k_rules(digits, True, True), _blocks.o200k_rules(digits, True))),
+    _blocks.cl100k_rules(3, True, True, None), _blocks.cl100k_rules(1, False, False, None),
+    _blocks.cl100k_rules(3, True, True, "lower"), _blocks.cl100k_rules(1, False, True, "lower"),
+    _blocks.o200k_rules(3, "lower"), _blocks.o200k_rules(2, "lower"),
+    *(rules for digits in (4, None) for rules in (_blocks.cl100k_rules(digits, True, True), _blocks.o200k_rules(digits))),
 }
 #: A pattern for each of those that none of the named patterns splits by, named by its rules:
 #: the first that bpetrain.splitting.pattern writes for it (contractions folded by (?i)).
@@ -47,7 +49,7 @@ for _pat_str, _, _rules in _HAND_WRITTEN:
 #: rules above: they split as the ones above where the blocks read (which leave the letters'
 #: other case variants to the program), and not at those variants.
 ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerate(_HAND_WRITTEN)
-              if blocks in TESTED_RULES and _contractions(False) in pat_str and pat_str not in RULE_VARIANTS.values()}
+              if blocks in TESTED_RULES and _contractions("ascii") in pat_str and pat_str not in RULE_VARIANTS.values()}
 PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS, **ASCII_CASE}
 BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
@@ -263,7 +265,7 @@ def test_rules_refuse_digits_that_are_no_count(digits):
     with pytest.raises(ValueError, match="digits must be a positive int or None"):
         _blocks.cl100k_rules(digits, True, True)
     with pytest.raises(ValueError, match="digits must be a positive int or None"):
-        _blocks.o200k_rules(digits, True)
+        _blocks.o200k_rules(digits)
 
 
 def test_rules_of_64_digits_or_more_are_those_of_any_run():
@@ -271,9 +273,18 @@ def test_rules_of_64_digits_or_more_are_those_of_any_run():
     block holds at most 61 digits), and the rules say so; fewer are each their own."""
     assert _blocks.cl100k_rules(64, True, True) == _blocks.cl100k_rules(1000, True, True) == _blocks.cl100k_rules(
         None, True, True)
-    assert len({_blocks.o200k_rules(digits, False) for digits in (*range(1, 64), None)}) == 64
+    assert len({_blocks.o200k_rules(digits, None) for digits in (*range(1, 64), None)}) == 64
     assert {_blocks.cl100k_rules(digits, end, after, contractions) for digits in (*range(1, 64), None)
-            for end in (False, True) for after in (False, True) for contractions in (False, True)} <= _blocks.RULES
+            for end in (False, True) for after in (False, True) for contractions in _blocks.CONTRACTIONS} <= _blocks.RULES
+
+
+@pytest.mark.parametrize("contractions", [True, False, "folded", "LOWER", 0])
+def test_rules_refuse_contractions_of_no_kind(contractions):
+    """The rules' contractions are "either", "lower" or None, or a clear error."""
+    with pytest.raises(ValueError, match="contractions must be 'either', 'lower' or None"):
+        _blocks.cl100k_rules(3, True, True, contractions)
+    with pytest.raises(ValueError, match="contractions must be 'either', 'lower' or None"):
+        _blocks.o200k_rules(3, contractions)
 
 
 def _smear_reference(seed: int, within: int, up: bool) -> int:
@@ -303,7 +314,7 @@ def test_smears_spread_each_seed_through_its_run(seed, within, up):
 
 #: Text for every reference: runs of one to nine digits (and 70) at each offset mod 3,
 #: contractions and lone apostrophes, newlines after punctuation, whitespace at the end.
-REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy 're don't 'LL''s 'tis\n.\n\n ?\n\t x "
+REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy 're don'Tt 'LL''s 'tis\n.\n\n ?\n\t x "
                           for k in range(3) for m in (*range(1, 10), 70)) + b"\xc3\xa9 12 \xe4\xb8\xad 'S  \n \n "
 
 
@@ -319,13 +330,40 @@ def test_every_reference_splits_by_its_rules(k):
         assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
 
 
+@pytest.mark.parametrize("k", [7, 8, 13, 40, 63])
+@pytest.mark.parametrize("kind", ["cl100k", "o200k", "cl100k-lower"])
+def test_blocks_take_the_digits_a_piece_the_pattern_cuts(kind, k):
+    """A pattern of cl100k's or o200k's kind with a number of digits a piece that none of the
+    references has (``\\p{N}{1,k}``) gets the rules of k digits a piece, found from the pattern
+    (bpetrain.splitting.pattern._references_beside), and its pieces are the regex module's,
+    block by block, for runs shorter, as long as and longer than k at every offset of a block."""
+    base = SPLIT_PATTERNS["o200k" if kind == "o200k" else "cl100k"]
+    digits = r"\p{N}{1,3}+" if kind != "o200k" else r"\p{N}{1,3}"
+    assert digits in base
+    pat_str = base.replace(digits, digits.replace("3", str(k)))
+    if kind == "cl100k-lower":  # cl100k's contractions in lower case alone, as gpt2's
+        assert pat_str.startswith("'(?i:")
+        pat_str = "'(?:" + pat_str[len("'(?i:"):]
+    rules = (_blocks.o200k_rules(k) if kind == "o200k"
+             else _blocks.cl100k_rules(k, True, True, "lower" if kind == "cl100k-lower" else "either"))
+    found = split_pattern(pat_str).program
+    assert found.blocks == rules and not found.native, pat_str
+    runs = b"".join(b"x " + b"7" * m + b" y'Sx don'T 'll 12\n" for m in (1, k - 1, k, k + 1, 2 * k + 1, 70, 130))
+    for j in range(0, 66, 5):
+        data = b"ab " * (j // 3) + b"q" * (j % 3) + runs
+        text = data.decode("utf-8", "surrogateescape")
+        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape")
+                                     for m in regex.finditer(pat_str, text)], (j, pat_str)
+
+
 @pytest.mark.parametrize("name", ASCII_CASE)
 def test_blocks_with_contractions_in_ascii_case_alone(name):
     """A pattern whose contractions are in ASCII's two cases alone gets the rules of the
     same pattern with (?i) contractions, and the pieces stay the regex module's where the
     two differ (U+017F, long s, which (?i) folds to s), at every offset of a block."""
     found = program(name, "blocks")
-    assert found.blocks == split_pattern(PATTERNS_HERE[name].replace(_contractions(False), _contractions(True))).program.blocks
+    assert found.blocks == split_pattern(PATTERNS_HERE[name].replace(_contractions("ascii"),
+                                                                      _contractions("folded"))).program.blocks
     for run in (b"x'\xc5\xbf", b"'\xc5\xbfx", b"don't'S 'LL'll'\xc5\xbf're", b"'s'\xc5\xbf's"):
         for k in range(70):
             data = b"ab " * (k // 3) + b"q" * (k % 3) + run + b" tail'd"
@@ -507,7 +545,7 @@ def dense_text(chars: list[str]) -> str:
 def by_o200k_rules(name: str) -> bool:
     """Whether the blocks read the pattern by o200k's rules (a variant of them, or its own)."""
     return split_pattern(PATTERNS_HERE[name]).program.blocks in {
-        _blocks.o200k_rules(digits, contractions) for digits in (*range(1, 65), None) for contractions in (False, True)}
+        _blocks.o200k_rules(digits, contractions) for digits in (*range(1, 65), None) for contractions in _blocks.CONTRACTIONS}
 
 
 def block_readable(codes: bytes, cp: int, name: str) -> bool:

@@ -713,16 +713,19 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
    does, ``\p{N}{1,2}`` as nanochat's, ``\p{N}+``), may leave out ``[\r\n]*+`` after an O
    run (absorb 0: the newlines are the whitespace's, as in Seed-Coder's pattern), and may
    have no contractions (the reader clears the block's apostrophes, m.ap, for those rules:
-   an apostrophe is an O, the prefix of the letters after it); which of these rules a pattern splits by is found by comparing DFAs
+   an apostrophe is an O, the prefix of the letters after it) or have them in lower case
+   alone (lower_contractions, as gpt2's: an apostrophe before an upper-case letter is such
+   an O); which of these rules a pattern splits by is found by comparing DFAs
    (bpetrain.splitting.pattern), never by its string. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                                uint64_t every, int open_end, int absorb, uint64_t* starts) {
+                                                uint64_t every, int open_end, int absorb, int lower_contractions,
+                                                uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
     uint64_t after_contraction = 0, two, three;
     if (ap) {
-        bpetrain_contractions(m, l, ap & ~((o | sp) << 1), &two, &three);
+        bpetrain_contractions(m, lower_contractions ? m->lw : l, ap & ~((o | sp) << 1), &two, &three);
         after_contraction = (two << 2) | (three << 3);
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
@@ -796,9 +799,9 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    cuts them; one right after a contraction goes to the matcher. The same rules may take
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
-   pattern). */
+   pattern) or contractions in lower case alone (lower_contractions). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                               uint64_t every, uint64_t* starts) {
+                                               uint64_t every, int lower_contractions, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
@@ -807,7 +810,7 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
     if (ap) {
-        bpetrain_contractions(m, l, ap & (l << 1), &two, &three);
+        bpetrain_contractions(m, lower_contractions ? lower : l, ap & (l << 1), &two, &three);
         if ((two | three) & ((ap << 2) | (ap << 3)))
             return P;  /* 's's: whether the second is a contraction depends on the first */
         in_contraction = two | (two << 1) | three | (three << 1) | (three << 2);
@@ -883,6 +886,8 @@ enum {
     BPETRAIN_BLOCKS_GPT2 = 3,
     BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
     BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; the variants ORed into them: */
+    BPETRAIN_BLOCKS_LOWER_CONTRACTIONS = 16, /* cl100k's, o200k's: contractions in lower case alone
+                                             ('(?:[sdmt]|ll|ve|re), as gpt2's): "'S" is no contraction */
     BPETRAIN_BLOCKS_BARE_O = 32,      /* cl100k's: no [\r\n]* after a run of O: its newlines go to the whitespace */
     BPETRAIN_BLOCKS_NO_CONTRACTIONS = 64, /* cl100k's: no '(?i:[sdmt]|ll|ve|re); o200k's: no
                                              (?i:'s|'t|'re|'ve|'m|'ll|'d)? after letters */
@@ -999,13 +1004,14 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     } else {
         if (it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS)
             block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
+        int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
         if (kind == BPETRAIN_BLOCKS_O200K)
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else
             it->valid = bpetrain_cl100k_starts(s, n, &block, P, it->digits, kind == BPETRAIN_BLOCKS_CL100K_OPEN,
-                                               !(it->pattern & BPETRAIN_BLOCKS_BARE_O), &it->starts);
+                                               !(it->pattern & BPETRAIN_BLOCKS_BARE_O), lower, &it->starts);
     }
     if (it->valid == P) {
         it->valid = -1;

@@ -357,7 +357,7 @@ CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
 
 
-def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, bint contractions=True):
+def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="either"):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as cl100k's, with variants (bpetrain_cl100k_starts).
 
@@ -372,21 +372,23 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, bint contracti
     newlines_after_o : bool
         Whether the newlines right after a run of punctuation belong to its piece
         (``[\\r\\n]*+``) or to the whitespace's.
-    contractions : bool, default True
-        Whether the pattern's first alternative is cl100k's contractions
-        (``'(?i:[sdmt]|ll|ve|re)``) or it has none (an apostrophe is then the prefix of the
-        letters after it).
+    contractions : {"either", "lower", None}, default "either"
+        The pattern's first alternative: cl100k's contractions, their letters in either
+        case (``'(?i:[sdmt]|ll|ve|re)``), or in lower case alone (``'(?:[sdmt]|ll|ve|re)``,
+        gpt2's); None: it has none (an apostrophe is then the prefix of the letters after
+        it).
 
     Raises
     ------
     ValueError
-        If ``digits`` is neither None nor a positive int.
+        If ``digits`` is neither None nor a positive int, or ``contractions`` is none of
+        those values.
     """
     return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
-            | (0 if newlines_after_o else BLOCKS_BARE_O) | (0 if contractions else BLOCKS_NO_CONTRACTIONS))
+            | (0 if newlines_after_o else BLOCKS_BARE_O) | _contractions_rules(contractions))
 
 
-def o200k_rules(digits, bint contractions):
+def o200k_rules(digits, contractions="either"):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
 
@@ -394,11 +396,12 @@ def o200k_rules(digits, bint contractions):
     ----------
     digits : int or None
         As :func:`cl100k_rules` takes it (o200k's own: 3), which raises the same error.
-    contractions : bool
-        Whether a run of letters takes o200k's contractions after it
-        (``(?i:'s|'t|'re|'ve|'m|'ll|'d)?``) or not.
+    contractions : {"either", "lower", None}, default "either"
+        Whether a run of letters takes o200k's contractions after it, their letters in
+        either case (``(?i:'s|'t|'re|'ve|'m|'ll|'d)?``) or in lower case alone, or none
+        (None); :func:`cl100k_rules` raises the same error.
     """
-    return BLOCKS_O200K | _digits_rules(digits) | (0 if contractions else BLOCKS_NO_CONTRACTIONS)
+    return BLOCKS_O200K | _digits_rules(digits) | _contractions_rules(contractions)
 
 
 def gpt2_rules(bint gaps):
@@ -408,6 +411,14 @@ def gpt2_rules(bint gaps):
     whitespace character that ``\\s+(?!\\S)`` cannot take is in no piece
     (bpetrain_blocks_gap)."""
     return BLOCKS_GPT2 | (BLOCKS_LONE_SPACE_GAPS if gaps else 0)
+
+
+def _contractions_rules(contractions):
+    if contractions is None:
+        return BLOCKS_NO_CONTRACTIONS
+    if not isinstance(contractions, str) or contractions not in ("either", "lower"):
+        raise ValueError(f"contractions must be 'either', 'lower' or None, got {contractions!r}")
+    return BLOCKS_LOWER_CONTRACTIONS if contractions == "lower" else 0
 
 
 def _digits_rules(digits):
@@ -420,11 +431,17 @@ def _digits_rules(digits):
     return 0 if digits == 3 else min(digits, BLOCKS_DIGITS_ANY) << BLOCKS_DIGITS_SHIFT  # (0: three)
 
 
+#: The ``digits`` from which :func:`cl100k_rules` and :func:`o200k_rules` are those of a run of
+#: any length (None).
+DIGITS_ANY = BLOCKS_DIGITS_ANY
+#: The values of :func:`cl100k_rules`' and :func:`o200k_rules`' ``contractions``.
+CONTRACTIONS = ("either", "lower", None)
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                     for end in (0, 1) for after in (0, 1) for contractions in (0, 1)),
-                   *(o200k_rules(digits, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1) for contractions in (0, 1)),
+                     for end in (0, 1) for after in (0, 1) for contractions in CONTRACTIONS),
+                   *(o200k_rules(digits, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
+                     for contractions in CONTRACTIONS),
                    gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.

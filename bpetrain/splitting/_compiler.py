@@ -950,25 +950,27 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     return compile_and_keep(pat_str, unicode, references) if arrays is None else arrays
 
 
-def compile_and_keep(pat_str: str, unicode: UnicodeTable | None = None,
-                     references: tuple[str, ...] = ()) -> dict[str, memoryview]:
+def compile_and_keep(pat_str: str, unicode: UnicodeTable | None = None, references: tuple[str, ...] = (),
+                     beside: tuple[str, ...] = ()) -> dict[str, memoryview]:
     """:func:`stored_program` after :func:`kept_program` has found nothing: compile the
     program and keep it (nothing is looked up; the ``regex`` module must have compiled
-    ``pat_str``).
+    ``pat_str``). ``beside`` are references of the pattern's own, derived from it by the
+    caller (so not in the key): ``like`` counts them after ``references``.
 
     Raises
     ------
     Unsupported
         As :func:`compile_program`.
     """
-    arrays, warned = _compile_like(pat_str, unicode, references)
+    arrays, warned = _compile_like(pat_str, unicode, references, beside)
     if not warned:
         store_arrays(_program_key(pat_str, unicode, references), arrays, tag=_program_tag())
     return arrays
 
 
-def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], folder: str) -> None:
-    """Keep :func:`stored_program`'s arrays in ``folder`` (the build's
+def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...], folder: str,
+                 beside: tuple[str, ...] = ()) -> None:
+    """Keep :func:`compile_and_keep`'s arrays in ``folder`` (the build's
     :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`) under the contents of the modules
     that compiled them (:func:`_contents_key`), which an installed copy of the same modules
     reads (:func:`kept_program`), whatever the files' times.
@@ -980,16 +982,16 @@ def ship_program(pat_str: str, unicode: UnicodeTable | None, references: tuple[s
     ValueError
         If compiling warned (the program would not be kept).
     """
-    arrays, warned = _compile_like(pat_str, unicode, references)
+    arrays, warned = _compile_like(pat_str, unicode, references, beside)
     if warned:
         raise ValueError(f"compiling {pat_str!r} warned: {warned[0].message}")
     store_arrays(_shipped_key(_program_key(pat_str, unicode, references)), arrays, folder)
 
 
-def _compile_like(pat_str: str, unicode: UnicodeTable | None,
-                  references: tuple[str, ...]) -> tuple[dict[str, memoryview], list]:
-    """:func:`compile_program`'s arrays and ``like`` (:func:`stored_program`), and the
-    warnings compiling gave (given again here)."""
+def _compile_like(pat_str: str, unicode: UnicodeTable | None, references: tuple[str, ...],
+                  beside: tuple[str, ...] = ()) -> tuple[dict[str, memoryview], list]:
+    """:func:`compile_program`'s arrays and ``like`` (:func:`stored_program`; an index of
+    ``references + beside``), and the warnings compiling gave (given again here)."""
     from bpetrain.splitting._dfa import same_pieces
 
     with warnings.catch_warnings(record=True) as caught:
@@ -997,8 +999,9 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None,
         arrays = compile_program(pat_str, unicode)
         like = -1
         # (no references: nothing to compare, no probe text to cut)
-        probe, cuts = (_probe_cuts(pat_str), probe_cuts(references)) if references else (None, [])
-        for i, reference in enumerate(references):
+        probe, cuts = ((_probe_cuts(pat_str), [*probe_cuts(references), *map(_probe_cuts, beside)])
+                       if references or beside else (None, []))
+        for i, reference in enumerate(references + beside):
             if reference == pat_str:
                 like = i  # the pattern itself
                 break
@@ -1106,11 +1109,14 @@ def _shipped_key(key: str) -> str:
 def _compiler_modules() -> list[str]:
     """The files of the modules a compiled program depends on: this compiler, the
     character sets, the DFA's builder, the matcher whose instructions it emits, the
-    Unicode tables (the ``regex`` module they read classes from is in the keys by its version)."""
+    Unicode tables (the ``regex`` module they read classes from is in the keys by its version),
+    the splitter that names the references."""
     from bpetrain.splitting import _charsets, _matcher, unicode
 
-    dfa = importlib.util.find_spec("bpetrain.splitting._dfa").origin  # not imported: a kept program needs none
-    return [__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__]
+    # not imported: a kept program needs no DFA builder; the references and those derived
+    # from a pattern (``like``) are the splitter's
+    dfa, splitter = (importlib.util.find_spec(f"bpetrain.splitting.{name}").origin for name in ("_dfa", "pattern"))
+    return [__file__, _charsets.__file__, dfa, _matcher.__file__, unicode.__file__, splitter]
 
 
 @functools.cache

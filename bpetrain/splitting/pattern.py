@@ -28,9 +28,9 @@ whose DFA splits every text as gpt2's, cl100k's or o200k's does, however it is w
 over to hand-written matchers (:mod:`bpetrain.splitting._blocks`); their ASCII text, and that
 of patterns that split by cl100k's or o200k's rules with variants
 (:func:`bpetrain.splitting._blocks.cl100k_rules`, :func:`~bpetrain.splitting._blocks.o200k_rules`:
-any number of digits a piece (up to 6 among the references, or a run of any length), with or
+any number of digits a piece (up to 63, found from the pattern, or a run of any length), with or
 without ``\\s++$``, newlines after punctuation its own or the whitespace's, their contractions
-or none; minbpe's, nanochat's, Llama 3's,
+in either case, in lower case alone, or none; minbpe's, nanochat's, Llama 3's,
 Qwen2's and Mistral's tekken strings among them), or by gpt2's rules with a lone whitespace
 character before a non-space in no piece (:func:`~bpetrain.splitting._blocks.gpt2_rules`:
 Hugging Face's ByteLevel regex as llama.cpp writes it), is split 64 bytes at a time
@@ -67,13 +67,16 @@ __all__ = ["PATTERNS", "SplitPattern", "compile_regex", "encode_utf8", "resolve_
            "split_pattern"]
 
 
-def _contractions(folded: bool) -> str:
-    """The contractions 's 't 're 've 'm 'll 'd in either case: by ``(?i)``, which folds the
-    letters' other case variants too (U+017F for s), or in ASCII's two cases alone. The
-    blocks read both alike: they leave a case variant to the program."""
-    if folded:
+def _contractions(case: str) -> str:
+    """The contractions 's 't 're 've 'm 'll 'd: ``"folded"`` in either case by ``(?i)``, which
+    folds the letters' other case variants too (U+017F for s), ``"ascii"`` in ASCII's two cases
+    alone, ``"lower"`` in lower case alone (gpt2's). The blocks read the first two alike: they
+    leave a case variant to the program."""
+    if case == "folded":
         return r"(?i:'s|'t|'re|'ve|'m|'ll|'d)"
     words = ("s", "t", "re", "ve", "m", "ll", "d")
+    if case == "lower":
+        return "(?:" + "|".join("'" + word for word in words) + ")"
     return "(?:" + "|".join("'" + "".join(f"[{c}{c.upper()}]" for c in word) for word in words) + ")"
 
 
@@ -85,33 +88,51 @@ def _digits(digits: int | None, possessive: bool) -> str:
     return r"\p{N}+" + plus if digits is None else rf"\p{{N}}{{1,{digits}}}" + plus
 
 
-def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_o: bool, contractions: bool,
-                          folded: bool) -> str:
+def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_o: bool,
+                          contractions: str | None) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
     arguments: cl100k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with ``\\s++$`` or not, with
-    ``[\\r\\n]*+`` after a run of punctuation or not, with its contractions
-    (:func:`_contractions`) or without."""
+    ``[\\r\\n]*+`` after a run of punctuation or not, with its contractions in the case
+    ``contractions`` names (:func:`_contractions`) or (None) without."""
     punctuation = r" ?[^\s\p{L}\p{N}]++" + (r"[\r\n]*+" if newlines_after_o else "")
-    return "|".join([*([_contractions(folded)] if contractions else []), r"[^\r\n\p{L}\p{N}]?+\p{L}++",
+    return "|".join([*([_contractions(contractions)] if contractions else []), r"[^\r\n\p{L}\p{N}]?+\p{L}++",
                      _digits(digits, True), punctuation, *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]",
                      r"\s+(?!\S)", r"\s"])
 
 
-def _o200k_rules_pattern(digits: int | None, contractions: bool, folded: bool) -> str:
+def _o200k_rules_pattern(digits: int | None, contractions: str | None) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
-    arguments: o200k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with its contractions
-    (:func:`_contractions`) or without."""
+    arguments: o200k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with its contractions in the
+    case ``contractions`` names (:func:`_contractions`) or (None) without."""
     upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
-    contraction = _contractions(folded) + "?" if contractions else ""
+    contraction = _contractions(contractions) + "?" if contractions else ""
     return "|".join([rf"[^\r\n\p{{L}}\p{{N}}]?{upper}*{lower}+{contraction}",
                      rf"[^\r\n\p{{L}}\p{{N}}]?{upper}+{lower}*{contraction}", _digits(digits, False),
                      r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
 
 
-#: The digits a piece of the block rules' references may take at most (None: any number).
+#: The digits a piece of the block rules' references may take at most (None: any number); a
+#: pattern that cuts a run of digits after another number of them has references of its own
+#: as well (:func:`_references_beside`).
 _DIGITS = (3, 2, 1, 4, 5, 6, None)
-#: Their contractions: (?i)'s, in ASCII's two cases, or none, as (contractions, folded).
-_CONTRACTIONS = ((True, True), (True, False), (False, True))
+#: Their contractions, as (the case a pattern writes them in, :func:`_contractions`; the blocks'
+#: name of it, :func:`bpetrain.splitting._blocks.cl100k_rules`): (?i), ASCII's two cases, lower
+#: case alone, none.
+_CONTRACTIONS = (("folded", "either"), ("ascii", "either"), ("lower", "lower"), (None, None))
+
+
+def _rules_references(digits_choices: tuple[int | None, ...]) -> tuple[tuple[str, int, int], ...]:
+    """The references of the block rules of cl100k's and o200k's kinds, with these numbers of
+    digits a piece, as :data:`_HAND_WRITTEN` holds them (their own patterns left out)."""
+    return (
+        *((_cl100k_rules_pattern(digits, end, after, case), 0, _blocks.cl100k_rules(digits, end, after, rules))
+          for case, rules in _CONTRACTIONS for digits in digits_choices for end in (False, True)
+          for after in (True, False) if (digits, end, after, case) != (3, True, True, "folded")),  # (cl100k's own)
+        *((_o200k_rules_pattern(digits, case), 0, _blocks.o200k_rules(digits, rules))
+          for digits in digits_choices for case, rules in _CONTRACTIONS
+          if (digits, case) != (3, "folded")),  # (o200k's own)
+    )
+
 
 # The patterns _blocks has hand-written code for, as (pattern, hand-written matcher, rules
 # for _ascii_blocks.h): a pattern gets them when its DFA cuts every text as the pattern's
@@ -121,17 +142,40 @@ _HAND_WRITTEN = (
     (GPT2_PATTERN, _blocks.GPT2, 0),
     (CL100K_PATTERN, _blocks.CL100K, 0),
     (O200K_PATTERN, _blocks.O200K, 0),
-    *((_cl100k_rules_pattern(digits, end, after, contractions, folded), 0,
-       _blocks.cl100k_rules(digits, end, after, contractions))
-      for contractions, folded in _CONTRACTIONS for digits in _DIGITS for end in (False, True) for after in (True, False)
-      if (digits, end, after, contractions, folded) != (3, True, True, True, True)),  # (cl100k's own)
     # gpt2's without \s++$ and \s: a whitespace character \s+(?!\S) cannot take is in no piece
     (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s+(?!\S)""", 0, _blocks.gpt2_rules(True)),
-    *((_o200k_rules_pattern(digits, contractions, folded), 0, _blocks.o200k_rules(digits, contractions))
-      for digits in _DIGITS for contractions, folded in _CONTRACTIONS
-      if (digits, contractions, folded) != (3, True, True)),  # (o200k's own)
+    *_rules_references(_DIGITS),
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
+#: What :func:`_references_beside` splits: a run of ASCII digits longer than the block rules count.
+_DIGIT_RUN = "0123456789" * 10
+
+
+@functools.lru_cache(maxsize=64)
+def _references_beside(pat_str: str) -> tuple[tuple[str, int, int], ...]:
+    """References of the block rules (as :data:`_HAND_WRITTEN` holds them) with the number of
+    digits a piece that ``pat_str`` cuts a run of digits after, where :data:`_DIGITS` lacks it:
+    the ``regex`` module's first match in :data:`_DIGIT_RUN`, if it starts the run and ends
+    in it after 7 to 63 digits (``\\p{N}{1,8}`` finds its references as ``\\p{N}{1,3}`` does);
+    else none. The pattern's DFA must still cut every text as one of them does
+    (:func:`bpetrain.splitting._dfa.same_pieces`)."""
+    match = compile_regex(pat_str).search(_DIGIT_RUN)
+    if match is None or match.start() or not 0 < match.end() < _blocks.DIGITS_ANY or match.end() in _DIGITS:
+        return ()
+    return _rules_references((match.end(),))
+
+
+def _patterns_beside(pat_str: str) -> tuple[str, ...]:
+    """The patterns of :func:`_references_beside`."""
+    return tuple(reference for reference, _, _ in _references_beside(pat_str))
+
+
+def _hand_written(pat_str: str, like: int) -> tuple[str | None, int, int]:
+    """The reference ``like`` (a program's, :func:`bpetrain.splitting._compiler.stored_program`)
+    of ``pat_str``: :data:`_HAND_WRITTEN`'s, then :func:`_references_beside`'s; -1: none."""
+    if like < 0:
+        return None, 0, 0
+    return _HAND_WRITTEN[like] if like < len(_HAND_WRITTEN) else _references_beside(pat_str)[like - len(_HAND_WRITTEN)]
 
 
 def resolve_pattern(pat_str):
@@ -296,9 +340,8 @@ class SplitPattern:
             self.regex  # noqa: B018 (checks the pattern before it is compiled)
         try:
             if arrays is None:
-                arrays = compile_and_keep(pat_str, self.unicode, _REFERENCES)
-            like = int(arrays["like"][0])
-            _, native, blocks = _HAND_WRITTEN[like] if like >= 0 else (None, 0, 0)
+                arrays = compile_and_keep(pat_str, self.unicode, _REFERENCES, _patterns_beside(pat_str))
+            _, native, blocks = _hand_written(pat_str, int(arrays["like"][0]))
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
             self.fallback_reason = None
             self.dfa_reason = self.program.dfa_reason or None
@@ -411,7 +454,7 @@ def ship_patterns(folder: str, names: tuple[str, ...] = SHIPPED) -> None:
             ship_table(table, folder)
         _blocks.ship_tables(table, folder)  # the hand-written matchers' tables
         for name in names:
-            ship_program(PATTERNS[name], table, _REFERENCES, folder)
+            ship_program(PATTERNS[name], table, _REFERENCES, folder, _patterns_beside(PATTERNS[name]))
     ship_probe_cuts(_REFERENCES, folder)
 
 
