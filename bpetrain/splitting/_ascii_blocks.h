@@ -715,25 +715,33 @@ static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, c
    have no contractions (the reader clears the block's apostrophes, m.ap, for those rules:
    an apostrophe is an O, the prefix of the letters after it) or have them in lower case
    alone (lower_contractions, as gpt2's: an apostrophe before an upper-case letter is such
-   an O); which of these rules a pattern splits by is found by comparing DFAs
+   an O), and may give letters a space alone before them (space_prefix, gpt2's `` ?``: a
+   letter after an O or a tab starts a piece); which of these rules a pattern splits by is found by comparing DFAs
    (bpetrain.splitting.pattern), never by its string. */
 static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                 uint64_t every, int open_end, int absorb, int lower_contractions,
-                                                uint64_t* starts) {
+                                                int space_prefix, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, d = m->d, w = m->w, nl = m->nl, sp = m->sp, o = b->o, ap = m->ap;
     /* contractions: the byte after one starts a piece (its apostrophe starts one) */
-    uint64_t after_contraction = 0, two, three;
+    uint64_t after_contraction = 0, contraction = 0, two, three;
     if (ap) {
         bpetrain_contractions(m, lower_contractions ? m->lw : l, ap & ~((o | sp) << 1), &two, &three);
         after_contraction = (two << 2) | (three << 3);
+        contraction = two | three;  /* (their apostrophes) */
     }
     uint64_t o1 = o << 1, sp1 = sp << 1;
     uint64_t start_o = o & ~(o1 | sp1);
-    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
-    uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | ((w & ~nl) << 1) | (prefix_end << 1));
+    /* the bytes a letter goes on the piece of: a space or a contraction's apostrophe, or (any
+       prefix) whitespace but a newline and the bytes of an O that starts a piece (the
+       apostrophes among them) */
+    uint64_t prefix = space_prefix ? sp | contraction : (w & ~nl) | bpetrain_char_bytes(start_o, m->cont);
+    uint64_t start_l = l & ~(((l << 1) & ~after_contraction) | (prefix << 1));
     uint64_t absorbed = absorb ? bpetrain_smear_up(nl & o1, nl) : 0;  /* [\r\n]*+ after an O run */
-    return bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, open_end, start_o | start_l | bpetrain_digit_starts(d, every),
+    /* (a space prefix: whether a letter after an apostrophe starts a piece depends on up to two
+       bytes after it, a contraction's, as in gpt2's rules: the block's last two are left to the next) */
+    return bpetrain_block_starts(s, n, b, P, space_prefix && ap ? 2 : 0, nl, absorbed, open_end,
+                                 start_o | start_l | bpetrain_digit_starts(d, every),
                                  starts);
 }
 
@@ -799,9 +807,11 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    cuts them; one right after a contraction goes to the matcher. The same rules may take
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
-   pattern) or contractions in lower case alone (lower_contractions). */
+   pattern) or contractions in lower case alone (lower_contractions), and a space alone
+   before letters (space_prefix). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                               uint64_t every, int lower_contractions, uint64_t* starts) {
+                                               uint64_t every, int lower_contractions, int space_prefix,
+                                               uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
@@ -822,8 +832,9 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
         return P;
     uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~cuts & ~(contraction_end << 1);
-    uint64_t prefix_end = bpetrain_char_bytes(start_o, m->cont);  /* the bytes of an O that starts a piece */
-    uint64_t start_l = l & ~in_contraction & ~(same_piece | ((w & ~nl) << 1) | (prefix_end << 1));
+    /* the bytes a letter goes on the piece of, as bpetrain_cl100k_starts */
+    uint64_t prefix = space_prefix ? sp : (w & ~nl) | bpetrain_char_bytes(start_o, m->cont);
+    uint64_t start_l = l & ~in_contraction & ~(same_piece | (prefix << 1));
     if (b->stop < n && ap) {  /* a contraction may start in the block's last 2 bytes: leave it to the next block */
         int from = b->stop - b->Q > 2 ? (int)(b->stop - b->Q - 2) : 0;
         uint64_t late = ap & (l << 1) & (~(uint64_t)0 << from);
@@ -886,6 +897,10 @@ enum {
     BPETRAIN_BLOCKS_GPT2 = 3,
     BPETRAIN_BLOCKS_CL100K_OPEN = 4,  /* cl100k's rules without \s++$ (Llama 3's, minbpe's, rustbpe's strings) */
     BPETRAIN_BLOCKS_KIND = 7,         /* the bits above; the variants ORed into them: */
+    BPETRAIN_BLOCKS_SPACE_PREFIX = 8, /* cl100k's, o200k's: letters take a space alone before them
+                                         ( ?\p{L}++, gpt2's), not any character but a letter, digit
+                                         or newline ([^\r\n\p{L}\p{N}]?+): a letter after an O or a
+                                         tab starts a piece */
     BPETRAIN_BLOCKS_LOWER_CONTRACTIONS = 16, /* cl100k's, o200k's: contractions in lower case alone
                                              ('(?:[sdmt]|ll|ve|re), as gpt2's): "'S" is no contraction */
     BPETRAIN_BLOCKS_BARE_O = 32,      /* cl100k's: no [\r\n]* after a run of O: its newlines go to the whitespace */
@@ -1005,13 +1020,14 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         if (it->pattern & BPETRAIN_BLOCKS_NO_CONTRACTIONS)
             block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
         int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
+        int space = (it->pattern & BPETRAIN_BLOCKS_SPACE_PREFIX) != 0;
         if (kind == BPETRAIN_BLOCKS_O200K)
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else
             it->valid = bpetrain_cl100k_starts(s, n, &block, P, it->digits, kind == BPETRAIN_BLOCKS_CL100K_OPEN,
-                                               !(it->pattern & BPETRAIN_BLOCKS_BARE_O), lower, &it->starts);
+                                               !(it->pattern & BPETRAIN_BLOCKS_BARE_O), lower, space, &it->starts);
     }
     if (it->valid == P) {
         it->valid = -1;

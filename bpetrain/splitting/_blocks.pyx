@@ -357,7 +357,7 @@ CL100K = PATTERN_CL100K
 O200K = PATTERN_O200K
 
 
-def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="either"):
+def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="either", bint space_prefix=False):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as cl100k's, with variants (bpetrain_cl100k_starts).
 
@@ -377,6 +377,9 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
         case (``'(?i:[sdmt]|ll|ve|re)``), or in lower case alone (``'(?:[sdmt]|ll|ve|re)``,
         gpt2's); None: it has none (an apostrophe is then the prefix of the letters after
         it).
+    space_prefix : bool, default False
+        Whether letters take a space alone before them (`` ?\\p{L}++``, gpt2's) rather than
+        any character but a letter, digit or newline (``[^\\r\\n\\p{L}\\p{N}]?+``, cl100k's).
 
     Raises
     ------
@@ -385,10 +388,11 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
         those values.
     """
     return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
-            | (0 if newlines_after_o else BLOCKS_BARE_O) | _contractions_rules(contractions))
+            | (0 if newlines_after_o else BLOCKS_BARE_O) | _contractions_rules(contractions)
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0))
 
 
-def o200k_rules(digits, contractions="either"):
+def o200k_rules(digits, contractions="either", bint space_prefix=False):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
 
@@ -400,8 +404,11 @@ def o200k_rules(digits, contractions="either"):
         Whether a run of letters takes o200k's contractions after it, their letters in
         either case (``(?i:'s|'t|'re|'ve|'m|'ll|'d)?``) or in lower case alone, or none
         (None); :func:`cl100k_rules` raises the same error.
+    space_prefix : bool, default False
+        As :func:`cl100k_rules` takes it.
     """
-    return BLOCKS_O200K | _digits_rules(digits) | _contractions_rules(contractions)
+    return (BLOCKS_O200K | _digits_rules(digits) | _contractions_rules(contractions)
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0))
 
 
 def gpt2_rules(bint gaps):
@@ -438,10 +445,10 @@ DIGITS_ANY = BLOCKS_DIGITS_ANY
 CONTRACTIONS = ("either", "lower", None)
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
-RULES = frozenset([*(cl100k_rules(digits, end, after, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                     for end in (0, 1) for after in (0, 1) for contractions in CONTRACTIONS),
-                   *(o200k_rules(digits, contractions) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                     for contractions in CONTRACTIONS),
+RULES = frozenset([*(cl100k_rules(digits, end, after, contractions, space) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
+                     for end in (0, 1) for after in (0, 1) for contractions in CONTRACTIONS for space in (0, 1)),
+                   *(o200k_rules(digits, contractions, space) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
+                     for contractions in CONTRACTIONS for space in (0, 1)),
                    gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
