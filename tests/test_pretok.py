@@ -26,8 +26,8 @@ NAMED = ("gpt2", "cl100k", "o200k")
 NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
 #: The variants of the block rules (_blocks.cl100k_rules, o200k_rules, gpt2_rules) that every
 #: block test reads: every combination of one to three digits a piece with the other parameters,
-#: and four digits, a run of any length, no contractions, contractions in lower case alone and a
-#: space alone before letters with some of them (the digits field
+#: and four digits, a run of any length, no contractions, contractions in lower case alone, a
+#: space alone before letters and (o200k's) whole runs of whitespace with some of them (the digits field
 #: is one mask of every k-th digit whatever k is); test_every_reference_splits_by_its_rules
 #: reads the rest of bpetrain.splitting.pattern's references.
 TESTED_RULES = {
@@ -39,6 +39,7 @@ TESTED_RULES = {
     _blocks.o200k_rules(3, "lower"), _blocks.o200k_rules(2, "lower"),
     _blocks.cl100k_rules(3, True, True, "either", True), _blocks.cl100k_rules(1, False, False, None, True),
     _blocks.o200k_rules(3, "either", True), _blocks.o200k_rules(1, None, True),
+    _blocks.o200k_rules(3, "either", False, True), _blocks.o200k_rules(2, "lower", True, True),
     *(rules for digits in (4, None) for rules in (_blocks.cl100k_rules(digits, True, True), _blocks.o200k_rules(digits))),
 }
 #: A pattern for each of those that none of the named patterns splits by, named by its rules:
@@ -319,7 +320,7 @@ def test_smears_spread_each_seed_through_its_run(seed, within, up):
 #: contractions in either case and lone apostrophes, letters after punctuation and tabs,
 #: newlines after punctuation, whitespace at the end.
 REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy 're don'Tt 'LL''s 'tis (x a.b \ty  \tz\n.\n\n ?\n\t x "
-                          for k in range(3) for m in (*range(1, 10), 70)) + b"\xc3\xa9 12 \xe4\xb8\xad 'S \xc2\xabx \xc2\xa0y  \n \n "
+                          for k in range(3) for m in (*range(1, 10), 70)) + b"\xc3\xa9 12 \xe4\xb8\xad 'S \xc2\xabx \xc2\xa0y a  (q  .r\xc2\xa0\xc2\xa0s x  1 x\xc2\xa0y  \n \n "
 
 
 @pytest.mark.parametrize("k", [k for k, (_, _, rules) in enumerate(_HAND_WRITTEN) if rules])
@@ -549,8 +550,8 @@ def dense_text(chars: list[str]) -> str:
 def by_o200k_rules(name: str) -> bool:
     """Whether the blocks read the pattern by o200k's rules (a variant of them, or its own)."""
     return split_pattern(PATTERNS_HERE[name]).program.blocks in {
-        _blocks.o200k_rules(digits, contractions, space) for digits in (*range(1, 65), None)
-        for contractions in _blocks.CONTRACTIONS for space in (False, True)}
+        _blocks.o200k_rules(digits, contractions, space, whole) for digits in (*range(1, 65), None)
+        for contractions in _blocks.CONTRACTIONS for space in (False, True) for whole in (False, True)}
 
 
 def block_readable(codes: bytes, cp: int, name: str) -> bool:

@@ -634,12 +634,13 @@ static inline uint64_t bpetrain_digit_starts(uint64_t d, uint64_t every) {
    absorbed), the byte after the last newline, and the last byte if it is no newline; at
    the end of the string, a alone (keep_after_newline 0: cl100k's \s++$) or a and the byte
    after the last newline (1: o200k, whose \s*[\r\n]+ comes first, and the strings that
-   split as cl100k without its \s++$). *limit is lowered to
+   split as cl100k without its \s++$); with whole_runs (o200k's without \s+(?!\S)) the run's
+   last byte only where it starts the run or follows its last newline. *limit is lowered to
    the start of a run that goes on past the block (where it ends decides its cuts); it
    returns 0 if that is at or before P. */
 static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, uint64_t nl,
-                                             uint64_t absorbed, int keep_after_newline, Py_ssize_t P, uint64_t* starts,
-                                             Py_ssize_t* limit) {
+                                             uint64_t absorbed, int keep_after_newline, int whole_runs, Py_ssize_t P,
+                                             uint64_t* starts, Py_ssize_t* limit) {
     uint64_t w = b->m.w;
     uint64_t last_bit = (uint64_t)1 << (b->stop - b->Q - 1);
     int goes_on = 0;
@@ -652,7 +653,7 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     uint64_t to_newline = bpetrain_smear_down(nl, w);  /* at or before a newline of the run */
     uint64_t region = w & ~absorbed & (w_start | (absorbed << 1));
     uint64_t after_newline = w & ~to_newline & (to_newline << 1);
-    uint64_t last_char = w_end & ~to_newline;
+    uint64_t last_char = whole_runs ? 0 : w_end & ~to_newline;
     if (BPETRAIN_UNLIKELY(last_char & b->m.cont))  /* a space of more than one byte */
         last_char = bpetrain_char_first(last_char, b->m.cont);
     *starts = region | after_newline | last_char;
@@ -688,10 +689,10 @@ static inline void bpetrain_contractions(const bpetrain_masks* m, uint64_t lette
    the block. Returns V, or P if that run starts at P or before. */
 static inline Py_ssize_t bpetrain_block_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                int lookahead, uint64_t nl, uint64_t absorbed, int keep_after_newline,
-                                               uint64_t others, uint64_t* starts) {
+                                               int whole_runs, uint64_t others, uint64_t* starts) {
     uint64_t start_w, keep;
     Py_ssize_t V = b->stop < n ? b->stop - lookahead : b->stop;
-    if (!bpetrain_whitespace_starts(s, n, b, nl, absorbed, keep_after_newline, P, &start_w, &V))
+    if (!bpetrain_whitespace_starts(s, n, b, nl, absorbed, keep_after_newline, whole_runs, P, &start_w, &V))
         return P;
     keep = V - b->Q >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << (V - b->Q)) - 1);
     *starts = (others | start_w) & keep & (~(uint64_t)0 << (P - b->Q));
@@ -740,7 +741,7 @@ static inline Py_ssize_t bpetrain_cl100k_starts(const uint8_t* s, Py_ssize_t n, 
     uint64_t absorbed = absorb ? bpetrain_smear_up(nl & o1, nl) : 0;  /* [\r\n]*+ after an O run */
     /* (a space prefix: whether a letter after an apostrophe starts a piece depends on up to two
        bytes after it, a contraction's, as in gpt2's rules: the block's last two are left to the next) */
-    return bpetrain_block_starts(s, n, b, P, space_prefix && ap ? 2 : 0, nl, absorbed, open_end,
+    return bpetrain_block_starts(s, n, b, P, space_prefix && ap ? 2 : 0, nl, absorbed, open_end, 0,
                                  start_o | start_l | bpetrain_digit_starts(d, every),
                                  starts);
 }
@@ -807,10 +808,10 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    cuts them; one right after a contraction goes to the matcher. The same rules may take
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
-   pattern) or contractions in lower case alone (lower_contractions), and a space alone
-   before letters (space_prefix). */
+   pattern) or contractions in lower case alone (lower_contractions), a space alone
+   before letters (space_prefix), and no \s+(?!\S) (whole_runs). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
-                                               uint64_t every, int lower_contractions, int space_prefix,
+                                               uint64_t every, int lower_contractions, int space_prefix, int whole_runs,
                                                uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
@@ -830,10 +831,14 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     }
     if (!bpetrain_o200k_letter_cuts(n, b, P, lower, upper, both, &cuts, &limit))
         return P;
-    uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (sp << 1) | absorbed | in_contraction);
+    /* whitespace (but newlines) that a letter, or a space that an O, after it takes as its prefix:
+       all, or (whole_runs: \s+ takes the rest of a run) a character alone between others */
+    uint64_t blank = w & ~nl;
+    uint64_t lone = whole_runs ? bpetrain_char_bytes(blank & ~(blank << 1), m->cont) : blank;
+    uint64_t start_o = o & ~(((o & ~absorbed) << 1) | ((sp & lone) << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~cuts & ~(contraction_end << 1);
     /* the bytes a letter goes on the piece of, as bpetrain_cl100k_starts */
-    uint64_t prefix = space_prefix ? sp : (w & ~nl) | bpetrain_char_bytes(start_o, m->cont);
+    uint64_t prefix = space_prefix ? sp & lone : lone | bpetrain_char_bytes(start_o, m->cont);
     uint64_t start_l = l & ~in_contraction & ~(same_piece | (prefix << 1));
     if (b->stop < n && ap) {  /* a contraction may start in the block's last 2 bytes: leave it to the next block */
         int from = b->stop - b->Q > 2 ? (int)(b->stop - b->Q - 2) : 0;
@@ -841,7 +846,7 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
         if (late && b->Q + bpetrain_ctz64(late) < limit)
             limit = b->Q + bpetrain_ctz64(late);
     }
-    V = bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 1,
+    V = bpetrain_block_starts(s, n, b, P, 0, nl, absorbed, 1, whole_runs,
                               start_o | start_l | bpetrain_digit_starts(d, every), starts);
     if (limit < V) {  /* (limit >= b->Q) */
         *starts &= ((uint64_t)1 << (limit - b->Q)) - 1;
@@ -875,7 +880,7 @@ static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, co
     uint64_t start_d = d & ~((d << 1) | sp1);
     /* whether a letter after an apostrophe starts a piece depends on up to two bytes
        after it: leave the block's last two bytes to the next */
-    return bpetrain_block_starts(s, n, b, P, 2, 0, 0, 0, start_o | start_l | start_d, starts);
+    return bpetrain_block_starts(s, n, b, P, 2, 0, 0, 0, 0, start_o | start_l | start_d, starts);
 }
 
 /* Whether a continues b's run of letters, whitespace or digits (a before b). */
@@ -914,7 +919,10 @@ enum {
        matcher) */
     BPETRAIN_BLOCKS_DIGITS_SHIFT = 8,
     BPETRAIN_BLOCKS_DIGITS = 127 << 8,
-    BPETRAIN_BLOCKS_DIGITS_ANY = 64
+    BPETRAIN_BLOCKS_DIGITS_ANY = 64,
+    /* o200k's: no \s+(?!\S): \s+ takes a run of whitespace after its last newline whole, and only
+       a character alone between others is the prefix of a letter (a space: of an O) after it */
+    BPETRAIN_BLOCKS_WHOLE_RUNS = 1 << 15
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */
@@ -1022,7 +1030,8 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
         int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
         int space = (it->pattern & BPETRAIN_BLOCKS_SPACE_PREFIX) != 0;
         if (kind == BPETRAIN_BLOCKS_O200K)
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space,
+                                              (it->pattern & BPETRAIN_BLOCKS_WHOLE_RUNS) != 0, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else

@@ -20,7 +20,8 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # ``blocks_next`` gives -1 the pattern's matcher finds that piece (the one above, or the
 # compiled program for the rules of a pattern without one: cl100k's, either kind, or
 # o200k's, with the variants BLOCKS_DIGITS (a field), BLOCKS_BARE_O,
-# BLOCKS_NO_CONTRACTIONS, BLOCKS_LOWER_CONTRACTIONS and BLOCKS_SPACE_PREFIX ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
+# BLOCKS_NO_CONTRACTIONS, BLOCKS_LOWER_CONTRACTIONS, BLOCKS_SPACE_PREFIX and (o200k's)
+# BLOCKS_WHOLE_RUNS ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
 # ``blocks_gap`` tells from gaps), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
 # ``blocks_gave``: whether the last piece was a block's (for the tests).
@@ -38,6 +39,7 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_NO_CONTRACTIONS "BPETRAIN_BLOCKS_NO_CONTRACTIONS"
         BLOCKS_LOWER_CONTRACTIONS "BPETRAIN_BLOCKS_LOWER_CONTRACTIONS"
         BLOCKS_SPACE_PREFIX "BPETRAIN_BLOCKS_SPACE_PREFIX"
+        BLOCKS_WHOLE_RUNS "BPETRAIN_BLOCKS_WHOLE_RUNS"
         BLOCKS_LONE_SPACE_GAPS "BPETRAIN_BLOCKS_LONE_SPACE_GAPS"
         BLOCKS_PIECE "BPETRAIN_BLOCKS_PIECE"
         BLOCKS_GAP "BPETRAIN_BLOCKS_GAP"

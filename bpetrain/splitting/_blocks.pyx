@@ -392,7 +392,7 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
             | (BLOCKS_SPACE_PREFIX if space_prefix else 0))
 
 
-def o200k_rules(digits, contractions="either", bint space_prefix=False):
+def o200k_rules(digits, contractions="either", bint space_prefix=False, bint whole_runs=False):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
 
@@ -406,9 +406,13 @@ def o200k_rules(digits, contractions="either", bint space_prefix=False):
         (None); :func:`cl100k_rules` raises the same error.
     space_prefix : bool, default False
         As :func:`cl100k_rules` takes it.
+    whole_runs : bool, default False
+        Whether the pattern lacks o200k's ``\\s+(?!\\S)``, so that ``\\s+`` takes a run of
+        whitespace after its last newline whole, and only a character alone between others
+        is the prefix of the letters (a space: of the punctuation) after it.
     """
     return (BLOCKS_O200K | _digits_rules(digits) | _contractions_rules(contractions)
-            | (BLOCKS_SPACE_PREFIX if space_prefix else 0))
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | (BLOCKS_WHOLE_RUNS if whole_runs else 0))
 
 
 def gpt2_rules(bint gaps):
@@ -447,8 +451,8 @@ CONTRACTIONS = ("either", "lower", None)
 #: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after, contractions, space) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
                      for end in (0, 1) for after in (0, 1) for contractions in CONTRACTIONS for space in (0, 1)),
-                   *(o200k_rules(digits, contractions, space) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                     for contractions in CONTRACTIONS for space in (0, 1)),
+                   *(o200k_rules(digits, contractions, space, whole) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
+                     for contractions in CONTRACTIONS for space in (0, 1) for whole in (0, 1)),
                    gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.

@@ -30,7 +30,8 @@ of patterns that split by cl100k's or o200k's rules with variants
 (:func:`bpetrain.splitting._blocks.cl100k_rules`, :func:`~bpetrain.splitting._blocks.o200k_rules`:
 any number of digits a piece (up to 63, found from the pattern, or a run of any length), with or
 without ``\\s++$``, newlines after punctuation its own or the whitespace's, their contractions
-in either case, in lower case alone, or none, letters after any prefix or a space alone; minbpe's, nanochat's, Llama 3's,
+in either case, in lower case alone, or none, letters after any prefix or a space alone, and
+for o200k's with or without ``\\s+(?!\\S)``; minbpe's, nanochat's, Llama 3's,
 Qwen2's and Mistral's tekken strings among them), or by gpt2's rules with a lone whitespace
 character before a non-space in no piece (:func:`~bpetrain.splitting._blocks.gpt2_rules`:
 Hugging Face's ByteLevel regex as llama.cpp writes it), is split 64 bytes at a time
@@ -102,17 +103,18 @@ def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_
                      r"\s+(?!\S)", r"\s"])
 
 
-def _o200k_rules_pattern(digits: int | None, contractions: str | None, space_prefix: bool) -> str:
+def _o200k_rules_pattern(digits: int | None, contractions: str | None, space_prefix: bool, whole_runs: bool) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
     arguments: o200k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with its contractions in the
     case ``contractions`` names (:func:`_contractions`) or (None) without, with a space alone
-    before letters (``space_prefix``) or o200k's ``[^\\r\\n\\p{L}\\p{N}]?``."""
+    before letters (``space_prefix``) or o200k's ``[^\\r\\n\\p{L}\\p{N}]?``, with its ``\\s+(?!\\S)`` or
+    (``whole_runs``) without."""
     upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
     contraction = _contractions(contractions) + "?" if contractions else ""
     prefix = " ?" if space_prefix else r"[^\r\n\p{L}\p{N}]?"
     return "|".join([f"{prefix}{upper}*{lower}+{contraction}", f"{prefix}{upper}+{lower}*{contraction}",
                      _digits(digits, False),
-                     r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+                     r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", *([] if whole_runs else [r"\s+(?!\S)"]), r"\s+"])
 
 
 #: The digits a piece of the block rules' references may take at most (None: any number); a
@@ -134,9 +136,9 @@ def _rules_references(digits_choices: tuple[int | None, ...]) -> tuple[tuple[str
           for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
           for end in (False, True) for after in (True, False)
           if (digits, end, after, case, space) != (3, True, True, "folded", False)),  # (cl100k's own)
-        *((_o200k_rules_pattern(digits, case, space), 0, _blocks.o200k_rules(digits, rules, space))
-          for space in (False, True) for digits in digits_choices for case, rules in _CONTRACTIONS
-          if (digits, case, space) != (3, "folded", False)),  # (o200k's own)
+        *((_o200k_rules_pattern(digits, case, space, whole), 0, _blocks.o200k_rules(digits, rules, space, whole))
+          for whole in (False, True) for space in (False, True) for digits in digits_choices
+          for case, rules in _CONTRACTIONS if (digits, case, space, whole) != (3, "folded", False, False)),  # (o200k's own)
     )
 
 
