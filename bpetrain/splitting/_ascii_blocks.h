@@ -831,14 +831,17 @@ static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, c
     }
     if (!bpetrain_o200k_letter_cuts(n, b, P, lower, upper, both, &cuts, &limit))
         return P;
-    /* whitespace (but newlines) that a letter, or a space that an O, after it takes as its prefix:
+    /* whitespace (but newlines) that a letter, and spaces that an O, after it takes as its prefix:
        all, or (whole_runs: \s+ takes the rest of a run) a character alone between others */
-    uint64_t blank = w & ~nl;
-    uint64_t lone = whole_runs ? bpetrain_char_bytes(blank & ~(blank << 1), m->cont) : blank;
-    uint64_t start_o = o & ~(((o & ~absorbed) << 1) | ((sp & lone) << 1) | absorbed | in_contraction);
+    uint64_t blank = w & ~nl, space = sp;
+    if (BPETRAIN_UNLIKELY(whole_runs)) {
+        blank = bpetrain_char_bytes(blank & ~(blank << 1), m->cont);
+        space &= blank;
+    }
+    uint64_t start_o = o & ~(((o & ~absorbed) << 1) | (space << 1) | absorbed | in_contraction);
     uint64_t same_piece = (l << 1) & ~cuts & ~(contraction_end << 1);
     /* the bytes a letter goes on the piece of, as bpetrain_cl100k_starts */
-    uint64_t prefix = space_prefix ? sp & lone : lone | bpetrain_char_bytes(start_o, m->cont);
+    uint64_t prefix = space_prefix ? space : blank | bpetrain_char_bytes(start_o, m->cont);
     uint64_t start_l = l & ~in_contraction & ~(same_piece | (prefix << 1));
     if (b->stop < n && ap) {  /* a contraction may start in the block's last 2 bytes: leave it to the next block */
         int from = b->stop - b->Q > 2 ? (int)(b->stop - b->Q - 2) : 0;
@@ -1029,9 +1032,10 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
             block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
         int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
         int space = (it->pattern & BPETRAIN_BLOCKS_SPACE_PREFIX) != 0;
-        if (kind == BPETRAIN_BLOCKS_O200K)
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space,
-                                              (it->pattern & BPETRAIN_BLOCKS_WHOLE_RUNS) != 0, &it->starts);
+        if (kind == BPETRAIN_BLOCKS_O200K && !(it->pattern & BPETRAIN_BLOCKS_WHOLE_RUNS))
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 0, &it->starts);
+        else if (kind == BPETRAIN_BLOCKS_O200K)  /* (a copy of its own: o200k's rules as they were without it) */
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 1, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else
