@@ -427,7 +427,7 @@ def gpt2_rules(bint gaps):
 def _contractions_rules(contractions):
     if contractions is None:
         return BLOCKS_NO_CONTRACTIONS
-    if not isinstance(contractions, str) or contractions not in ("either", "lower"):
+    if not isinstance(contractions, str) or contractions not in CONTRACTIONS:
         raise ValueError(f"contractions must be 'either', 'lower' or None, got {contractions!r}")
     return BLOCKS_LOWER_CONTRACTIONS if contractions == "lower" else 0
 
