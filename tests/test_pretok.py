@@ -549,9 +549,7 @@ def dense_text(chars: list[str]) -> str:
 
 def by_o200k_rules(name: str) -> bool:
     """Whether the blocks read the pattern by o200k's rules (a variant of them, or its own)."""
-    return split_pattern(PATTERNS_HERE[name]).program.blocks in {
-        _blocks.o200k_rules(digits, contractions, space, whole) for digits in (*range(1, 65), None)
-        for contractions in _blocks.CONTRACTIONS for space in (False, True) for whole in (False, True)}
+    return split_pattern(PATTERNS_HERE[name]).program.blocks in _blocks.O200K_RULES
 
 
 def block_readable(codes: bytes, cp: int, name: str) -> bool:

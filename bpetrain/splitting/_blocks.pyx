@@ -447,13 +447,14 @@ def _digits_rules(digits):
 DIGITS_ANY = BLOCKS_DIGITS_ANY
 #: The values of :func:`cl100k_rules`' and :func:`o200k_rules`' ``contractions``.
 CONTRACTIONS = ("either", "lower", None)
+#: Every value of :func:`o200k_rules`.
+O200K_RULES = frozenset(o200k_rules(digits, contractions, space, whole) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
+                        for contractions in CONTRACTIONS for space in (0, 1) for whole in (0, 1))
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after, contractions, space) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
                      for end in (0, 1) for after in (0, 1) for contractions in CONTRACTIONS for space in (0, 1)),
-                   *(o200k_rules(digits, contractions, space, whole) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                     for contractions in CONTRACTIONS for space in (0, 1) for whole in (0, 1)),
-                   gpt2_rules(False), gpt2_rules(True)])
+                   *O200K_RULES, gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
 TWO_O_CODE = TWO_O
