@@ -173,6 +173,24 @@ def test_pickles_for_other_processes(pair):
     assert copy.special_tokens == ours.special_tokens
 
 
+@pytest.mark.parametrize("protocol", range(6))
+def test_an_encoding_of_its_own_pickles_and_copies_in_every_protocol(pair, protocol):
+    """An ``Encoding`` made by its constructor (not by name) pickles by its arguments in
+    every protocol, though its compiled base class has no default reduction in 0 and 1,
+    and copies as it pickles."""
+    import copy
+    import pickle
+
+    ours, _ = pair
+    enc = Encoding("own", pat_str=ours.pat_str, mergeable_ranks=ours.mergeable_ranks,
+                   special_tokens=ours.special_tokens, cache_size=4096)
+    for made in (pickle.loads(pickle.dumps(enc, protocol=protocol)), copy.copy(enc), copy.deepcopy(enc)):
+        assert type(made) is Encoding and made.name == "own" and made.cache_size == 4096
+        assert made.special_tokens == enc.special_tokens
+        assert made.encode(MULTILINGUAL, allowed_special="all") == enc.encode(MULTILINGUAL, allowed_special="all")
+        assert made.encode_to_numpy(MULTILINGUAL).tolist() == enc.encode_ordinary(MULTILINGUAL)
+
+
 def test_batches_on_threads(pair, real_text):
     ours, theirs = pair
     docs = [real_text[i : i + 1000] for i in range(0, 200_000, 1000)]

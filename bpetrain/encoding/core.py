@@ -40,6 +40,7 @@ quarters full that part is emptied back to its tokens.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import copyreg
 import threading
 from functools import cached_property
 from itertools import repeat
@@ -55,6 +56,7 @@ from bpetrain.encoding._encoder import (
     DEFAULT_CACHE_SIZE,
     BytePairEncoder,
     DisallowedText,
+    DocumentCalls,
     NotOneCall,
 )
 from bpetrain.encoding._incremental import TokenAutomaton
@@ -80,13 +82,9 @@ __all__ = ["Encoding"]
 
 #: What the kernel call raises when it does not encode a text alone (:meth:`Encoding._encode_other` takes over).
 _KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
-#: ``allowed_special``'s default: with ``disallowed_special="all"``, the special tokens of
-#: a call are :attr:`SpecialTokens.default <bpetrain.encoding.special.SpecialTokens>`,
-#: found without looking at the arguments further.
-_NONE_ALLOWED: frozenset[str] = frozenset()
 
 
-class Encoding(TokenCounting, Decoding):
+class Encoding(DocumentCalls, TokenCounting, Decoding):
     """A byte-level BPE encoding with tiktoken's interface and tiktoken's token ids.
 
     A drop-in for ``tiktoken.Encoding`` (tiktoken 0.14, ``tiktoken/core.py``): the same
@@ -219,6 +217,12 @@ class Encoding(TokenCounting, Decoding):
     def __setstate__(self, state: dict) -> None:
         self.__init__(**state)
 
+    def __reduce__(self):
+        """Pickle by :meth:`__getstate__` in every protocol (the compiled base class,
+        :class:`~bpetrain.encoding._encoder.DocumentCalls`, has no default reduction in
+        protocols 0 and 1)."""
+        return copyreg.__newobj__, (type(self),), self.__getstate__()
+
     # ---------------------------------------------------------------- properties
 
     @property
@@ -294,75 +298,6 @@ class Encoding(TokenCounting, Decoding):
         return self.special_tokens
 
     # ------------------------------------------------------------------ encoding
-
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Encode ``text``, treating special token strings as ordinary text.
-
-        Returns
-        -------
-        list of int
-        """
-        try:  # one kernel call, straight from here: :meth:`_encode` without its frame
-            return self._bpe.encode_doc(text, self._pattern, True, None, None)
-        except _KERNEL_GAVE_UP as error:
-            return self._encode_other(text, True, self._specials.none, error)
-
-    def encode(
-        self,
-        text: str,
-        *,
-        allowed_special: Literal["all"] | Collection[str] = _NONE_ALLOWED,
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> list[int]:
-        """Encode ``text``, with tiktoken's rules for special tokens.
-
-        Parameters
-        ----------
-        text : str
-        allowed_special : "all" or collection of str
-            Special tokens encoded as their id where they appear in ``text``. Strings
-            that are not special tokens are ignored, as in tiktoken.
-        disallowed_special : "all" or collection of str
-            Strings whose appearance raises; "all": every special token not allowed.
-
-        Returns
-        -------
-        list of int
-
-        Raises
-        ------
-        TypeError
-            If ``text`` is not a ``str``.
-        ValueError
-            If ``text`` holds a disallowed string (tiktoken's message, which says how to
-            allow it).
-        """
-        if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
-            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
-                return self._bpe.encode_doc(text, self._pattern, True, self._default_needles, None)
-            except _KERNEL_GAVE_UP as error:
-                return self._encode_other(text, True, self._specials.default, error)
-        return self._encode(text, True, self._specials.strings(allowed_special, disallowed_special))
-
-    def encode_to_numpy(
-        self,
-        text: str,
-        *,
-        allowed_special: Literal["all"] | Collection[str] = _NONE_ALLOWED,
-        disallowed_special: Literal["all"] | Collection[str] = "all",
-    ) -> np.ndarray:
-        """Encode ``text`` as :meth:`encode` does, into an array (no list in between).
-
-        Returns
-        -------
-        numpy.ndarray of uint32, shape (n_tokens,)
-        """
-        if allowed_special is _NONE_ALLOWED and disallowed_special == "all" and self._default_kernel:
-            try:  # the defaults: one kernel call, straight from here (as in encode_ordinary)
-                return self._bpe.encode_doc(text, self._pattern, False, self._default_needles, None)
-            except _KERNEL_GAVE_UP as error:
-                return self._encode_other(text, False, self._specials.default, error)
-        return self._encode(text, False, self._specials.strings(allowed_special, disallowed_special))
 
     def _encode(self, text: str, as_list: bool, strings: Strings) -> np.ndarray | list[int]:
         """Token ids of ``text`` (a uint32 array, or a list with ``as_list``), with the special-token
