@@ -42,6 +42,10 @@ PUBLISHED_PATTERNS: dict[str, tuple[str, str]] = {
     "qwen2": (_CONTRACTIONS + r"""|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
               "huggingface/transformers src/transformers/models/qwen2/tokenization_qwen2.py, PRETOKENIZE_REGEX "
               "(Qwen2, Qwen2.5, Qwen3; llama.cpp's src/llama-vocab.cpp gives it to StableLM 2, Grok-2 and Hunyuan too)"),
+    "qwen35": (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*"""
+               r"""|\s*[\r\n]+|\s+(?!\S)|\s+""",
+               "Qwen/Qwen3.5-0.8B tokenizer.json (Qwen3.5: Qwen2's with combining marks as letters), as in "
+               "ggml-org/llama.cpp src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_QWEN35"),
     "tekken": (_CASED + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
                "Mistral's tekken tokenizer.json (Mistral Nemo, Pixtral), as quoted in ggml-org/llama.cpp "
                "src/llama-vocab.cpp, LLAMA_VOCAB_PRE_TYPE_TEKKEN"),

@@ -92,6 +92,9 @@ PUBLISHED = {
     "llama3": _LLAMA3,  # also tiktoken's first cl100k_base, GLM-4, DBRX
     "gpt2_hf": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",  # ByteLevel
     "qwen2": _LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}"),  # Qwen2/2.5/3, StableLM 2, Grok-2
+    # Qwen3.5 (Qwen/Qwen3.5-0.8B's tokenizer.json): Qwen2's with combining marks as letters
+    "qwen35": _LLAMA3.replace(r"\p{N}{1,3}", r"\p{N}").replace(r"?\p{L}+", r"?[\p{L}\p{M}]+")
+    .replace(r"[^\s\p{L}\p{N}]", r"[^\s\p{L}\p{M}\p{N}]"),
     "tekken": (  # Mistral (Nemo, Pixtral)
         _O200K_CASES + r"""|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
     ),

@@ -20,16 +20,16 @@ from hypothesis import strategies as st
 from bpetrain.splitting import _blocks
 from bpetrain.splitting._compiler import compile_program
 from bpetrain.splitting._matcher import Program, _py_bytes_by_blocks
-from bpetrain.splitting.pattern import _HAND_WRITTEN, _contractions, split_pattern
+from bpetrain.splitting.pattern import _DIGITS, _HAND_WRITTEN, _contractions, _rules_references, split_pattern
 
 NAMED = ("gpt2", "cl100k", "o200k")
 NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h), then the program
 #: The variants of the block rules (_blocks.cl100k_rules, o200k_rules, gpt2_rules) that every
 #: block test reads: every combination of one to three digits a piece with the other parameters,
 #: and four digits, a run of any length, no contractions, contractions in lower case alone, a
-#: space alone before letters and (o200k's) whole runs of whitespace with some of them (the digits field
-#: is one mask of every k-th digit whatever k is); test_every_reference_splits_by_its_rules
-#: reads the rest of bpetrain.splitting.pattern's references.
+#: space alone before letters, (o200k's) whole runs of whitespace and (cl100k's) combining marks as
+#: letters with some of them (the digits field is one mask of every k-th digit whatever k is);
+#: test_every_reference_splits_by_its_rules reads the rest of bpetrain.splitting.pattern's references.
 TESTED_RULES = {
     *(_blocks.cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (False, True) for after in (False, True)),
     *(_blocks.o200k_rules(digits, contractions) for digits in (1, 2, 3) for contractions in ("either", None)),
@@ -41,12 +41,14 @@ TESTED_RULES = {
     _blocks.o200k_rules(3, "either", True), _blocks.o200k_rules(1, None, True),
     _blocks.o200k_rules(3, "either", False, True), _blocks.o200k_rules(2, "lower", True, True),
     *(rules for digits in (4, None) for rules in (_blocks.cl100k_rules(digits, True, True), _blocks.o200k_rules(digits))),
+    _blocks.cl100k_rules(1, False, True, "either", False, True), _blocks.cl100k_rules(3, True, False, None, True, True),
 }
 #: A pattern for each of those that none of the named patterns splits by, named by its rules:
-#: the first that bpetrain.splitting.pattern writes for it (contractions folded by (?i)).
+#: the first that bpetrain.splitting.pattern writes for it (contractions folded by (?i)), of
+#: its fixed references or those of combining marks as letters (found beside them).
 RULE_VARIANTS = {}
 _NAMED_RULES = {split_pattern(SPLIT_PATTERNS[name]).program.blocks for name in NAMED_BLOCKS_ONLY}
-for _pat_str, _, _rules in _HAND_WRITTEN:
+for _pat_str, _, _rules in (*_HAND_WRITTEN, *_rules_references(_DIGITS, marks=True)):
     if _rules in TESTED_RULES and _rules not in _NAMED_RULES:
         RULE_VARIANTS.setdefault(f"rules-{_rules}", _pat_str)
 #: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way), for the
@@ -319,8 +321,11 @@ def test_smears_spread_each_seed_through_its_run(seed, within, up):
 #: Text for every reference: runs of one to nine digits (and 70) at each offset mod 3,
 #: contractions in either case and lone apostrophes, letters after punctuation and tabs,
 #: newlines after punctuation, whitespace at the end.
-REFERENCE_TEXT = b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy 're don'Tt 'LL''s 'tis (x a.b \ty  \tz\n.\n\n ?\n\t x "
-                          for k in range(3) for m in (*range(1, 10), 70)) + b"\xc3\xa9 12 \xe4\xb8\xad 'S \xc2\xabx \xc2\xa0y a  (q  .r\xc2\xa0\xc2\xa0s x  1 x\xc2\xa0y  \n \n "
+REFERENCE_TEXT = (b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy 're don'Tt 'LL''s 'tis (x a.b \ty  \tz\n.\n\n ?\n\t x "
+                           for k in range(3) for m in (*range(1, 10), 70))
+                  + b"\xc3\xa9 12 \xe4\xb8\xad 'S \xc2\xabx \xc2\xa0y a  (q  .r\xc2\xa0\xc2\xa0s x  1 x\xc2\xa0y  \n \n "
+                  # combining marks (U+0301) after a letter, after O, alone, before a letter
+                  b"e\xcc\x81f !\xcc\x81! \xcc\x81x \xcc\x81\xcc\x81 ..\xcc\x81 x'\xcc\x81s \n")
 
 
 @pytest.mark.parametrize("k", [k for k, (_, _, rules) in enumerate(_HAND_WRITTEN) if rules])
@@ -330,6 +335,25 @@ def test_every_reference_splits_by_its_rules(k):
     pat_str, _, rules = _HAND_WRITTEN[k]
     found = split_pattern(pat_str).program
     assert found.blocks == rules
+    for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):
+        text = data.decode("utf-8", "surrogateescape")
+        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+
+
+#: The references of combining marks as letters (found beside the fixed ones) with one, three and
+#: any number of digits a piece: every other variant of the rules, with marks.
+MARK_REFERENCES = _rules_references((1, 3, None), marks=True)
+
+
+@pytest.mark.parametrize("k", range(len(MARK_REFERENCES)))
+def test_every_reference_of_marks_splits_by_its_rules(k):
+    """Each reference that takes combining marks as letters gets its own rules (found beside
+    the fixed ones: bpetrain.splitting.pattern._references_beside), and its pieces are the
+    regex module's, block by block."""
+    pat_str, _, rules = MARK_REFERENCES[k]
+    assert rules & _blocks.BLOCKS_MARKS_RULE
+    found = split_pattern(pat_str).program
+    assert found.blocks == rules and not found.native
     for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):
         text = data.decode("utf-8", "surrogateescape")
         assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
@@ -396,16 +420,19 @@ TWO_BYTE_RUNS = ["x\u00abword", "x\u00ab\u0416\u0436", "(\u00ab\u0416", " \u00ab
                  "\u0436\u0416 \u0416\u0436", "1\u00b22", " \u00a0 x", "\n\u00ab\n", "?\n/\u00e9", "'\u017f"]
 
 
-def test_char_codes_follow_the_classes():
+@pytest.mark.parametrize("marks", [False, True])
+def test_char_codes_follow_the_classes(marks):
     """The class the blocks give each character of two or three bytes is the one the
     pattern's classes (the regex module's) give it: letters by o200k's case classes, O,
-    spaces, and 0 for the characters the rules cannot read as they read ASCII; each group of
+    spaces, and 0 for the characters the rules cannot read as they read ASCII (with
+    ``marks``, for the rules that take combining marks as letters, a mark is a letter in
+    both case classes, as Lm and Lo are); each group of
     64 code points of three bytes has their code if they share one, else the mixed code (0
     for the surrogates, whose bytes are no character), and each eight groups (512 code points)
     that of its groups likewise; the groups and eights are left out (0) unless asked for (the
     blocks that AVX-512 VBMI classes alone read them)."""
     _blocks.ensure_tables()  # the case variants of the contractions' letters
-    codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True)
+    codes = _blocks._char_codes(*_blocks._flag_tables(None), groups=True, marks=marks)
     upper, lower = regex.compile(r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]"), regex.compile(r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]")
     groups, leads = _blocks.CODES_GROUPS_AT, _blocks.CODES_LEADS_AT
     assert leads == groups + 0x10000 // 64 and len(codes) == leads + 128
@@ -415,6 +442,8 @@ def test_char_codes_follow_the_classes():
             want = 0
         elif regex.match(r"\s", c):
             want = _blocks.TWO_SPACE_CODE
+        elif marks and regex.match(r"\p{M}", c):
+            want = _blocks.TWO_LETTER_CODE
         elif not regex.match(r"\p{L}", c):
             want = _blocks.TWO_O_CASED_CODE if upper.match(c) or lower.match(c) else _blocks.TWO_O_CODE
         elif upper.match(c) and lower.match(c):
@@ -435,7 +464,8 @@ def test_char_codes_follow_the_classes():
         want = members.pop() if len(members) == 1 else _blocks.CODES_MIXED_CODE
         assert codes[leads + eight] == want, (hex(512 * eight), codes[leads + eight], want)
     assert codes[leads + 0x4E00 // 512] == codes[leads + 0x9E00 // 512] == _blocks.TWO_LETTER_CODE  # CJK ideographs
-    assert _blocks._char_codes(*_blocks._flag_tables(None), groups=False) == codes[:groups] + bytes(0x10000 // 64 + 128)
+    assert (_blocks._char_codes(*_blocks._flag_tables(None), groups=False, marks=marks)
+            == codes[:groups] + bytes(0x10000 // 64 + 128))
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)

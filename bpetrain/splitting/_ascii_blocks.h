@@ -925,7 +925,11 @@ enum {
     BPETRAIN_BLOCKS_DIGITS_ANY = 64,
     /* o200k's: no \s+(?!\S): \s+ takes a run of whitespace after its last newline whole, and only
        a character alone between others is the prefix of a letter (a space: of an O) after it */
-    BPETRAIN_BLOCKS_WHOLE_RUNS = 1 << 15
+    BPETRAIN_BLOCKS_WHOLE_RUNS = 1 << 15,
+    /* cl100k's: combining marks are letters ([\p{L}\p{M}]++ for \p{L}++, and a mark in no run of
+       O: Qwen3.5's): not read here, but by bpetrain.splitting._blocks, which gives such rules the
+       table of codes where a mark's is a letter's (BPETRAIN_TWO_LETTER, not BPETRAIN_TWO_O_CASED) */
+    BPETRAIN_BLOCKS_MARKS = 1 << 16
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */

@@ -90,14 +90,16 @@ def _digits(digits: int | None, possessive: bool) -> str:
 
 
 def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_o: bool,
-                          contractions: str | None, space_prefix: bool) -> str:
+                          contractions: str | None, space_prefix: bool, marks: bool = False) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
     arguments: cl100k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with ``\\s++$`` or not, with
     ``[\\r\\n]*+`` after a run of punctuation or not, with its contractions in the case
     ``contractions`` names (:func:`_contractions`) or (None) without, with a space alone before
-    letters (``space_prefix``, gpt2's `` ?``) or cl100k's ``[^\\r\\n\\p{L}\\p{N}]?+``."""
-    punctuation = r" ?[^\s\p{L}\p{N}]++" + (r"[\r\n]*+" if newlines_after_o else "")
-    letters = (" ?" if space_prefix else r"[^\r\n\p{L}\p{N}]?+") + r"\p{L}++"
+    letters (``space_prefix``, gpt2's `` ?``) or cl100k's ``[^\\r\\n\\p{L}\\p{N}]?+``, with
+    combining marks as letters (``marks``: ``\\p{L}\\p{M}`` for ``\\p{L}`` in every class) or not."""
+    letter = r"\p{L}\p{M}" if marks else r"\p{L}"
+    punctuation = rf" ?[^\s{letter}\p{{N}}]++" + (r"[\r\n]*+" if newlines_after_o else "")
+    letters = (" ?" if space_prefix else rf"[^\r\n{letter}\p{{N}}]?+") + (rf"[{letter}]++" if marks else r"\p{L}++")
     return "|".join([*([_contractions(contractions)] if contractions else []), letters,
                      _digits(digits, True), punctuation, *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]",
                      r"\s+(?!\S)", r"\s"])
@@ -127,9 +129,16 @@ _DIGITS = (3, 2, 1, 4, 5, 6, None)
 _CONTRACTIONS = (("folded", "either"), ("ascii", "either"), ("lower", "lower"), (None, None))
 
 
-def _rules_references(digits_choices: tuple[int | None, ...]) -> tuple[tuple[str, int, int], ...]:
+def _rules_references(digits_choices: tuple[int | None, ...], marks: bool = False) -> tuple[tuple[str, int, int], ...]:
     """The references of the block rules of cl100k's and o200k's kinds, with these numbers of
-    digits a piece, as :data:`_HAND_WRITTEN` holds them (their own patterns left out)."""
+    digits a piece, as :data:`_HAND_WRITTEN` holds them (their own patterns left out); with
+    ``marks``, those of cl100k's kind with combining marks as letters alone (o200k's classes of
+    letters hold the marks already)."""
+    if marks:
+        return tuple((_cl100k_rules_pattern(digits, end, after, case, space, True), 0,
+                      _blocks.cl100k_rules(digits, end, after, rules, space, True))
+                     for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
+                     for end in (False, True) for after in (True, False))
     return (
         *((_cl100k_rules_pattern(digits, end, after, case, space), 0,
            _blocks.cl100k_rules(digits, end, after, rules, space))
@@ -157,20 +166,32 @@ _HAND_WRITTEN = (
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 #: What :func:`_references_beside` splits: a run of ASCII digits longer than the block rules count.
 _DIGIT_RUN = "0123456789" * 10
+#: ... and a letter, a combining mark (U+0301) and an upper-case letter, which a pattern that
+#: takes marks as letters, as Qwen3.5's does, and does not cut at a change of case, keeps in one piece.
+_MARKED_WORD = "a\u0301B"
 
 
 @functools.lru_cache(maxsize=64)
 def _references_beside(pat_str: str) -> tuple[tuple[str, int, int], ...]:
-    """References of the block rules (as :data:`_HAND_WRITTEN` holds them) with the number of
-    digits a piece that ``pat_str`` cuts a run of digits after, where :data:`_DIGITS` lacks it:
-    the ``regex`` module's first match in :data:`_DIGIT_RUN`, if it starts the run and ends
-    in it after 7 to 63 digits (``\\p{N}{1,8}`` finds its references as ``\\p{N}{1,3}`` does);
-    else none. The pattern's DFA must still cut every text as one of them does
+    """References of the block rules (as :data:`_HAND_WRITTEN` holds them) beside the fixed
+    ones, derived from how the ``regex`` module splits two probes with ``pat_str``:
+
+    - with the number of digits a piece it cuts a run of digits after, where :data:`_DIGITS`
+      lacks it: its first match in :data:`_DIGIT_RUN`, if that starts the run and ends in it
+      after 7 to 63 digits (``\\p{N}{1,8}`` finds its references as ``\\p{N}{1,3}`` does);
+    - with combining marks as letters (cl100k's kind), with every number of digits of
+      :data:`_DIGITS` and that one, if its first match in :data:`_MARKED_WORD` is all of it.
+
+    The pattern's DFA must still cut every text as one of them does
     (:func:`bpetrain.splitting._dfa.same_pieces`)."""
-    match = compile_regex(pat_str).search(_DIGIT_RUN)
-    if match is None or match.start() or not 0 < match.end() < _blocks.DIGITS_ANY or match.end() in _DIGITS:
-        return ()
-    return _rules_references((match.end(),))
+    found = compile_regex(pat_str)
+    match = found.search(_DIGIT_RUN)
+    digits = ()
+    if match is not None and not match.start() and 0 < match.end() < _blocks.DIGITS_ANY and match.end() not in _DIGITS:
+        digits = (match.end(),)
+    match = found.match(_MARKED_WORD)
+    marks = _rules_references(_DIGITS + digits, marks=True) if match is not None and match.end() == 3 else ()
+    return (*(_rules_references(digits) if digits else ()), *marks)
 
 
 def _patterns_beside(pat_str: str) -> tuple[str, ...]:
