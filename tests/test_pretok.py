@@ -328,30 +328,19 @@ REFERENCE_TEXT = (b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy
                   b"e\xcc\x81f !\xcc\x81! \xcc\x81x \xcc\x81\xcc\x81 ..\xcc\x81 x'\xcc\x81s \n")
 
 
-@pytest.mark.parametrize("k", [k for k, (_, _, rules) in enumerate(_HAND_WRITTEN) if rules])
+#: The references of bpetrain.splitting.pattern with rules: the fixed ones, and those of combining
+#: marks as letters (found beside the fixed ones) with one, three and any number of digits a
+#: piece, which take every other variant of the rules with marks.
+RULED_REFERENCES = [*(reference for reference in _HAND_WRITTEN if reference[2]),
+                    *_rules_references((1, 3, None), marks=True)]
+
+
+@pytest.mark.parametrize("k", range(len(RULED_REFERENCES)))
 def test_every_reference_splits_by_its_rules(k):
     """Each reference of bpetrain.splitting.pattern gets its own rules (no two of them split
-    every text alike), and its pieces are the regex module's, block by block."""
-    pat_str, _, rules = _HAND_WRITTEN[k]
-    found = split_pattern(pat_str).program
-    assert found.blocks == rules
-    for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):
-        text = data.decode("utf-8", "surrogateescape")
-        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
-
-
-#: The references of combining marks as letters (found beside the fixed ones) with one, three and
-#: any number of digits a piece: every other variant of the rules, with marks.
-MARK_REFERENCES = _rules_references((1, 3, None), marks=True)
-
-
-@pytest.mark.parametrize("k", range(len(MARK_REFERENCES)))
-def test_every_reference_of_marks_splits_by_its_rules(k):
-    """Each reference that takes combining marks as letters gets its own rules (found beside
-    the fixed ones: bpetrain.splitting.pattern._references_beside), and its pieces are the
-    regex module's, block by block."""
-    pat_str, _, rules = MARK_REFERENCES[k]
-    assert rules & _blocks.BLOCKS_MARKS_RULE
+    every text alike; those with marks as letters found beside the fixed ones,
+    ``_references_beside``), and its pieces are the regex module's, block by block."""
+    pat_str, _, rules = RULED_REFERENCES[k]
     found = split_pattern(pat_str).program
     assert found.blocks == rules and not found.native
     for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):

@@ -1232,6 +1232,9 @@ cdef class BytePairEncoder:
         return view
 
 
+#: What the kernel call raises when it does not encode a text alone (``Encoding._encode_other``,
+#: the fallback ladder, takes over).
+KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
 #: ``allowed_special``'s default (an empty set): with ``disallowed_special="all"``, the
 #: special tokens of a call are ``SpecialTokens.default`` (:mod:`bpetrain.encoding.special`),
 #: found without looking at the arguments further.
@@ -1266,15 +1269,15 @@ cdef class DocumentCalls:
     cdef object _one_call(self, text, bint as_list, bint ordinary):
         """The ids of ``text`` in one kernel call, treating special tokens as
         :meth:`encode_ordinary` does (``ordinary``) or as :meth:`encode` does with its
-        defaults; the fallback ladder if the kernel gives up."""
-        cdef Needles needles = None if ordinary else self._default_needles
+        defaults; the fallback ladder if the kernel does not encode it alone."""
+        error = None  # (not a text for one call)
         if type(text) is str and self._pattern is not None and PyUnicode_GET_LENGTH(text) < doc_chars:
             try:
-                return encode_whole(<BytePairEncoder?>self._bpe, text, self._pattern, as_list, needles, None)
-            except (DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError) as error:
-                return self._encode_other(text, as_list, self._specials.none if ordinary else self._specials.default,
-                                          error)
-        return self._encode_other(text, as_list, self._specials.none if ordinary else self._specials.default, None)
+                return encode_whole(<BytePairEncoder?>self._bpe, text, self._pattern, as_list,
+                                    None if ordinary else self._default_needles, None)
+            except KERNEL_GAVE_UP as gave_up:
+                error = gave_up
+        return self._encode_other(text, as_list, self._specials.none if ordinary else self._specials.default, error)
 
     def encode_ordinary(self, text):
         """Encode ``text``, treating special token strings as ordinary text.

@@ -54,10 +54,10 @@ from bpetrain.encoding._encoder import (
     BATCH_COUNTS,
     BATCH_LISTS,
     DEFAULT_CACHE_SIZE,
+    KERNEL_GAVE_UP,
     BytePairEncoder,
     DisallowedText,
     DocumentCalls,
-    NotOneCall,
 )
 from bpetrain.encoding._incremental import TokenAutomaton
 from bpetrain.encoding.decoding import Decoding, decoder_of
@@ -80,8 +80,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Encoding"]
 
-#: What the kernel call raises when it does not encode a text alone (:meth:`Encoding._encode_other` takes over).
-_KERNEL_GAVE_UP = (NotOneCall, DisallowedText, BacktrackLimitExceeded, UnicodeEncodeError)
 
 
 class Encoding(DocumentCalls, TokenCounting, Decoding):
@@ -307,7 +305,7 @@ class Encoding(DocumentCalls, TokenCounting, Decoding):
             return self._encode_other(text, as_list, strings, None)
         try:
             return self._bpe.encode_doc(text, self._pattern, as_list, strings.needles, strings.specials)
-        except _KERNEL_GAVE_UP as error:
+        except KERNEL_GAVE_UP as error:
             return self._encode_other(text, as_list, strings, error)
 
     def _encode_other(self, text: str, as_list: bool, strings: Strings, error: Exception | None):

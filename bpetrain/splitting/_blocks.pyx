@@ -459,8 +459,6 @@ def _digits_rules(digits):
 #: The ``digits`` from which :func:`cl100k_rules` and :func:`o200k_rules` are those of a run of
 #: any length (None).
 DIGITS_ANY = BLOCKS_DIGITS_ANY
-#: The bit of :func:`cl100k_rules`' ``marks``.
-BLOCKS_MARKS_RULE = BLOCKS_MARKS
 #: The values of :func:`cl100k_rules`' and :func:`o200k_rules`' ``contractions``.
 CONTRACTIONS = ("either", "lower", None)
 #: Every value of :func:`o200k_rules`.

@@ -134,17 +134,15 @@ def _rules_references(digits_choices: tuple[int | None, ...], marks: bool = Fals
     digits a piece, as :data:`_HAND_WRITTEN` holds them (their own patterns left out); with
     ``marks``, those of cl100k's kind with combining marks as letters alone (o200k's classes of
     letters hold the marks already)."""
+    cl100k = tuple((_cl100k_rules_pattern(digits, end, after, case, space, marks), 0,
+                    _blocks.cl100k_rules(digits, end, after, rules, space, marks))
+                   for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
+                   for end in (False, True) for after in (True, False)
+                   if marks or (digits, end, after, case, space) != (3, True, True, "folded", False))  # (cl100k's own)
     if marks:
-        return tuple((_cl100k_rules_pattern(digits, end, after, case, space, True), 0,
-                      _blocks.cl100k_rules(digits, end, after, rules, space, True))
-                     for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
-                     for end in (False, True) for after in (True, False))
+        return cl100k
     return (
-        *((_cl100k_rules_pattern(digits, end, after, case, space), 0,
-           _blocks.cl100k_rules(digits, end, after, rules, space))
-          for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
-          for end in (False, True) for after in (True, False)
-          if (digits, end, after, case, space) != (3, True, True, "folded", False)),  # (cl100k's own)
+        *cl100k,
         *((_o200k_rules_pattern(digits, case, space, whole), 0, _blocks.o200k_rules(digits, rules, space, whole))
           for whole in (False, True) for space in (False, True) for digits in digits_choices
           for case, rules in _CONTRACTIONS if (digits, case, space, whole) != (3, "folded", False, False)),  # (o200k's own)
@@ -190,7 +188,8 @@ def _references_beside(pat_str: str) -> tuple[tuple[str, int, int], ...]:
     if match is not None and not match.start() and 0 < match.end() < _blocks.DIGITS_ANY and match.end() not in _DIGITS:
         digits = (match.end(),)
     match = found.match(_MARKED_WORD)
-    marks = _rules_references(_DIGITS + digits, marks=True) if match is not None and match.end() == 3 else ()
+    marks = (_rules_references(_DIGITS + digits, marks=True)
+             if match is not None and match.end() == len(_MARKED_WORD) else ())
     return (*(_rules_references(digits) if digits else ()), *marks)
 
 
