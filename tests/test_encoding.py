@@ -122,6 +122,37 @@ def test_default_special_arguments_as_any_equal_arguments(pair):
             assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
 
 
+def test_all_allowed_as_any_equal_arguments(pair):
+    """encode and encode_to_numpy with ``allowed_special="all"`` (one kernel call from the
+    compiled method, the special tokens its ids) give the same ids and errors as the same
+    tokens allowed by a set of them, by ``disallowed_special=()``, and as tiktoken's, on real
+    and adversarial text, a text past one kernel call's length and a lone surrogate."""
+    from bpetrain.encoding._encoder import DOC_CHARS
+
+    ours, theirs = pair
+
+    def outcome_of(call, text, **kwargs):
+        try:
+            ids = call(text, **kwargs)
+        except ValueError as exc:
+            return str(exc)
+        return ids if isinstance(ids, list) else (str(ids.dtype), ids.tolist())
+
+    texts = [*adversarial_texts().values(), stdlib_text(3000).decode("utf-8"), MULTILINGUAL,
+             "a <|endoftext|> b<|fim_prefix|>", "<|endofprompt|>", "<|endoftext", "\ud800<|fim_prefix|>x",
+             "ab <|endoftext|>" * (DOC_CHARS // 16 + 1)]
+    equal = [{"allowed_special": "all"}, {"allowed_special": "all", "disallowed_special": "all"},
+             {"allowed_special": "all", "disallowed_special": ()}, {"allowed_special": set(ours.special_tokens)}]
+    for text in texts:
+        expected = outcome_of(theirs.encode, text, allowed_special="all")
+        for kwargs in equal:
+            assert outcome_of(ours.encode, text, **kwargs) == expected, (text[:40], kwargs)
+            got = outcome_of(ours.encode_to_numpy, text, **kwargs)
+            assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
+    with pytest.raises(TypeError, match="text must be a str"):
+        ours.encode(b"<|endoftext|>", allowed_special="all")
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=st.text())
 def test_hypothesis_round_trip(pair, text):

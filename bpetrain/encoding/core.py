@@ -175,6 +175,8 @@ class Encoding(DocumentCalls, TokenCounting, Decoding):
         self._specials = SpecialTokens(self.special_tokens)
         #: encode's default strings for its one kernel call, and whether the kernel can look for them
         self._default_needles, self._default_kernel = self._specials.default.needles, self._specials.default.kernel
+        every = self._specials.strings("all", "all")  # ... and with allowed_special="all"
+        self._all_needles, self._all_specials, self._all_kernel = every.needles, every.specials, every.kernel
         self.max_token_value = max([self._bpe.n_ranks - 1, *self._special_token_values])
         if explicit_n_vocab and (
             len(self.mergeable_ranks) + len(self.special_tokens) != explicit_n_vocab
