@@ -97,29 +97,38 @@ def test_texts_of_fewer_and_more_pieces_than_the_loop_reads_ahead(pair):
             assert ours.count_till_limit(text, limit) == (len(expected) if limit >= len(expected) else None), (k, limit)
 
 
+def _outcome(call, text, **kwargs):
+    """What ``call(text, **kwargs)`` gives: its ids (a list, or an array as its dtype and
+    list), or the message of the ValueError it raises."""
+    try:
+        ids = call(text, **kwargs)
+    except ValueError as exc:
+        return str(exc)
+    return ids if isinstance(ids, list) else (str(ids.dtype), ids.tolist())
+
+
+def _assert_arguments_agree(ours, texts, arguments, expected_of):
+    """``ours.encode`` and ``ours.encode_to_numpy`` give ``expected_of(text)`` (:func:`_outcome`
+    of a list call) for each of ``texts`` with each of ``arguments``."""
+    for text in texts:
+        expected = expected_of(text)
+        for kwargs in arguments:
+            assert _outcome(ours.encode, text, **kwargs) == expected, (text[:40], kwargs)
+            got = _outcome(ours.encode_to_numpy, text, **kwargs)
+            assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
+
+
 def test_default_special_arguments_as_any_equal_arguments(pair):
     """encode and encode_to_numpy with their defaults skip looking at the arguments (the
     default's identity): the same ids and errors as the arguments passed as equal new
     objects, and as tiktoken's, on real and adversarial text."""
     ours, theirs = pair
-
-    def outcome_of(call, text, **kwargs):
-        try:
-            ids = call(text, **kwargs)
-        except ValueError as exc:
-            return str(exc)
-        return ids if isinstance(ids, list) else (str(ids.dtype), ids.tolist())
-
     texts = [*adversarial_texts().values(), stdlib_text(3000).decode("utf-8"), MULTILINGUAL,
              "a <|endoftext|> b", "<|endofprompt|>", "<|endoftext", "\ud800<|fim_prefix|>"]
     equal = [{}, {"allowed_special": frozenset()}, {"allowed_special": set()}, {"disallowed_special": "all"},
              {"allowed_special": (), "disallowed_special": "all"}]
-    for text in texts:
-        expected = outcome_of(theirs.encode, text)  # its encode_to_numpy refuses surrogates
-        for kwargs in equal:
-            assert outcome_of(ours.encode, text, **kwargs) == expected, (text[:40], kwargs)
-            got = outcome_of(ours.encode_to_numpy, text, **kwargs)
-            assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
+    # (tiktoken's encode_to_numpy refuses surrogates: its encode is the reference)
+    _assert_arguments_agree(ours, texts, equal, lambda text: _outcome(theirs.encode, text))
 
 
 def test_all_allowed_as_any_equal_arguments(pair):
@@ -130,25 +139,12 @@ def test_all_allowed_as_any_equal_arguments(pair):
     from bpetrain.encoding._encoder import DOC_CHARS
 
     ours, theirs = pair
-
-    def outcome_of(call, text, **kwargs):
-        try:
-            ids = call(text, **kwargs)
-        except ValueError as exc:
-            return str(exc)
-        return ids if isinstance(ids, list) else (str(ids.dtype), ids.tolist())
-
     texts = [*adversarial_texts().values(), stdlib_text(3000).decode("utf-8"), MULTILINGUAL,
              "a <|endoftext|> b<|fim_prefix|>", "<|endofprompt|>", "<|endoftext", "\ud800<|fim_prefix|>x",
              "ab <|endoftext|>" * (DOC_CHARS // 16 + 1)]
     equal = [{"allowed_special": "all"}, {"allowed_special": "all", "disallowed_special": "all"},
              {"allowed_special": "all", "disallowed_special": ()}, {"allowed_special": set(ours.special_tokens)}]
-    for text in texts:
-        expected = outcome_of(theirs.encode, text, allowed_special="all")
-        for kwargs in equal:
-            assert outcome_of(ours.encode, text, **kwargs) == expected, (text[:40], kwargs)
-            got = outcome_of(ours.encode_to_numpy, text, **kwargs)
-            assert got == (expected if isinstance(expected, str) else ("uint32", expected)), (text[:40], kwargs)
+    _assert_arguments_agree(ours, texts, equal, lambda text: _outcome(theirs.encode, text, allowed_special="all"))
     with pytest.raises(TypeError, match="text must be a str"):
         ours.encode(b"<|endoftext|>", allowed_special="all")
 
