@@ -105,8 +105,13 @@ def _dfa(pat_str: str) -> Program:
 
 def regex_pieces(data: bytes, name: str) -> list[bytes]:
     """The reference: regex.finditer on the text decoded with surrogateescape."""
+    return regex_pieces_of(data, PATTERNS_HERE[name])
+
+
+def regex_pieces_of(data: bytes, pat_str: str) -> list[bytes]:
+    """:func:`regex_pieces` of a pattern given by its string."""
     text = data.decode("utf-8", "surrogateescape")
-    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(PATTERNS_HERE[name], text)]
+    return [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
 
 
 def check(data: bytes, name: str, how: str) -> None:
@@ -344,8 +349,7 @@ def test_every_reference_splits_by_its_rules(k):
     found = split_pattern(pat_str).program
     assert found.blocks == rules and not found.native
     for data in (REFERENCE_TEXT, REFERENCE_TEXT[7:], REFERENCE_TEXT[:-3]):
-        text = data.decode("utf-8", "surrogateescape")
-        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape") for m in regex.finditer(pat_str, text)]
+        assert found.split(data) == regex_pieces_of(data, pat_str)
 
 
 @pytest.mark.parametrize("k", [7, 8, 13, 40, 63])
@@ -369,9 +373,7 @@ def test_blocks_take_the_digits_a_piece_the_pattern_cuts(kind, k):
     runs = b"".join(b"x " + b"7" * m + b" y'Sx don'T 'll 12\n" for m in (1, k - 1, k, k + 1, 2 * k + 1, 70, 130))
     for j in range(0, 66, 5):
         data = b"ab " * (j // 3) + b"q" * (j % 3) + runs
-        text = data.decode("utf-8", "surrogateescape")
-        assert found.split(data) == [m.group().encode("utf-8", "surrogateescape")
-                                     for m in regex.finditer(pat_str, text)], (j, pat_str)
+        assert found.split(data) == regex_pieces_of(data, pat_str), (j, pat_str)
 
 
 @pytest.mark.parametrize("name", ASCII_CASE)
