@@ -410,10 +410,11 @@ def test_count_tasks_count_a_changed_file_as_local_counting_does(tmp_path, chang
 
 
 #: Patterns the DFA alone splits (no hand-written code, no block rules), which the counter
-#: reads with two interleaved readings: Llama 3's with marks in its runs of letters, and
-#: Mistral's (tekken) with no / after punctuation (Llama 3's and tekken's own split by blocks).
+#: reads with two interleaved readings: Llama 3's with combining marks in no run of
+#: punctuation (nor of letters), and Mistral's (tekken) with no / after punctuation (Llama 3's
+#: and tekken's own split by blocks).
 DFA_ONLY = {
-    "llama3_marks": PATTERNS["llama3"].replace(r"\p{L}+", r"[\p{L}\p{M}]+"),
+    "llama3_no_marks": PATTERNS["llama3"].replace(r"[^\s\p{L}\p{N}]", r"[^\s\p{L}\p{M}\p{N}]"),
     "tekken_no_slash": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
     r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"""
     r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",

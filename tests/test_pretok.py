@@ -28,7 +28,7 @@ NAMED_BLOCKS_ONLY = ("minbpe", "nanochat", "llama3")  # blocks (_ascii_blocks.h)
 #: block test reads: every combination of one to three digits a piece with the other parameters,
 #: and four digits, a run of any length, no contractions, contractions in lower case alone, a
 #: space alone before letters, (o200k's) whole runs of whitespace and (cl100k's) combining marks as
-#: letters with some of them (the digits field is one mask of every k-th digit whatever k is);
+#: letters or in runs with some of them (the digits field is one mask of every k-th digit whatever k is);
 #: test_every_reference_splits_by_its_rules reads the rest of bpetrain.splitting.pattern's references.
 TESTED_RULES = {
     *(_blocks.cl100k_rules(digits, end, after) for digits in (1, 2, 3) for end in (False, True) for after in (False, True)),
@@ -41,14 +41,17 @@ TESTED_RULES = {
     _blocks.o200k_rules(3, "either", True), _blocks.o200k_rules(1, None, True),
     _blocks.o200k_rules(3, "either", False, True), _blocks.o200k_rules(2, "lower", True, True),
     *(rules for digits in (4, None) for rules in (_blocks.cl100k_rules(digits, True, True), _blocks.o200k_rules(digits))),
-    _blocks.cl100k_rules(1, False, True, "either", False, True), _blocks.cl100k_rules(3, True, False, None, True, True),
+    _blocks.cl100k_rules(1, False, True, "either", False, "letters"),
+    _blocks.cl100k_rules(3, True, False, None, True, "letters"),
+    _blocks.cl100k_rules(3, True, True, "either", False, "runs"), _blocks.cl100k_rules(1, False, False, None, True, "runs"),
 }
 #: A pattern for each of those that none of the named patterns splits by, named by its rules:
 #: the first that bpetrain.splitting.pattern writes for it (contractions folded by (?i)), of
-#: its fixed references or those of combining marks as letters (found beside them).
+#: its fixed references or those of combining marks as letters or in runs (found beside them).
 RULE_VARIANTS = {}
 _NAMED_RULES = {split_pattern(SPLIT_PATTERNS[name]).program.blocks for name in NAMED_BLOCKS_ONLY}
-for _pat_str, _, _rules in (*_HAND_WRITTEN, *_rules_references(_DIGITS, marks=True)):
+for _pat_str, _, _rules in (*_HAND_WRITTEN, *_rules_references(_DIGITS, marks="letters"),
+                             *_rules_references(_DIGITS, marks="runs")):
     if _rules in TESTED_RULES and _rules not in _NAMED_RULES:
         RULE_VARIANTS.setdefault(f"rules-{_rules}", _pat_str)
 #: The patterns it writes with contractions in ASCII's two cases alone (GLM-4's way), for the
@@ -289,6 +292,15 @@ def test_rules_of_64_digits_or_more_are_those_of_any_run():
             for end in (False, True) for after in (False, True) for contractions in _blocks.CONTRACTIONS} <= _blocks.RULES
 
 
+@pytest.mark.parametrize("marks", [True, False, "letter", "RUNS", 0])
+def test_rules_refuse_marks_of_no_kind(marks):
+    """The rules' marks are None, "letters" or "runs", or a clear error."""
+    with pytest.raises(ValueError, match="marks must be None, 'letters' or 'runs'"):
+        _blocks.cl100k_rules(3, True, True, "either", False, marks)
+    with pytest.raises(ValueError, match="marks must be None, 'letters' or 'runs'"):
+        _blocks._char_codes(*_blocks._flag_tables(None), groups=False, marks=marks)
+
+
 @pytest.mark.parametrize("contractions", [True, False, "folded", "LOWER", 0])
 def test_rules_refuse_contractions_of_no_kind(contractions):
     """The rules' contractions are "either", "lower" or None, or a clear error."""
@@ -334,16 +346,16 @@ REFERENCE_TEXT = (b"".join(b"ab " * k + b"q" * k + b" " + b"7" * m + b"x'sy x'Sy
 
 
 #: The references of bpetrain.splitting.pattern with rules: the fixed ones, and those of combining
-#: marks as letters (found beside the fixed ones) with one, three and any number of digits a
-#: piece, which take every other variant of the rules with marks.
+#: marks as letters or in runs (found beside the fixed ones) with one, three and any number of
+#: digits a piece, which take every other variant of the rules with marks.
 RULED_REFERENCES = [*(reference for reference in _HAND_WRITTEN if reference[2]),
-                    *_rules_references((1, 3, None), marks=True)]
+                    *(reference for marks in ("letters", "runs") for reference in _rules_references((1, 3, None), marks))]
 
 
 @pytest.mark.parametrize("k", range(len(RULED_REFERENCES)))
 def test_every_reference_splits_by_its_rules(k):
     """Each reference of bpetrain.splitting.pattern gets its own rules (no two of them split
-    every text alike; those with marks as letters found beside the fixed ones,
+    every text alike; those with marks as letters or in runs found beside the fixed ones,
     ``_references_beside``), and its pieces are the regex module's, block by block."""
     pat_str, _, rules = RULED_REFERENCES[k]
     found = split_pattern(pat_str).program
@@ -411,13 +423,14 @@ TWO_BYTE_RUNS = ["x\u00abword", "x\u00ab\u0416\u0436", "(\u00ab\u0416", " \u00ab
                  "\u0436\u0416 \u0416\u0436", "1\u00b22", " \u00a0 x", "\n\u00ab\n", "?\n/\u00e9", "'\u017f"]
 
 
-@pytest.mark.parametrize("marks", [False, True])
+@pytest.mark.parametrize("marks", [None, "letters", "runs"])
 def test_char_codes_follow_the_classes(marks):
     """The class the blocks give each character of two or three bytes is the one the
     pattern's classes (the regex module's) give it: letters by o200k's case classes, O,
     spaces, and 0 for the characters the rules cannot read as they read ASCII (with
-    ``marks``, for the rules that take combining marks as letters, a mark is a letter in
-    both case classes, as Lm and Lo are); each group of
+    ``marks="letters"``, for the rules that take combining marks as letters, a mark is a letter
+    in both case classes, as Lm and Lo are; with ``"runs"``, for those that take a mark into
+    the run it is in, 0); each group of
     64 code points of three bytes has their code if they share one, else the mixed code (0
     for the surrogates, whose bytes are no character), and each eight groups (512 code points)
     that of its groups likewise; the groups and eights are left out (0) unless asked for (the
@@ -434,7 +447,7 @@ def test_char_codes_follow_the_classes(marks):
         elif regex.match(r"\s", c):
             want = _blocks.TWO_SPACE_CODE
         elif marks and regex.match(r"\p{M}", c):
-            want = _blocks.TWO_LETTER_CODE
+            want = _blocks.TWO_LETTER_CODE if marks == "letters" else 0
         elif not regex.match(r"\p{L}", c):
             want = _blocks.TWO_O_CASED_CODE if upper.match(c) or lower.match(c) else _blocks.TWO_O_CODE
         elif upper.match(c) and lower.match(c):

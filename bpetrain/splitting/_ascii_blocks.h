@@ -929,7 +929,12 @@ enum {
     /* cl100k's: combining marks are letters ([\p{L}\p{M}]++ for \p{L}++, and a mark in no run of
        O: Qwen3.5's): not read here, but by bpetrain.splitting._blocks, which gives such rules the
        table of codes where a mark's is a letter's (BPETRAIN_TWO_LETTER, not BPETRAIN_TWO_O_CASED) */
-    BPETRAIN_BLOCKS_MARKS = 1 << 16
+    BPETRAIN_BLOCKS_MARKS = 1 << 16,
+    /* cl100k's: a combining mark is a part of the run it is in ([\p{L}\p{M}]++ for \p{L}++ with
+       cl100k's classes otherwise: a letter after letters, punctuation in a run of it), which no
+       class here is: not read here either, but by bpetrain.splitting._blocks, which gives such
+       rules the table of codes where a mark's is 0 (left to the matcher) */
+    BPETRAIN_BLOCKS_MARKS_IN_RUNS = 1 << 17
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */

@@ -41,6 +41,7 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_SPACE_PREFIX "BPETRAIN_BLOCKS_SPACE_PREFIX"
         BLOCKS_WHOLE_RUNS "BPETRAIN_BLOCKS_WHOLE_RUNS"
         BLOCKS_MARKS "BPETRAIN_BLOCKS_MARKS"
+        BLOCKS_MARKS_IN_RUNS "BPETRAIN_BLOCKS_MARKS_IN_RUNS"
         BLOCKS_LONE_SPACE_GAPS "BPETRAIN_BLOCKS_LONE_SPACE_GAPS"
         BLOCKS_PIECE "BPETRAIN_BLOCKS_PIECE"
         BLOCKS_GAP "BPETRAIN_BLOCKS_GAP"
@@ -58,9 +59,9 @@ cdef inline int blocks_of(int pattern) noexcept nogil:
 # The classes of U+0080..U+FFFF for the blocks (_ascii_blocks.h: BPETRAIN_TWO_*, then
 # BPETRAIN_CODES_GROUPS and BPETRAIN_CODES_LEADS; 0x10480 bytes) under the table slot ``u`` (``ensure_tables``), given
 # to ``blocks_init``: blocks of ASCII and characters of two (and with AVX-512 VBMI three)
-# bytes are read too. With ``marks``, a combining mark's code is a letter's (rules with
-# BLOCKS_MARKS).
-cdef const uint8_t* char_codes(int u, bint marks) noexcept nogil
+# bytes are read too: those of the ``rules`` (a Program's ``blocks``), where a combining mark's
+# code is a letter's (BLOCKS_MARKS) or 0 (BLOCKS_MARKS_IN_RUNS: left to the matcher).
+cdef const uint8_t* char_codes(int u, int rules) noexcept nogil
 
 # Whether the regex module's ASCII letters, digits and whitespace are the ones
 # _ascii_blocks.h assumes (A-Z a-z, 0-9, \t \n \v \f \r and space); False before the

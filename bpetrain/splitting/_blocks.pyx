@@ -95,10 +95,12 @@ cdef enum:
     N_SLOTS = 4
 cdef const uint16_t* _stage1[N_SLOTS]
 cdef const uint8_t* _stage2[N_SLOTS]
-# The classes of U+0080..U+FFFF for the 64-byte blocks (_char_codes), one table per slot,
-# and the same with a combining mark classed as a letter (rules with BLOCKS_MARKS).
+# The classes of U+0080..U+FFFF for the 64-byte blocks (_char_codes), one table per slot;
+# the same with a combining mark classed as a letter (rules with BLOCKS_MARKS), and with a
+# mark left to the matcher (rules with BLOCKS_MARKS_IN_RUNS).
 cdef const uint8_t* _codes[N_SLOTS]
 cdef const uint8_t* _mark_codes[N_SLOTS]
+cdef const uint8_t* _run_mark_codes[N_SLOTS]
 # The ASCII letter (lower case) a code point matches case-insensitively, for the letters
 # of the contractions ('s 't 're 've 'm 'll 'd); 0 for every other code point.
 cdef uint8_t _fold_ascii[128]
@@ -213,17 +215,19 @@ def _install(int slot, stage1, stage2):
     with the classes the blocks read characters of two and three bytes by (:func:`_char_codes`)."""
     groups = widest_isa() == BLOCK_ISAS["avx512vbmi"]
     codes = _char_codes(stage1, stage2, groups=groups)
-    mark_codes = _char_codes(stage1, stage2, groups=groups, marks=True)
-    _tables[slot] = (stage1, stage2, codes, mark_codes)  # keeps the buffers alive
+    mark_codes = _char_codes(stage1, stage2, groups=groups, marks="letters")
+    run_mark_codes = _char_codes(stage1, stage2, groups=groups, marks="runs")
+    _tables[slot] = (stage1, stage2, codes, mark_codes, run_mark_codes)  # keeps the buffers alive
     cdef const uint16_t[::1] s1 = stage1
     cdef const uint8_t[::1] s2 = stage2
     _stage1[slot] = &s1[0]
     _stage2[slot] = &s2[0]
     _codes[slot] = <const uint8_t*><const char*>codes
     _mark_codes[slot] = <const uint8_t*><const char*>mark_codes
+    _run_mark_codes[slot] = <const uint8_t*><const char*>run_mark_codes
 
 
-def _char_codes(stage1, stage2, *, bint groups, bint marks=False):
+def _char_codes(stage1, stage2, *, bint groups, marks=None):
     """The class of each code point below U+10000 for ``_ascii_blocks.h``'s blocks, from
     its flags in the two-stage table ``stage1``, ``stage2`` (:func:`_flag_tables`), then
     that of each group of 64 code points of three bytes in UTF-8, then that of each eight
@@ -241,9 +245,16 @@ def _char_codes(stage1, stage2, *, bint groups, bint marks=False):
     kept (``_fold_extra_cp``), which it finds first. A group's (``cp >> 6`` from U+0800) is
     the code its 64 code points share, ``BPETRAIN_CODES_MIXED`` if they do not share one;
     the eight groups' (groups 8k..8k+7 at entry k: U+4E00..U+9FFF are CJK ideographs alone)
-    the code they share, else ``BPETRAIN_CODES_MIXED``. With ``marks``, an O in o200k's case
-    classes (a combining mark) is a letter in both (``BPETRAIN_TWO_LETTER``), as cl100k's rules
-    with ``marks`` read it (:func:`cl100k_rules`)."""
+    the code they share, else ``BPETRAIN_CODES_MIXED``. An O in o200k's case classes (a
+    combining mark) is ``BPETRAIN_TWO_O_CASED``; with ``marks="letters"`` a letter in both
+    (``BPETRAIN_TWO_LETTER``), with ``marks="runs"`` 0, as cl100k's rules with that ``marks``
+    read it (:func:`cl100k_rules`).
+
+    Raises
+    ------
+    ValueError
+        If ``marks`` is not None, ``"letters"`` or ``"runs"``."""
+    cdef uint8_t mark_code = _mark_code(marks)
     codes = bytearray(CODES_LEADS + 128)
     cdef unsigned char[::1] out = codes
     cdef const uint16_t[::1] s1 = stage1
@@ -257,7 +268,7 @@ def _char_codes(stage1, stage2, *, bint groups, bint marks=False):
             if not f & (F_L | F_U | F_W):
                 out[cp] = TWO_SPACE
         elif not f & F_L:
-            out[cp] = (TWO_LETTER if marks else TWO_O_CASED) if f & (F_U | F_W) else TWO_O
+            out[cp] = mark_code if f & (F_U | F_W) else TWO_O
         elif f & F_U and f & F_W:
             out[cp] = TWO_LETTER
         elif f & F_W:
@@ -365,7 +376,7 @@ O200K = PATTERN_O200K
 
 
 def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="either", bint space_prefix=False,
-                 bint marks=False):
+                 marks=None):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as cl100k's, with variants (bpetrain_cl100k_starts).
 
@@ -388,22 +399,26 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
     space_prefix : bool, default False
         Whether letters take a space alone before them (`` ?\\p{L}++``, gpt2's) rather than
         any character but a letter, digit or newline (``[^\\r\\n\\p{L}\\p{N}]?+``, cl100k's).
-    marks : bool, default False
-        Whether combining marks (``\\p{M}``) are letters: ``[\\p{L}\\p{M}]++`` for ``\\p{L}++``,
-        and a mark in no run of punctuation (``[^\\s\\p{L}\\p{M}\\p{N}]``), as Qwen3.5's pattern
-        has them (``Qwen/Qwen3.5-0.8B``'s tokenizer.json; llama.cpp's ``src/llama-vocab.cpp``,
-        ``LLAMA_VOCAB_PRE_TYPE_QWEN35``). The blocks then read a two-byte mark as a letter
-        (:func:`_char_codes`).
+    marks : {None, "letters", "runs"}, default None
+        What a combining mark (``\\p{M}``) is: None, punctuation, as in cl100k's own classes
+        (neither a letter nor a number); ``"letters"``, a letter: ``[\\p{L}\\p{M}]++`` for
+        ``\\p{L}++`` and a mark in no run of punctuation (``[^\\s\\p{L}\\p{M}\\p{N}]``), as
+        Qwen3.5's pattern has them (``Qwen/Qwen3.5-0.8B``'s tokenizer.json; llama.cpp's
+        ``src/llama-vocab.cpp``, ``LLAMA_VOCAB_PRE_TYPE_QWEN35``), and the blocks read a
+        two-byte mark as a letter; ``"runs"``, a part of the run it is in:
+        ``[\\p{L}\\p{M}]++`` for ``\\p{L}++`` with cl100k's classes otherwise, so that a mark
+        after letters is a letter and one in a run of punctuation is punctuation, which no
+        class of the rules is: the blocks leave a mark to the matcher (:func:`_char_codes`).
 
     Raises
     ------
     ValueError
-        If ``digits`` is neither None nor a positive int, or ``contractions`` is none of
-        those values.
+        If ``digits`` is neither None nor a positive int, or ``contractions`` or ``marks``
+        is none of those values.
     """
     return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
             | (0 if newlines_after_o else BLOCKS_BARE_O) | _contractions_rules(contractions)
-            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | (BLOCKS_MARKS if marks else 0))
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | _marks_rules(marks))
 
 
 def o200k_rules(digits, contractions="either", bint space_prefix=False, bint whole_runs=False):
@@ -446,6 +461,21 @@ def _contractions_rules(contractions):
     return BLOCKS_LOWER_CONTRACTIONS if contractions == "lower" else 0
 
 
+#: The values of :func:`cl100k_rules`' ``marks``, and the rules' flag and code of a mark for each.
+MARKS = {None: (0, TWO_O_CASED), "letters": (BLOCKS_MARKS, TWO_LETTER), "runs": (BLOCKS_MARKS_IN_RUNS, 0)}
+
+
+def _marks_rules(marks):
+    if not isinstance(marks, (str, type(None))) or marks not in MARKS:
+        raise ValueError(f"marks must be None, 'letters' or 'runs', got {marks!r}")
+    return MARKS[marks][0]
+
+
+def _mark_code(marks):
+    _marks_rules(marks)
+    return MARKS[marks][1]
+
+
 def _digits_rules(digits):
     # (BLOCKS_DIGITS_ANY, the field of a run of any length: from that many digits a piece on,
     # the blocks cut every run they read alike, a block holding at most 61 of them)
@@ -468,7 +498,7 @@ O200K_RULES = frozenset(o200k_rules(digits, contractions, space, whole) for digi
 #: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after, contractions, space, marks)
                      for digits in range(1, BLOCKS_DIGITS_ANY + 1) for end in (0, 1) for after in (0, 1)
-                     for contractions in CONTRACTIONS for space in (0, 1) for marks in (0, 1)),
+                     for contractions in CONTRACTIONS for space in (0, 1) for marks in MARKS),
                    *O200K_RULES, gpt2_rules(False), gpt2_rules(True)])
 #: The classes of two-byte characters for the blocks (:func:`_char_codes`; see
 #: ``_ascii_blocks.h``), for the tests.
@@ -861,8 +891,10 @@ cdef bint ascii_classes_standard() noexcept nogil:
     return _ascii_standard
 
 
-cdef const uint8_t* char_codes(int u, bint marks) noexcept nogil:
-    return _mark_codes[u] if marks else _codes[u]
+cdef const uint8_t* char_codes(int u, int rules) noexcept nogil:
+    if rules & BLOCKS_MARKS:
+        return _mark_codes[u]
+    return _run_mark_codes[u] if rules & BLOCKS_MARKS_IN_RUNS else _codes[u]
 
 
 cdef extern from "_ascii_blocks.h":

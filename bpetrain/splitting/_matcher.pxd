@@ -8,7 +8,7 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t, uint8_t
 
-from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_MARKS, BLOCKS_PIECE,
+from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_PIECE,
                                         ascii_classes_standard,
                                         block_scan, blocks_gap, blocks_init, blocks_next, blocks_of, blocks_reset,
                                         char_codes)
@@ -290,7 +290,7 @@ cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t 
     reader.first = bos if bos > 0 else 0
     reader.n_read = 0
     reader.read_to = -1
-    blocks_init(&reader.scan, t.blocks, char_codes(t.unicode, t.blocks & BLOCKS_MARKS) if reader.blocks else NULL)
+    blocks_init(&reader.scan, t.blocks, char_codes(t.unicode, t.blocks) if reader.blocks else NULL)
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or

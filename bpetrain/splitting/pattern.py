@@ -90,16 +90,18 @@ def _digits(digits: int | None, possessive: bool) -> str:
 
 
 def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_o: bool,
-                          contractions: str | None, space_prefix: bool, marks: bool = False) -> str:
+                          contractions: str | None, space_prefix: bool, marks: str | None = None) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.cl100k_rules` with these
     arguments: cl100k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with ``\\s++$`` or not, with
     ``[\\r\\n]*+`` after a run of punctuation or not, with its contractions in the case
     ``contractions`` names (:func:`_contractions`) or (None) without, with a space alone before
     letters (``space_prefix``, gpt2's `` ?``) or cl100k's ``[^\\r\\n\\p{L}\\p{N}]?+``, with
-    combining marks as letters (``marks``: ``\\p{L}\\p{M}`` for ``\\p{L}`` in every class) or not."""
-    letter = r"\p{L}\p{M}" if marks else r"\p{L}"
+    combining marks as cl100k's classes have them (``marks`` None), as letters (``"letters"``:
+    ``\\p{L}\\p{M}`` for ``\\p{L}`` in every class) or in runs of letters (``"runs"``: in the
+    letters' run alone), as :func:`bpetrain.splitting._blocks.cl100k_rules` takes them."""
+    letter = r"\p{L}\p{M}" if marks == "letters" else r"\p{L}"
     punctuation = rf" ?[^\s{letter}\p{{N}}]++" + (r"[\r\n]*+" if newlines_after_o else "")
-    letters = (" ?" if space_prefix else rf"[^\r\n{letter}\p{{N}}]?+") + (rf"[{letter}]++" if marks else r"\p{L}++")
+    letters = (" ?" if space_prefix else rf"[^\r\n{letter}\p{{N}}]?+") + (r"[\p{L}\p{M}]++" if marks else r"\p{L}++")
     return "|".join([*([_contractions(contractions)] if contractions else []), letters,
                      _digits(digits, True), punctuation, *([r"\s++$"] if end_of_text else []), r"\s*[\r\n]",
                      r"\s+(?!\S)", r"\s"])
@@ -129,11 +131,12 @@ _DIGITS = (3, 2, 1, 4, 5, 6, None)
 _CONTRACTIONS = (("folded", "either"), ("ascii", "either"), ("lower", "lower"), (None, None))
 
 
-def _rules_references(digits_choices: tuple[int | None, ...], marks: bool = False) -> tuple[tuple[str, int, int], ...]:
+def _rules_references(digits_choices: tuple[int | None, ...], marks: str | None = None
+                      ) -> tuple[tuple[str, int, int], ...]:
     """The references of the block rules of cl100k's and o200k's kinds, with these numbers of
     digits a piece, as :data:`_HAND_WRITTEN` holds them (their own patterns left out); with
-    ``marks``, those of cl100k's kind with combining marks as letters alone (o200k's classes of
-    letters hold the marks already)."""
+    ``marks`` (``"letters"`` or ``"runs"``, :func:`_cl100k_rules_pattern`), those of cl100k's
+    kind with combining marks so alone (o200k's classes of letters hold the marks already)."""
     cl100k = tuple((_cl100k_rules_pattern(digits, end, after, case, space, marks), 0,
                     _blocks.cl100k_rules(digits, end, after, rules, space, marks))
                    for space in (False, True) for case, rules in _CONTRACTIONS for digits in digits_choices
@@ -165,8 +168,11 @@ _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
 #: What :func:`_references_beside` splits: a run of ASCII digits longer than the block rules count.
 _DIGIT_RUN = "0123456789" * 10
 #: ... and a letter, a combining mark (U+0301) and an upper-case letter, which a pattern that
-#: takes marks as letters, as Qwen3.5's does, and does not cut at a change of case, keeps in one piece.
+#: takes marks as letters, as Qwen3.5's does, and does not cut at a change of case, keeps in one piece;
 _MARKED_WORD = "a\u0301B"
+#: ... and two full stops and a mark, which one of those that takes a mark in a run of
+#: punctuation too (cl100k's with ``[\p{L}\p{M}]++`` for ``\p{L}++``) keeps in one piece.
+_MARKED_RUN = "..\u0301"
 
 
 @functools.lru_cache(maxsize=64)
@@ -178,7 +184,9 @@ def _references_beside(pat_str: str) -> tuple[tuple[str, int, int], ...]:
       lacks it: its first match in :data:`_DIGIT_RUN`, if that starts the run and ends in it
       after 7 to 63 digits (``\\p{N}{1,8}`` finds its references as ``\\p{N}{1,3}`` does);
     - with combining marks as letters (cl100k's kind), with every number of digits of
-      :data:`_DIGITS` and that one, if its first match in :data:`_MARKED_WORD` is all of it.
+      :data:`_DIGITS` and that one, if its first match in :data:`_MARKED_WORD` is all of it;
+      with marks in runs of letters and of punctuation (``marks="runs"``) instead, if its first
+      match in :data:`_MARKED_RUN` is all of it too.
 
     The pattern's DFA must still cut every text as one of them does
     (:func:`bpetrain.splitting._dfa.same_pieces`)."""
@@ -187,10 +195,16 @@ def _references_beside(pat_str: str) -> tuple[tuple[str, int, int], ...]:
     digits = ()
     if match is not None and not match.start() and 0 < match.end() < _blocks.DIGITS_ANY and match.end() not in _DIGITS:
         digits = (match.end(),)
-    match = found.match(_MARKED_WORD)
-    marks = (_rules_references(_DIGITS + digits, marks=True)
-             if match is not None and match.end() == len(_MARKED_WORD) else ())
+    marks = ()
+    if _first_is_all(found, _MARKED_WORD):
+        marks = _rules_references(_DIGITS + digits, marks="runs" if _first_is_all(found, _MARKED_RUN) else "letters")
     return (*(_rules_references(digits) if digits else ()), *marks)
+
+
+def _first_is_all(found: regex.Pattern, probe: str) -> bool:
+    """Whether the pattern ``found`` matches all of ``probe`` from its start."""
+    match = found.match(probe)
+    return match is not None and match.end() == len(probe)
 
 
 def _patterns_beside(pat_str: str) -> tuple[str, ...]:
