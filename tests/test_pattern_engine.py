@@ -1542,3 +1542,64 @@ def test_stream_equals_encode_with_end_anchors(pat_str):
             chunks = [text[i:i + 3] for i in range(0, len(text), 3)]
             got = [int(t) for chunk in enc.encode_stream(chunks, block_chars=block_chars) for t in chunk]
             assert got == want, (text, block_chars)
+
+
+def test_first_difference_is_a_text_the_patterns_cut_apart():
+    """Where two references of the block rules differ, ``first_difference`` gives a text on
+    which their DFAs part, from which ``_text_cut_apart`` finds one the ``regex`` module cuts
+    into other pieces with the two (a difference it reports is one); a pattern written
+    otherwise than a reference it splits as has none (``same_pieces``), and the text found is
+    a shortest one (no shorter text of the characters it was drawn from parts the DFAs)."""
+    import itertools
+
+    from bpetrain.splitting._dfa import first_difference, same_pieces
+    from bpetrain.splitting.pattern import _REFERENCES, _regex_pieces, _text_cut_apart
+
+    references = [PATTERNS["cl100k"], PATTERNS["o200k"], PATTERNS["gpt2"], *_REFERENCES[3:40:6], *_REFERENCES[-40::9]]
+    programs = {p: stored_program(p) for p in references}
+    for a, b in itertools.combinations(references, 2):
+        parting = first_difference(programs[a], programs[b])
+        assert parting and not same_pieces(programs[a], programs[b]), (a, b)
+        text = _text_cut_apart(a, b, parting)
+        assert text is not None and _regex_pieces(a, text) != _regex_pieces(b, text), (a, b, parting)
+    for deep, shallow in ((r"\d+|[a-z]+|\s", r"\d{1,5}|[a-z]|\s"), (r"[a-z]+|\d+|\s", r"[a-z]{1,5}|\d|\s")):
+        # (they part on six digits or letters, and on two of the other: the two come first)
+        parting = first_difference(stored_program(deep), stored_program(shallow))
+        assert len(parting) == 2 and _regex_pieces(deep, parting) != _regex_pieces(shallow, parting), parting
+    rewritten = "(?:" + PATTERNS["cl100k"].replace(r"\p{N}{1,3}", r"\p{N}{1,2}\p{N}?") + ")"
+    assert first_difference(stored_program(rewritten), programs[PATTERNS["cl100k"]]) is None
+
+
+#: Patterns that get no block rules, for each reason: one the regex module splits (a
+#: backreference), one without a DFA, and edits of published patterns the DFA splits.
+NO_BLOCKS = [r"(a)\1|.", r"ab(?=cd)|a(?=bc)|.", PUBLISHED["deepseek_v3"], PUBLISHED["tekken"].replace(r"[\r\n/]", r"[\r\n]"),
+             PATTERNS["gpt2"].replace(r" ?\p{N}+", r"\p{N}"), r"\p{L}+|\s+|.", r"\w+|\s+(?!\S)|\s+|[^\w\s]+"]
+
+
+@pytest.mark.parametrize("pat_str", NO_BLOCKS)
+def test_blocks_reason_says_why_and_shows_a_text(pat_str):
+    """A pattern the 64-byte blocks do not read says why (``blocks_reason``): the regex
+    module splits it (its fallback reason), it has no DFA (with the DFA's reason), or its DFA
+    differs from every reference of the rules, shown by a text the nearest cuts otherwise."""
+    from bpetrain.splitting.pattern import _nearest_rules, _regex_pieces
+
+    found = SplitPattern(pat_str)
+    reason = found.blocks_reason
+    assert reason, pat_str
+    if found.program is None:
+        assert reason == found.fallback_reason
+    elif found.dfa_reason:
+        assert found.dfa_reason in reason and "no DFA" in reason
+    else:
+        assert found.program.blocks == 0 and found.program.native == 0
+        reference, text = _nearest_rules(pat_str, None)
+        assert text is not None and _regex_pieces(reference, text) != _regex_pieces(pat_str, text)
+        assert repr(reference) in reason and repr(text) in reason
+        assert str(_regex_pieces(pat_str, text)) in reason
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "qwen2", "qwen35", "llama3", "tekken"])
+def test_blocks_reason_is_none_where_the_blocks_read(name):
+    found = SplitPattern(PUBLISHED[name])
+    assert found.program.blocks or found.program.native
+    assert found.blocks_reason is None

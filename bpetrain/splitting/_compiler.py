@@ -999,7 +999,7 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None, references: tuple[
         arrays = compile_program(pat_str, unicode)
         like = -1
         # (no references: nothing to compare, no probe text to cut)
-        probe, cuts = ((_probe_cuts(pat_str), [*probe_cuts(references), *map(_probe_cuts, beside)])
+        probe, cuts = ((cuts_of_probe(pat_str), [*probe_cuts(references), *map(cuts_of_probe, beside)])
                        if references or beside else (None, []))
         for i, reference in enumerate(references + beside):
             if reference == pat_str:
@@ -1023,23 +1023,23 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None, references: tuple[
 #: differ (contractions in either case, runs of digits, letters after punctuation, a case
 #: change, runs of spaces and new lines, whitespace at the end, Han and other scripts), in
 #: characters that Unicode has classed alike for decades.
-_PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
+PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
           "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
           "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n  ")
 
 
-def _probe_cuts(pat_str: str) -> tuple[int, ...] | None:
-    """Where the ``regex`` module cuts :data:`_PROBE` with ``pat_str`` (each match's start
+def cuts_of_probe(pat_str: str) -> tuple[int, ...] | None:
+    """Where the ``regex`` module cuts :data:`PROBE` with ``pat_str`` (each match's start
     and end), or None if it runs past a second (catastrophic backtracking)."""
     try:
-        return tuple(itertools.chain.from_iterable(m.span() for m in regex.finditer(pat_str, _PROBE, timeout=1.0)))
+        return tuple(itertools.chain.from_iterable(m.span() for m in regex.finditer(pat_str, PROBE, timeout=1.0)))
     except TimeoutError:
         return None
 
 
 @functools.cache
 def probe_cuts(references: tuple[str, ...]) -> list[tuple[int, ...] | None]:
-    """:func:`_probe_cuts` of each of ``references``, kept on disk under them and the
+    """:func:`cuts_of_probe` of each of ``references``, kept on disk under them and the
     ``regex`` version (:func:`~bpetrain.splitting._charsets.store_arrays`; the build ships
     those of :data:`bpetrain.splitting.pattern`'s references), so that a first compile in a
     process does not compile every reference for the ``regex`` module. Two patterns whose
@@ -1053,7 +1053,7 @@ def probe_cuts(references: tuple[str, ...]) -> list[tuple[int, ...] | None]:
             cuts.append(None if count < 0 else tuple(flat[at:at + count]))
             at += max(count, 0)
         return cuts
-    cuts = [_probe_cuts(reference) for reference in references]
+    cuts = [cuts_of_probe(reference) for reference in references]
     store_arrays(key, _probe_arrays(cuts))
     return cuts
 
@@ -1061,11 +1061,11 @@ def probe_cuts(references: tuple[str, ...]) -> list[tuple[int, ...] | None]:
 def ship_probe_cuts(references: tuple[str, ...], folder: str) -> None:
     """Keep :func:`probe_cuts` of ``references`` in ``folder`` (the build's
     :data:`~bpetrain.splitting._charsets.SHIPPED_DIR`)."""
-    store_arrays(_probe_key(references), _probe_arrays([_probe_cuts(reference) for reference in references]), folder)
+    store_arrays(_probe_key(references), _probe_arrays([cuts_of_probe(reference) for reference in references]), folder)
 
 
 def _probe_key(references: tuple[str, ...]) -> str:
-    return "\0".join(["probe cuts", _PROBE, str(len(references)), *references])
+    return "\0".join(["probe cuts", PROBE, str(len(references)), *references])
 
 
 def _probe_arrays(cuts: list[tuple[int, ...] | None]) -> dict[str, memoryview]:

@@ -73,16 +73,18 @@ two start states; where a failed attempt's states tell that the attempts from th
 it read fail too (:func:`_cover_table`); with held matches, KEEP and COMMIT per transition
 (and no cover or dominance tables: the loop that reads such a DFA reads neither). :func:`pair_table` gives the same transitions on two
 ASCII bytes at once,
-and :func:`same_pieces` tells whether two patterns' DFAs split every text alike.
+and :func:`same_pieces` tells whether two patterns' DFAs split every text alike (:func:`first_difference`,
+where they part).
 """
 from __future__ import annotations
 
+import collections
 import itertools
 
 from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "pair_table", "same_pieces", "shuffle_table"]
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "first_difference", "pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
@@ -1141,27 +1143,111 @@ def _fast_table(basic: list[list[int]], restart: int, width: int) -> list[list[i
     return out
 
 
-def _joint_classes(a: dict[str, memoryview], b: dict[str, memoryview]) -> list[tuple[int, int]]:
-    """The pairs (class in ``a``, class in ``b``) that some code point has, sorted: read per
-    pair of blocks (``stage1``) the two programs' two-stage tables put code points in."""
+def _joint_classes(a: dict[str, memoryview], b: dict[str, memoryview]) -> dict[tuple[int, int], int]:
+    """The pairs (class in ``a``, class in ``b``) that some code point has, each with one of
+    those code points (printable ASCII first, then the lowest), those of printable ASCII first:
+    read per pair of blocks (``stage1``) the two programs' two-stage tables put code points in."""
+    stage1_a, stage1_b = a["stage1"].tolist(), b["stage1"].tolist()
     stage2_a, stage2_b = a["stage2"].tolist(), b["stage2"].tolist()
-    joint = set()
-    for block_a, block_b in set(zip(a["stage1"].tolist(), b["stage1"].tolist())):
-        joint.update(zip(stage2_a[block_a * 256 : block_a * 256 + 256], stage2_b[block_b * 256 : block_b * 256 + 256]))
-    return sorted(joint)
+    members = {}
+    seen = set()
+    for high, blocks in enumerate(zip(stage1_a, stage1_b)):
+        if blocks in seen:
+            continue
+        seen.add(blocks)
+        block_a, block_b = blocks
+        row = list(zip(stage2_a[block_a * 256 : block_a * 256 + 256], stage2_b[block_b * 256 : block_b * 256 + 256]))
+        if not members.keys() >= set(row):
+            for low in _PREFERRED if high == 0 else range(256):
+                members.setdefault(row[low], high << 8 | low)
+    return dict(sorted(members.items(), key=lambda item: (item[1] not in _PRINTABLE, item[1])))
+
+
+#: The code points below U+0100 in the order :func:`_joint_classes` takes one of a class:
+#: printable ASCII, then the others.
+_PRINTABLE = range(0x20, 0x7F)
+_PREFERRED = sorted(range(256), key=lambda cp: cp not in _PRINTABLE)
+
+
+def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str | None:
+    """A shortest text on which two compiled patterns' DFAs part, or None if they cut every
+    text into the same pieces.
+
+    The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
+    on what the splitting loop does rather than on the tables themselves: walk, breadth
+    first, the pairs of states the two reach on the same text, over the classes of both
+    patterns at once (each code point's pair of classes), with whether the last matches they
+    recorded in the current piece end at the same place. Every transition must end a piece
+    the same way (CUT, SLOW), a SLOW and the end of the text must find the same last match,
+    and the end of the text must accept alike. ``a{1,3}+`` and ``a{1,3}`` then agree as a
+    whole pattern, though the second records matches the first does not.
+
+    Parameters
+    ----------
+    a, b : dict of memoryview or numpy.ndarray
+        Programs from :func:`bpetrain.splitting._compiler.compile_program` under the same
+        Unicode table, each with a DFA.
+
+    Returns
+    -------
+    str or None
+        The characters (one of each class on the way) up to and with the one where the two
+        first end a piece, or stop, otherwise, or up to where the end of the text finds them
+        apart. The pieces may part only once more text follows (where one attempt goes back
+        to its last match and the other takes the end of the text), or the attempt from a
+        later character may make them meet again: the text is where they start to differ.
+
+    Raises
+    ------
+    ValueError
+        If either has no DFA.
+    """
+    if len(a["dfa_reason"]) or len(b["dfa_reason"]):
+        raise ValueError("first_difference compares two DFAs: a program without one has none to compare")
+    members = _joint_classes(a, b)
+    trans_a, trans_b = (list(itertools.chain.from_iterable(x["dfa_trans"].tolist())) for x in (a, b))
+    width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
+    todo = collections.deque((off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(),
+                                                                           b["dfa_start"].tolist()))
+    came = dict.fromkeys(todo)  # each pair reached: the pair before it and the code point that took it there
+
+    def text_to(node, last=None) -> str:
+        cps = [] if last is None else [last]
+        while came[node] is not None:
+            node, cp = came[node]
+            cps.append(cp)
+        return "".join(map(chr, reversed(cps)))
+
+    while todo:
+        node = todo.popleft()
+        off_a, off_b, same = node
+        at_end = int(a["dfa_eot"][off_a // width_a])
+        if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
+            return text_to(node)
+        for (k_a, k_b), cp in members.items():
+            e_a, e_b = int(trans_a[off_a + k_a]), int(trans_b[off_b + k_b])
+            if e_a & (CUT | SLOW) != e_b & (CUT | SLOW):
+                return text_to(node, cp)
+            if e_a & SLOW:
+                if not e_a & CUT and not same:  # both go back to their last match
+                    return text_to(node, cp)
+                continue
+            if e_a & CUT:
+                after = True
+            elif e_a & MATCH and e_b & MATCH:
+                after = True
+            else:
+                after = same and not (e_a | e_b) & MATCH
+            nxt = (e_a & ~7, e_b & ~7, after)
+            if nxt not in came:
+                came[nxt] = (node, cp)
+                todo.append(nxt)
+    return None
 
 
 def same_pieces(a: dict[str, memoryview], b: dict[str, memoryview]) -> bool:
-    """Whether two compiled patterns' DFAs cut every text into the same pieces.
-
-    The classic equivalence test of two DFAs (Hopcroft and Karp's, without the union-find),
-    on what the splitting loop does rather than on the tables themselves: walk the pairs of
-    states the two reach on the same text, over the classes of both patterns at once (each
-    code point's pair of classes), with whether the last matches they recorded in the
-    current piece end at the same place. Every transition must end a piece the same way
-    (CUT, SLOW), a SLOW and the end of the text must find the same last match, and the end
-    of the text must accept alike. ``a{1,3}+`` and ``a{1,3}`` then agree as a whole
-    pattern, though the second records matches the first does not.
+    """Whether two compiled patterns' DFAs cut every text into the same pieces
+    (:func:`first_difference` finds no text where they part).
 
     Parameters
     ----------
@@ -1176,35 +1262,7 @@ def same_pieces(a: dict[str, memoryview], b: dict[str, memoryview]) -> bool:
     """
     if len(a["dfa_reason"]) or len(b["dfa_reason"]):
         return False
-    pairs = _joint_classes(a, b)
-    trans_a, trans_b = (list(itertools.chain.from_iterable(x["dfa_trans"].tolist())) for x in (a, b))
-    width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
-    todo = [(off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(), b["dfa_start"].tolist())]
-    seen = set(todo)
-    while todo:
-        off_a, off_b, same = todo.pop()
-        at_end = int(a["dfa_eot"][off_a // width_a])
-        if at_end != b["dfa_eot"][off_b // width_b] or (at_end == 0 and not same):
-            return False
-        for k_a, k_b in pairs:
-            e_a, e_b = int(trans_a[off_a + k_a]), int(trans_b[off_b + k_b])
-            if e_a & (CUT | SLOW) != e_b & (CUT | SLOW):
-                return False
-            if e_a & SLOW:
-                if not e_a & CUT and not same:  # both go back to their last match
-                    return False
-                continue
-            if e_a & CUT:
-                after = True
-            elif e_a & MATCH and e_b & MATCH:
-                after = True
-            else:
-                after = same and not (e_a | e_b) & MATCH
-            nxt = (e_a & ~7, e_b & ~7, after)
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return True
+    return first_difference(a, b) is None
 
 
 #: Flags of a pair transition (:func:`pair_table`): a piece ends before the first or the

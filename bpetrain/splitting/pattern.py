@@ -41,12 +41,25 @@ them their safe cuts.
 from __future__ import annotations
 
 import functools
+import itertools
 import warnings
 
 import regex
 
 from bpetrain.splitting import _blocks
-from bpetrain.splitting._compiler import Unsupported, compile_and_keep, kept_program, ship_probe_cuts, ship_program
+from bpetrain.splitting._dfa import first_difference
+from bpetrain.splitting._compiler import (
+    PROBE,
+    Unsupported,
+    compile_and_keep,
+    compile_program,
+    cuts_of_probe,
+    kept_program,
+    probe_cuts,
+    ship_probe_cuts,
+    ship_program,
+    stored_program,
+)
 from bpetrain.splitting._matcher import BacktrackLimitExceeded, Program
 from bpetrain.splitting.unicode import (
     UNICODE_VERSIONS,
@@ -220,6 +233,50 @@ def _hand_written(pat_str: str, like: int) -> tuple[str | None, int, int]:
     return _HAND_WRITTEN[like] if like < len(_HAND_WRITTEN) else _references_beside(pat_str)[like - len(_HAND_WRITTEN)]
 
 
+def _nearest_rules(pat_str: str, unicode) -> tuple[str, str | None]:
+    """The reference of the block rules (:data:`_HAND_WRITTEN`'s, then
+    :func:`_references_beside`'s) whose cuts of the probe text
+    (:func:`bpetrain.splitting._compiler.cuts_of_probe`) agree with ``pat_str``'s the
+    longest (the first of those), and a short text the ``regex`` module cuts apart with the
+    two (:func:`_text_cut_apart`), or None if none is found. ``pat_str`` must have a DFA."""
+    beside = _patterns_beside(pat_str)
+    references = (*_REFERENCES, *beside)
+    cuts = [*probe_cuts(_REFERENCES), *map(cuts_of_probe, beside)]
+    own = cuts_of_probe(pat_str) or ()
+
+    def agreeing(k: int) -> int:
+        if cuts[k] is None:
+            return -1
+        return next((i for i, (x, y) in enumerate(zip(own, cuts[k])) if x != y), min(len(own), len(cuts[k])))
+
+    reference = references[max(range(len(references)), key=agreeing)]
+    arrays = kept_program(pat_str, unicode, _REFERENCES) or compile_program(pat_str, unicode)
+    return reference, _text_cut_apart(pat_str, reference, first_difference(arrays, stored_program(reference, unicode)))
+
+
+def _text_cut_apart(a: str, b: str, parting: str | None) -> str | None:
+    """A text the ``regex`` module cuts into other pieces with the pattern ``a`` than with
+    ``b``, from ``parting``, a text on which their DFAs part (:func:`first_difference`): it,
+    or it with a character of it or of the probe text before it, after it or both (the
+    pieces may part only once more text follows, or after another piece); None if none is."""
+    if parting is None:
+        return None
+    chars = list(dict.fromkeys(parting + PROBE))
+    for text in itertools.chain([parting], (parting + c for c in chars), (c + parting for c in chars),
+                                (c + parting + d for c in chars for d in chars)):
+        try:
+            if _regex_pieces(a, text) != _regex_pieces(b, text):
+                return text
+        except TimeoutError:
+            continue
+    return None
+
+
+def _regex_pieces(pat_str: str, text: str) -> list[str]:
+    """The ``regex`` module's pieces of a short ``text`` (a second at most)."""
+    return [m.group() for m in compile_regex(pat_str).finditer(text, timeout=1.0)]
+
+
 def resolve_pattern(pat_str):
     """Return the ``pat_str`` for a pattern name, a regex, a pipeline, or ``None``.
 
@@ -354,6 +411,14 @@ class SplitPattern:
     dfa_reason : str or None
         Why the program's DFA (:mod:`bpetrain.splitting._dfa`) does not split, so the
         backtracking matcher does (None when it does; ``fallback_reason`` when neither runs).
+    blocks_reason : str or None
+        Why the 64-byte blocks (``_ascii_blocks.h``) do not read the pattern's text, worked
+        out when first asked (None when they do: a hand-written matcher's pattern, or one
+        whose DFA cuts every text as a block rules' reference does). The rules are those of
+        gpt2's, cl100k's and o200k's kinds of pattern, with variants; for a pattern with a
+        DFA, the reason names the nearest reference (by where the two cut a probe text) and,
+        where one is found, a short text the two cut apart, with both's pieces
+        (:func:`bpetrain.splitting._dfa.first_difference`).
     shuffle_reason : str or None
         Why the DFA does not read ASCII text by vector shuffles
         (:func:`bpetrain.splitting._dfa.shuffle_table`): more states than a vector has lanes,
@@ -413,6 +478,24 @@ class SplitPattern:
             empty string.
         """
         return compile_regex(self.pat_str)
+
+    @functools.cached_property
+    def blocks_reason(self) -> str | None:
+        """See the class's attributes (worked out when first asked: comparing DFAs takes
+        some milliseconds, and may compile a reference)."""
+        if self.program is None:
+            return self.fallback_reason
+        if self.program.native or self.program.blocks:
+            return None
+        if self.dfa_reason:
+            return (f"it has no DFA ({self.dfa_reason}), and a pattern takes the block rules of the reference "
+                    "whose DFA cuts every text as its own does")
+        reference, text = _nearest_rules(self.pat_str, self.unicode)
+        shown = "" if text is None else (
+            f": {text!r} is cut into {_regex_pieces(reference, text)} by it and into "
+            f"{_regex_pieces(self.pat_str, text)} by this pattern")
+        return ("its DFA cuts some text otherwise than every reference of the block rules (gpt2's, cl100k's "
+                f"and o200k's kinds of pattern with their variants); the nearest is {reference!r}{shown}")
 
     def __repr__(self) -> str:
         how = "compiled" if self.program is not None else f"regex module: {self.fallback_reason}"
