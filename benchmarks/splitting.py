@@ -246,18 +246,9 @@ def has_compiled_splitter(pat_str: str) -> bool:
 
 
 def splitter_kind(pat_str: str) -> str:
-    """How bpetrain splits ``pat_str``: "hand-written + 64-byte blocks" (a pattern that
-    splits as gpt2, cl100k or o200k, ``bpetrain.splitting._blocks``), "64-byte blocks + DFA"
-    (one that splits as minbpe's, nanochat's or Llama 3's string), "DFA"
-    (``bpetrain.splitting._dfa``), "backtracking program", or "regex module"."""
-    program = split_pattern(pat_str).program
-    if program is None:
-        return "regex module"
-    if program.native:
-        return "hand-written + 64-byte blocks"
-    if program.blocks:
-        return "64-byte blocks + " + ("DFA" if program.has_dfa else "backtracking program")
-    return "DFA" if program.has_dfa else "backtracking program"
+    """How bpetrain splits ``pat_str`` (``SplitPattern.splitter``): "hand-written + 64-byte
+    blocks", "64-byte blocks + DFA", "DFA", "backtracking program", "regex module", ..."""
+    return split_pattern(pat_str).splitter
 
 
 def pieces(pat_str: str, data: bytes) -> list[bytes]:

@@ -335,6 +335,13 @@ def _inspect(args: argparse.Namespace) -> int:
     print(f"vocab size: {tokenizer.n_vocab:,} ({n_bytes} bytes, {len(tokenizer.merges):,} merges, "
           f"{len(tokenizer.special_tokens)} special tokens)")
     print(f"pattern: {'none (raw mode)' if tokenizer.pat_str is None else tokenizer.pat_str}")
+    if isinstance(tokenizer.pat_str, str):
+        from bpetrain.splitting.pattern import split_pattern
+
+        split = split_pattern(tokenizer.pat_str, tokenizer.unicode_version)
+        print(f"splitter: {split.splitter}")
+        if split.blocks_reason is not None:
+            print(f"  not by the 64-byte blocks: {split.blocks_reason}")
     print(f"special tokens: {tokenizer.special_tokens or 'none'}")
     ordinary = range(256, 256 + len(tokenizer.merges)) if tokenizer.tokens is None else tokenizer.tokens
     longest = sorted(ordinary, key=lambda i: (-len(vocab[i]), i))[: args.longest]

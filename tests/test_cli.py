@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import pytest
 
-from bpetrain import Tokenizer
+from bpetrain import PATTERNS, Tokenizer
 from bpetrain.cli import main
+from bpetrain.splitting.pattern import split_pattern
 
 
 def test_train_writes_model_and_summary(tmp_path, capsys):
@@ -97,6 +98,21 @@ def test_inspect_shows_the_model_plainly_when_not_a_tty(model, capsys):
     ids = tok.encode("the lazy dog<|endoftext|>", allowed_special="all")
     assert "|" + "|".join(tok.decode([i]) for i in ids) + "|" in out and f"ids: {ids}" in out
     assert "\x1b[" not in out
+    assert "splitter: " + split_pattern(tok.pat_str).splitter in out
+
+
+def test_inspect_says_why_the_blocks_do_not_read_a_pattern(tmp_path, capsys):
+    """``bpetrain inspect`` of a model whose pattern the 64-byte blocks do not read says
+    what splits it and why (``SplitPattern.blocks_reason``); of one they read, neither."""
+    pattern = r"\p{L}+|\p{N}|\s+(?!\S)|\s+|[^\s\p{L}\p{N}]+"
+    for pat_str, why in ((pattern, True), (PATTERNS["cl100k"], False)):
+        path = tmp_path / "m.model"
+        Tokenizer([(104, 105)], pat_str=pat_str).save(path)
+        assert main(["inspect", str(path), "--text", "hi there"]) == 0
+        out = capsys.readouterr().out
+        split = split_pattern(pat_str)
+        assert f"splitter: {split.splitter}\n" in out
+        assert (f"  not by the 64-byte blocks: {split.blocks_reason}\n" in out) == why == (split.blocks_reason is not None)
 
 
 def test_export_errors_exit_2(model, tmp_path, capsys):

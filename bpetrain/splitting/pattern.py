@@ -406,6 +406,12 @@ class SplitPattern:
         the program is read back from the disk cache.
     program : bpetrain.splitting._matcher.Program or None
         The compiled program, or None if the ``regex`` module splits.
+    splitter : str
+        What splits it: ``"hand-written + 64-byte blocks"`` (a pattern whose DFA splits as
+        gpt2's, cl100k's or o200k's does), ``"64-byte blocks + DFA"`` (one that splits by
+        the block rules of their kinds with variants: the DFA reads what the blocks leave),
+        ``"64-byte blocks + backtracking program"``, ``"DFA"``, ``"backtracking program"``
+        or ``"regex module"``.
     fallback_reason : str or None
         Why the ``regex`` module splits (None when the program does).
     dfa_reason : str or None
@@ -478,6 +484,17 @@ class SplitPattern:
             empty string.
         """
         return compile_regex(self.pat_str)
+
+    @property
+    def splitter(self) -> str:
+        """See the class's attributes."""
+        program = self.program
+        if program is None:
+            return "regex module"
+        if program.native:
+            return "hand-written + 64-byte blocks"
+        kind = "DFA" if program.has_dfa else "backtracking program"
+        return f"64-byte blocks + {kind}" if program.blocks else kind
 
     @functools.cached_property
     def blocks_reason(self) -> str | None:
