@@ -119,13 +119,24 @@ def test_generated_patterns_tables_equal_numpys_formulation(data):
 
 
 def test_joint_classes_equal_numpys():
-    """same_pieces walks the pairs of classes code points have in two programs: per pair of blocks."""
+    """first_difference walks the pairs of classes code points have in two programs (per pair of
+    blocks), each with a code point of that pair: printable ASCII where the pair has one (those
+    pairs first), else its lowest."""
     programs = [{k: np.asarray(v) for k, v in compile_program(p).items()} for p in (*PATTERNS.values(), *EXTRA)]
     for a, b in zip(programs, programs[1:] + programs[:1]):
         classes = [x["stage2"][(x["stage1"].astype(np.int64)[:, None] * 256 + np.arange(256)).reshape(-1)]
                    for x in (a, b)]
-        joint = np.unique((classes[0].astype(np.int64) << 16) | classes[1])
-        assert _dfa._joint_classes(a, b) == list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
+        codes = (classes[0].astype(np.int64) << 16) | classes[1]
+        joint = np.unique(codes)
+        members = _dfa._joint_classes(a, b)
+        assert sorted(members) == list(zip((joint >> 16).tolist(), (joint & 0xFFFF).tolist()))
+        printable = np.arange(0x20, 0x7F)
+        for (k_a, k_b), cp in members.items():
+            among = np.flatnonzero(codes == (k_a << 16 | k_b))
+            in_ascii = np.intersect1d(among, printable)
+            assert cp == (in_ascii[0] if len(in_ascii) else among[0]), (k_a, k_b, cp)
+        ascii_first = [0x20 <= cp < 0x7F for cp in members.values()]
+        assert ascii_first == sorted(ascii_first, reverse=True)
 
 
 def test_a_case_sensitive_set_beside_a_case_insensitive_one_is_refused():
