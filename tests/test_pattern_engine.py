@@ -1560,8 +1560,8 @@ def test_first_difference_is_a_text_the_patterns_cut_apart():
     for a, b in itertools.combinations(references, 2):
         parting = first_difference(programs[a], programs[b])
         assert parting and not same_pieces(programs[a], programs[b]), (a, b)
-        text = _text_cut_apart(a, b, parting)
-        assert text is not None and _regex_pieces(a, text) != _regex_pieces(b, text), (a, b, parting)
+        text, pieces_a, pieces_b = _text_cut_apart(a, b, parting)
+        assert pieces_a == _regex_pieces(a, text) != _regex_pieces(b, text) == pieces_b, (a, b, parting)
     for deep, shallow in ((r"\d+|[a-z]+|\s", r"\d{1,5}|[a-z]|\s"), (r"[a-z]+|\d+|\s", r"[a-z]{1,5}|\d|\s")):
         # (they part on six digits or letters, and on two of the other: the two come first)
         parting = first_difference(stored_program(deep), stored_program(shallow))
@@ -1592,10 +1592,9 @@ def test_blocks_reason_says_why_and_shows_a_text(pat_str):
         assert found.dfa_reason in reason and "no DFA" in reason
     else:
         assert found.program.blocks == 0 and found.program.native == 0
-        reference, text = _nearest_rules(pat_str, None)
-        assert text is not None and _regex_pieces(reference, text) != _regex_pieces(pat_str, text)
-        assert repr(reference) in reason and repr(text) in reason
-        assert str(_regex_pieces(pat_str, text)) in reason
+        reference, (text, own, theirs) = _nearest_rules(pat_str, None)
+        assert own == _regex_pieces(pat_str, text) != _regex_pieces(reference, text) == theirs
+        assert repr(reference) in reason and repr(text) in reason and f"into {own} by this pattern" in reason
 
 
 @pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "qwen2", "qwen35", "llama3", "tekken"])

@@ -254,7 +254,7 @@ def _char_codes(stage1, stage2, *, bint groups, marks=None):
     ------
     ValueError
         If ``marks`` is not None, ``"letters"`` or ``"runs"``."""
-    cdef uint8_t mark_code = _mark_code(marks)
+    cdef uint8_t mark_code = _marks_of(marks)[1]
     codes = bytearray(CODES_LEADS + 128)
     cdef unsigned char[::1] out = codes
     cdef const uint16_t[::1] s1 = stage1
@@ -418,7 +418,7 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
     """
     return ((BLOCKS_CL100K if end_of_text else BLOCKS_CL100K_OPEN) | _digits_rules(digits)
             | (0 if newlines_after_o else BLOCKS_BARE_O) | _contractions_rules(contractions)
-            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | _marks_rules(marks))
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | _marks_of(marks)[0])
 
 
 def o200k_rules(digits, contractions="either", bint space_prefix=False, bint whole_runs=False):
@@ -465,15 +465,11 @@ def _contractions_rules(contractions):
 MARKS = {None: (0, TWO_O_CASED), "letters": (BLOCKS_MARKS, TWO_LETTER), "runs": (BLOCKS_MARKS_IN_RUNS, 0)}
 
 
-def _marks_rules(marks):
+def _marks_of(marks):
+    # MARKS[marks], or the error for a value it does not hold
     if not isinstance(marks, (str, type(None))) or marks not in MARKS:
         raise ValueError(f"marks must be None, 'letters' or 'runs', got {marks!r}")
-    return MARKS[marks][0]
-
-
-def _mark_code(marks):
-    _marks_rules(marks)
-    return MARKS[marks][1]
+    return MARKS[marks]
 
 
 def _digits_rules(digits):

@@ -999,8 +999,7 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None, references: tuple[
         arrays = compile_program(pat_str, unicode)
         like = -1
         # (no references: nothing to compare, no probe text to cut)
-        probe, cuts = ((cuts_of_probe(pat_str), [*probe_cuts(references), *map(cuts_of_probe, beside)])
-                       if references or beside else (None, []))
+        probe, cuts = (cuts_of_probe(pat_str), reference_cuts(references, beside)) if references or beside else (None, [])
         for i, reference in enumerate(references + beside):
             if reference == pat_str:
                 like = i  # the pattern itself
@@ -1056,6 +1055,12 @@ def probe_cuts(references: tuple[str, ...]) -> list[tuple[int, ...] | None]:
     cuts = [cuts_of_probe(reference) for reference in references]
     store_arrays(key, _probe_arrays(cuts))
     return cuts
+
+
+def reference_cuts(references: tuple[str, ...], beside: tuple[str, ...]) -> list[tuple[int, ...] | None]:
+    """:func:`cuts_of_probe` of each of ``references`` (:func:`probe_cuts`: kept on disk), then
+    of each of ``beside`` (the references found beside them, for one pattern: not kept)."""
+    return [*probe_cuts(references), *map(cuts_of_probe, beside)]
 
 
 def ship_probe_cuts(references: tuple[str, ...], folder: str) -> None:

@@ -55,7 +55,7 @@ from bpetrain.splitting._compiler import (
     compile_program,
     cuts_of_probe,
     kept_program,
-    probe_cuts,
+    reference_cuts,
     ship_probe_cuts,
     ship_program,
     stored_program,
@@ -233,15 +233,16 @@ def _hand_written(pat_str: str, like: int) -> tuple[str | None, int, int]:
     return _HAND_WRITTEN[like] if like < len(_HAND_WRITTEN) else _references_beside(pat_str)[like - len(_HAND_WRITTEN)]
 
 
-def _nearest_rules(pat_str: str, unicode) -> tuple[str, str | None]:
+def _nearest_rules(pat_str: str, unicode) -> tuple[str, tuple[str, list[str], list[str]] | None]:
     """The reference of the block rules (:data:`_HAND_WRITTEN`'s, then
     :func:`_references_beside`'s) whose cuts of the probe text
     (:func:`bpetrain.splitting._compiler.cuts_of_probe`) agree with ``pat_str``'s the
     longest (the first of those), and a short text the ``regex`` module cuts apart with the
-    two (:func:`_text_cut_apart`), or None if none is found. ``pat_str`` must have a DFA."""
+    two, with their pieces (:func:`_text_cut_apart`), or None if none is found. ``pat_str``
+    must have a DFA."""
     beside = _patterns_beside(pat_str)
     references = (*_REFERENCES, *beside)
-    cuts = [*probe_cuts(_REFERENCES), *map(cuts_of_probe, beside)]
+    cuts = reference_cuts(_REFERENCES, beside)
     own = cuts_of_probe(pat_str) or ()
 
     def agreeing(k: int) -> int:
@@ -254,21 +255,23 @@ def _nearest_rules(pat_str: str, unicode) -> tuple[str, str | None]:
     return reference, _text_cut_apart(pat_str, reference, first_difference(arrays, stored_program(reference, unicode)))
 
 
-def _text_cut_apart(a: str, b: str, parting: str | None) -> str | None:
+def _text_cut_apart(a: str, b: str, parting: str | None) -> tuple[str, list[str], list[str]] | None:
     """A text the ``regex`` module cuts into other pieces with the pattern ``a`` than with
-    ``b``, from ``parting``, a text on which their DFAs part (:func:`first_difference`): it,
-    or it with a character of it or of the probe text before it, after it or both (the
-    pieces may part only once more text follows, or after another piece); None if none is."""
+    ``b``, with the two's pieces, from ``parting``, a text on which their DFAs part
+    (:func:`first_difference`): it, or it with a character of it or of the probe text before
+    it, after it or both (the pieces may part only once more text follows, or after another
+    piece); None if none is."""
     if parting is None:
         return None
     chars = list(dict.fromkeys(parting + PROBE))
     for text in itertools.chain([parting], (parting + c for c in chars), (c + parting for c in chars),
                                 (c + parting + d for c in chars for d in chars)):
         try:
-            if _regex_pieces(a, text) != _regex_pieces(b, text):
-                return text
+            pieces_a, pieces_b = _regex_pieces(a, text), _regex_pieces(b, text)
         except TimeoutError:
             continue
+        if pieces_a != pieces_b:
+            return text, pieces_a, pieces_b
     return None
 
 
@@ -507,10 +510,8 @@ class SplitPattern:
         if self.dfa_reason:
             return (f"it has no DFA ({self.dfa_reason}), and a pattern takes the block rules of the reference "
                     "whose DFA cuts every text as its own does")
-        reference, text = _nearest_rules(self.pat_str, self.unicode)
-        shown = "" if text is None else (
-            f": {text!r} is cut into {_regex_pieces(reference, text)} by it and into "
-            f"{_regex_pieces(self.pat_str, text)} by this pattern")
+        reference, apart = _nearest_rules(self.pat_str, self.unicode)
+        shown = "" if apart is None else f": {apart[0]!r} is cut into {apart[2]} by it and into {apart[1]} by this pattern"
         return ("its DFA cuts some text otherwise than every reference of the block rules (gpt2's, cl100k's "
                 f"and o200k's kinds of pattern with their variants); the nearest is {reference!r}{shown}")
 
