@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -184,6 +186,28 @@ def resolve_all(patterns: list[str] | None, default: str) -> list[tuple[str, str
     return out
 
 
+#: The script that draws :func:`generated_patterns`' patterns (arguments ``n`` and ``seed``; run
+#: in ``tests/``), printing them as a JSON list in the order drawn.
+_DRAW = """
+import json, sys
+sys.path.insert(0, ".")
+from hypothesis import HealthCheck, Phase, given, settings, seed
+from pattern_strategies import split_patterns
+n, chosen = int(sys.argv[1]), int(sys.argv[2])
+drawn = {}
+
+@seed(chosen)
+@settings(max_examples=20 * n, database=None, phases=[Phase.generate], deadline=None,
+          suppress_health_check=list(HealthCheck))
+@given(split_patterns)
+def draw(example):
+    drawn[example.pat_str] = None
+
+draw()
+print(json.dumps(list(drawn)))
+"""
+
+
 @functools.cache
 def generated_patterns(n: int, seed: int) -> tuple[str, ...]:
     """``n`` distinct split patterns drawn from the grammar the tests draw theirs from
@@ -191,10 +215,13 @@ def generated_patterns(n: int, seed: int) -> tuple[str, ...]:
     ``seed`` and Hypothesis version, none of which bpetrain sends to the ``regex`` module.
 
     Hypothesis draws ``20 * n`` patterns from ``seed`` (generation only: no shrinking, no
-    example database). It draws many in a row by changing one a little, so the ``n`` kept
-    are spread over them: the distinct patterns are taken in the order of a hash of the
-    seed and the pattern, skipping those bpetrain does not compile (fewer than ``n`` if
-    that many were not drawn).
+    example database), in a process of its own that imports Hypothesis and the grammar alone:
+    what else a process has imported changes what Hypothesis draws (importing
+    ``bpetrain._util`` first turned 452 distinct patterns of seed 0 into 453 others), so
+    drawn here the set would move with bpetrain's modules. It draws many in a row by changing
+    one a little, so the ``n`` kept are spread over them: the distinct patterns are taken in
+    the order of a hash of the seed and the pattern, skipping those bpetrain does not compile
+    (fewer than ``n`` if that many were not drawn).
 
     Raises
     ------
@@ -202,25 +229,14 @@ def generated_patterns(n: int, seed: int) -> tuple[str, ...]:
         If Hypothesis is not installed (a test dependency: ``pip install -e '.[test]'``).
     """
     try:
-        from hypothesis import HealthCheck, Phase, given, settings
-        from hypothesis import seed as fixed_seed
+        import hypothesis  # noqa: F401 (checked here: the drawing process needs it)
     except ImportError:
         raise ValueError("generated patterns need Hypothesis: pip install -e '.[test]'") from None
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    try:
-        from pattern_strategies import split_patterns
-    finally:
-        sys.path.pop(0)
-    drawn: dict[str, None] = {}
-
-    @fixed_seed(seed)
-    @settings(max_examples=20 * n, database=None, phases=[Phase.generate], deadline=None,
-              suppress_health_check=list(HealthCheck))
-    @given(split_patterns)
-    def draw(example):
-        drawn[example.pat_str] = None
-
-    draw()
+    run = subprocess.run([sys.executable, "-c", _DRAW, str(n), str(seed)], capture_output=True, text=True, check=False,
+                         cwd=Path(__file__).resolve().parents[1] / "tests")
+    if run.returncode:
+        raise RuntimeError(f"drawing the generated patterns failed:\n{run.stderr[-2000:]}")
+    drawn = json.loads(run.stdout)
     kept = []
     def spread(pat_str: str) -> bytes:
         return hashlib.blake2b(f"{seed}:{pat_str}".encode("utf-8", "surrogatepass")).digest()
