@@ -8,8 +8,11 @@ where the regex module takes more than ``--regex-seconds`` on them), then times 
 the whole input, round-robin (run ``i`` of every splitter and pattern before run ``i + 1`` of
 any), one thread each, and prints the median MB/s and the ratio as a markdown table. The
 piece counts of the timed runs must agree too. A pattern on which bpetrain's splitter gives up (``BacktrackLimitExceeded``: the
-backtracking program tried too many ways at one place) is listed as such, not timed; one whose
-``regex.finditer`` run takes more than ``--regex-seconds`` is given as over that, and not run again.
+backtracking program tried too many ways at one place) is listed as such, not timed; so is one
+whose runs of bpetrain's splitter would take more than ``--pattern-seconds`` in all (found first
+on longer and longer prefixes: ``over_budget``), with its MB/s on the last prefix timed and how its
+time grew with the bytes; one whose ``regex.finditer`` run takes more than ``--regex-seconds`` is
+given as over that, and not run again.
 
 - bpetrain: ``splitting.n_pieces(pat_str, data)``, bpetrain's splitter on the UTF-8
   bytes, as training and encoding run it (``splitting.splitter_kind`` says how: the DFA,
@@ -55,6 +58,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import platform
 import statistics
@@ -110,6 +114,34 @@ def check_pieces(pat_str: str, head: bytes, seconds: float) -> int:
     return size
 
 
+def over_budget(pat_str: str, data: bytes, seconds: float, clock) -> dict | None:
+    """Whether bpetrain's splitter would take more than ``seconds`` to split ``data`` by
+    ``pat_str`` once (the backtracking program is quadratic on some patterns: a run of
+    text read to its end from each place in it): timed on prefixes four times longer each,
+    from 64 KB, while a run takes less than a sixteenth of the budget; past that, the whole
+    text's time is projected from the last two prefixes' (``time ~ bytes ** e``). None if the
+    whole text was reached within the budget (or is no longer than the first prefix); else
+    the last prefix's bytes, its time and pieces, and the projection."""
+    size, before = 1 << 16, None
+    while size < len(data):
+        start = clock()
+        found = n_pieces(pat_str, data[:size])
+        took = max(clock() - start, 1e-9)
+        if took > seconds / 16:
+            if before is None:
+                exponent = 2.0  # (the first prefix already past it: assume the worst)
+            else:
+                exponent = max(1.0, math.log(took / before[1]) / math.log(size / before[0]))
+            projected = took * (len(data) / size) ** exponent
+            if projected > seconds:
+                return {"bytes": size, "seconds": took, "pieces": found, "projected_seconds": projected,
+                        "exponent": exponent}
+            return None
+        before = (size, took)
+        size *= 4
+    return None
+
+
 def run(args) -> dict:
     with open(args.file, "rb") as f:
         data = f.read(args.max_bytes) if args.max_bytes else f.read()
@@ -137,12 +169,21 @@ def run(args) -> dict:
     counts = {key: set() for key in calls}
     clock = time.thread_time if args.clock == "cpu" else time.perf_counter
     failed = {}  # name -> why bpetrain's splitter gave up on the text (BacktrackLimitExceeded)
+    budget = {}  # name -> over_budget's prefix, for patterns whose runs would take past --pattern-seconds
+    for name, pat_str in args.patterns:
+        print(f"sizing {name} ...", file=sys.stderr, flush=True)
+        try:
+            found = over_budget(pat_str, data, args.pattern_seconds / args.repeat, clock)
+        except BacktrackLimitExceeded:
+            continue  # (the timed runs say so)
+        if found is not None:
+            budget[name] = found
     pairs = {}  # name -> cl100k's time over the pattern's, each with cl100k run right before it (--paired)
     base_call = calls.get(("cl100k", "bpetrain")) if args.paired else None
     slow = set()  # names whose regex.finditer run took more than --regex-seconds (not run again)
     for i in range(args.repeat):
         for key, call in calls.items():
-            if key[0] in failed or (key[1] == "regex" and key[0] in slow):
+            if key[0] in failed or key[0] in budget or (key[1] == "regex" and key[0] in slow):
                 continue
             print(f"[{i + 1}/{args.repeat}] {key[0]}: {key[1]} ...", file=sys.stderr, flush=True)
             paired = base_call is not None and key[1] == "bpetrain" and key[0] != "cl100k"
@@ -168,6 +209,10 @@ def run(args) -> dict:
         if name in failed:
             rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str),
                          "failed": failed[name]})
+            continue
+        if name in budget:
+            rows.append({"pattern": name, "pat_str": pat_str, "splitter": splitter_kind(pat_str),
+                         "over_budget": budget[name]})
             continue
         ours = counts[(name, "bpetrain")]
         theirs = counts.get((name, "regex")) or ours  # (empty: regex.finditer timed out)
@@ -197,7 +242,7 @@ def machine(args, n_bytes: int) -> dict:
             versions[package] = None
     return {
         "file": args.file, "n_bytes": n_bytes, "repeat": args.repeat, "check_bytes": args.check_bytes,
-        "regex_seconds": args.regex_seconds,
+        "regex_seconds": args.regex_seconds, "pattern_seconds": args.pattern_seconds,
         "clock": args.clock,
         "python": platform.python_version(), "cpu_count": os.cpu_count(), "machine": platform.machine(),
         "processor": platform.processor(), "threads": 1, "versions": versions,
@@ -239,6 +284,12 @@ def markdown(report: dict) -> str:
         if "failed" in r:
             lines.append(f"| {r['pattern']} | {r['splitter']} | - | over the backtracking limit "
                          "| - | - | - | - | - | - | - |")
+            continue
+        if "over_budget" in r:
+            b = r["over_budget"]
+            lines.append(f"| {r['pattern']} | {r['splitter']} | - | over {head['pattern_seconds']:g} s: "
+                         f"{b['bytes'] / b['seconds'] / 1e6:.2f} on the first {b['bytes']:,} bytes, "
+                         f"time ~ bytes^{b['exponent']:.1f} | - | - | - | - | - | - | - |")
             continue
         ratio = f"{r['regex']['seconds'] / r['bpetrain']['seconds']:.2f}x" if "regex" in r else "-"
         regex_speed = f"over {r['regex_over_seconds']:g} s" if "regex_over_seconds" in r else speed(r, "regex")
@@ -284,6 +335,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "check is made on a shorter head of the text, a longer timed run is reported as over "
                         "this (default 60)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per splitter and pattern (default 3)")
+    parser.add_argument("--pattern-seconds", type=float, default=120.0,
+                        help="a pattern whose --repeat runs of bpetrain's splitter would take longer than this "
+                             "in all is timed on a prefix of the text alone, found by timing longer and longer ones, "
+                             "and listed as over it (default 120)")
     parser.add_argument("--splitters", default="sse2,dfa,pshufb,tables,engine,regex",
                         type=lambda v: set(v.split(",")) - {""},
                         help="which splitters to time beside bpetrain's: a comma-separated subset of sse2 (the "
@@ -308,8 +363,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not os.path.isfile(args.file):
         parser.error(f"no such file: {args.file}")
-    if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0 or not args.regex_seconds > 0:
-        parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0; --regex-seconds above 0")
+    if args.repeat < 1 or args.max_bytes < 0 or args.check_bytes < 0 or not args.regex_seconds > 0 \
+            or not args.pattern_seconds > 0:
+        parser.error("--repeat must be at least 1; --max-bytes and --check-bytes at least 0; --regex-seconds and "
+                     "--pattern-seconds above 0")
     if args.splitters - set(SPLITTERS[1:]):
         parser.error(f"--splitters takes {', '.join(SPLITTERS[1:])}, got {','.join(sorted(args.splitters))}")
     try:
