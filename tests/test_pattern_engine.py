@@ -1602,3 +1602,25 @@ def test_blocks_reason_is_none_where_the_blocks_read(name):
     found = SplitPattern(PUBLISHED[name])
     assert found.program.blocks or found.program.native
     assert found.blocks_reason is None
+
+
+def test_text_cut_apart_gives_up_within_its_time(monkeypatch):
+    """A search for a text the regex module cuts apart ends within _CUT_APART_SECONDS, with
+    None, where none is found: two patterns that cut every text alike, each split taking
+    10 ms (a pattern the regex module backtracks on), so that trying the thousands of
+    candidates would take a minute."""
+    import time
+
+    from bpetrain.splitting import pattern
+
+    regex_pieces = pattern._regex_pieces
+
+    def slowly(pat_str, text, seconds=1.0):
+        time.sleep(0.01)
+        return regex_pieces(pat_str, text, seconds)
+
+    monkeypatch.setattr(pattern, "_regex_pieces", slowly)
+    monkeypatch.setattr(pattern, "_CUT_APART_SECONDS", 0.2)
+    start = time.monotonic()
+    assert pattern._text_cut_apart(r"\w+|\s", r"(?:\w)+|\s", "ab") is None
+    assert time.monotonic() - start < 2.0

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import time
 import warnings
 
 import regex
@@ -260,14 +261,19 @@ def _text_cut_apart(a: str, b: str, parting: str | None) -> tuple[str, list[str]
     ``b``, with the two's pieces, from ``parting``, a text on which their DFAs part
     (:func:`first_difference`): it, or it with a character of it or of the probe text before
     it, after it or both (the pieces may part only once more text follows, or after another
-    piece); None if none is."""
+    piece); None if none is, or none within :data:`_CUT_APART_SECONDS` (a pattern the
+    ``regex`` module backtracks on)."""
     if parting is None:
         return None
     chars = list(dict.fromkeys(parting + PROBE))
+    deadline = time.monotonic() + _CUT_APART_SECONDS
     for text in itertools.chain([parting], (parting + c for c in chars), (c + parting for c in chars),
                                 (c + parting + d for c in chars for d in chars)):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
         try:
-            pieces_a, pieces_b = _regex_pieces(a, text), _regex_pieces(b, text)
+            pieces_a, pieces_b = _regex_pieces(a, text, left), _regex_pieces(b, text, left)
         except TimeoutError:
             continue
         if pieces_a != pieces_b:
@@ -275,9 +281,13 @@ def _text_cut_apart(a: str, b: str, parting: str | None) -> tuple[str, list[str]
     return None
 
 
-def _regex_pieces(pat_str: str, text: str) -> list[str]:
-    """The ``regex`` module's pieces of a short ``text`` (a second at most)."""
-    return [m.group() for m in compile_regex(pat_str).finditer(text, timeout=1.0)]
+#: The longest :func:`_text_cut_apart` looks for a text, in seconds.
+_CUT_APART_SECONDS = 2.0
+
+
+def _regex_pieces(pat_str: str, text: str, seconds: float = 1.0) -> list[str]:
+    """The ``regex`` module's pieces of a short ``text`` (``seconds`` at most: TimeoutError)."""
+    return [m.group() for m in compile_regex(pat_str).finditer(text, timeout=seconds)]
 
 
 def resolve_pattern(pat_str):
