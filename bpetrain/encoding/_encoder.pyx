@@ -195,6 +195,12 @@ cdef Py_ssize_t doc_chars = 1 << 18
 #: (at most 4 bytes each: under 1 MiB of UTF-8; longer texts are split across threads).
 DOC_CHARS = doc_chars
 
+
+cdef inline bint one_call_text(text, Program pattern) noexcept:
+    """Whether one kernel call (:func:`encode_whole`) encodes ``text`` by ``pattern``: an
+    exact ``str`` of fewer than ``DOC_CHARS`` characters, and a compiled pattern."""
+    return type(text) is str and pattern is not None and PyUnicode_GET_LENGTH(text) < doc_chars
+
 #: Largest rank the pair table holds (three ranks fill 63 bits of a slot; all ones is EMPTY).
 MAX_RANK = ID_MASK - 1
 #: What :meth:`BytePairEncoder.encode_batch` returns: lists of ids, one array of ids and
@@ -938,7 +944,7 @@ cdef class BytePairEncoder:
         ValueError
             If ``specials`` has no ids.
         """
-        if type(text) is not str or pattern is None or PyUnicode_GET_LENGTH(text) >= doc_chars:
+        if not one_call_text(text, pattern):
             raise NotOneCall()
         return encode_whole(self, text, pattern, as_list, needles, specials)
 
@@ -1287,7 +1293,7 @@ cdef class DocumentCalls:
         (``ORDINARY``, ``DEFAULTS``, ``ALL_ALLOWED``) says; the fallback ladder if the
         kernel does not encode it alone."""
         error = None  # (not a text for one call)
-        if type(text) is str and self._pattern is not None and PyUnicode_GET_LENGTH(text) < doc_chars:
+        if one_call_text(text, self._pattern):
             try:
                 return encode_whole(<BytePairEncoder?>self._bpe, text, self._pattern, as_list,
                                     None if call == ORDINARY else self._default_needles if call == DEFAULTS
