@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 import regex
 from helpers import MULTILINGUAL
@@ -278,6 +279,8 @@ def _check_generated(data) -> None:
         # the DFA by its own tables, and by each vector shuffle code of this CPU but the one sp's uses
         others = [Program(example.pat_str, stored_program(example.pat_str), shuffle=shuffle)
                   for shuffle in SHUFFLES if shuffle != sp.program.shuffle_variant]
+        # and with the marks of where a match can start from a reading's start, and without them
+        others += [Program(example.pat_str, stored_program(example.pat_str), reverse=reverse) for reverse in (True, False)]
         for doc in [*docs, b"".join(docs)]:
             try:
                 check(engine, example.pat_str, doc)
@@ -1129,6 +1132,120 @@ def test_block_probe_places(pat_str, shuffle):
 @given(data=st.data())
 def test_held_probes_hypothesis(pat_str, data):
     check_drawn_text(pat_str, data, "axyb123+e \n\u00e9\u00bb")
+
+
+#: Patterns whose attempts fail from most places, soon or a long way on, which read the marks of
+#: where a match can start (``_dfa._reverse_table``, ``_rev_fill``): lookaheads and counted runs,
+#: a held match, a run that only a far digit ends (marks a window's end leaves loose), and
+#: patterns whose attempts succeed from most places.
+REVERSED = [
+    r".(?=\Ws)\p{L}{2}|\d{3}",
+    r"[a-z]{8,20}\d|\s\d",
+    r"\S{3}\w{8,}\P{C}|\u00e9",
+    r"(?=.{8,20}x)\w|_(?=.{2,})",
+    r"[^\d]*\"{0,3}?[^\d(]{3}\d",
+    r"\w+;|\s\d",
+    r"x\w*y|\d",
+    r"\p{L}+\p{Pf}|\d",
+    r"\w+|\s",
+]
+#: Text for them: words, digits, long runs, every kind of character, around the windows' size.
+REVERSED_TEXT = [
+    "ab cd;", "The quick brown fox 123 jumps", "abcdefghij1 x", "a  s", "été 中文 😀 »",
+    "x" + "a" * 40 + "y", "longwordwithoutdigits " * 3, "_ab", "abcdefghijx", "\"\"q 7", "\n\n",
+]
+
+
+def _attempt_matches(arrays, classes: list[int], i: int, at_end: bool) -> bool:
+    """Whether the DFA's attempt from the class at ``i`` of ``classes`` records a match (the
+    text ends after the classes where ``at_end``): one transition a class, from the start
+    state away from the string's start (a pure-Python walk of ``dfa_trans``)."""
+    trans, eot, held = arrays["dfa_trans"], arrays["dfa_eot"], arrays.get("dfa_held")
+    width = trans.shape[1]
+    off = int(arrays["dfa_start"][0])
+    for k in classes[i:]:
+        e = int(trans[off // width, k])
+        if e & 3 or (held is not None and len(held) and held[off // width, k] & 2):  # CUT, MATCH; COMMIT
+            return True
+        if e & 4:  # no thread left
+            return False
+        off = e & ~7
+    return at_end and eot[off // width] != 0
+
+
+def _marks(arrays, classes: list[int], at_end: bool) -> list[bool]:
+    """The reverse automaton's marks over ``classes``, read backwards from their end."""
+    rev = arrays["dfa_rev"]
+    width = rev.shape[1]
+    e = int(arrays["dfa_rev_start"][1 if at_end else 0])
+    out = []
+    for k in reversed(classes):
+        e = int(rev[(e & ~1) // width, k])
+        out.append(bool(e & 1))
+    return out[::-1]
+
+
+@pytest.mark.parametrize("pat_str", REVERSED)
+def test_reverse_marks_are_where_attempts_match(pat_str):
+    """At the end of the text the marks are exactly the places whose attempt records a match;
+    read from a window's end that is not the text's end, they hold those places (and may hold
+    more)."""
+    arrays = {k: np.asarray(v) for k, v in stored_program(pat_str).items()}
+    assert len(arrays["dfa_rev"]), f"{pat_str!r} has no reverse automaton"
+    rng = random.Random(5)
+    n_classes = int(max(arrays["dfa_class"].max(), 1)) + 1
+    for _ in range(300):
+        classes = [rng.randrange(n_classes) for _ in range(rng.randrange(0, 40))]
+        want = [_attempt_matches(arrays, classes, i, True) for i in range(len(classes))]
+        assert _marks(arrays, classes, True) == want, (pat_str, classes)
+        loose = _marks(arrays, classes, False)
+        assert all(m or not w for m, w in zip(loose, [_attempt_matches(arrays, classes, i, False)
+                                                      for i in range(len(classes))])), (pat_str, classes)
+
+
+def test_reverse_automaton_is_left_out_where_it_marks_every_place():
+    """A pattern whose attempt matches from every character has no reverse automaton: no
+    place to skip."""
+    assert not len(stored_program(r"(?s:.)")["dfa_rev"])
+    assert len(stored_program(r"\d")["dfa_rev"])
+
+
+@pytest.mark.parametrize("shuffle", [False, *shuffle_variants()[:1]])
+@pytest.mark.parametrize("reverse", [True, None])
+@pytest.mark.parametrize("pat_str", REVERSED)
+def test_reverse_marks_give_the_pieces(pat_str, reverse, shuffle):
+    """With the marks from a reading's start (True) or once failed attempts cost enough
+    (None), the pieces are ``regex.finditer``'s: on words, adversarial text, texts around a
+    window's size (1 KB), readings that stop anywhere, and a text not at the string's start."""
+    program = Program(pat_str, stored_program(pat_str), reverse=reverse, shuffle=shuffle)
+    assert program.has_dfa
+    rng = random.Random(3)
+    for n_words in (3, 100, 300):
+        words = [rng.choice(REVERSED_TEXT) for _ in range(n_words)]
+        data = " ".join(words).encode()
+        check_interleaved(program, pat_str, data)
+        check_interleaved(program, pat_str, data[5:], at_start=False, want=reference(pat_str, data[5:]))
+        check_stops(program, pat_str, data, [len(data) // 3, len(data) // 2 + 1, len(data) - 2])
+    for data in ADVERSARIAL:
+        check_interleaved(program, pat_str, data[:3000])  # (the regex module is quadratic on some)
+    for size in (1023, 1024, 1025, 1088, 1093, 2200):
+        check_interleaved(program, pat_str, (b"ab cd " * 400)[:size - 1] + b"1")
+
+
+def test_reverse_must_be_a_bool_or_none():
+    with pytest.raises(TypeError, match="reverse must be None, True or False"):
+        Program(r"\d", stored_program(r"\d"), reverse=1)
+
+
+def test_reverse_automaton_of_another_shape_is_refused():
+    arrays = dict(stored_program(r"\d+x|\s"))
+    rev = np.asarray(arrays["dfa_rev"])
+    arrays["dfa_rev"] = np.ascontiguousarray(rev[:, : rev.shape[1] // 2])
+    with pytest.raises(ValueError, match="not a DFA"):
+        Program(r"\d+x|\s", arrays)
+    arrays["dfa_rev"] = np.full_like(rev, rev.size * 2)
+    with pytest.raises(ValueError, match="not a DFA"):
+        Program(r"\d+x|\s", arrays)
 
 
 def test_interleaved_readings_reject_a_negative_span():

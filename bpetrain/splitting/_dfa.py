@@ -70,7 +70,8 @@ whether a match ends before the character read, with the way a piece usually end
 thread left, the last match ended right there) folded into the transition: the next
 piece's first (:func:`_fast_table`); per state, what the end of the text accepts; the
 two start states; where a failed attempt's states tell that the attempts from the characters
-it read fail too (:func:`_cover_table`); with held matches, KEEP and COMMIT per transition
+it read fail too (:func:`_cover_table`); the reverse automaton that marks where a match can
+start, reading the text backwards (:func:`_reverse_table`); with held matches, KEEP and COMMIT per transition
 (and no cover or dominance tables: the loop that reads such a DFA reads neither). :func:`pair_table` gives the same transitions on two
 ASCII bytes at once,
 and :func:`same_pieces` tells whether two patterns' DFAs split every text alike (:func:`first_difference`,
@@ -840,7 +841,7 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
         and where a match is held (:meth:`_Builder.step`) ``dfa_held`` (uint8, shape (n_states,
         width): KEEP, COMMIT, read before the transition's own flags; none on a CUT, whose next
         state is dead: a held match is a thread), with ``dfa_eot`` 3 where the held match ends
-        the piece at the end of the text.
+        the piece at the end of the text; ``dfa_rev`` and ``dfa_rev_start`` (:func:`_reverse_table`).
 
     Raises
     ------
@@ -897,7 +898,103 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
     else:
         out.update(dfa_cover=_cover_table(builder, rows, starts[0], width),
                    dfa_dominate=_dominance_table(rows, n_classes, at_end))
+    out.update(_reverse_table(rows, held, width, at_end, starts[0]))
     return out
+
+
+#: The most transitions (states times the row width) of :func:`_reverse_table`'s automaton
+#: (beyond: none; a megabyte of uint32).
+MAX_REVERSE_ENTRIES = 1 << 18
+#: The most (reverse state, thread) steps :func:`_reverse_table` may take (beyond: none).
+MAX_REVERSE_WORK = 1 << 22
+
+
+def _reverse_table(rows: list[list[int]], held: list[list[int]], width: int, at_end: list[int],
+                   start: int) -> dict[str, memoryview]:
+    """Where a match can start, read from the end of the text back: the reverse automaton.
+
+    An attempt from a place ``i`` (the start state, away from the string's start) finds a
+    match when its transitions record one (MATCHED, or COMMIT of a held match) before no
+    thread is left, or it reaches the end of the text in a state that matches there. Let
+    ``R_i`` be the set of DFA states from which the text after ``i`` leads to a match: a
+    state is in it when its transition on the character at ``i`` records a match, or goes to
+    a state in ``R_(i + 1)``; at the end of the text, the states that match there. So
+    ``R_i`` is a function of ``R_(i + 1)`` and the character's class: a DFA over sets of
+    states, read backwards (the subset construction on the reversed transitions, as RE2
+    and regex-automata build reverse DFAs to find where a match starts; Russ Cox, "Regular
+    Expression Matching in the Wild", 2010). A match starts at ``i`` exactly when the start
+    state is in ``R_i``. Reading a window of text backwards from a place that is not the end
+    of the text, the loop starts from the set of every state: a superset of the true one, so
+    the places it marks are a superset too (an attempt from a marked place that fails costs
+    time, not pieces), and the marks are exact once the sets agree.
+
+    The splitting loop (``_matcher.pyx``, ``_dfa_rev_fill``) reads a window of the text so
+    where its attempts often fail, and goes from a failed attempt straight to the next
+    marked place, where it went back to the character after the attempt's first (and
+    whatever the cover table and the probes skip).
+
+    Returns
+    -------
+    dict of memoryview
+        ``dfa_rev`` (uint32, shape (n_reverse, width): the next reverse state's row offset
+        (state * width) ``|`` whether a match starts before the character read, by its
+        class; or (0,) for none: more than :data:`MAX_REVERSE_ENTRIES` transitions or
+        :data:`MAX_REVERSE_WORK` steps, or no place ever ruled out), ``dfa_rev_start``
+        (uint32, shape (2,): the row offsets of the reverse state at a window's end that is
+        not, and that is, the end of the text).
+    """
+    none = {"dfa_rev": array_view("I", []), "dfa_rev_start": array_view("I", [])}
+    n_states = len(rows) + 1
+    if not start:
+        return none
+    n_classes = len(rows[0]) if rows else 0
+    # per state q: the classes on which it records a match, and the (class, earlier state)
+    # pairs that go to it without one
+    accept = [0] * n_classes
+    into: list[dict[int, int]] = [{} for _ in range(n_states)]
+    for q in range(1, n_states):
+        row, held_row = rows[q - 1], held[q - 1]
+        for k in range(n_classes):
+            e = row[k]
+            if e & 1 or held_row[k] & COMMIT:
+                accept[k] |= 1 << q
+            elif e >> 1:
+                to = into[e >> 1]
+                to[k] = to.get(k, 0) | 1 << q
+    every = ((1 << n_states) - 1) & ~1
+    at_text_end = sum(1 << q for q in range(1, n_states) if at_end[q])
+    order = [every]
+    index = {every: 0}
+    if at_text_end not in index:
+        index[at_text_end] = 1
+        order.append(at_text_end)
+    trans: list[int] = []
+    work = 0
+    i = 0
+    while i < len(order):
+        states = order[i]
+        nxt = list(accept)
+        for q in _bits(states):
+            for k, earlier in into[q].items():
+                nxt[k] |= earlier
+            work += len(into[q]) + 1
+        if work > MAX_REVERSE_WORK:
+            return none
+        for k in range(n_classes):
+            j = index.get(nxt[k])
+            if j is None:
+                j = index[nxt[k]] = len(order)
+                order.append(nxt[k])
+                if len(order) * width > MAX_REVERSE_ENTRIES:
+                    return none
+            trans.append(j)
+        trans.extend([0] * (width - n_classes))
+        i += 1
+    starts_here = [states >> start & 1 for states in order]
+    if all(starts_here[j] for j in set(trans)):  # (a window's first state marks no place)
+        return none
+    return {"dfa_rev": array_view("I", [j * width | starts_here[j] for j in trans], (len(order), width)),
+            "dfa_rev_start": array_view("I", [0, index[at_text_end] * width])}
 
 
 #: The most (state, class) pairs :func:`_cover_table` looks at (beyond: no table).

@@ -192,6 +192,10 @@ cdef struct Tables:
     Py_ssize_t dfa_n_states
     const uint32_t* dfa_lane_state   # lane -> the state's row offset
     const probe_tables* dfa_probe  # the attempts a byte further on rules out (_dfa_probe.h), NULL: none
+    # Where a match can start, read from the end of a window back (_dfa._reverse_table), NULL: none.
+    const uint32_t* dfa_rev       # reverse row offset + class -> the next one | a match starts before the class
+    uint32_t dfa_rev_start[2]     # the row offset of the reverse state at a window's end before / at the end of the text
+    int dfa_rev_mode              # REV_AUTO or REV_ALWAYS (_matcher.pyx), 0 where dfa_rev is NULL
 
 
 cdef class Program:

@@ -20,7 +20,7 @@ to, and are classed as the ``regex`` module classes that surrogate.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy, memmove, memset
 
 from bpetrain.splitting import _blocks
@@ -720,6 +720,129 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
     return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
 
 
+cdef enum:  # reading where matches start backwards (_dfa._reverse_table)
+    REV_AUTO = 1      # Program(reverse=None): once failed attempts cost more than it (REV_PAYS)
+    REV_ALWAYS = 2    # Program(reverse=True): from the start of each reading
+    REV_WINDOW = 1024  # the bytes a window marks (at most: to the reading's stop)
+    REV_LOOK = 64     # the bytes read beyond them, so that the last marks are mostly exact
+    REV_ROOM = 1092   # REV_WINDOW + REV_LOOK + 4 (a character of 4 bytes that starts before)
+    REV_WORDS = 18    # (REV_ROOM + 63) // 64
+    REV_PAYS = 1      # mark a reading's windows once its failed attempts read more than this many bytes
+    REV_SLACK = 256   # per byte it went, and this many more (a window costs about 2 steps a byte)
+    REV_RETURN = 8    # what a failed attempt costs beyond its bytes (as PROBE_RETURN)
+
+
+cdef struct RevMarks:
+    # A window of ``_rev_fill``: bit ``i - lo`` of ``bits``: a match may start at ``i`` in
+    # ``[lo, hi)`` (a superset of where one does); ``cls``: the classes of its characters
+    # (0xFFFF inside one)
+    Py_ssize_t lo
+    Py_ssize_t hi
+    uint64_t bits[REV_WORDS]
+    uint16_t cls[REV_ROOM]
+
+
+cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t lo, Py_ssize_t stop,
+                    Py_ssize_t end) noexcept nogil:
+    # Mark where a match may start from ``lo`` (a character's first byte) up to REV_WINDOW
+    # bytes on, or ``stop`` (at least REV_LOOK bytes), reading the text backwards from
+    # REV_LOOK bytes further (or the end of the text, where the marks are exact) by the
+    # reverse automaton: ASCII text straight from its bytes; other text by the classes of
+    # its characters, read forwards first (the DFA's, 0xFFFF inside a character).
+    cdef Py_ssize_t hi = min(end, max(min(lo + REV_WINDOW, stop), lo + REV_LOOK) + REV_LOOK), i = lo, j, n, w
+    cdef const uint32_t* rev = t.dfa_rev
+    cdef const uint16_t* classes = t.dfa_class
+    cdef const uint8_t* b = s + lo
+    cdef uint32_t k, e
+    cdef uint64_t word, high = 0
+    while i + 8 <= hi:
+        memcpy(&word, s + i, 8)
+        high |= word
+        i += 8
+    while i < hi:
+        high |= s[i]
+        i += 1
+    if high & 0x8080808080808080ULL:
+        i = lo
+        while i < hi:
+            m.cls[i - lo] = <uint16_t>_dfa_class(t, s, i, end, &n)
+            for j in range(1, n):
+                m.cls[i - lo + j] = 0xFFFF
+            i += n
+        hi = i
+    e = t.dfa_rev_start[hi >= end]
+    j = hi - lo
+    while j > 0:  # a word of marks at a time, the highest first
+        w = (j - 1) >> 6
+        word = 0
+        if high & 0x8080808080808080ULL:
+            while j > w << 6:
+                j -= 1
+                k = m.cls[j]
+                if k != 0xFFFF:
+                    e = rev[(e & ~(<uint32_t>1)) + k]
+                    word |= (<uint64_t>(e & 1)) << (j & 63)
+        else:
+            while j > w << 6:
+                j -= 1
+                e = rev[(e & ~(<uint32_t>1)) + classes[b[j]]]
+                word |= (<uint64_t>(e & 1)) << (j & 63)
+        m.bits[w] = word
+    m.lo = lo
+    m.hi = hi
+
+
+cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x, Py_ssize_t stop,
+                          Py_ssize_t end) noexcept nogil:
+    # The first place from ``x`` (a character's first byte) where a match may start, by the
+    # marks (windows filled as needed); or, where none starts before it, a place past
+    # ``stop``, or ``end``.
+    cdef Py_ssize_t w, last
+    cdef uint64_t word
+    while x < end:
+        # (the last REV_LOOK bytes' marks may be loose, short of the end of the text: those from x
+        # on are made again, reading further)
+        if not m.lo <= x < (m.hi if m.hi >= end else m.hi - REV_LOOK):
+            _rev_fill(m, t, s, x, stop, end)
+        w = (x - m.lo) >> 6
+        last = (m.hi - m.lo - 1) >> 6
+        word = m.bits[w] & (~(<uint64_t>0) << ((x - m.lo) & 63))
+        while not word and w < last:
+            w += 1
+            word = m.bits[w]
+        if word:
+            return m.lo + (w << 6) + ctz64(word)
+        x = m.hi
+        if x >= stop:
+            break
+    return x
+
+
+cdef inline bint _rev_marked(const RevMarks* m, Py_ssize_t x) noexcept nogil:
+    # Whether the marks say a match may start at ``x`` (an attempt from there that failed: the
+    # mark was loose, near a window's end; the attempts after it are left to the cover table
+    # and the guards, which read a failed one once)
+    return m != NULL and m.lo <= x < m.hi and (m.bits[(x - m.lo) >> 6] >> ((x - m.lo) & 63)) & 1
+
+
+cdef inline bint _rev_tally(RevMarks** m, const Tables* t, Py_ssize_t* cost, Py_ssize_t failed, Py_ssize_t pos,
+                            Py_ssize_t begin, Py_ssize_t piece) noexcept nogil:
+    # The attempt from ``failed`` read to ``pos`` and failed; the reading began at ``begin``
+    # and goes on at ``piece``: add it to the failed attempts' ``cost``, and once they cost
+    # more than marking windows would (REV_PAYS, REV_SLACK), make the marks' room (``m[0]``;
+    # none where memory is short: the reading is only slower). Whether the marks are there.
+    if m[0] != NULL:
+        return True
+    if t.dfa_rev_mode != REV_AUTO:
+        return False
+    cost[0] += pos - failed + REV_RETURN
+    if cost[0] > REV_PAYS * (piece - begin) + REV_SLACK:
+        m[0] = <RevMarks*>malloc(sizeof(RevMarks))
+        if m[0] != NULL:
+            m[0].lo = m[0].hi = 0
+    return m[0] != NULL
+
+
 cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMIT)
     DFA_KEEP = 1    # a match ends before the character, held: keep its position
     DFA_COMMIT = 2  # the held match stands: it is the last match
@@ -750,8 +873,13 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
     cdef const uint8_t* held = t.dfa_held
     cdef uint32_t off = t.dfa_start[start == bos], e, at
     cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n, gap, past
-    cdef Py_ssize_t probe_min = 1, probe_cost = 0, probe_saved = 0
+    cdef Py_ssize_t probe_min = 1, probe_cost = 0, probe_saved = 0, fail_cost = 0
     cdef uint8_t h
+    cdef RevMarks* rev = NULL
+    if t.dfa_rev_mode == REV_ALWAYS:
+        rev = <RevMarks*>malloc(sizeof(RevMarks))
+        if rev != NULL:
+            rev.lo = rev.hi = 0
     while piece < stop and count < max_pieces:
         if pos < end:
             at = off + _dfa_class(t, s, pos, end, &n)
@@ -787,6 +915,8 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
             bounds[2 * count + 1] = last
             count += 1
             piece = last
+        elif piece < end and _rev_tally(&rev, t, &fail_cost, piece, pos, start, piece):  # (DfaRun.rev)
+            piece = _rev_next(rev, t, s, piece + char_length(s, piece, end), stop, end)
         elif piece < end:  # no match at piece: on past the characters no piece starts with
             gap = _dfa_gap_unprobed(t, s, piece, stop, end)
             if t.dfa_probe != NULL and pos - piece >= probe_min and gap < stop:  # past those the probes rule out
@@ -798,6 +928,7 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
         pos = piece
         off = t.dfa_start[piece == bos]
         last = -1
+    free(rev)
     next[0] = piece
     return count
 
@@ -879,7 +1010,12 @@ cdef struct DfaRun:
     # was set, in bytes (``_dfa_review_guards``). ``probe_reread``: the shortest failed
     # attempt that the shuffle loop leaves to the probes (_dfa_gap_probed), at first 2 (more
     # than GUARD_SPAN: none, without probes); what that cost and saved since it was set, in
-    # bytes (``_dfa_review_probes``).
+    # bytes (``_dfa_review_probes``). ``rev``: the marks of where a match may start
+    # (``_rev_fill``), NULL until the failed attempts since ``begin`` cost ``fail_cost``
+    # enough (``_rev_tally``); from then on a failed attempt goes to the next mark.
+    RevMarks* rev
+    Py_ssize_t fail_cost
+    Py_ssize_t begin
     Py_ssize_t reread
     Py_ssize_t probe_reread
     Py_ssize_t probe_cost
@@ -926,12 +1062,21 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.probe_cost = r.probe_saved = 0
     r.guard = NULL
     r.guard_room = 0
+    r.begin = start
+    r.fail_cost = 0
+    r.rev = NULL
+    if t.dfa_rev_mode == REV_ALWAYS:
+        r.rev = <RevMarks*>malloc(sizeof(RevMarks))
+        if r.rev != NULL:
+            r.rev.lo = r.rev.hi = 0
 
 
 cdef inline void _dfa_end(DfaRun* r) noexcept nogil:
     free(r.guard)
     r.guard = NULL
     r.guard_room = 0
+    free(r.rev)
+    r.rev = NULL
 
 
 cdef inline void _dfa_record(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssize_t end, Py_ssize_t bos,
@@ -1243,7 +1388,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 # _dfa_retry then skips past the attempts the probes rule out, which the loop
                 # would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  min(r.reread, r.probe_reread))
+                                  1 if r.rev != NULL else min(r.reread, r.probe_reread))
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1403,7 +1548,10 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count] = piece
             bounds[2 * count + 1] = pos
             count += 1
-            piece = _dfa_gap(t, s, pos, stop, end)
+            if r.rev != NULL:
+                piece = _rev_next(r.rev, t, s, pos + char_length(s, pos, end), stop, end)
+            else:
+                piece = _dfa_gap(t, s, pos, stop, end)
         elif last > piece:  # back to the last match
             if pos - last >= r.reread and pos != r.guard_hi:  # (the fast loops leave long ones here)
                 _dfa_review_guards(r)
@@ -1414,14 +1562,17 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             piece = last
         else:  # no match at piece
             failed = piece
-            piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
-            # (an attempt that met the guard stops where it does; none to keep where the
-            # attempts it rules out reach where it stopped)
-            if pos != r.guard_hi and piece < pos:
-                _dfa_review_guards(r)
-                _dfa_record(r, t, s, end, bos, failed, failed, pos)
-            if r.probe_reread <= pos - failed < r.reread:
-                _dfa_review_probes(r, failed, pos, piece)
+            if not _rev_marked(r.rev, failed) and _rev_tally(&r.rev, t, &r.fail_cost, failed, pos, r.begin, piece):
+                piece = _rev_next(r.rev, t, s, failed + char_length(s, failed, end), stop, end)
+            else:
+                piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
+                # (an attempt that met the guard stops where it does; none to keep where the
+                # attempts it rules out reach where it stopped)
+                if pos != r.guard_hi and piece < pos:
+                    _dfa_review_guards(r)
+                    _dfa_record(r, t, s, end, bos, failed, failed, pos)
+                if r.probe_reread <= pos - failed < r.reread:
+                    _dfa_review_probes(r, failed, pos, piece)
     elif count == max_pieces or piece >= stop:
         pass
     elif pos >= end:
@@ -1433,11 +1584,15 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count + 1] = last
             count += 1
             piece = last
+        elif _rev_tally(&r.rev, t, &r.fail_cost, piece, pos, r.begin, piece):  # no match at piece
+            piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
         else:  # no match at piece, and none at the end: the attempts it covers fail too
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
         pos = _dfa_piece_end_at(t, s, piece, end, bos, &failed)
-        if pos < 0:  # no match at piece: the attempts it covers fail too (up to where it
+        if pos < 0 and r.rev != NULL:  # no match at piece: on to the next mark
+            piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
+        elif pos < 0:  # no match at piece: the attempts it covers fail too (up to where it
             piece = _dfa_retry(t, s, end, bos, piece, failed, stop)  # failed, past stop maybe)
         else:
             bounds[2 * count] = piece
@@ -1644,6 +1799,12 @@ cdef class Program:
         ``_dfa_shuffle.h``) where the pattern and the CPU allow, by the widest code of
         :func:`shuffle_variants`; a name of one of them: by that code (tests and benchmarks
         run each); False: by the DFA's own tables alone (tests compare them).
+    reverse : bool or None, default None
+        Where the DFA splits and has a reverse automaton (``arrays["dfa_rev"]``,
+        :func:`bpetrain.splitting._dfa._reverse_table`): None, go from a failed attempt
+        straight to the next place where a match can start, marked by reading the text
+        backwards, once a reading's failed attempts have cost more than the marks would;
+        True: from the start of every reading; False: never (tests compare the three).
 
     Attributes
     ----------
@@ -1660,16 +1821,18 @@ cdef class Program:
     ValueError
         If ``shuffle`` names a code this CPU does not run, or the arrays are not a program.
     TypeError
-        If ``shuffle`` is neither a bool nor a str.
+        If ``shuffle`` is neither a bool nor a str, or ``reverse`` neither a bool nor None.
     """
 
     def __cinit__(self, str pat_str not None, dict arrays not None, int native=0, int blocks=0, unicode=None,
-                  *, bint dfa=True, shuffle=True):
+                  *, bint dfa=True, shuffle=True, reverse=None):
         # The arrays are read through typed memoryviews (numpy arrays or the memoryviews of
         # _charsets.read_arrays alike), so that a program read back from the cache at
         # start-up needs no numpy; ``owned`` keeps the buffers alive.
         cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
         cdef const uint16_t[::1] stage1, stage2, dfa_class
+        cdef const uint32_t[::1] rev_start
+        cdef const uint32_t[:, ::1] rev
         cdef const uint32_t[:, ::1] trans, pairs
         cdef const uint8_t[::1] eot, codes
         cdef const uint8_t[:, ::1] held
@@ -1678,6 +1841,8 @@ cdef class Program:
         cdef uint32_t largest
         cdef bint bad
         cdef int code
+        if reverse is not None and not isinstance(reverse, bool):
+            raise TypeError(f"reverse must be None, True or False, got {type(reverse).__name__}")
         if isinstance(shuffle, str):
             if shuffle not in shuffle_variants():
                 raise ValueError(f"shuffle={shuffle!r} is not one of this CPU's shuffle codes: {shuffle_variants()} "
@@ -1740,6 +1905,8 @@ cdef class Program:
         self.tables.blocks = blocks_of(native) if native else blocks
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
+        self.tables.dfa_rev = NULL
+        self.tables.dfa_rev_mode = 0
         self.tables.dfa_probe = NULL
         self.tables.shuffle.rows = NULL
         if not self.dfa_reason and not dfa:
@@ -1782,6 +1949,24 @@ cdef class Program:
             self.tables.dfa_dominate = _bit_rows(arrays, "dfa_dominate", n_states, self.tables.dfa_dominate_row,
                                                  owned)
             self._read_probes(n_states, width)
+            self.tables.dfa_rev = NULL
+            self.tables.dfa_rev_mode = 0
+            if reverse is not False and len(arrays.get("dfa_rev", ())):
+                try:
+                    rev, rev_start = arrays["dfa_rev"], arrays["dfa_rev_start"]
+                except (ValueError, TypeError):
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+                largest = 0
+                for i in range(rev.shape[0] * rev.shape[1]):
+                    largest = max(largest, (&rev[0, 0])[i])
+                if rev.shape[1] != width or rev_start.shape[0] != 2 or largest // width >= rev.shape[0] \
+                        or max(rev_start[0], rev_start[1]) // width >= rev.shape[0]:
+                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                owned.update(dfa_rev=rev, dfa_rev_start=rev_start)
+                self.tables.dfa_rev = &rev[0, 0]
+                self.tables.dfa_rev_start[0] = rev_start[0]
+                self.tables.dfa_rev_start[1] = rev_start[1]
+                self.tables.dfa_rev_mode = REV_ALWAYS if reverse else REV_AUTO
             if len(arrays["dfa_pairs"]):
                 try:
                     pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
