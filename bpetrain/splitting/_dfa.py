@@ -906,7 +906,7 @@ def build_dfa(root, set_bits: list[int], sig_mask: list[int], newline_set: int |
 #: (beyond: none; a megabyte of uint32).
 MAX_REVERSE_ENTRIES = 1 << 18
 #: The most (reverse state, thread) steps :func:`_reverse_table` may take (beyond: none).
-MAX_REVERSE_WORK = 1 << 22
+MAX_REVERSE_WORK = 1 << 20
 
 
 def _reverse_table(rows: list[list[int]], held: list[list[int]], width: int, at_end: list[int],
