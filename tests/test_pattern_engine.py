@@ -1228,8 +1228,12 @@ def test_reverse_marks_give_the_pieces(pat_str, reverse, shuffle):
         check_stops(program, pat_str, data, [len(data) // 3, len(data) // 2 + 1, len(data) - 2])
     for data in ADVERSARIAL:
         check_interleaved(program, pat_str, data[:3000])  # (the regex module is quadratic on some)
-    for size in (1023, 1024, 1025, 1088, 1093, 2200):
-        check_interleaved(program, pat_str, (b"ab cd " * 400)[:size - 1] + b"1")
+    for size in (1023, 1024, 1025, 1088, 1093, 2200, 9300, 10_300):  # around a window's end
+        check_interleaved(program, pat_str, (b"ab cd " * 2000)[:size - 1] + b"1")
+    # longer than a window, where windows of a text follow one another: random bytes, every
+    # kind of character, and words
+    for data in (ADVERSARIAL[13], ADVERSARIAL[16], " ".join(rng.choice(REVERSED_TEXT) for _ in range(2500)).encode()):
+        check_interleaved(program, pat_str, data)
 
 
 def test_reverse_must_be_a_bool_or_none():

@@ -15,8 +15,8 @@ from libc.string cimport memchr, memcmp, memcpy
 
 import numpy as np
 
-from bpetrain.splitting._matcher cimport (DFA_SPAN, Program, Stack, Tables, dfa_pieces_interleaved, dfa_splits,
-                                          free_stack, new_stack, split_pieces)
+from bpetrain.splitting._matcher cimport (DFA_SPAN, Program, RevMarks, Stack, Tables, dfa_pieces_interleaved, dfa_splits,
+                                          free_stack, new_stack, rev_free, split_pieces)
 
 cdef extern from *:
     """
@@ -204,15 +204,19 @@ cdef class PieceCounts:
         cdef Py_ssize_t bounds[6 * DFA_SPAN]
         cdef Py_ssize_t n, done
         cdef bint interleave = dfa_splits(t)
-        while start < stop:
-            if interleave:
-                n = dfa_pieces_interleaved(t, text, start, stop, end, bos, bounds, DFA_SPAN, &start)
-            else:
-                n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
-            done = 0
-            while done < n:
-                self._add_batch(text, bounds + 2 * done, min(BATCH, n - done))
-                done += BATCH
+        cdef RevMarks* rev = NULL  # (this text's marks: freed before another is read)
+        try:
+            while start < stop:
+                if interleave:
+                    n = dfa_pieces_interleaved(t, text, start, stop, end, bos, bounds, DFA_SPAN, &start, &rev)
+                else:
+                    n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
+                done = 0
+                while done < n:
+                    self._add_batch(text, bounds + 2 * done, min(BATCH, n - done))
+                    done += BATCH
+        finally:
+            rev_free(&rev)
         return 0
 
     cdef int _add_batch(self, const uint8_t* text, const Py_ssize_t* bounds, Py_ssize_t n) except -1 nogil:

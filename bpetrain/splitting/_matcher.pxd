@@ -153,6 +153,34 @@ cdef inline Stack new_stack() noexcept nogil:
     return stack
 
 
+cdef enum:  # the marks of where a DFA's match can start (_matcher.pyx, _rev_fill)
+    REV_WINDOW = 8192   # the bytes a window marks, from the first asked for (a reading's: to its stop)
+    REV_BACK = 1024     # the bytes before it a text's window marks too (the other interleaved reading's)
+    REV_LOOK = 64       # the bytes read beyond a window at first, so that its last marks are exact
+    REV_LOOK_MAX = 2048  # at most, where a loose mark doubled it
+    REV_ROOM = 11268    # REV_WINDOW + REV_BACK + REV_LOOK_MAX + 4 (a character that starts before)
+    REV_WORDS = 177     # (REV_ROOM + 63) // 64
+
+
+# Where a DFA's match may start in one text (a superset of where one does), by windows of it
+# read backwards (_matcher.pyx, _rev_fill); what its failed attempts have cost. A loop over one
+# text gives ``dfa_pieces`` the same one for every call (``whole``: its windows go past a call's
+# stop); a new text needs a new one (rev_free).
+cdef struct RevMarks:
+    Py_ssize_t lo       # the marks are known for [lo, hi): bit i - lo of bits
+    Py_ssize_t hi
+    Py_ssize_t look     # the bytes a window reads beyond hi (doubled where a mark was loose)
+    Py_ssize_t cost     # what the failed attempts since ``begin`` cost (Program(reverse=None))
+    Py_ssize_t begin
+    bint armed          # a failed attempt goes to the next mark
+    bint whole
+    uint64_t bits[REV_WORDS]
+    uint16_t cls[REV_ROOM]  # the window's classes (0xFFFF inside a character)
+
+# Free a text's marks (``home[0]``, NULL: none) and set it to NULL.
+cdef void rev_free(RevMarks** home) noexcept nogil
+
+
 # A program's tables, read only: threads share them.
 cdef struct Tables:
     const Instr* code
@@ -231,16 +259,17 @@ cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* 
 
 # The pieces of ``text[start:end]`` that start before ``stop`` by the DFA (``t.dfa_trans``
 # not NULL), as ``split_pieces`` gives them; ``next[0]`` may be past ``stop`` (no piece
-# starts in between).
+# starts in between). ``home``: where a loop over this text keeps its marks (RevMarks; the
+# first call that needs them makes them), NULL: each call makes its own.
 cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
-                           Py_ssize_t* next) noexcept nogil
+                           Py_ssize_t* next, RevMarks** home) noexcept nogil
 
 # ``dfa_pieces`` of text[start:end] in two interleaved readings that meet (see _matcher.pyx):
 # at most 2 * span pieces, with room for 3 * span in ``bounds`` (6 * span entries).
 cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* text, Py_ssize_t start, Py_ssize_t stop,
                                        Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t span,
-                                       Py_ssize_t* next) noexcept nogil
+                                       Py_ssize_t* next, RevMarks** home) noexcept nogil
 
 cdef enum:
     DFA_SPAN = 512  # bytes a reading of dfa_pieces_interleaved covers
@@ -327,7 +356,7 @@ cdef inline Py_ssize_t next_piece_end(PieceReader* reader, const Tables* t, Stac
                 return reader.bounds[2 * i + 1]
             if i == 0 or start >= reader.bounds[2 * i - 1]:
                 return -1
-        reader.n_read = dfa_pieces(t, text, start, end, end, bos, reader.bounds, READ_AHEAD, &reader.read_to)
+        reader.n_read = dfa_pieces(t, text, start, end, end, bos, reader.bounds, READ_AHEAD, &reader.read_to, NULL)
         reader.read_from = start
         reader.read_end = end
         reader.i_next = 0

@@ -720,89 +720,161 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
     return _dfa_piece_end_at(t, s, start, end, bos, &stopped)
 
 
-cdef enum:  # reading where matches start backwards (_dfa._reverse_table)
-    REV_AUTO = 1      # Program(reverse=None): once failed attempts cost more than it (REV_PAYS)
-    REV_ALWAYS = 2    # Program(reverse=True): from the start of each reading
-    REV_WINDOW = 1024  # the bytes a window marks (at most: to the reading's stop)
-    REV_LOOK = 64     # the bytes read beyond them, so that the last marks are mostly exact
-    REV_ROOM = 1092   # REV_WINDOW + REV_LOOK + 4 (a character of 4 bytes that starts before)
-    REV_WORDS = 18    # (REV_ROOM + 63) // 64
-    REV_PAYS = 1      # mark a reading's windows once its failed attempts read more than this many bytes
-    REV_SLACK = 256   # per byte it went, and this many more (a window costs about 2 steps a byte)
+cdef enum:  # reading where matches start backwards (_dfa._reverse_table; RevMarks, _matcher.pxd)
+    REV_AUTO = 1      # Program(reverse=None): once failed attempts cost more than the marks (REV_PAYS)
+    REV_ALWAYS = 2    # Program(reverse=True): from a text's first failed attempt (or a reading's start)
+    REV_PAYS = 1      # use the marks once failed attempts read more than this many bytes per byte
+    REV_SLACK = 256   # the reading went, and this many more (a window costs about 2 steps a byte)
     REV_RETURN = 8    # what a failed attempt costs beyond its bytes (as PROBE_RETURN)
 
 
-cdef struct RevMarks:
-    # A window of ``_rev_fill``: bit ``i - lo`` of ``bits``: a match may start at ``i`` in
-    # ``[lo, hi)`` (a superset of where one does); ``cls``: the classes of its characters
-    # (0xFFFF inside one)
-    Py_ssize_t lo
-    Py_ssize_t hi
-    uint64_t bits[REV_WORDS]
-    uint16_t cls[REV_ROOM]
+cdef RevMarks* _rev_new(bint whole, Py_ssize_t begin, bint armed) noexcept nogil:
+    # Marks with no window filled yet; NULL where memory is short (the reading is then only
+    # slower)
+    cdef RevMarks* m = <RevMarks*>malloc(sizeof(RevMarks))
+    if m != NULL:
+        m.lo = m.hi = 0
+        m.look = REV_LOOK
+        m.cost = 0
+        m.begin = begin
+        m.armed = armed
+        m.whole = whole
+    return m
 
 
-cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t lo, Py_ssize_t stop,
-                    Py_ssize_t end) noexcept nogil:
-    # Mark where a match may start from ``lo`` (a character's first byte) up to REV_WINDOW
-    # bytes on, or ``stop`` (at least REV_LOOK bytes), reading the text backwards from
-    # REV_LOOK bytes further (or the end of the text, where the marks are exact) by the
-    # reverse automaton: ASCII text straight from its bytes; other text by the classes of
-    # its characters, read forwards first (the DFA's, 0xFFFF inside a character).
-    cdef Py_ssize_t hi = min(end, max(min(lo + REV_WINDOW, stop), lo + REV_LOOK) + REV_LOOK), i = lo, j, n, w
-    cdef const uint32_t* rev = t.dfa_rev
-    cdef const uint16_t* classes = t.dfa_class
-    cdef const uint8_t* b = s + lo
-    cdef uint32_t k, e
-    cdef uint64_t word, high = 0
-    while i + 8 <= hi:
-        memcpy(&word, s + i, 8)
+cdef void rev_free(RevMarks** home) noexcept nogil:
+    free(home[0])
+    home[0] = NULL
+
+
+cdef inline bint _rev_ascii(const uint8_t* b, Py_ssize_t i, Py_ssize_t j) noexcept nogil:
+    # Whether b[i:j] is ASCII
+    cdef uint64_t high = 0, word
+    while i + 8 <= j:
+        memcpy(&word, b + i, 8)
         high |= word
         i += 8
-    while i < hi:
-        high |= s[i]
+    while i < j:
+        high |= b[i]
         i += 1
-    if high & 0x8080808080808080ULL:
-        i = lo
-        while i < hi:
-            m.cls[i - lo] = <uint16_t>_dfa_class(t, s, i, end, &n)
-            for j in range(1, n):
-                m.cls[i - lo + j] = 0xFFFF
-            i += n
-        hi = i
-    e = t.dfa_rev_start[hi >= end]
-    j = hi - lo
-    while j > 0:  # a word of marks at a time, the highest first
-        w = (j - 1) >> 6
+    return not high & 0x8080808080808080ULL
+
+
+cdef uint32_t _rev_span(RevMarks* m, const Tables* t, const uint8_t* b, Py_ssize_t j, Py_ssize_t to,
+                        uint32_t e, bint keep) noexcept nogil:
+    # Read the window's bytes b[to:j] backwards from the reverse state ``e`` (its row offset):
+    # their marks go to m.bits where ``keep`` (``to`` a multiple of 64; the bits above j in
+    # its word clear); the state after them.
+    cdef const uint32_t* rev = t.dfa_rev
+    cdef const uint16_t* classes = t.dfa_class
+    cdef Py_ssize_t w
+    cdef uint64_t word
+    cdef uint32_t k
+    while j > to:  # a word of marks (64 bytes) at a time, the highest first
+        w = max((j - 1) >> 6 << 6, to)
         word = 0
-        if high & 0x8080808080808080ULL:
-            while j > w << 6:
-                j -= 1
-                k = m.cls[j]
-                if k != 0xFFFF:
-                    e = rev[(e & ~(<uint32_t>1)) + k]
-                    word |= (<uint64_t>(e & 1)) << (j & 63)
-        else:
-            while j > w << 6:
+        if _rev_ascii(b, w, j):  # (no test a byte)
+            while j > w:
                 j -= 1
                 e = rev[(e & ~(<uint32_t>1)) + classes[b[j]]]
                 word |= (<uint64_t>(e & 1)) << (j & 63)
-        m.bits[w] = word
+        while j > w:
+            j -= 1
+            if b[j] < 0x80:
+                k = classes[b[j]]
+            else:
+                k = m.cls[j]
+                if k == 0xFFFF:
+                    continue
+            e = rev[(e & ~(<uint32_t>1)) + k]
+            word |= (<uint64_t>(e & 1)) << (j & 63)
+        if keep:
+            m.bits[w >> 6] = word
+    return e
+
+
+cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x, Py_ssize_t stop,
+                    Py_ssize_t end) noexcept nogil:
+    # Mark where a match may start from ``x`` (a character's first byte) on: REV_WINDOW bytes
+    # (and REV_BACK before x, from a character's first byte: a byte that is not 10xxxxxx,
+    # which no character before takes in), or for a reading's own marks up to ``stop``,
+    # reading the text backwards from ``look`` bytes further (or the end of the text, where
+    # the marks are exact) by the reverse automaton: an ASCII byte by its class, a longer
+    # character by the class found when its first byte was read forwards, 8 ASCII bytes at a
+    # time past (``cls``; 0xFFFF inside a character).
+    cdef Py_ssize_t lo = x, hi, i, j, n, w, half
+    cdef const uint32_t* rev = t.dfa_rev
+    cdef const uint16_t* classes = t.dfa_class
+    cdef const uint8_t* b
+    cdef uint32_t e, e2
+    cdef uint64_t word, word2
+    if m.whole:
+        lo = max(x - REV_BACK, 0)
+        while lo < x and (s[lo] & 0xC0) == 0x80:
+            lo += 1
+        hi = min(end, x + REV_WINDOW)
+    else:
+        hi = min(end, max(min(x + REV_WINDOW, stop), x + m.look))
     m.lo = lo
     m.hi = hi
+    hi = min(end, hi + m.look)
+    b = s + lo
+    i = lo
+    while i < hi:
+        if i + 8 <= hi:
+            memcpy(&word, s + i, 8)
+            if not word & 0x8080808080808080ULL:
+                i += 8
+                continue
+        if s[i] < 0x80:
+            i += 1
+            continue
+        m.cls[i - lo] = <uint16_t>_dfa_class(t, s, i, end, &n)
+        for j in range(1, n):
+            m.cls[i - lo + j] = 0xFFFF
+        i += n
+    hi = i
+    while m.hi < hi and (s[m.hi] & 0xC0) == 0x80 and m.cls[m.hi - lo] == 0xFFFF:  # (marks end between characters)
+        m.hi += 1
+    if hi >= end:
+        m.hi = hi
+    # Two readings at once where the window is long (a read of the table waits on the one
+    # before it in the same reading only): the lower half from ``look`` bytes into the upper
+    # half, from every state (its last marks as loose as a window's), beside the upper half
+    n = hi - lo
+    half = (n >> 7) << 6 if n >= 512 else 0
+    e = _rev_span(m, t, b, n, 2 * half, t.dfa_rev_start[hi >= end], True)
+    if not half:
+        return
+    e2 = _rev_span(m, t, b, min(n, half + m.look), half, t.dfa_rev_start[0], False)
+    i = 2 * half
+    j = half
+    while j > 0:  # a word of each at a time
+        i -= 64
+        j -= 64
+        if _rev_ascii(b, i, i + 64) and _rev_ascii(b, j, j + 64):
+            word = word2 = 0
+            for w in range(63, -1, -1):
+                e = rev[(e & ~(<uint32_t>1)) + classes[b[i + w]]]
+                word |= (<uint64_t>(e & 1)) << w
+                e2 = rev[(e2 & ~(<uint32_t>1)) + classes[b[j + w]]]
+                word2 |= (<uint64_t>(e2 & 1)) << w
+            m.bits[i >> 6] = word
+            m.bits[j >> 6] = word2
+        else:
+            e = _rev_span(m, t, b, i + 64, i, e, True)
+            e2 = _rev_span(m, t, b, j + 64, j, e2, True)
 
 
 cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x, Py_ssize_t stop,
                           Py_ssize_t end) noexcept nogil:
     # The first place from ``x`` (a character's first byte) where a match may start, by the
-    # marks (windows filled as needed); or, where none starts before it, a place past
-    # ``stop``, or ``end``.
+    # marks (windows filled as needed); or, where none starts before it past ``stop``, that
+    # place; or ``end``.
     cdef Py_ssize_t w, last
     cdef uint64_t word
     while x < end:
-        # (the last REV_LOOK bytes' marks may be loose, short of the end of the text: those from x
-        # on are made again, reading further)
-        if not m.lo <= x < (m.hi if m.hi >= end else m.hi - REV_LOOK):
+        if not m.lo <= x < m.hi:
             _rev_fill(m, t, s, x, stop, end)
         w = (x - m.lo) >> 6
         last = (m.hi - m.lo - 1) >> 6
@@ -810,7 +882,7 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
         while not word and w < last:
             w += 1
             word = m.bits[w]
-        if word:
+        if word and m.lo + (w << 6) + ctz64(word) < m.hi:
             return m.lo + (w << 6) + ctz64(word)
         x = m.hi
         if x >= stop:
@@ -818,29 +890,40 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
     return x
 
 
-cdef inline bint _rev_marked(const RevMarks* m, Py_ssize_t x) noexcept nogil:
-    # Whether the marks say a match may start at ``x`` (an attempt from there that failed: the
-    # mark was loose, near a window's end; the attempts after it are left to the cover table
-    # and the guards, which read a failed one once)
-    return m != NULL and m.lo <= x < m.hi and (m.bits[(x - m.lo) >> 6] >> ((x - m.lo) & 63)) & 1
-
-
-cdef inline bint _rev_tally(RevMarks** m, const Tables* t, Py_ssize_t* cost, Py_ssize_t failed, Py_ssize_t pos,
-                            Py_ssize_t begin, Py_ssize_t piece) noexcept nogil:
-    # The attempt from ``failed`` read to ``pos`` and failed; the reading began at ``begin``
-    # and goes on at ``piece``: add it to the failed attempts' ``cost``, and once they cost
-    # more than marking windows would (REV_PAYS, REV_SLACK), make the marks' room (``m[0]``;
-    # none where memory is short: the reading is only slower). Whether the marks are there.
-    if m[0] != NULL:
-        return True
-    if t.dfa_rev_mode != REV_AUTO:
+cdef inline bint _rev_loose(RevMarks* m, Py_ssize_t x) noexcept nogil:
+    # The attempt from ``x`` failed: whether the marks said a match may start there (a mark
+    # loose for lack of text read beyond it: the next windows read twice as far). The
+    # attempts after it are then left to the cover table and the guards, which read a
+    # failed one once.
+    if m == NULL or not m.armed or not m.lo <= x < m.hi or not (m.bits[(x - m.lo) >> 6] >> ((x - m.lo) & 63)) & 1:
         return False
-    cost[0] += pos - failed + REV_RETURN
-    if cost[0] > REV_PAYS * (piece - begin) + REV_SLACK:
-        m[0] = <RevMarks*>malloc(sizeof(RevMarks))
-        if m[0] != NULL:
-            m[0].lo = m[0].hi = 0
-    return m[0] != NULL
+    m.look = min(2 * m.look, REV_LOOK_MAX)
+    return True
+
+
+cdef bint _rev_tally(RevMarks** m, RevMarks** home, const Tables* t, Py_ssize_t failed, Py_ssize_t pos,
+                     Py_ssize_t begin) noexcept nogil:
+    # The attempt from ``failed`` read to ``pos`` and failed, in a reading that began at
+    # ``begin``: whether the marks ``m[0]`` (made here at the first, and kept in ``home``
+    # where not NULL) say where the next attempt starts: with Program(reverse=None), once
+    # the failed attempts cost more than marking the text would (REV_PAYS, REV_SLACK).
+    if t.dfa_rev_mode == 0:
+        return False
+    if m[0] == NULL and home != NULL:  # (the other interleaved reading's)
+        m[0] = home[0]
+    if m[0] == NULL:
+        m[0] = _rev_new(home != NULL, begin, t.dfa_rev_mode == REV_ALWAYS)
+        if home != NULL:
+            home[0] = m[0]
+        if m[0] == NULL:
+            return False
+    if not m[0].armed:
+        if failed - m[0].begin > REV_WINDOW:  # (what the last stretch of text cost)
+            m[0].begin = failed
+            m[0].cost = 0
+        m[0].cost += pos - failed + REV_RETURN
+        m[0].armed = m[0].cost > REV_PAYS * (failed - m[0].begin) + REV_SLACK
+    return m[0].armed
 
 
 cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMIT)
@@ -862,7 +945,7 @@ cdef inline bint _held_at(const uint8_t* held, Py_ssize_t at) noexcept nogil:
 
 cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                                  Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
-                                 Py_ssize_t* next) noexcept nogil:
+                                 Py_ssize_t* next, RevMarks** home) noexcept nogil:
     # dfa_pieces for a DFA that holds matches: one transition a character, a piece end
     # folded into the next piece's first transition (DFA_CUT) as _dfa_fast does; a failed
     # attempt goes back to the character after its start, then past those no piece starts
@@ -873,13 +956,9 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
     cdef const uint8_t* held = t.dfa_held
     cdef uint32_t off = t.dfa_start[start == bos], e, at
     cdef Py_ssize_t pos = start, piece = start, last = -1, kept = -1, count = 0, n, gap, past
-    cdef Py_ssize_t probe_min = 1, probe_cost = 0, probe_saved = 0, fail_cost = 0
+    cdef Py_ssize_t probe_min = 1, probe_cost = 0, probe_saved = 0
     cdef uint8_t h
-    cdef RevMarks* rev = NULL
-    if t.dfa_rev_mode == REV_ALWAYS:
-        rev = <RevMarks*>malloc(sizeof(RevMarks))
-        if rev != NULL:
-            rev.lo = rev.hi = 0
+    cdef RevMarks* rev = home[0] if home != NULL else NULL
     while piece < stop and count < max_pieces:
         if pos < end:
             at = off + _dfa_class(t, s, pos, end, &n)
@@ -915,7 +994,7 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        elif piece < end and _rev_tally(&rev, t, &fail_cost, piece, pos, start, piece):  # (DfaRun.rev)
+        elif piece < end and not _rev_loose(rev, piece) and _rev_tally(&rev, home, t, piece, pos, start):
             piece = _rev_next(rev, t, s, piece + char_length(s, piece, end), stop, end)
         elif piece < end:  # no match at piece: on past the characters no piece starts with
             gap = _dfa_gap_unprobed(t, s, piece, stop, end)
@@ -928,7 +1007,8 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
         pos = piece
         off = t.dfa_start[piece == bos]
         last = -1
-    free(rev)
+    if home == NULL:
+        free(rev)
     next[0] = piece
     return count
 
@@ -938,7 +1018,7 @@ cdef Py_ssize_t _dfa_held_piece_end(const Tables* t, const uint8_t* s, Py_ssize_
     # dfa_piece_end for a DFA that holds matches: the piece at start, if one starts there
     cdef Py_ssize_t bounds[2]
     cdef Py_ssize_t next
-    return bounds[1] if _dfa_held_pieces(t, s, start, start + 1, end, bos, bounds, 1, &next) else -1
+    return bounds[1] if _dfa_held_pieces(t, s, start, start + 1, end, bos, bounds, 1, &next, NULL) else -1
 
 
 cdef Py_ssize_t _dfa_gap_probed(const Tables* t, const uint8_t* s, Py_ssize_t pos, Py_ssize_t stop,
@@ -1011,10 +1091,11 @@ cdef struct DfaRun:
     # attempt that the shuffle loop leaves to the probes (_dfa_gap_probed), at first 2 (more
     # than GUARD_SPAN: none, without probes); what that cost and saved since it was set, in
     # bytes (``_dfa_review_probes``). ``rev``: the marks of where a match may start
-    # (``_rev_fill``), NULL until the failed attempts since ``begin`` cost ``fail_cost``
-    # enough (``_rev_tally``); from then on a failed attempt goes to the next mark.
+    # (``_rev_tally``: NULL until an attempt fails; once they are armed, a failed attempt
+    # goes to the next mark), kept in ``home`` (NULL: the reading's own); ``begin``: where
+    # the reading began.
     RevMarks* rev
-    Py_ssize_t fail_cost
+    RevMarks** home
     Py_ssize_t begin
     Py_ssize_t reread
     Py_ssize_t probe_reread
@@ -1043,7 +1124,7 @@ cdef struct DfaRun:
 
 
 cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssize_t stop, Py_ssize_t end,
-                            Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces) noexcept nogil:
+                            Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces, RevMarks** home) noexcept nogil:
     r.bounds = bounds
     r.max_pieces = max_pieces
     r.count = r.first = 0
@@ -1063,19 +1144,16 @@ cdef inline void _dfa_begin(DfaRun* r, const Tables* t, Py_ssize_t start, Py_ssi
     r.guard = NULL
     r.guard_room = 0
     r.begin = start
-    r.fail_cost = 0
-    r.rev = NULL
-    if t.dfa_rev_mode == REV_ALWAYS:
-        r.rev = <RevMarks*>malloc(sizeof(RevMarks))
-        if r.rev != NULL:
-            r.rev.lo = r.rev.hi = 0
+    r.home = home
+    r.rev = home[0] if home != NULL else NULL
 
 
 cdef inline void _dfa_end(DfaRun* r) noexcept nogil:
     free(r.guard)
     r.guard = NULL
     r.guard_room = 0
-    free(r.rev)
+    if r.home == NULL:
+        free(r.rev)
     r.rev = NULL
 
 
@@ -1388,7 +1466,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 # _dfa_retry then skips past the attempts the probes rule out, which the loop
                 # would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  1 if r.rev != NULL else min(r.reread, r.probe_reread))
+                                  1 if r.rev != NULL and r.rev.armed else min(r.reread, r.probe_reread))
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1548,7 +1626,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count] = piece
             bounds[2 * count + 1] = pos
             count += 1
-            if r.rev != NULL:
+            if r.rev != NULL and r.rev.armed:
                 piece = _rev_next(r.rev, t, s, pos + char_length(s, pos, end), stop, end)
             else:
                 piece = _dfa_gap(t, s, pos, stop, end)
@@ -1562,7 +1640,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             piece = last
         else:  # no match at piece
             failed = piece
-            if not _rev_marked(r.rev, failed) and _rev_tally(&r.rev, t, &r.fail_cost, failed, pos, r.begin, piece):
+            if not _rev_loose(r.rev, failed) and _rev_tally(&r.rev, r.home, t, failed, pos, r.begin):
                 piece = _rev_next(r.rev, t, s, failed + char_length(s, failed, end), stop, end)
             else:
                 piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
@@ -1584,13 +1662,13 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        elif _rev_tally(&r.rev, t, &r.fail_cost, piece, pos, r.begin, piece):  # no match at piece
+        elif not _rev_loose(r.rev, piece) and _rev_tally(&r.rev, r.home, t, piece, pos, r.begin):  # no match
             piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
         else:  # no match at piece, and none at the end: the attempts it covers fail too
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
         pos = _dfa_piece_end_at(t, s, piece, end, bos, &failed)
-        if pos < 0 and r.rev != NULL:  # no match at piece: on to the next mark
+        if pos < 0 and r.rev != NULL and r.rev.armed:  # no match at piece: on to the next mark
             piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
         elif pos < 0:  # no match at piece: the attempts it covers fail too (up to where it
             piece = _dfa_retry(t, s, end, bos, piece, failed, stop)  # failed, past stop maybe)
@@ -1617,11 +1695,11 @@ cdef inline void _dfa_read(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
 
 cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                            Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t max_pieces,
-                           Py_ssize_t* next) noexcept nogil:
+                           Py_ssize_t* next, RevMarks** home) noexcept nogil:
     cdef DfaRun r
     if t.dfa_held != NULL:
-        return _dfa_held_pieces(t, s, start, stop, end, bos, bounds, max_pieces, next)
-    _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces)
+        return _dfa_held_pieces(t, s, start, stop, end, bos, bounds, max_pieces, next, home)
+    _dfa_begin(&r, t, start, stop, end, bos, bounds, max_pieces, home)
     while not r.done:
         _dfa_read(&r, t, s, end, bos)
         _dfa_settle(&r, t, s, end, bos)
@@ -1632,7 +1710,7 @@ cdef Py_ssize_t dfa_pieces(const Tables* t, const uint8_t* s, Py_ssize_t start, 
 
 cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssize_t start, Py_ssize_t stop,
                                        Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds, Py_ssize_t span,
-                                       Py_ssize_t* next) noexcept nogil:
+                                       Py_ssize_t* next, RevMarks** home) noexcept nogil:
     # Reading A splits text[start:g] (g = start + span, moved to a character's first byte)
     # from where it truly starts; reading B splits text[g:start + 2 * span] as if a piece
     # started at g, interleaved with A (_dfa_fast2). Then A reads on, piece by piece, until
@@ -1648,11 +1726,11 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
     cdef Py_ssize_t g = start + span, b_stop = start + 2 * span, j = 0, count, a_next, b_start
     cdef Py_ssize_t* b_bounds = bounds + 4 * span
     if not t.dfa_interleave or span < 8 or bos > start or stop - start < 2 * span:
-        return dfa_pieces(t, s, start, stop, end, bos, bounds, 2 * span, next)
+        return dfa_pieces(t, s, start, stop, end, bos, bounds, 2 * span, next, home)
     while (s[g] & 0xC0) == 0x80 and g < start + span + 3:
         g += 1
-    _dfa_begin(&a, t, start, g, end, bos, bounds, 2 * span)
-    _dfa_begin(&b, t, g, b_stop, end, bos, b_bounds, span)
+    _dfa_begin(&a, t, start, g, end, bos, bounds, 2 * span, home)
+    _dfa_begin(&b, t, g, b_stop, end, bos, b_bounds, span, home)
     while not a.done and not b.done:
         if a.guard_hi >= a.pos:  # (one reading at a time while a guard lies ahead of it)
             _dfa_guarded(&a, t, s, end, bos)
@@ -1690,7 +1768,7 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
             memmove(bounds + 2 * count, b_bounds + 2 * j, 2 * (b.count - j) * sizeof(Py_ssize_t))
             next[0] = b.piece
             return count + b.count - j
-        count += dfa_pieces(t, s, a_next, b_start, end, bos, bounds + 2 * count, 2 * span - count, &a_next)
+        count += dfa_pieces(t, s, a_next, b_start, end, bos, bounds + 2 * count, 2 * span - count, &a_next, home)
         if a_next < b_start:  # no room left (cannot happen: see above)
             next[0] = a_next
             return count
@@ -1702,7 +1780,7 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
     cdef Py_ssize_t count = 0, j
     cdef PieceReader reader
     if dfa_splits(t):
-        return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next)
+        return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next, NULL)
     start_reading(&reader, t, bos)
     arm_memo(stack, text, start, end)
     reader.fresh = False
@@ -2264,7 +2342,7 @@ cdef class Program:
         if bounds == NULL:
             raise MemoryError()
         with nogil:
-            _dfa_begin(&r, &self.tables, 0, n, n, 0, bounds, n)
+            _dfa_begin(&r, &self.tables, 0, n, n, 0, bounds, n, NULL)
             while not r.done:
                 _dfa_read(&r, &self.tables, &view[0], n, 0)
                 _dfa_settle(&r, &self.tables, &view[0], n, 0)
@@ -2297,6 +2375,7 @@ cdef class Program:
         cdef Py_ssize_t* bounds
         cdef bint interleave
         cdef Stack stack = new_stack()
+        cdef RevMarks* rev = NULL
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
         if span < 0:
@@ -2310,13 +2389,14 @@ cdef class Program:
         try:
             while i < last:
                 if interleave:
-                    found = dfa_pieces_interleaved(&self.tables, &view[0], i, last, n, bos, bounds, span, &i)
+                    found = dfa_pieces_interleaved(&self.tables, &view[0], i, last, n, bos, bounds, span, &i, &rev)
                 else:
                     found = split_pieces(&self.tables, &stack, &view[0], i, last, n, bos, bounds, 64, &i)
                 for k in range(found):
                     pieces.append(raw[bounds[2 * k] : bounds[2 * k + 1]])
         finally:
             free_stack(&stack)
+            rev_free(&rev)
             PyMem_Free(bounds)
         return pieces
 
@@ -2327,15 +2407,17 @@ cdef class Program:
         cdef Py_ssize_t n = len(data), i = 0, count = 0
         cdef Py_ssize_t bounds[6 * DFA_SPAN]
         cdef Stack stack = new_stack()
+        cdef RevMarks* rev = NULL
         try:
             with nogil:
                 while i < n:
                     if dfa_splits(&self.tables):
-                        count += dfa_pieces_interleaved(&self.tables, &view[0], i, n, n, 0, bounds, DFA_SPAN, &i)
+                        count += dfa_pieces_interleaved(&self.tables, &view[0], i, n, n, 0, bounds, DFA_SPAN, &i, &rev)
                     else:
                         count += split_pieces(&self.tables, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
         finally:
             free_stack(&stack)
+            rev_free(&rev)
         return count
 
     def safe_cut(self, data, Py_ssize_t lo=0, hi=None):
