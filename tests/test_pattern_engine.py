@@ -279,7 +279,7 @@ def _check_generated(data) -> None:
         # the DFA by its own tables, and by each vector shuffle code of this CPU but the one sp's uses
         others = [Program(example.pat_str, stored_program(example.pat_str), shuffle=shuffle)
                   for shuffle in SHUFFLES if shuffle != sp.program.shuffle_variant]
-        # and with the marks of where a match can start from a reading's start, and without them
+        # and with the marks of where a match can start from the first failed attempt, and without them
         others += [Program(example.pat_str, stored_program(example.pat_str), reverse=reverse) for reverse in (True, False)]
         for doc in [*docs, b"".join(docs)]:
             try:
@@ -1214,9 +1214,10 @@ def test_reverse_automaton_is_left_out_where_it_marks_every_place():
 @pytest.mark.parametrize("reverse", [True, None])
 @pytest.mark.parametrize("pat_str", REVERSED)
 def test_reverse_marks_give_the_pieces(pat_str, reverse, shuffle):
-    """With the marks from a reading's start (True) or once failed attempts cost enough
-    (None), the pieces are ``regex.finditer``'s: on words, adversarial text, texts around a
-    window's size (1 KB), readings that stop anywhere, and a text not at the string's start."""
+    """With the marks from a text's first failed attempt (True) or once failed attempts cost
+    enough (None), the pieces are ``regex.finditer``'s: on words, adversarial text, texts around
+    a window's end (a call's 1 KB, a text's 8 KB), longer texts whose windows follow one another,
+    readings that stop anywhere, and a text not at the string's start."""
     program = Program(pat_str, stored_program(pat_str), reverse=reverse, shuffle=shuffle)
     assert program.has_dfa
     rng = random.Random(3)

@@ -172,6 +172,9 @@ cdef struct RevMarks:
     Py_ssize_t look     # the bytes a window reads beyond hi (doubled where a mark was loose)
     Py_ssize_t cost     # what the failed attempts since ``begin`` cost (Program(reverse=None))
     Py_ssize_t begin
+    Py_ssize_t pays     # failed bytes per byte gone from which the marks are used (doubled when they
+                        # skipped too little: REV_SAVES)
+    Py_ssize_t saved    # the bytes the marks skipped since the window was filled
     bint armed          # a failed attempt goes to the next mark
     bint whole
     uint64_t bits[REV_WORDS]

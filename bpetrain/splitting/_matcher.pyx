@@ -722,10 +722,11 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
 
 cdef enum:  # reading where matches start backwards (_dfa._reverse_table; RevMarks, _matcher.pxd)
     REV_AUTO = 1      # Program(reverse=None): once failed attempts cost more than the marks (REV_PAYS)
-    REV_ALWAYS = 2    # Program(reverse=True): from a text's first failed attempt (or a reading's start)
+    REV_ALWAYS = 2    # Program(reverse=True): from a text's first failed attempt
     REV_PAYS = 1      # use the marks once failed attempts read more than this many bytes per byte
     REV_SLACK = 256   # the reading went, and this many more (a window costs about 2 steps a byte)
     REV_RETURN = 8    # what a failed attempt costs beyond its bytes (as PROBE_RETURN)
+    REV_SAVES = 8     # marks that skipped less than 1 byte in this many of a window are dropped
 
 
 cdef RevMarks* _rev_new(bint whole, Py_ssize_t begin, bint armed) noexcept nogil:
@@ -735,7 +736,8 @@ cdef RevMarks* _rev_new(bint whole, Py_ssize_t begin, bint armed) noexcept nogil
     if m != NULL:
         m.lo = m.hi = 0
         m.look = REV_LOOK
-        m.cost = 0
+        m.cost = m.saved = 0
+        m.pays = REV_PAYS
         m.begin = begin
         m.armed = armed
         m.whole = whole
@@ -808,6 +810,14 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
     cdef const uint8_t* b
     cdef uint32_t e, e2
     cdef uint64_t word, word2
+    if t.dfa_rev_mode == REV_AUTO and m.whole and m.saved * REV_SAVES < m.hi - m.lo:
+        # the last window's marks skipped too few attempts to pay for it: back to the cover
+        # table and the guards, and to the marks only once failed attempts cost twice as much
+        m.armed = False
+        m.pays = min(2 * m.pays, 1 << 20)
+        m.cost = 0
+        m.begin = x
+    m.saved = 0
     if m.whole:
         lo = max(x - REV_BACK, 0)
         while lo < x and (s[lo] & 0xC0) == 0x80:
@@ -871,10 +881,12 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
     # The first place from ``x`` (a character's first byte) where a match may start, by the
     # marks (windows filled as needed); or, where none starts before it past ``stop``, that
     # place; or ``end``.
-    cdef Py_ssize_t w, last
+    cdef Py_ssize_t w, last, first = x
     cdef uint64_t word
     while x < end:
         if not m.lo <= x < m.hi:
+            m.saved += x - first  # (what this window's marks skipped, before the next one's)
+            first = x
             _rev_fill(m, t, s, x, stop, end)
         w = (x - m.lo) >> 6
         last = (m.hi - m.lo - 1) >> 6
@@ -883,10 +895,12 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
             w += 1
             word = m.bits[w]
         if word and m.lo + (w << 6) + ctz64(word) < m.hi:
-            return m.lo + (w << 6) + ctz64(word)
+            x = m.lo + (w << 6) + ctz64(word)
+            break
         x = m.hi
         if x >= stop:
             break
+    m.saved += x - first
     return x
 
 
@@ -922,7 +936,7 @@ cdef bint _rev_tally(RevMarks** m, RevMarks** home, const Tables* t, Py_ssize_t 
             m[0].begin = failed
             m[0].cost = 0
         m[0].cost += pos - failed + REV_RETURN
-        m[0].armed = m[0].cost > REV_PAYS * (failed - m[0].begin) + REV_SLACK
+        m[0].armed = m[0].cost > m[0].pays * (failed - m[0].begin) + REV_SLACK
     return m[0].armed
 
 
@@ -1881,8 +1895,9 @@ cdef class Program:
         Where the DFA splits and has a reverse automaton (``arrays["dfa_rev"]``,
         :func:`bpetrain.splitting._dfa._reverse_table`): None, go from a failed attempt
         straight to the next place where a match can start, marked by reading the text
-        backwards, once a reading's failed attempts have cost more than the marks would;
-        True: from the start of every reading; False: never (tests compare the three).
+        backwards, once a stretch of text's failed attempts have cost more than the marks
+        would; True: from a text's first failed attempt on; False: never (tests compare the
+        three).
 
     Attributes
     ----------
