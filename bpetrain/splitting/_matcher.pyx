@@ -723,8 +723,9 @@ cdef Py_ssize_t dfa_piece_end(const Tables* t, const uint8_t* s, Py_ssize_t star
 cdef enum:  # reading where matches start backwards (_dfa._reverse_table; RevMarks, _matcher.pxd)
     REV_AUTO = 1      # Program(reverse=None): once failed attempts cost more than the marks (REV_PAYS)
     REV_ALWAYS = 2    # Program(reverse=True): from a text's first failed attempt
-    REV_PAYS = 1      # use the marks once failed attempts read more than this many bytes per byte
-    REV_SLACK = 256   # the reading went, and this many more (a window costs about 2 steps a byte)
+    REV_PAYS = 1      # use the marks once the failed attempts of a stretch of text (that read a
+    REV_SLACK = 256   # byte or more) read more than this many bytes per byte it goes, and this
+                      # many more (a window costs about a step a byte)
     REV_RETURN = 8    # what a failed attempt costs beyond its bytes (as PROBE_RETURN)
     REV_SAVES = 8     # marks that skipped less than 1 byte in this many of a window are dropped
 
@@ -915,12 +916,15 @@ cdef inline bint _rev_loose(RevMarks* m, Py_ssize_t x) noexcept nogil:
     return True
 
 
-cdef bint _rev_tally(RevMarks** m, RevMarks** home, const Tables* t, Py_ssize_t failed, Py_ssize_t pos,
-                     Py_ssize_t begin) noexcept nogil:
-    # The attempt from ``failed`` read to ``pos`` and failed, in a reading that began at
-    # ``begin``: whether the marks ``m[0]`` (made here at the first, and kept in ``home``
-    # where not NULL) say where the next attempt starts: with Program(reverse=None), once
-    # the failed attempts cost more than marking the text would (REV_PAYS, REV_SLACK).
+cdef inline bint _rev_on(const RevMarks* m) noexcept nogil:
+    # Whether a failed attempt goes to the next mark
+    return m != NULL and m.armed
+
+
+cdef bint _rev_armed(RevMarks** m, RevMarks** home, const Tables* t, Py_ssize_t begin) noexcept nogil:
+    # An attempt failed, in a reading that began at ``begin``: whether the next starts at the
+    # next mark (``_rev_after``), by the marks ``m[0]``, made here at the first failed attempt
+    # (armed at once with Program(reverse=True)) and kept in ``home`` where not NULL.
     if t.dfa_rev_mode == 0:
         return False
     if m[0] == NULL and home != NULL:  # (the other interleaved reading's)
@@ -929,15 +933,28 @@ cdef bint _rev_tally(RevMarks** m, RevMarks** home, const Tables* t, Py_ssize_t 
         m[0] = _rev_new(home != NULL, begin, t.dfa_rev_mode == REV_ALWAYS)
         if home != NULL:
             home[0] = m[0]
-        if m[0] == NULL:
-            return False
-    if not m[0].armed:
-        if failed - m[0].begin > REV_WINDOW:  # (what the last stretch of text cost)
-            m[0].begin = failed
-            m[0].cost = 0
-        m[0].cost += pos - failed + REV_RETURN
-        m[0].armed = m[0].cost > m[0].pays * (failed - m[0].begin) + REV_SLACK
-    return m[0].armed
+    return _rev_on(m[0])
+
+
+cdef inline Py_ssize_t _rev_after(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x, Py_ssize_t stop,
+                                  Py_ssize_t end) noexcept nogil:
+    # _rev_next past the character at ``x``
+    return _rev_next(m, t, s, x + char_length(s, x, end), stop, end)
+
+
+cdef void _rev_tally(RevMarks* m, Py_ssize_t failed, Py_ssize_t pos) noexcept nogil:
+    # The attempt from ``failed`` read to ``pos`` and failed, and the next starts without the
+    # marks (after the cover table, the probes and the gap): what it read counts (REV_RETURN
+    # more for going back), and once the last stretch of text's count passes what marking
+    # it would cost (REV_PAYS, REV_SLACK), the marks are armed (Program(reverse=None)).
+    if m == NULL or m.armed:
+        return
+    if failed - m.begin > REV_WINDOW:  # (what the last stretch of text cost)
+        m.begin = failed
+        m.cost = 0
+    if pos > failed:  # (one that read nothing costs a look at the start state's row: the gap)
+        m.cost += pos - failed + REV_RETURN
+    m.armed = m.cost > m.pays * (failed - m.begin) + REV_SLACK
 
 
 cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMIT)
@@ -1008,8 +1025,8 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        elif piece < end and not _rev_loose(rev, piece) and _rev_tally(&rev, home, t, piece, pos, start):
-            piece = _rev_next(rev, t, s, piece + char_length(s, piece, end), stop, end)
+        elif piece < end and not _rev_loose(rev, piece) and _rev_armed(&rev, home, t, start):
+            piece = _rev_after(rev, t, s, piece, stop, end)
         elif piece < end:  # no match at piece: on past the characters no piece starts with
             gap = _dfa_gap_unprobed(t, s, piece, stop, end)
             if t.dfa_probe != NULL and pos - piece >= probe_min and gap < stop:  # past those the probes rule out
@@ -1017,6 +1034,7 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
                 if not _probes_pay(&probe_cost, &probe_saved, past - gap, pos - piece):
                     probe_min *= 2
                 gap = past
+            _rev_tally(rev, piece, pos)
             piece = gap
         pos = piece
         off = t.dfa_start[piece == bos]
@@ -1480,7 +1498,7 @@ cdef inline void _dfa_fast(DfaRun* r, const Tables* t, const uint8_t* s, Py_ssiz
                 # _dfa_retry then skips past the attempts the probes rule out, which the loop
                 # would read)
                 pos = shuffle_run(s, pos, limit, &t.shuffle, &lane, &piece, bounds, &count, max_pieces, &last,
-                                  1 if r.rev != NULL and r.rev.armed else min(r.reread, r.probe_reread))
+                                  1 if _rev_on(r.rev) else min(r.reread, r.probe_reread))
                 first = count
                 off = t.dfa_lane_state[lane]
                 if pos >= limit or count == max_pieces:
@@ -1640,8 +1658,8 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count] = piece
             bounds[2 * count + 1] = pos
             count += 1
-            if r.rev != NULL and r.rev.armed:
-                piece = _rev_next(r.rev, t, s, pos + char_length(s, pos, end), stop, end)
+            if _rev_on(r.rev):
+                piece = _rev_after(r.rev, t, s, pos, stop, end)
             else:
                 piece = _dfa_gap(t, s, pos, stop, end)
         elif last > piece:  # back to the last match
@@ -1654,10 +1672,11 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             piece = last
         else:  # no match at piece
             failed = piece
-            if not _rev_loose(r.rev, failed) and _rev_tally(&r.rev, r.home, t, failed, pos, r.begin):
-                piece = _rev_next(r.rev, t, s, failed + char_length(s, failed, end), stop, end)
+            if not _rev_loose(r.rev, failed) and _rev_armed(&r.rev, r.home, t, r.begin):
+                piece = _rev_after(r.rev, t, s, failed, stop, end)
             else:
                 piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
+                _rev_tally(r.rev, failed, pos)
                 # (an attempt that met the guard stops where it does; none to keep where the
                 # attempts it rules out reach where it stopped)
                 if pos != r.guard_hi and piece < pos:
@@ -1676,14 +1695,14 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
             bounds[2 * count + 1] = last
             count += 1
             piece = last
-        elif not _rev_loose(r.rev, piece) and _rev_tally(&r.rev, r.home, t, piece, pos, r.begin):  # no match
-            piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
+        elif not _rev_loose(r.rev, piece) and _rev_armed(&r.rev, r.home, t, r.begin):  # no match
+            piece = _rev_after(r.rev, t, s, piece, stop, end)
         else:  # no match at piece, and none at the end: the attempts it covers fail too
             piece = _dfa_retry(t, s, end, bos, piece, pos, stop)
     elif pos >= stop:  # the last piece goes on past stop: read it again, to its end
         pos = _dfa_piece_end_at(t, s, piece, end, bos, &failed)
-        if pos < 0 and r.rev != NULL and r.rev.armed:  # no match at piece: on to the next mark
-            piece = _rev_next(r.rev, t, s, piece + char_length(s, piece, end), stop, end)
+        if pos < 0 and _rev_on(r.rev):  # no match at piece: on to the next mark
+            piece = _rev_after(r.rev, t, s, piece, stop, end)
         elif pos < 0:  # no match at piece: the attempts it covers fail too (up to where it
             piece = _dfa_retry(t, s, end, bos, piece, failed, stop)  # failed, past stop maybe)
         else:
