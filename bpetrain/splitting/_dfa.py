@@ -928,9 +928,9 @@ def _reverse_table(rows: list[list[int]], held: list[list[int]], width: int, at_
     the places it marks are a superset too (an attempt from a marked place that fails costs
     time, not pieces), and the marks are exact once the sets agree.
 
-    The splitting loop (``_matcher.pyx``, ``_dfa_rev_fill``) reads a window of the text so
-    where its attempts often fail, and goes from a failed attempt straight to the next
-    marked place, where it went back to the character after the attempt's first (and
+    The splitting loop (``_matcher.pyx``, ``_rev_fill``, ``_rev_next``) reads windows of the
+    text so where its attempts often fail, and goes from a failed attempt straight to the
+    next marked place, where it went back to the character after the attempt's first (and
     whatever the cover table and the probes skip).
 
     Returns
