@@ -30,6 +30,7 @@ from bpetrain.splitting._matcher import (
     _py_pshufb_coded,
     _py_pshufb_quarters,
     _py_split_in_one_buffer,
+    _steer_by_chance,
     shuffle_variants,
 )
 from bpetrain.splitting.pattern import SplitPattern, split_pattern
@@ -1235,6 +1236,26 @@ def test_reverse_marks_give_the_pieces(pat_str, reverse, shuffle):
     # kind of character, and words
     for data in (ADVERSARIAL[13], ADVERSARIAL[16], " ".join(rng.choice(REVERSED_TEXT) for _ in range(2500)).encode()):
         check_interleaved(program, pat_str, data)
+
+
+@pytest.mark.parametrize("pat_str", REVERSED)
+def test_reverse_marks_taken_up_and_put_aside_give_the_pieces(pat_str):
+    """With Program(reverse=None) a whole text's reading is timed stretch by stretch and the
+    marks are taken up or put aside by which way took less time (``_rev_steer``): timed by a
+    clock that goes on by chance (``_steer_by_chance``), so that they are at places that
+    depend on the seed, not on the machine, the pieces are still ``regex.finditer``'s, on
+    texts of many stretches (words, mostly invalid UTF-8, every kind of character)."""
+    program = Program(pat_str, stored_program(pat_str), reverse=None)
+    rng = random.Random(7)
+    texts = [" ".join(rng.choice(REVERSED_TEXT) for _ in range(8000)).encode(),
+             ADVERSARIAL[13] * 3, ADVERSARIAL[16] * 3]
+    try:
+        for seed in (1, 2, 3):
+            _steer_by_chance(seed)
+            for data in texts:
+                check_interleaved(program, pat_str, data)
+    finally:
+        _steer_by_chance(0)
 
 
 def test_reverse_must_be_a_bool_or_none():

@@ -6,7 +6,7 @@ counting and encoding kernels call :c:func:`piece_end` on UTF-8 bytes without th
 Bytes that are not valid UTF-8 are one character each, the lone surrogate
 U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
-from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 
 from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_PIECE,
                                         ascii_classes_standard,
@@ -170,13 +170,24 @@ cdef struct RevMarks:
     Py_ssize_t lo       # the marks are known for [lo, hi): bit i - lo of bits
     Py_ssize_t hi
     Py_ssize_t look     # the bytes a window reads beyond hi (doubled where a mark was loose)
-    Py_ssize_t cost     # what the failed attempts since ``begin`` cost (Program(reverse=None))
-    Py_ssize_t begin
-    Py_ssize_t pays     # failed bytes per byte gone from which the marks are used (doubled when they
-                        # skipped too little: REV_SAVES)
-    Py_ssize_t saved    # the bytes the marks skipped since the window was filled
+    Py_ssize_t cost     # what the failed attempts since ``begin`` cost (Program(reverse=None), until
+    Py_ssize_t begin    # the text's reading is timed)
     bint armed          # a failed attempt goes to the next mark
     bint whole
+    # Program(reverse=None) over a whole text (_rev_steer): whether the marks are used is
+    # chosen by the time each way took, stretch by stretch of the text. ``x0``, ``t0``:
+    # where and when (bpetrain_clock_ns) the stretch being timed began (t0 < 0: the text is
+    # not timed yet); ``rate``: nanoseconds per byte without the marks [0] and with them
+    # [1] (0: not timed); ``trial``: the stretch tries the way not kept; ``hold``: the
+    # stretches the way kept goes before the other is tried again, ``left`` of them left.
+    # Interleaved readings fail a little out of order: stretches are by the furthest.
+    Py_ssize_t x0
+    Py_ssize_t xc       # where a trial's time is looked at next
+    int64_t t0
+    double rate[2]
+    Py_ssize_t hold
+    Py_ssize_t left
+    bint trial
     uint64_t bits[REV_WORDS]
     uint16_t cls[REV_ROOM]  # the window's classes (0xFFFF inside a character)
 

@@ -28,6 +28,7 @@ from bpetrain.splitting._blocks cimport blocks_gave
 
 cdef extern from "_portable.h":
     int ctz64 "bpetrain_ctz64"(uint64_t x) noexcept nogil
+    int64_t clock_ns "bpetrain_clock_ns"() noexcept nogil
 
 cdef extern from "_dfa_probe.h":
     Py_ssize_t probe_skip "bpetrain_probe_skip"(const probe_tables* p, const uint8_t* s, Py_ssize_t pos,
@@ -727,7 +728,9 @@ cdef enum:  # reading where matches start backwards (_dfa._reverse_table; RevMar
     REV_SLACK = 256   # byte or more) read more than this many bytes per byte it goes, and this
                       # many more (a window costs about a step a byte)
     REV_RETURN = 8    # what a failed attempt costs beyond its bytes (as PROBE_RETURN)
-    REV_SAVES = 8     # marks that skipped less than 1 byte in this many of a window are dropped
+    REV_STRETCH = 8192  # a whole text's reading is timed this many bytes at a time (_rev_steer) ...
+    REV_HOLD_MAX = 256  # ... and the way that took less time kept for up to this many stretches
+    REV_LOOK_AT = 64    # a trial's time is looked at once this many bytes further
 
 
 cdef RevMarks* _rev_new(bint whole, Py_ssize_t begin, bint armed) noexcept nogil:
@@ -737,11 +740,15 @@ cdef RevMarks* _rev_new(bint whole, Py_ssize_t begin, bint armed) noexcept nogil
     if m != NULL:
         m.lo = m.hi = 0
         m.look = REV_LOOK
-        m.cost = m.saved = 0
-        m.pays = REV_PAYS
-        m.begin = begin
+        m.cost = 0
+        m.begin = m.x0 = m.xc = begin
         m.armed = armed
         m.whole = whole
+        m.t0 = -1
+        m.rate[0] = m.rate[1] = 0
+        m.hold = 1
+        m.left = 0
+        m.trial = False
     return m
 
 
@@ -811,14 +818,6 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
     cdef const uint8_t* b
     cdef uint32_t e, e2
     cdef uint64_t word, word2
-    if t.dfa_rev_mode == REV_AUTO and m.whole and m.saved * REV_SAVES < m.hi - m.lo:
-        # the last window's marks skipped too few attempts to pay for it: back to the cover
-        # table and the guards, and to the marks only once failed attempts cost twice as much
-        m.armed = False
-        m.pays = min(2 * m.pays, 1 << 20)
-        m.cost = 0
-        m.begin = x
-    m.saved = 0
     if m.whole:
         lo = max(x - REV_BACK, 0)
         while lo < x and (s[lo] & 0xC0) == 0x80:
@@ -881,13 +880,15 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
                           Py_ssize_t end) noexcept nogil:
     # The first place from ``x`` (a character's first byte) where a match may start, by the
     # marks (windows filled as needed); or, where none starts before it past ``stop``, that
-    # place; or ``end``.
-    cdef Py_ssize_t w, last, first = x
+    # place; or ``end``; or, where the marks are put aside (_rev_steer) before a window, that
+    # window's first place.
+    cdef Py_ssize_t w, last
     cdef uint64_t word
     while x < end:
         if not m.lo <= x < m.hi:
-            m.saved += x - first  # (what this window's marks skipped, before the next one's)
-            first = x
+            _rev_at(m, t, x)
+            if not m.armed:
+                break
             _rev_fill(m, t, s, x, stop, end)
         w = (x - m.lo) >> 6
         last = (m.hi - m.lo - 1) >> 6
@@ -901,7 +902,6 @@ cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssi
         x = m.hi
         if x >= stop:
             break
-    m.saved += x - first
     return x
 
 
@@ -946,15 +946,94 @@ cdef void _rev_tally(RevMarks* m, Py_ssize_t failed, Py_ssize_t pos) noexcept no
     # The attempt from ``failed`` read to ``pos`` and failed, and the next starts without the
     # marks (after the cover table, the probes and the gap): what it read counts (REV_RETURN
     # more for going back), and once the last stretch of text's count passes what marking
-    # it would cost (REV_PAYS, REV_SLACK), the marks are armed (Program(reverse=None)).
-    if m == NULL or m.armed:
+    # it would cost (REV_PAYS, REV_SLACK), the marks are armed (Program(reverse=None); for a
+    # whole text only until its reading is timed: _rev_steer).
+    if m == NULL or m.armed or m.t0 >= 0:
         return
     if failed - m.begin > REV_WINDOW:  # (what the last stretch of text cost)
         m.begin = failed
         m.cost = 0
     if pos > failed:  # (one that read nothing costs a look at the start state's row: the gap)
         m.cost += pos - failed + REV_RETURN
-    m.armed = m.cost > m.pays * (failed - m.begin) + REV_SLACK
+    m.armed = m.cost > REV_PAYS * (failed - m.begin) + REV_SLACK
+
+
+cdef uint64_t _chance = 0  # not 0 (tests: _steer_by_chance): the state of the clock that goes on by chance
+cdef int64_t _chance_now = 0
+
+
+def _steer_by_chance(uint64_t seed):
+    """Tests: time the stretches of ``_rev_steer`` by a clock that goes on by pseudo-random
+    steps (xorshift64, from ``seed``; 0: by the real clock again), so that the marks are
+    taken up and put aside at places that depend on the seed, not on the machine. For one
+    thread at a time."""
+    global _chance, _chance_now
+    _chance = seed
+    _chance_now = 0
+
+
+cdef int64_t _steer_clock() noexcept nogil:
+    # bpetrain_clock_ns, or the clock that goes on by chance (_steer_by_chance): up to 1 ms a read
+    global _chance, _chance_now
+    if _chance == 0:
+        return clock_ns()
+    _chance ^= _chance << 13
+    _chance ^= _chance >> 7
+    _chance ^= _chance << 17
+    _chance_now += <int64_t>(_chance >> 44)
+    return _chance_now
+
+
+cdef void _rev_steer(RevMarks* m, Py_ssize_t x) noexcept nogil:
+    # Program(reverse=None), a reading of one whole text at ``x`` (where it stopped: _rev_at),
+    # a stretch's end or on in a trial: whether failed attempts go to the next mark, by the
+    # time each way took. A stretch (REV_STRETCH bytes) after the marks were made, the
+    # tally's choice until then (_rev_tally), the reading is timed a stretch at a time: the
+    # way kept for ``hold`` stretches, then the other way for one, a trial (looked at every
+    # REV_LOOK_AT bytes, cut short once it is twice as slow as the way kept, and a little
+    # more). The faster way is kept: where it was already, for twice as many stretches as
+    # before (eight times after a trial twice as slow; up to REV_HOLD_MAX); else for one,
+    # then tried against again. Bytes per second decide, not what the marks skipped: the
+    # cover table and the guards skip failed attempts too, at another cost. The pieces are
+    # the same either way.
+    cdef int64_t now
+    cdef double rate, kept
+    m.xc = x + REV_LOOK_AT
+    now = _steer_clock()
+    if m.t0 < 0:  # the first stretch, partly the tally's: not timed
+        m.t0 = now
+        m.x0 = x
+        return
+    rate = (now - m.t0) / <double>max(x - m.x0, 1)
+    kept = m.rate[not m.armed]
+    if m.trial:
+        if x - m.x0 < REV_STRETCH and now - m.t0 <= kept * (2 * (x - m.x0) + REV_STRETCH // 8):
+            return  # (the trial goes on while it is not twice as slow, and a little more)
+        m.trial = False
+        if rate < kept:
+            m.rate[m.armed] = rate
+            m.hold = m.left = 1
+        else:
+            m.armed = not m.armed
+            m.hold = min(m.hold * (8 if rate > 2 * kept else 2), REV_HOLD_MAX)
+            m.left = m.hold
+    else:
+        m.rate[m.armed] = rate if m.rate[m.armed] == 0 else (m.rate[m.armed] + rate) / 2
+        if m.left > 0:
+            m.left -= 1
+        else:
+            m.armed = not m.armed
+            m.trial = True
+    m.t0 = now
+    m.x0 = x
+
+
+cdef inline void _rev_at(RevMarks* m, const Tables* t, Py_ssize_t x) noexcept nogil:
+    # A reading stopped at ``x``: _rev_steer, for a whole text's marks with Program(reverse=None),
+    # at the end of a stretch or on in a trial
+    if m != NULL and m.whole and t.dfa_rev_mode == REV_AUTO and (
+            x - m.x0 >= REV_STRETCH or m.trial and x >= m.xc):
+        _rev_steer(m, x)
 
 
 cdef enum:  # flags of a DFA's held matches (bpetrain.splitting._dfa.KEEP, COMMIT)
@@ -1036,6 +1115,7 @@ cdef Py_ssize_t _dfa_held_pieces(const Tables* t, const uint8_t* s, Py_ssize_t s
                 gap = past
             _rev_tally(rev, piece, pos)
             piece = gap
+        _rev_at(rev, t, piece)
         pos = piece
         off = t.dfa_start[piece == bos]
         last = -1
@@ -1649,6 +1729,7 @@ cdef inline void _dfa_settle(DfaRun* r, const Tables* t, const uint8_t* s, Py_ss
     cdef Py_ssize_t pos = r.pos, piece = r.piece, last = r.last, count = r.count, first = r.first, i, failed
     cdef Py_ssize_t stop = r.stop, max_pieces = r.max_pieces
     cdef uint32_t e
+    _rev_at(r.rev, t, pos)
     for i in range(first, count):
         bounds[2 * i] = bounds[2 * i - 1] if i > first else piece
     if count > first:
@@ -1915,8 +1996,12 @@ cdef class Program:
         :func:`bpetrain.splitting._dfa._reverse_table`): None, go from a failed attempt
         straight to the next place where a match can start, marked by reading the text
         backwards, once a stretch of text's failed attempts have cost more than the marks
-        would; True: from a text's first failed attempt on; False: never (tests compare the
-        three).
+        would, and over a whole text (``split`` with ``span``, ``n_pieces``, training's
+        counting) from its second 8 KB on, where that took less time than the cover table
+        and the guards (timed 8 KB at a time, the other way tried now and then:
+        ``_rev_steer``); True: from a text's first failed attempt on; False: never (tests
+        compare the three, and time the reading by a clock that goes on by chance:
+        ``_steer_by_chance``).
 
     Attributes
     ----------
