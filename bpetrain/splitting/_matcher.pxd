@@ -180,7 +180,9 @@ cdef struct RevMarks:
     # not timed yet); ``rate``: nanoseconds per byte without the marks [0] and with them
     # [1] (0: not timed); ``trial``: the stretch tries the way not kept; ``hold``: the
     # stretches the way kept goes before the other is tried again, ``left`` of them left.
-    # Interleaved readings fail a little out of order: stretches are by the furthest.
+    # Interleaved readings reach a stop a little out of order: a stretch ends where the
+    # first of them passes 8 KB beyond ``x0``; the one behind is not timed until it
+    # passes the new ``x0``.
     Py_ssize_t x0
     Py_ssize_t xc       # where a trial's time is looked at next
     int64_t t0
