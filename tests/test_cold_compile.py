@@ -58,10 +58,10 @@ def numpy_pair_table(trans: np.ndarray, ascii_class: np.ndarray):
     n_states, width = trans.shape
     present = np.unique(ascii_class)
     size = max(8, 1 << len(present).bit_length())
-    if n_states * size * size * 4 > _dfa.MAX_PAIR_BYTES:
-        return np.zeros(0, dtype=np.uint32), np.zeros(256, dtype=np.uint8)
     codes = np.full(256, len(present), dtype=np.uint8)
     codes[:128] = np.searchsorted(present, ascii_class)
+    if n_states * size * size * 4 > _dfa.MAX_PAIR_BYTES:
+        return np.zeros(0, dtype=np.uint32), codes
     first = trans[:, present].astype(np.int64)
     second = trans[((first & ~7) // width)[:, :, None], present[None, None, :]].astype(np.int64)
     out = np.zeros((n_states, size, size), dtype=np.int64)

@@ -23,6 +23,7 @@ from pattern_strategies import chars_named_in, documents, regex_fails_on, split_
 
 from bpetrain import PATTERNS
 from bpetrain.splitting._compiler import stored_program
+from bpetrain.splitting._dfa import MAX_PAIR_BYTES
 from bpetrain.splitting._matcher import (
     SHUFFLE_VARIANTS,
     BacktrackLimitExceeded,
@@ -1204,6 +1205,29 @@ def test_reverse_marks_are_where_attempts_match(pat_str):
                                                       for i in range(len(classes))])), (pat_str, classes)
 
 
+@pytest.mark.parametrize("pat_str", REVERSED)
+def test_reverse_pairs_are_two_steps(pat_str):
+    """The reverse automaton on two ASCII bytes at once (``dfa_rev_pairs``) goes where two of
+    its steps go, with both steps' marks: a's where a match starts before the byte read first
+    (bit 1), b's before the byte read second (bit 0)."""
+    arrays = {k: np.asarray(v) for k, v in stored_program(pat_str).items()}
+    rev, pairs, codes = arrays["dfa_rev"], arrays["dfa_rev_pairs"], arrays["dfa_codes"]
+    ascii_class = arrays["dfa_class"]
+    if not len(pairs):  # only where it would be too large
+        size = max(8, 1 << len(set(ascii_class.tolist())).bit_length())
+        assert rev.shape[0] * size * size * 4 > MAX_PAIR_BYTES, pat_str
+        return
+    width, size = rev.shape[1], round(pairs.shape[1] ** 0.5)
+    for state in range(rev.shape[0]):
+        for a in range(128):
+            first = int(rev[state, ascii_class[a]])
+            for b in range(128):
+                second = int(rev[first // width, ascii_class[b]])
+                got = int(pairs[state, codes[a] * size + codes[b]])
+                assert got // (size * size) == second // width, (pat_str, state, a, b)
+                assert got & 3 == (first & 1) << 1 | second & 1, (pat_str, state, a, b)
+
+
 def test_reverse_automaton_is_left_out_where_it_marks_every_place():
     """A pattern whose attempt matches from every character has no reverse automaton: no
     place to skip."""
@@ -1272,6 +1296,12 @@ def test_reverse_automaton_of_another_shape_is_refused():
     arrays["dfa_rev"] = np.full_like(rev, rev.size * 2)
     with pytest.raises(ValueError, match="not a DFA"):
         Program(r"\d+x|\s", arrays)
+    arrays["dfa_rev"] = rev
+    pairs = np.asarray(arrays["dfa_rev_pairs"])
+    for bad in (np.ascontiguousarray(pairs[:, : pairs.shape[1] // 2]), np.full_like(pairs, pairs.size * 4)):
+        arrays["dfa_rev_pairs"] = bad
+        with pytest.raises(ValueError, match="not a DFA"):
+            Program(r"\d+x|\s", arrays)
 
 
 def test_interleaved_readings_reject_a_negative_span():

@@ -577,7 +577,8 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         ``follow`` (uint64, shape (64,): for each set, the sets that can be read right
         after it in one attempt to match). The DFA: ``dfa_trans``, ``dfa_eot``, ``dfa_start``, ``dfa_cover``
         (:func:`bpetrain.splitting._dfa.build_dfa`), ``dfa_pairs``, ``dfa_codes``
-        (:func:`~bpetrain.splitting._dfa.pair_table`), ``dfa_class`` (uint16, shape (128,):
+        (:func:`~bpetrain.splitting._dfa.pair_table`), ``dfa_rev_pairs``
+        (:func:`~bpetrain.splitting._dfa.reverse_pair_table`), ``dfa_class`` (uint16, shape (128,):
         each ASCII byte's class), the ``shuffle_*`` arrays
         (:func:`~bpetrain.splitting._dfa.shuffle_table`), and ``dfa_reason``,
         ``shuffle_reason`` (uint8: why there is no DFA, no shuffle table, as UTF-8; empty
@@ -588,7 +589,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
     Unsupported
         If the pattern needs the ``regex`` module (the message says why).
     """
-    from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_table, shuffle_table
+    from bpetrain.splitting._dfa import NoDfa, build_dfa, pair_codes, pair_table, reverse_pair_table, shuffle_table
 
     if regex.DEFAULT_VERSION != regex.VERSION0:
         raise Unsupported("regex.DEFAULT_VERSION is not VERSION0")
@@ -661,7 +662,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
         dfa = build_dfa(root, bits, sig_mask, parser.sets.get((r"\n", "")), _nullable)
         dfa["dfa_reason"] = array_view("B", b"")
         if "dfa_held" in dfa:  # (read by a loop of its own, one character at a time)
-            dfa["dfa_pairs"], dfa["dfa_codes"] = array_view("I", []), array_view("B", bytes(256))
+            dfa["dfa_pairs"], dfa["dfa_codes"] = array_view("I", []), pair_codes(ascii_class)[2]
             dfa["shuffle_reason"] = array_view("B", b"the DFA holds matches that later characters decide")
         else:
             dfa["dfa_pairs"], dfa["dfa_codes"] = pair_table(dfa["dfa_trans"], ascii_class)
@@ -670,6 +671,7 @@ def compile_program(pat_str: str, unicode: UnicodeTable | None = None) -> dict[s
                 dfa["shuffle_reason"] = array_view("B", b"")
             except NoDfa as exc:
                 dfa["shuffle_reason"] = array_view("B", str(exc).encode())
+        dfa["dfa_rev_pairs"] = reverse_pair_table(dfa["dfa_rev"], ascii_class)
     except NoDfa as exc:
         dfa = {"dfa_trans": array_view("H", []), "dfa_eot": array_view("B", b""),
                "dfa_start": array_view("I", [0, 0]), "dfa_pairs": array_view("I", []),

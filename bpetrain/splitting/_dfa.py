@@ -85,7 +85,8 @@ import itertools
 from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "first_difference", "pair_table", "same_pieces", "shuffle_table"]
+__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "first_difference", "pair_codes", "pair_table",
+           "reverse_pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
@@ -1390,17 +1391,15 @@ def pair_table(trans: memoryview, ascii_class) -> tuple[memoryview, memoryview]:
         offset (state * size * size) after reading ASCII ``a`` then ``b``, with
         PAIR_CUT0/1 and PAIR_MATCH0/1 for what the two single transitions said; or
         PAIR_SLOW if either is SLOW or either byte is not ASCII (so the loop need not test
-        that). Empty arrays if the table would be larger than :data:`MAX_PAIR_BYTES`.
+        that). ``pairs`` empty if the table would be larger than :data:`MAX_PAIR_BYTES`
+        (``codes`` are :func:`pair_codes`' all the same: :func:`reverse_pair_table` reads by them).
         (:func:`~bpetrain.splitting._charsets.array_view`: made without numpy.)
     """
     n_states, width = trans.shape
     rows = trans.tolist()
-    present = sorted(set(ascii_class))
-    size = max(8, 1 << len(present).bit_length())  # more than the ASCII classes: one code for the rest
+    present, size, codes = pair_codes(ascii_class)
     if n_states * size * size * 4 > MAX_PAIR_BYTES:
-        return array_view("I", []), array_view("B", bytes(256))
-    code = {k: i for i, k in enumerate(present)}
-    codes = bytes(code[k] for k in ascii_class) + bytes([len(present)]) * 128  # not ASCII: a code without a pair
+        return array_view("I", []), codes
     # the second step from each state on each ASCII class, without the first step's flags
     second = [[PAIR_SLOW if e & SLOW else (e & ~7) // width * size * size | (e & 1) * PAIR_CUT1
                | (e >> 1 & 1) * PAIR_MATCH1 for e in (row[k] for k in present)] for row in rows]
@@ -1417,6 +1416,57 @@ def pair_table(trans: memoryview, ascii_class) -> tuple[memoryview, memoryview]:
             flat += pad
         flat += slow * (size - len(present))
     return array_view("I", flat, (n_states, size * size)), array_view("B", codes)
+
+
+def pair_codes(ascii_class) -> tuple[list[int], int, memoryview]:
+    """The codes of :func:`pair_table` and :func:`reverse_pair_table`: the ASCII classes
+    (``present``, sorted), ``size`` (their number, and one more for the bytes >= 0x80,
+    rounded up to a power of two, at least 8) and ``codes`` (uint8, shape (256,): ``codes[b]``
+    the index of byte ``b``'s class in ``present``, ``len(present)`` for a byte >= 0x80)."""
+    present = sorted(set(ascii_class))
+    size = max(8, 1 << len(present).bit_length())  # more than the ASCII classes: one code for the rest
+    code = {k: i for i, k in enumerate(present)}
+    return present, size, array_view("B", bytes(code[k] for k in ascii_class) + bytes([len(present)]) * 128)
+
+
+def reverse_pair_table(rev: memoryview, ascii_class) -> memoryview:
+    """:func:`_reverse_table`'s automaton on two ASCII characters at once, read backwards,
+    to halve the chain of dependent table reads that marks where a match can start.
+
+    Parameters
+    ----------
+    rev : memoryview or numpy.ndarray of uint32, shape (n_reverse, width) or (0,)
+        ``dfa_rev``: the next reverse state's row offset (state * width) ``|`` whether a
+        match starts before the character read.
+    ascii_class : sequence of int, length 128
+        The class of each ASCII byte.
+
+    Returns
+    -------
+    memoryview of uint32, shape (n_reverse, size * size), or (0,)
+        With ``codes`` and ``size`` of :func:`pair_codes`: ``pairs[r, codes[a] * size +
+        codes[b]]``, the reverse state reached from ``r`` by reading ``a``, then ``b`` (the
+        character before it), as a row offset (state * size * size), ``| 2`` where a match
+        starts before ``a``, ``| 1`` before ``b``. Entries for a byte >= 0x80 are 0: the loop
+        reads pairs of ASCII bytes only. Empty where ``rev`` is, or where the table would
+        be larger than :data:`MAX_PAIR_BYTES`.
+    """
+    if not len(rev):
+        return array_view("I", [])
+    n_reverse, width = rev.shape
+    present, size, _ = pair_codes(ascii_class)
+    if n_reverse * size * size * 4 > MAX_PAIR_BYTES:
+        return array_view("I", [])
+    rows = rev.tolist()
+    flat: list[int] = []
+    for row in rows:
+        for a in present:
+            first = row[a]
+            after = rows[(first & ~1) // width]
+            flat += [(e & ~1) // width * size * size | (first & 1) << 1 | e & 1 for e in (after[b] for b in present)]
+            flat += [0] * (size - len(present))
+        flat += [0] * (size * (size - len(present)))
+    return array_view("I", flat, (n_reverse, size * size))
 
 
 #: The most lanes of the shuffle table (:func:`shuffle_table`): those of one 64-byte vector.

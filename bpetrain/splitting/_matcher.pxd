@@ -240,6 +240,9 @@ cdef struct Tables:
     const uint32_t* dfa_rev       # reverse row offset + class -> the next one | a match starts before the class
     uint32_t dfa_rev_start[2]     # the row offset of the reverse state at a window's end before / at the end of the text
     int dfa_rev_mode              # REV_AUTO or REV_ALWAYS (_matcher.pyx), 0 where dfa_rev is NULL
+    const uint32_t* dfa_rev_pairs  # the same on two ASCII bytes at once (_dfa.reverse_pair_table), NULL: none:
+    const uint8_t* dfa_rev_codes  # row offset (state << 2 * shift) + (code[a] << shift) + code[b] -> the next
+    int dfa_rev_code_shift        # one | 2 where a match starts before a, | 1 before b (b the byte before a)
 
 
 cdef class Program:

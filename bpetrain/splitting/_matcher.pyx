@@ -814,6 +814,9 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
     # time past (``cls``; 0xFFFF inside a character).
     cdef Py_ssize_t lo = x, hi, i, j, n, w, half
     cdef const uint32_t* rev = t.dfa_rev
+    cdef const uint32_t* pairs = t.dfa_rev_pairs
+    cdef const uint8_t* codes = t.dfa_rev_codes
+    cdef int code_shift = t.dfa_rev_code_shift, pair_shift = 2 * t.dfa_rev_code_shift
     cdef const uint16_t* classes = t.dfa_class
     cdef const uint8_t* b
     cdef uint32_t e, e2
@@ -850,7 +853,8 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
         m.hi = hi
     # Two readings at once where the window is long (a read of the table waits on the one
     # before it in the same reading only): the lower half from ``look`` bytes into the upper
-    # half, from every state (its last marks as loose as a window's), beside the upper half
+    # half, from every state (its last marks as loose as a window's), beside the upper half;
+    # 64 ASCII bytes of each by the pair table where there is one (a read per two bytes)
     n = hi - lo
     half = (n >> 7) << 6 if n >= 512 else 0
     e = _rev_span(m, t, b, n, 2 * half, t.dfa_rev_start[hi >= end], True)
@@ -862,7 +866,23 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
     while j > 0:  # a word of each at a time
         i -= 64
         j -= 64
-        if _rev_ascii(b, i, i + 64) and _rev_ascii(b, j, j + 64):
+        if not (_rev_ascii(b, i, i + 64) and _rev_ascii(b, j, j + 64)):
+            e = _rev_span(m, t, b, i + 64, i, e, True)
+            e2 = _rev_span(m, t, b, j + 64, j, e2, True)
+        elif pairs != NULL:  # (two bytes a read: states as the pair table's row offsets there)
+            e = (e >> t.dfa_shift) << pair_shift
+            e2 = (e2 >> t.dfa_shift) << pair_shift
+            word = word2 = 0
+            for w in range(63, 0, -2):
+                e = pairs[(e & ~(<uint32_t>3)) + (codes[b[i + w]] << code_shift) + codes[b[i + w - 1]]]
+                word |= (<uint64_t>(e & 3)) << (w - 1)
+                e2 = pairs[(e2 & ~(<uint32_t>3)) + (codes[b[j + w]] << code_shift) + codes[b[j + w - 1]]]
+                word2 |= (<uint64_t>(e2 & 3)) << (w - 1)
+            m.bits[i >> 6] = word
+            m.bits[j >> 6] = word2
+            e = (e >> pair_shift) << t.dfa_shift
+            e2 = (e2 >> pair_shift) << t.dfa_shift
+        else:
             word = word2 = 0
             for w in range(63, -1, -1):
                 e = rev[(e & ~(<uint32_t>1)) + classes[b[i + w]]]
@@ -871,9 +891,6 @@ cdef void _rev_fill(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x
                 word2 |= (<uint64_t>(e2 & 1)) << w
             m.bits[i >> 6] = word
             m.bits[j >> 6] = word2
-        else:
-            e = _rev_span(m, t, b, i + 64, i, e, True)
-            e2 = _rev_span(m, t, b, j + 64, j, e2, True)
 
 
 cdef Py_ssize_t _rev_next(RevMarks* m, const Tables* t, const uint8_t* s, Py_ssize_t x, Py_ssize_t stop,
@@ -1941,6 +1958,78 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
 
 # ------------------------------------------------------------------ the program object
 
+cdef str NOT_A_DFA = "not a DFA from bpetrain.splitting._compiler.compile_program"
+
+
+cdef uint32_t _largest(const uint32_t* table, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t largest = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        largest = max(largest, table[i])
+    return largest
+
+
+cdef const uint32_t* _pair_rows(dict arrays, str name, Py_ssize_t n_rows, dict owned, int* shift,
+                                uint32_t* largest, const uint8_t** codes_out) except NULL:
+    # A DFA's table ``arrays[name]`` on two ASCII bytes at once (the forward pairs, or the
+    # reverse ones), uint32 of shape (n_rows, size * size), read by ``dfa_codes`` (uint8,
+    # shape (256,), each < size; size a power of two >= 8): its first entry, its buffers kept
+    # alive in ``owned``; ``shift`` log2(size), ``largest`` its largest entry (for the caller to
+    # check the rows it names), ``codes_out`` the codes.
+    cdef const uint32_t[:, ::1] rows
+    cdef const uint8_t[::1] codes
+    cdef Py_ssize_t size, i
+    try:
+        rows, codes = arrays[name], arrays["dfa_codes"]
+    except (ValueError, TypeError):
+        raise ValueError(NOT_A_DFA) from None
+    size = int(round(rows.shape[1] ** 0.5))
+    if rows.shape[0] != n_rows or rows.shape[1] != size * size or size & (size - 1) or size < 8 \
+            or codes.shape[0] != 256 or any(codes[i] >= size for i in range(256)):
+        raise ValueError(NOT_A_DFA)
+    owned[name], owned["dfa_codes"] = arrays[name], arrays["dfa_codes"]
+    shift[0] = size.bit_length() - 1
+    largest[0] = _largest(&rows[0, 0], rows.shape[0] * rows.shape[1])
+    codes_out[0] = &codes[0]
+    return &rows[0, 0]
+
+
+cdef int _read_reverse(Tables* t, dict arrays, Py_ssize_t width, reverse, dict owned) except -1:
+    # The reverse automaton (``dfa_rev``, ``dfa_rev_start``; _dfa._reverse_table) and its
+    # table on two ASCII bytes at once (``dfa_rev_pairs``) into ``t``, unless ``reverse`` is
+    # False or the program has none.
+    cdef const uint32_t[::1] rev_start
+    cdef const uint32_t[:, ::1] rev
+    cdef const uint32_t* pairs
+    cdef uint32_t largest
+    cdef int shift
+    t.dfa_rev = NULL
+    t.dfa_rev_pairs = NULL
+    t.dfa_rev_mode = 0
+    if reverse is False or not len(arrays.get("dfa_rev", ())):
+        return 0
+    try:
+        rev, rev_start = arrays["dfa_rev"], arrays["dfa_rev_start"]
+    except (ValueError, TypeError):
+        raise ValueError(NOT_A_DFA) from None
+    largest = _largest(&rev[0, 0], rev.shape[0] * rev.shape[1])
+    if rev.shape[1] != width or rev_start.shape[0] != 2 or largest // width >= rev.shape[0] \
+            or max(rev_start[0], rev_start[1]) // width >= rev.shape[0]:
+        raise ValueError(NOT_A_DFA)
+    owned.update(dfa_rev=arrays["dfa_rev"], dfa_rev_start=arrays["dfa_rev_start"])
+    t.dfa_rev = &rev[0, 0]
+    t.dfa_rev_start[0] = rev_start[0]
+    t.dfa_rev_start[1] = rev_start[1]
+    t.dfa_rev_mode = REV_ALWAYS if reverse else REV_AUTO
+    if len(arrays.get("dfa_rev_pairs", ())):
+        pairs = _pair_rows(arrays, "dfa_rev_pairs", rev.shape[0], owned, &shift, &largest, &t.dfa_rev_codes)
+        if largest >> (2 * shift) >= <uint32_t>rev.shape[0]:
+            raise ValueError(NOT_A_DFA)
+        t.dfa_rev_pairs = pairs
+        t.dfa_rev_code_shift = shift
+    return 0
+
+
 cdef const uint8_t* _bit_rows(dict arrays, str name, Py_ssize_t n_rows, Py_ssize_t row_bytes,
                               dict owned) except? NULL:
     # A DFA's optional bit table ``arrays[name]`` (the cover or the dominance bits) of
@@ -1952,9 +2041,9 @@ cdef const uint8_t* _bit_rows(dict arrays, str name, Py_ssize_t n_rows, Py_ssize
     try:
         rows = arrays[name]
     except (ValueError, TypeError):
-        raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+        raise ValueError(NOT_A_DFA) from None
     if rows.shape[0] != n_rows or rows.shape[1] != row_bytes:
-        raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+        raise ValueError(NOT_A_DFA)
     owned[name] = arrays[name]
     return &rows[0, 0]
 
@@ -2028,14 +2117,13 @@ cdef class Program:
         # start-up needs no numpy; ``owned`` keeps the buffers alive.
         cdef const uint64_t[::1] ascii_mask, ascii_cand, sig_mask, sig_cand, follow
         cdef const uint16_t[::1] stage1, stage2, dfa_class
-        cdef const uint32_t[::1] rev_start
-        cdef const uint32_t[:, ::1] rev
-        cdef const uint32_t[:, ::1] trans, pairs
-        cdef const uint8_t[::1] eot, codes
+        cdef const uint32_t[:, ::1] trans
+        cdef const uint8_t[::1] eot
         cdef const uint8_t[:, ::1] held
         cdef const int64_t* rows
-        cdef Py_ssize_t n_alternatives, i, n_states, width, size
+        cdef Py_ssize_t n_alternatives, i, n_states, width
         cdef uint32_t largest
+        cdef int shift
         cdef bint bad
         cdef int code
         if reverse is not None and not isinstance(reverse, bool):
@@ -2103,6 +2191,7 @@ cdef class Program:
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
         self.tables.dfa_rev = NULL
+        self.tables.dfa_rev_pairs = NULL
         self.tables.dfa_rev_mode = 0
         self.tables.dfa_probe = NULL
         self.tables.shuffle.rows = NULL
@@ -2112,7 +2201,7 @@ cdef class Program:
             try:
                 trans, dfa_class, eot = arrays["dfa_trans"], arrays["dfa_class"], arrays["dfa_eot"]
             except (ValueError, TypeError):
-                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
+                raise ValueError(NOT_A_DFA) from None
             start = arrays["dfa_start"]
             n_states, width = trans.shape[0], trans.shape[1]
             largest = 0
@@ -2122,7 +2211,7 @@ cdef class Program:
             if bad or not n_states or width & (width - 1) or dfa_class.shape[0] != 128 or eot.shape[0] != n_states \
                     or len(start) != 2 or not all(0 <= int(x) // width < n_states for x in start) \
                     or largest // width >= n_states or len(sig_mask) > width:
-                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                raise ValueError(NOT_A_DFA)
             owned.update(dfa_trans=arrays["dfa_trans"], dfa_class=arrays["dfa_class"], dfa_eot=arrays["dfa_eot"])
             self.tables.dfa_trans = &trans[0, 0]
             self.tables.dfa_class = &dfa_class[0]
@@ -2134,11 +2223,11 @@ cdef class Program:
             if "dfa_held" in arrays:
                 held = arrays["dfa_held"]
                 if held.shape[0] != n_states or held.shape[1] != width or any(eot[i] > 3 for i in range(n_states)):
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                    raise ValueError(NOT_A_DFA)
                 owned.update(dfa_held=held)
                 self.tables.dfa_held = &held[0, 0]
             elif any(eot[i] > 2 for i in range(n_states)):
-                raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
+                raise ValueError(NOT_A_DFA)
             self.tables.dfa_pairs = NULL
             self.tables.dfa_interleave = False
             self.tables.dfa_cover = _bit_rows(arrays, "dfa_cover", n_states, width // 8, owned)
@@ -2146,42 +2235,14 @@ cdef class Program:
             self.tables.dfa_dominate = _bit_rows(arrays, "dfa_dominate", n_states, self.tables.dfa_dominate_row,
                                                  owned)
             self._read_probes(n_states, width)
-            self.tables.dfa_rev = NULL
-            self.tables.dfa_rev_mode = 0
-            if reverse is not False and len(arrays.get("dfa_rev", ())):
-                try:
-                    rev, rev_start = arrays["dfa_rev"], arrays["dfa_rev_start"]
-                except (ValueError, TypeError):
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
-                largest = 0
-                for i in range(rev.shape[0] * rev.shape[1]):
-                    largest = max(largest, (&rev[0, 0])[i])
-                if rev.shape[1] != width or rev_start.shape[0] != 2 or largest // width >= rev.shape[0] \
-                        or max(rev_start[0], rev_start[1]) // width >= rev.shape[0]:
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-                owned.update(dfa_rev=rev, dfa_rev_start=rev_start)
-                self.tables.dfa_rev = &rev[0, 0]
-                self.tables.dfa_rev_start[0] = rev_start[0]
-                self.tables.dfa_rev_start[1] = rev_start[1]
-                self.tables.dfa_rev_mode = REV_ALWAYS if reverse else REV_AUTO
+            _read_reverse(&self.tables, arrays, width, reverse, owned)
             if len(arrays["dfa_pairs"]):
-                try:
-                    pairs, codes = arrays["dfa_pairs"], arrays["dfa_codes"]
-                except (ValueError, TypeError):
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program") from None
-                size = int(round(pairs.shape[1] ** 0.5))
-                largest = 0
-                for i in range(pairs.shape[0] * pairs.shape[1]):
-                    largest = max(largest, (&pairs[0, 0])[i])
-                bad = any(codes[i] >= size for i in range(codes.shape[0]))
-                if bad or pairs.shape[0] != n_states or pairs.shape[1] != size * size or size & (size - 1) or size < 8 \
-                        or codes.shape[0] != 256 or largest >> 5 >= n_states * size:
-                    raise ValueError("not a DFA from bpetrain.splitting._compiler.compile_program")
-                owned.update(dfa_pairs=arrays["dfa_pairs"], dfa_codes=arrays["dfa_codes"])
-                self.tables.dfa_pairs = &pairs[0, 0]
-                self.tables.dfa_codes = &codes[0]
-                self.tables.dfa_code_shift = size.bit_length() - 1
-                self.tables.dfa_pair_shift = 2 * (size.bit_length() - 1)
+                self.tables.dfa_pairs = _pair_rows(arrays, "dfa_pairs", n_states, owned, &shift, &largest,
+                                                   &self.tables.dfa_codes)
+                if largest >> 5 >= n_states << shift:
+                    raise ValueError(NOT_A_DFA)
+                self.tables.dfa_code_shift = shift
+                self.tables.dfa_pair_shift = 2 * shift
                 # Two readings pay where the loop runs long: not where ASCII text has gaps that
                 # no piece covers (every one stops the loop), as ``bloom``'s and ``falcon``'s
                 # whitespace (benchmarks/README.md, Splitting).
