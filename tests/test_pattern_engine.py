@@ -18,6 +18,7 @@ import pytest
 import regex
 from helpers import MULTILINGUAL
 from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from pattern_strategies import chars_named_in, documents, regex_fails_on, split_patterns
 
@@ -1317,10 +1318,19 @@ def test_generated_patterns(data):
 
 
 @pytest.mark.slow
-@settings(max_examples=5000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_generated_patterns_many(data):
-    _check_generated(data)
+@pytest.mark.parametrize("shard", range(10))
+def test_generated_patterns_many(shard):
+    """5000 generated patterns in ten shards of 500, each drawn from a seed of its own, so
+    that ``pytest -n`` workers share them (compiling is most of the time: about 0.3 s a
+    pattern)."""
+
+    @hypothesis_seed(shard)
+    @settings(max_examples=500, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def run(data):
+        _check_generated(data)
+
+    run()
 
 
 #: Cases where the regex module does something an engine author might not expect; each
