@@ -1219,14 +1219,13 @@ def test_reverse_pairs_are_two_steps(pat_str):
         assert rev.shape[0] * size * size * 4 > MAX_PAIR_BYTES, pat_str
         return
     width, size = rev.shape[1], round(pairs.shape[1] ** 0.5)
-    for state in range(rev.shape[0]):
-        for a in range(128):
-            first = int(rev[state, ascii_class[a]])
-            for b in range(128):
-                second = int(rev[first // width, ascii_class[b]])
-                got = int(pairs[state, codes[a] * size + codes[b]])
-                assert got // (size * size) == second // width, (pat_str, state, a, b)
-                assert got & 3 == (first & 1) << 1 | second & 1, (pat_str, state, a, b)
+    rev, pairs, codes = rev.astype(np.int64), pairs.astype(np.int64), codes[:128].astype(np.int64)
+    first = rev[:, ascii_class]  # [state, a]
+    second = rev[(first // width)[:, :, None], ascii_class[None, None, :]]  # [state, a, b]
+    got = pairs[np.arange(len(rev))[:, None, None], codes[None, :, None] * size + codes[None, None, :]]
+    want = (second // width) * size * size | ((first & 1) << 1)[:, :, None] | second & 1
+    wrong = np.argwhere(got != want)
+    assert not len(wrong), (pat_str, "state, a, b:", wrong[0].tolist(), got[tuple(wrong[0])], want[tuple(wrong[0])])
 
 
 def test_reverse_automaton_is_left_out_where_it_marks_every_place():
