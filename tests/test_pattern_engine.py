@@ -1420,6 +1420,9 @@ NO_DFA = [
     r"ab(?=cd)|a(?=bc)|.",  # "ab" held before "c" while "a" held before "b" is undecided: two registers
     r"(?>(?=ab)a|a)c|.",  # the group is left before the lookahead inside it is decided
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
+    # states of too many NFA threads (the atomic group's instances, one per place it was
+    # entered at): more than ten minutes to build before MAX_THREADS
+    r"[^a]+(?>[^b\d]+|.|.{3}\p{Me}{2,5}+\P{Inherited}*){1,2}",
 ]
 
 
@@ -1429,6 +1432,19 @@ def test_patterns_without_dfa(pat_str):
     assert sp.program is not None and not sp.program.has_dfa and sp.dfa_reason.startswith(ALLOWED_NO_DFA)
     for data in (b"ab aab abc ababc x\ny 1 2 3", b"a" * 950 + b"c" + b"ab" * 500 + b"c", MULTILINGUAL.encode()):
         check(sp, pat_str, data)
+
+
+def test_states_of_too_many_threads_in_all_are_refused(monkeypatch):
+    """Beside a bound on one state's NFA threads (NO_DFA), one on all the states' together:
+    each state costs about the square of its threads to build."""
+    from bpetrain.splitting import _dfa
+    from bpetrain.splitting._compiler import compile_program
+
+    pat_str = PATTERNS["o200k"]
+    assert not bytes(compile_program(pat_str)["dfa_reason"])
+    monkeypatch.setattr(_dfa, "MAX_THREADS_IN_ALL", 100)
+    reason = bytes(compile_program(pat_str)["dfa_reason"]).decode()
+    assert reason == "the automaton would need more than 100 NFA threads in all its states", reason
 
 
 #: Patterns the DFA expresses by reading what a construct it refuses elsewhere does here: a

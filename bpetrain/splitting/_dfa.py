@@ -63,7 +63,8 @@ module builds it from the pattern's tree (:class:`bpetrain.splitting._compiler.N
   since; ``(?:|a)*a`` on "aa" is two pieces, where an automaton that looped on would take both.
 - **Refused** (:class:`NoDfa`; the backtracking matcher runs the pattern): the two held
   matches and the undecided exits above, more than :data:`MAX_CLASSES` classes, and automata of more than
-  :data:`MAX_STATES` states or NFAs of more than :data:`MAX_NFA` instructions.
+  :data:`MAX_STATES` states, of states holding more NFA threads than :data:`MAX_THREADS` (one) or
+  :data:`MAX_THREADS_IN_ALL` (all), or NFAs of more than :data:`MAX_NFA` instructions.
 
 The tables (:func:`build_dfa`) are one transition per (state, class), the next state and
 whether a match ends before the character read, with the way a piece usually ends (no
@@ -85,11 +86,16 @@ import itertools
 from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "NoDfa", "build_dfa", "first_difference", "pair_codes", "pair_table",
+__all__ = ["MAX_NFA", "MAX_STATES", "MAX_THREADS", "MAX_THREADS_IN_ALL", "NoDfa", "build_dfa", "first_difference", "pair_codes", "pair_table",
            "reverse_pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
+#: The most NFA threads one DFA state holds, and all its states together: building a state
+#: costs about the square of its threads a character class (published patterns' states hold
+#: at most 34; a generated pattern whose states grew to 469 took over ten minutes to build).
+MAX_THREADS = 128
+MAX_THREADS_IN_ALL = 65536
 #: The most NFA instructions (bounded repetitions are unrolled).
 MAX_NFA = 4000
 #: The most character classes the DFA reads by.
@@ -505,6 +511,7 @@ class _Builder:
         self.n_classes = n_classes
         self.states: dict[tuple, int] = {(): 0}
         self.order: list[tuple] = [()]
+        self.held = 0  # the NFA threads of all its states (MAX_THREADS_IN_ALL)
         self.live: dict[tuple[int, int], bool] = {}
         self.fresh = itertools.count(1 << 30)  # labels of atomic-group instances entered in a step
 
@@ -686,11 +693,16 @@ class _Builder:
         return settled
 
     def state(self, threads: list) -> int:
+        if len(threads) > MAX_THREADS:
+            raise NoDfa(f"the automaton would need more than {MAX_THREADS} NFA threads in a state")
         key = tuple(threads)
         found = self.states.get(key)
         if found is None:
             if len(self.order) >= MAX_STATES:
                 raise NoDfa(f"the automaton would need more than {MAX_STATES} states")
+            self.held += len(threads)
+            if self.held > MAX_THREADS_IN_ALL:
+                raise NoDfa(f"the automaton would need more than {MAX_THREADS_IN_ALL} NFA threads in all its states")
             found = self.states[key] = len(self.order)
             self.order.append(key)
         return found
