@@ -86,8 +86,8 @@ import itertools
 from bpetrain.splitting._charsets import array_view
 from bpetrain.splitting._matcher import LAZY, POSSESSIVE
 
-__all__ = ["MAX_NFA", "MAX_STATES", "MAX_THREADS", "MAX_THREADS_IN_ALL", "NoDfa", "build_dfa", "first_difference", "pair_codes", "pair_table",
-           "reverse_pair_table", "same_pieces", "shuffle_table"]
+__all__ = ["MAX_NFA", "MAX_STATES", "MAX_THREADS", "MAX_THREADS_IN_ALL", "NoDfa", "build_dfa", "first_difference",
+           "pair_codes", "pair_table", "reverse_pair_table", "same_pieces", "shuffle_table"]
 
 #: The most DFA states.
 MAX_STATES = 4096
@@ -1427,7 +1427,7 @@ def pair_table(trans: memoryview, ascii_class) -> tuple[memoryview, memoryview]:
             flat += [v if v == PAIR_SLOW else v | first for v in second[(e & ~7) // width]]
             flat += pad
         flat += slow * (size - len(present))
-    return array_view("I", flat, (n_states, size * size)), array_view("B", codes)
+    return array_view("I", flat, (n_states, size * size)), codes
 
 
 def pair_codes(ascii_class) -> tuple[list[int], int, memoryview]:

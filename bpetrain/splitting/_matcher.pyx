@@ -1997,15 +1997,12 @@ cdef const uint32_t* _pair_rows(dict arrays, str name, Py_ssize_t n_rows, dict o
 cdef int _read_reverse(Tables* t, dict arrays, Py_ssize_t width, reverse, dict owned) except -1:
     # The reverse automaton (``dfa_rev``, ``dfa_rev_start``; _dfa._reverse_table) and its
     # table on two ASCII bytes at once (``dfa_rev_pairs``) into ``t``, unless ``reverse`` is
-    # False or the program has none.
+    # False or the program has none (``t``'s are then left NULL, as Program.__cinit__ set them).
     cdef const uint32_t[::1] rev_start
     cdef const uint32_t[:, ::1] rev
     cdef const uint32_t* pairs
     cdef uint32_t largest
     cdef int shift
-    t.dfa_rev = NULL
-    t.dfa_rev_pairs = NULL
-    t.dfa_rev_mode = 0
     if reverse is False or not len(arrays.get("dfa_rev", ())):
         return 0
     try:
