@@ -2201,9 +2201,7 @@ cdef class Program:
                 raise ValueError(NOT_A_DFA) from None
             start = arrays["dfa_start"]
             n_states, width = trans.shape[0], trans.shape[1]
-            largest = 0
-            for i in range(n_states * width):
-                largest = max(largest, (&trans[0, 0])[i])
+            largest = _largest(&trans[0, 0], n_states * width)
             bad = any(dfa_class[i] >= width for i in range(dfa_class.shape[0]))
             if bad or not n_states or width & (width - 1) or dfa_class.shape[0] != 128 or eot.shape[0] != n_states \
                     or len(start) != 2 or not all(0 <= int(x) // width < n_states for x in start) \
