@@ -1421,7 +1421,8 @@ NO_DFA = [
     r"(?>(?=ab)a|a)c|.",  # the group is left before the lookahead inside it is decided
     r"[ab]*a[ab]{13}c|.",  # too many states (the DFA remembers the last 14 characters)
     # states of too many NFA threads (the atomic group's instances, one per place it was
-    # entered at): more than ten minutes to build before MAX_THREADS
+    # entered at): the slow test drew a longer pattern like it that took more than ten
+    # minutes to build before MAX_THREADS
     r"[^a]+(?>[^b\d]+|.|.{3}\p{Me}{2,5}+\P{Inherited}*){1,2}",
 ]
 
