@@ -1068,6 +1068,29 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     return end;
 }
 
+/* The pieces of the current block's starts not yet returned, as bpetrain_blocks_next gives them
+   one at a time, while *cur < stop and fewer than room are written: each piece's start and end
+   to bounds (from bounds[0]), the end of the last at *cur. Returns how many it wrote: 0 where the
+   block's starts are used up (bpetrain_blocks_next reads the next block). In one loop whose
+   state stays in registers, for the rules without gaps (not BPETRAIN_BLOCKS_LONE_SPACE_GAPS). */
+static inline Py_ssize_t bpetrain_blocks_drain(bpetrain_block_scan* it, Py_ssize_t* cur, Py_ssize_t stop,
+                                              Py_ssize_t* bounds, Py_ssize_t room) {
+    uint64_t starts = it->starts;
+    const Py_ssize_t base = it->base;
+    Py_ssize_t c = *cur, k = 0;
+    while (starts && k < room && c < stop) {
+        const Py_ssize_t end = base + bpetrain_ctz64(starts);
+        starts &= starts - 1;
+        bounds[2 * k] = c;
+        bounds[2 * k + 1] = end;
+        c = end;
+        k++;
+    }
+    it->starts = starts;
+    *cur = c;
+    return k;
+}
+
 /* Whether the blocks gave the last piece: asked after bpetrain_blocks_next (and
    bpetrain_blocks_reset, if that gave -1), for the tests. Only a block's reading leaves
    valid set: every -1 is followed by a reset. */
