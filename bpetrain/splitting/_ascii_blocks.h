@@ -1069,17 +1069,30 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
 }
 
 /* The pieces of the current block's starts not yet returned, as bpetrain_blocks_next gives them
-   one at a time, while *cur < stop and fewer than room are written: each piece's start and end
-   to bounds (from bounds[0]), the end of the last at *cur. Returns how many it wrote: 0 where the
-   block's starts are used up (bpetrain_blocks_next reads the next block). In one loop whose
-   state stays in registers, for the rules without gaps (not BPETRAIN_BLOCKS_LONE_SPACE_GAPS). */
-static inline Py_ssize_t bpetrain_blocks_drain(bpetrain_block_scan* it, Py_ssize_t* cur, Py_ssize_t stop,
-                                              Py_ssize_t* bounds, Py_ssize_t room) {
+   one at a time, in the string s[first : n], while *cur < stop and fewer than room are written:
+   each piece's start and end to bounds (from bounds[0]), the end of the last at *cur. For rules
+   with BPETRAIN_BLOCKS_LONE_SPACE_GAPS, a gap (bpetrain_blocks_gap) is passed over, and a piece
+   it is unsure of left to the caller. Returns how many it wrote (none once the block's starts
+   are used up: bpetrain_blocks_next reads the next block). In one loop whose state stays in
+   registers. */
+static inline Py_ssize_t bpetrain_blocks_drain(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t n,
+                                              Py_ssize_t* cur, Py_ssize_t stop, Py_ssize_t* bounds, Py_ssize_t room) {
     uint64_t starts = it->starts;
     const Py_ssize_t base = it->base;
+    const int gaps = (it->pattern & BPETRAIN_BLOCKS_LONE_SPACE_GAPS) != 0;
     Py_ssize_t c = *cur, k = 0;
     while (starts && k < room && c < stop) {
         const Py_ssize_t end = base + bpetrain_ctz64(starts);
+        if (gaps) {
+            const int gap = bpetrain_blocks_gap(s, c, end, n);
+            if (gap == BPETRAIN_BLOCKS_UNSURE)
+                break;
+            if (gap == BPETRAIN_BLOCKS_GAP) {
+                starts &= starts - 1;
+                c = end;
+                continue;
+            }
+        }
         starts &= starts - 1;
         bounds[2 * k] = c;
         bounds[2 * k + 1] = end;

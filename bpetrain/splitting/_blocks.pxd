@@ -24,7 +24,7 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # BLOCKS_WHOLE_RUNS ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
 # ``blocks_gap`` tells from gaps), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
-# ``blocks_drain``: the rest of the block's pieces at once (rules without gaps);
+# ``blocks_drain``: the rest of the block's pieces at once;
 # ``blocks_gave``: whether the last piece was a block's (for the tests).
 cdef extern from "_ascii_blocks.h":
     ctypedef struct block_scan "bpetrain_block_scan":
@@ -50,8 +50,9 @@ cdef extern from "_ascii_blocks.h":
     void blocks_reset "bpetrain_blocks_reset"(block_scan* it) noexcept nogil
     Py_ssize_t blocks_next "bpetrain_blocks_next"(block_scan* it, const uint8_t* text, Py_ssize_t first,
                                                   Py_ssize_t cur, Py_ssize_t end) noexcept nogil
-    Py_ssize_t blocks_drain "bpetrain_blocks_drain"(block_scan* it, Py_ssize_t* cur, Py_ssize_t stop,
-                                                    Py_ssize_t* bounds, Py_ssize_t room) noexcept nogil
+    Py_ssize_t blocks_drain "bpetrain_blocks_drain"(block_scan* it, const uint8_t* text, Py_ssize_t end,
+                                                    Py_ssize_t* cur, Py_ssize_t stop, Py_ssize_t* bounds,
+                                                    Py_ssize_t room) noexcept nogil
     bint blocks_gave "bpetrain_blocks_gave"(const block_scan* it) noexcept nogil
     int blocks_gap "bpetrain_blocks_gap"(const uint8_t* text, Py_ssize_t cur, Py_ssize_t end, Py_ssize_t n) noexcept nogil
 

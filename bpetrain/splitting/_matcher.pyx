@@ -1910,16 +1910,14 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
     cdef PieceReader reader
-    cdef bint drain
     if dfa_splits(t):
         return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next, NULL)
     start_reading(&reader, t, bos)
     arm_memo(stack, text, start, end)
     reader.fresh = False
-    drain = reader.blocks and not t.blocks & BLOCKS_LONE_SPACE_GAPS
     while start < stop and count < max_pieces:
-        if drain:  # the rest of the block's pieces in one loop (next_piece_end reads the next block)
-            count += blocks_drain(&reader.scan, &start, stop, bounds + 2 * count, max_pieces - count)
+        if reader.blocks:  # the rest of the block's pieces in one loop (next_piece_end reads the next block)
+            count += blocks_drain(&reader.scan, text, end, &start, stop, bounds + 2 * count, max_pieces - count)
             if start >= stop or count == max_pieces:
                 break
         j = next_piece_end(&reader, t, stack, text, start, end, bos)
