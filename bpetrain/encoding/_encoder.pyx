@@ -514,7 +514,7 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     # (blocks_drain, as split_pieces does), then their entries prefetched.
     cdef int64_t count = 0, before, pos = start
     cdef Py_ssize_t bounds[2 * BATCH]  # each piece's start and end
-    cdef PieceKey keys[BATCH]  # a key is read only for a piece of 3 to 16 bytes, which find_piece sets
+    cdef PieceKey keys[BATCH]  # a key is read only for a piece of 3 to 16 bytes, which prefetch_piece sets
     cdef int m, i, k
     cdef int64_t end
     cdef Py_ssize_t at

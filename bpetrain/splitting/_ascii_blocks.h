@@ -1069,7 +1069,7 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
 }
 
 /* The pieces of the current block's starts not yet returned, as bpetrain_blocks_next gives them
-   one at a time, in the string s[first : n], while *cur < stop and fewer than room are written:
+   one at a time, in the text s of n bytes, while *cur < stop and fewer than room are written:
    each piece's start and end to bounds (from bounds[0]), the end of the last at *cur. For rules
    with BPETRAIN_BLOCKS_LONE_SPACE_GAPS, a gap (bpetrain_blocks_gap) is passed over, and a piece
    it is unsure of left to the caller. Returns how many it wrote (none once the block's starts
