@@ -824,6 +824,19 @@ def test_safe_cut_from_inside_a_character(pat_str):
             assert engine.safe_cut(data, lo, hi) == (from_start if from_start > lo else -1), (lo, hi)
 
 
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2"])
+def test_safe_cut_over_runs_of_one_byte(name):
+    """Runs of one byte (which the search passes over once a pair of them is unsafe) give the
+    last cut that a search of each place alone gives, and a file of zeros none."""
+    engine = _engine(SPLIT_PATTERNS[name])
+    data = b"aaaa----    \n\n\n\n0000'''' .. ab  ab\t\t\t\rx" + "\u00e9\u00e9\u00e9".encode() + b"zz"
+    alone = [p for p in range(1, len(data)) if engine.safe_cut(data, p - 1, p + 1) == p]
+    assert len(alone) > 5
+    for hi in range(len(data) + 1):
+        assert engine.safe_cut(data, 0, hi) == max((p for p in alone if p < hi), default=-1), hi
+    assert engine.safe_cut(bytes(10**6)) == -1
+
+
 def test_safe_cut_kinds():
     """Where o200k can and cannot be cut: the program's follow sets decide."""
     cut = _engine(SPLIT_PATTERNS["o200k"]).safe_cut

@@ -1941,11 +1941,20 @@ cdef Py_ssize_t last_safe_cut(const Tables* t, const uint8_t* text, Py_ssize_t l
     # lookbehind), and p > 0 is no string start for ^. So the text splits as a whole.
     # ``lo`` only bounds the cuts: it may fall inside a character (callers pass byte
     # offsets), so x is read from the text before it too (``text`` starts a character).
+    # Two ASCII characters that were just found unsafe in that order are passed over without
+    # their sets: a run of one byte (a file of zeros, a line of dashes) is read at memory speed.
     cdef Py_ssize_t p = hi - 1, q, n
     cdef uint64_t before, after, follow
     cdef uint8_t b
+    cdef int pair, unsafe = -1
     while p > lo:
         b = text[p]
+        if b < 0x80 and text[p - 1] < 0x80:
+            pair = (text[p - 1] << 8) | b
+            if pair == unsafe:
+                p -= 1
+                continue
+            unsafe = pair  # (if it is safe, p is returned below)
         if (b & 0xC0) != 0x80 and p + (4 if b >= 0xF0 else 3 if b >= 0xE0 else 2 if b >= 0xC0 else 1) <= hi:
             after = _sets_at(t, text, p, hi, &n)
             q = _char_before(text, 0, p)
