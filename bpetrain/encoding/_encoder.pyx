@@ -512,12 +512,11 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     # 128: as 64).
     # A 64-byte block's pieces are taken in one loop where the blocks read the text
     # (blocks_drain, as split_pieces does), then their entries prefetched.
-    cdef int64_t count = 0, before, pos = start
-    cdef Py_ssize_t bounds[2 * BATCH]  # each piece's start and end
+    cdef int64_t count = 0, before
+    cdef Py_ssize_t pos = start, bounds[2 * BATCH]  # where the next piece starts; each piece's start and end
     cdef PieceKey keys[BATCH]  # a key is read only for a piece of 3 to 16 bytes, which prefetch_piece sets
     cdef int m, i, k
     cdef int64_t end
-    cdef Py_ssize_t at
     cdef bint more = True
     cdef PieceReader reader
     start_reading(&reader, pattern, 0)
@@ -525,9 +524,7 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
         m = 0
         while m < BATCH:
             if reader.blocks:
-                at = pos
-                k = <int>blocks_drain(&reader.scan, text, n, &at, stop, bounds + 2 * m, BATCH - m)
-                pos = at
+                k = <int>blocks_drain(&reader.scan, text, n, &pos, stop, bounds + 2 * m, BATCH - m)
                 for i in range(m, m + k):
                     prefetch_piece(text + bounds[2 * i], bounds[2 * i + 1] - bounds[2 * i], scratch, &keys[i])
                 m += k
