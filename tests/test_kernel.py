@@ -73,17 +73,19 @@ def test_invalid_utf8_and_special_tokens():
         agree(texts, 256 + 1 + 40, pattern, special_tokens=["<|eot|>"])
 
 
-def test_real_prose_pattern_mode(prose):
-    agree([prose], 256 + 1500, "cl100k", min_frequency=2)
+@pytest.mark.parametrize("n_merges", [1000, pytest.param(1500, marks=pytest.mark.slow)])
+def test_real_prose_pattern_mode(prose, n_merges):
+    agree([prose], 256 + n_merges, "cl100k", min_frequency=2)
 
 
-def test_real_prose_raw_mode():
-    lines = stdlib_text(1_000_000).splitlines(keepends=True)
-    merges = agree(lines, 256 + 500, None, min_frequency=2)
+@pytest.mark.parametrize(("n_bytes", "n_merges"), [(400_000, 300), pytest.param(1_000_000, 500, marks=pytest.mark.slow)])
+def test_real_prose_raw_mode(n_bytes, n_merges):
+    lines = stdlib_text(n_bytes).splitlines(keepends=True)
+    merges = agree(lines, 256 + n_merges, None, min_frequency=2)
     # the same run straight on the kernel: it must have compacted stale occurrence lists
     table = PieceTable.from_counts(_reference.count_pieces(lines, None))
-    merger = PairMerger(table.data, table.offsets, table.counts, 500, 2)
-    merger.merge(500)
+    merger = PairMerger(table.data, table.offsets, table.counts, n_merges, 2)
+    merger.merge(n_merges)
     assert [tuple(p) for p in merger.merges.tolist()] == merges
     assert merger.n_compactions > 0
 

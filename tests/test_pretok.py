@@ -15,6 +15,7 @@ import pytest
 import regex
 from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from bpetrain.splitting import _blocks
@@ -151,10 +152,24 @@ def _is_utf8(b: bytes) -> bool:
 documents = st.lists(st.one_of(texts.map(lambda t: t.encode("utf-8")), invalid), max_size=6).map(b"".join)
 
 
+#: Examples a hypothesis test of every splitter or block rule draws in the default run (the same
+#: ones each run: these tests are most of this file's time), and with ``-m slow`` (from a seed of its own).
+EXAMPLES, EXAMPLES_SLOW = 150, 1000
+
+
 @pytest.mark.parametrize(("name", "how"), SPLITTERS)
-@settings(max_examples=300, deadline=None, derandomize=True)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True)
 @given(data=documents)
 def test_pieces_identical_to_regex_hypothesis(name, how, data):
+    check(data, name, how)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "how"), SPLITTERS)
+@hypothesis_seed(1)
+@settings(max_examples=EXAMPLES_SLOW, deadline=None, database=None)
+@given(data=documents)
+def test_pieces_identical_to_regex_hypothesis_many(name, how, data):
     check(data, name, how)
 
 
@@ -245,11 +260,23 @@ ascii_documents = st.lists(
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
-@settings(max_examples=400, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.one_of(ascii_documents, documents))
 def test_blocks_identical_to_regex_hypothesis(block_isa, name, data):
     """The pieces found 64 bytes at a time (where the text is ASCII) are the regex
     module's, whichever code classes the bytes."""
+    only_widest_for_programs(block_isa, name)
+    check_blocks(data, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+@hypothesis_seed(1)
+@settings(max_examples=EXAMPLES_SLOW, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.one_of(ascii_documents, documents))
+def test_blocks_identical_to_regex_hypothesis_many(block_isa, name, data):
     only_widest_for_programs(block_isa, name)
     check_blocks(data, name)
 
@@ -494,11 +521,23 @@ two_byte_documents = st.lists(
 
 
 @pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
-@settings(max_examples=300, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=two_byte_documents)
 def test_blocks_with_two_byte_characters_hypothesis(block_isa, name, data):
     """ASCII text with two-byte characters of any class: the blocks that class them give
     the regex module's pieces."""
+    only_widest_for_programs(block_isa, name)
+    check_blocks(data, name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", BLOCK_PATTERNS + BLOCKS_ONLY)
+@hypothesis_seed(1)
+@settings(max_examples=EXAMPLES_SLOW, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=two_byte_documents)
+def test_blocks_with_two_byte_characters_hypothesis_many(block_isa, name, data):
     only_widest_for_programs(block_isa, name)
     check_blocks(data, name)
 
