@@ -831,7 +831,7 @@ def test_safe_cuts_split_like_the_whole(name):
     """
     data = (
         MULTILINGUAL.encode("utf-8")
-        + stdlib_text(20_000)
+        + stdlib_text(10_000)
         + b"x.\n/y \n\nA\r\nB  \n\xff\nC \n\n\nD can't 's a 'S b \xc5\xbf e\xcc\x81 \xc3\x89 x"
         + "中文。文字，中3文abc123 कित aʰ'́b\tc,d_e".encode()
         + b"word\xffword\xe2\x82word"
