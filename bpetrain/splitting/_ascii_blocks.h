@@ -886,16 +886,17 @@ static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, co
     return bpetrain_block_starts(s, n, b, P, 2, 0, 0, 0, 0, start_o | start_l | start_d, starts);
 }
 
-/* Whether a continues b's run of letters, whitespace or digits (a before b). */
+/* Whether a continues b's run of letters, whitespace or digits (a before b). Without
+   branches (& and |, not && and ||): the bytes are the text's, which a branch would guess. */
 static inline int bpetrain_same_run(uint8_t a, uint8_t b) {
-    int la = (uint8_t)((a | 0x20) - 'a') < 26 && a < 0x80, lb = (uint8_t)((b | 0x20) - 'a') < 26 && b < 0x80;
+    int la = ((uint8_t)((a | 0x20) - 'a') < 26) & (a < 0x80), lb = ((uint8_t)((b | 0x20) - 'a') < 26) & (b < 0x80);
     int da = (uint8_t)(a - '0') < 10, db = (uint8_t)(b - '0') < 10;
-    int wa = a == ' ' || (uint8_t)(a - 9) < 5, wb = b == ' ' || (uint8_t)(b - 9) < 5;
+    int wa = (a == ' ') | ((uint8_t)(a - 9) < 5), wb = (b == ' ') | ((uint8_t)(b - 9) < 5);
     return (la & lb) | (da & db) | (wa & wb);
 }
 
 static inline int bpetrain_newline_or_slash(uint8_t a) {
-    return a == '\n' || a == '\r' || a == '/';
+    return (a == '\n') | (a == '\r') | (a == '/');
 }
 
 /* Reading pieces block by block: the starts of the current block not yet returned. */
@@ -1002,12 +1003,16 @@ static inline void bpetrain_blocks_reset(bpetrain_block_scan* it) {
 /* Whether a block may not start at P: P continues a run of letters, whitespace or
    digits, or (o200k) one of the two bytes before it is \r \n or /. */
 static inline int bpetrain_mid_run(const bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t first, Py_ssize_t P) {
+    int mid;
     if (P <= first)
         return 0;
-    if (bpetrain_same_run(s[P - 1], s[P]))
-        return 1;
-    return (it->pattern & BPETRAIN_BLOCKS_KIND) == BPETRAIN_BLOCKS_O200K
-           && (bpetrain_newline_or_slash(s[P - 1]) || (P - 2 >= first && bpetrain_newline_or_slash(s[P - 2])));
+    mid = bpetrain_same_run(s[P - 1], s[P]);
+    if ((it->pattern & BPETRAIN_BLOCKS_KIND) == BPETRAIN_BLOCKS_O200K) {
+        mid |= bpetrain_newline_or_slash(s[P - 1]);
+        if (P - 2 >= first)
+            mid |= bpetrain_newline_or_slash(s[P - 2]);
+    }
+    return mid;
 }
 
 /* bpetrain_blocks_next when the block's starts are used up: a new block. Out of line,
@@ -1025,11 +1030,12 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     /* a new block from cur, or from where the run cur is in starts */
     P = cur;
     lowest = cur - 32 > first ? cur - 32 : first;
-    while (P > lowest && bpetrain_mid_run(it, s, first, P))
+    while (bpetrain_mid_run(it, s, first, P)) {  /* (one call a place: most blocks start at cur) */
+        if (P <= lowest) {
+            it->retry = cur + 1;
+            return -1;
+        }
         P--;
-    if (bpetrain_mid_run(it, s, first, P)) {
-        it->retry = cur + 1;
-        return -1;
     }
     context = kind == BPETRAIN_BLOCKS_O200K ? 4 : 3;
     it->base = P - context;
