@@ -79,7 +79,7 @@ def test_memory_error_is_one_line_and_status_2_with_no_output(model, tmp_path, c
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a memory limit with RLIMIT_AS and /dev/zero (Linux)")
 def test_running_out_of_memory_under_a_limit_is_one_line(tmp_path):
     """The real thing: /dev/zero as the corpus (one endless piece) under ``ulimit -v`` of 1 GiB
-    (2 GiB took 17-28 s to fill; the interpreter and the imports take about 300 MB)."""
+    (room over the interpreter's and the imports' ~300 MB; filled in seconds)."""
     run = subprocess.run(
         [sys.executable, "-c", "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
          "from bpetrain.cli import main; sys.exit(main(sys.argv[1:]))",
