@@ -453,7 +453,7 @@ def test_each_running_call_has_a_cache_of_its_own(trained):
     cleared = (enc._bpe._py_spare_tables, enc._bpe._py_spare_shorts)
     enc.cache_size = 2 * enc.cache_size  # a new size: every table dropped
     enc.cache_size //= 2
-    assert enc._bpe.spare_caches == 0 and enc.encode_ordinary("a") == none.encode_ordinary("a")
+    assert enc._bpe.spare_caches == 0 and enc.encode_ordinary("") == []  # a call of no pieces takes a table
     seed = (enc._bpe._py_spare_tables, enc._bpe._py_spare_shorts)  # a new table: the seed's copy
     assert len(seed[0]) == 1 and cleared == (seed[0] * spares, seed[1] * spares) and full != cleared[1]
     enc.clear_cache()
@@ -569,12 +569,12 @@ def test_batch_calls_leave_the_callers_strings_as_they_were(trained, num_threads
 # ------------------------------------------------------------------ the table: what it holds, growth, limit
 
 
-def test_the_cache_holds_every_piece_of_3_to_255_bytes():
-    """Every piece of 3 to 8 bytes seen is stored in an entry of the short part, one token
+def test_the_cache_holds_every_piece_of_1_to_255_bytes():
+    """Every piece of 1 to 8 bytes seen is stored in an entry of the short part, one token
     or several (up to three ids); one of 9 to 16 bytes in an entry of the other part (up
     to five ids); one of 17 to 255 bytes in an entry of that part and the arena (its
-    bytes, then its ids as uint32); pieces of 1, 2 or more than 255 bytes (the entry
-    keeps the length in 8 bits), and short ones of more ids, are not."""
+    bytes, then its ids as uint32); pieces of more than 255 bytes (the entry keeps the
+    length in 8 bits), and short ones of more ids, are not."""
     ranks = {bytes([i]): i for i in range(256)}
     for token in [b"abc", b"abcd" * 4, b"xy"]:
         ranks[token] = len(ranks)
@@ -592,23 +592,26 @@ def test_the_cache_holds_every_piece_of_3_to_255_bytes():
     assert held("abc") == (1, 0, 0)  # found, not stored again
     assert held("abcd" * 4) == (1, 1, 0)  # one token of 16 bytes
     assert held("xyz") == (2, 1, 0)  # two tokens
-    assert held("a") == held("xy") == (2, 1, 0)  # 1 and 2 bytes: the direct tables
-    assert held("qrst") == (2, 1, 0)  # four ids of a short piece: not held
-    assert held("qrs") == (3, 1, 0)  # three ids
-    assert held("xyxyxyxy") == (3, 1, 0)  # 8 bytes, four ids: not held
-    assert held("xyxyq") == (4, 1, 0)  # 5 bytes, three ids
-    assert held("xyxyq") == (4, 1, 0)  # found
-    assert held("xyxyxyxyq") == (4, 2, 0)  # 9 bytes, five ids: the other part
-    assert held("xyxyxyxyxyq") == (4, 2, 0)  # six ids: not held
-    assert held("xyxyxyxyxy") == (4, 3, 0)  # 10 bytes, five ids
-    assert held("abcd" * 4 + "a") == (4, 4, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
-    assert held("abcd" * 4 + "a") == (4, 4, 85)  # found in the arena
-    assert held("q" * 64) == (4, 5, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
-    assert held("q" * 65) == (4, 6, 405 + 65 * 5)  # 65 bytes, 65 ids
-    assert held("=" * 255) == (4, 7, 730 + 255 * 5)  # 255 bytes: the longest held
-    assert held("=" * 255) == (4, 7, 2005)  # found in the arena
-    assert held("=" * 256) == (4, 7, 2005)  # 256 bytes: not held
-    assert held("=" * 511) == (4, 7, 2005)  # nor one whose length is 255 in its low 8 bits
+    assert held("a") == (3, 1, 0)  # 1 byte
+    assert held("xy") == (4, 1, 0)  # 2 bytes, one token
+    assert held("xy") == held("a") == (4, 1, 0)  # found
+    assert held("qr") == (5, 1, 0)  # 2 bytes, two ids
+    assert held("qrst") == (5, 1, 0)  # four ids of a short piece: not held
+    assert held("qrs") == (6, 1, 0)  # three ids
+    assert held("xyxyxyxy") == (6, 1, 0)  # 8 bytes, four ids: not held
+    assert held("xyxyq") == (7, 1, 0)  # 5 bytes, three ids
+    assert held("xyxyq") == (7, 1, 0)  # found
+    assert held("xyxyxyxyq") == (7, 2, 0)  # 9 bytes, five ids: the other part
+    assert held("xyxyxyxyxyq") == (7, 2, 0)  # six ids: not held
+    assert held("xyxyxyxyxy") == (7, 3, 0)  # 10 bytes, five ids
+    assert held("abcd" * 4 + "a") == (7, 4, 17 + 17 * 4)  # 17 bytes, 17 ids (no merge makes "abcd" * 4)
+    assert held("abcd" * 4 + "a") == (7, 4, 85)  # found in the arena
+    assert held("q" * 64) == (7, 5, 85 + 64 + 64 * 4)  # 64 bytes, 64 ids
+    assert held("q" * 65) == (7, 6, 405 + 65 * 5)  # 65 bytes, 65 ids
+    assert held("=" * 255) == (7, 7, 730 + 255 * 5)  # 255 bytes: the longest held
+    assert held("=" * 255) == (7, 7, 2005)  # found in the arena
+    assert held("=" * 256) == (7, 7, 2005)  # 256 bytes: not held
+    assert held("=" * 511) == (7, 7, 2005)  # nor one whose length is 255 in its low 8 bits
     enc.clear_cache()
     assert enc._bpe._py_spare_tables == []
 

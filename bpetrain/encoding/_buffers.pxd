@@ -22,14 +22,14 @@ cdef struct CacheEntry:
     uint64_t ids       # ids 0 to 2, 21 bits each, the first in the low bits (unused for a longer piece)
 
 # One entry of a piece table's short part (16 bytes; bpetrain.encoding._piece): a piece of
-# 3..8 bytes and its one to three token ids: ``val`` is (id 2 << 44) | (id 1 << 25) |
+# 1..8 bytes and its one to three token ids: ``val`` is (id 2 << 44) | (id 1 << 25) |
 # (id 0 << 6) | (number of ids << 4) | length (19 bits an id); val 0: an empty entry.
 cdef struct ShortEntry:
     uint64_t val       # first, as ``meta`` in CacheEntry (``_piece.grow`` reads either)
     uint64_t key       # the piece's bytes (``load_head``)
 
 # A piece table (bpetrain.encoding._piece.PieceCache owns one), of two parts (pieces of
-# 3..8 bytes in ShortEntry, longer ones in CacheEntry): open addressing, linear probing,
+# 1..8 bytes in ShortEntry, longer ones in CacheEntry): open addressing, linear probing,
 # each part at most half full; each grows by doubling up to ``limit`` entries, and the
 # arena up to ``16 * limit`` bytes; a part is emptied when full (the long one with its arena).
 cdef struct PieceTable:
@@ -45,7 +45,7 @@ cdef struct PieceTable:
                             # vocabulary's tokens of 9..16 bytes, _piece.PieceSeed); then it
                             # never grows
     int64_t seed_used       # entries of seed in use
-    ShortEntry* shorts      # its part for the pieces of 3..8 bytes (as entries: short_mask
+    ShortEntry* shorts      # its part for the pieces of 1..8 bytes (as entries: short_mask
     uint64_t short_mask     # + 1 of them, short_shift, short_used; its seed, NULL or the
     int short_shift         # vocabulary's tokens of 3..8 bytes, short_seed_used of them)
     int64_t short_used

@@ -514,7 +514,7 @@ cdef int64_t split_and_encode(const RankTables* t, const uint8_t* text, int64_t 
     # (blocks_drain, as split_pieces does), then their entries prefetched.
     cdef int64_t count = 0, before
     cdef Py_ssize_t pos = start, bounds[2 * BATCH]  # where the next piece starts; each piece's start and end
-    cdef PieceKey keys[BATCH]  # a key is read only for a piece of 3 to 16 bytes, which prefetch_piece sets
+    cdef PieceKey keys[BATCH]  # a key is read only for a piece of 1 to 16 bytes, which prefetch_piece sets
     cdef int m, i, k
     cdef int64_t end
     cdef bint more = True
@@ -1178,8 +1178,8 @@ cdef class BytePairEncoder:
         """int: most entries of each part of a piece table (16 and 32 bytes each), 0 if
         there is none.
 
-        A piece table maps every piece of 3 to 255 bytes the calls have seen to its ids,
-        one token or several: a piece of 3 to 8 bytes and up to three ids in an entry of
+        A piece table maps every piece of 1 to 255 bytes the calls have seen to its ids,
+        one token or several: a piece of 1 to 8 bytes and up to three ids in an entry of
         16 bytes of its short part; one of 9 to 16 bytes and up to five ids in an entry of
         32 bytes of its other part; a longer one there with its bytes and ids in an arena
         of up to 16 bytes per entry of this size; a piece with more ids is merged each

@@ -6,7 +6,8 @@ from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 from bpetrain._types cimport token_t
 from bpetrain.encoding._buffers cimport CacheEntry, IdBuffer, PieceTable, Scratch, ShortEntry, grow_ids
-from bpetrain.encoding._tables cimport FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, load_head, token_rank
+from bpetrain.encoding._tables cimport (FIB, ID_BITS, ID_MASK, NO_RANK, RankTables, bpetrain_head, load_head,
+                                       token_rank)
 
 cdef extern from *:
     """
@@ -49,22 +50,22 @@ cdef struct PieceKey:
 
 
 cdef inline void piece_key(const uint8_t* piece, int64_t n, PieceKey* key) noexcept nogil:
-    """Fill ``key`` for ``piece[:n]``, of 3 to ``CACHE_PIECE`` bytes."""
-    key.key0 = load_head(piece, n)
+    """Fill ``key`` for ``piece[:n]``, of 1 to ``CACHE_PIECE`` bytes."""
+    key.key0 = bpetrain_head(piece, n)
     key.key1 = load_head(piece + 8, n - 8) if n > SHORT_PIECE else 0
     key.h = piece_hash(key.key0, key.key1, n)
 
 
 cdef inline void prefetch_piece(const uint8_t* piece, int64_t n, const Scratch* scratch, PieceKey* key) noexcept nogil:
     """Fill ``key`` for ``piece[:n]`` (:func:`piece_key`) and ask the processor to fetch the
-    piece-table entry where :func:`encode_keyed` will start looking for it (3 to
+    piece-table entry where :func:`encode_keyed` will start looking for it (1 to
     ``CACHE_PIECE`` bytes and a table; nothing otherwise), so that a text loop that finds
     the next piece before it encodes this one (as ``_encoder.split_and_encode`` does) has
     that entry's cache miss, which the lookup of a piece mostly waits for, run meanwhile.
     A hint: the ids do not depend on it, and an entry the table has moved since (grown,
     emptied) is only a wasted fetch."""
     cdef const PieceTable* table = scratch.cache
-    if table == NULL or n < 3 or n > CACHE_PIECE:
+    if table == NULL or <uint64_t>(n - 1) >= CACHE_PIECE:  # one test for n < 1 and n > CACHE_PIECE
         return
     piece_key(piece, n, key)
     if n <= SHORT_PIECE:
@@ -77,30 +78,38 @@ cdef inline int encode_piece(const RankTables* t, const uint8_t* piece, int64_t 
                              Scratch* scratch) except -1 nogil:
     """Append the token ids of one piece of ``n`` bytes to ``out`` (:func:`encode_keyed`)."""
     cdef PieceKey key
-    if scratch.cache != NULL and 3 <= n <= CACHE_PIECE:
+    if scratch.cache != NULL and 1 <= n <= CACHE_PIECE:
         piece_key(piece, n, &key)
     else:
         key.key0 = key.key1 = key.h = 0  # not read
     return encode_keyed(t, piece, n, out, scratch, &key)
 
 
+cdef inline token_t direct_rank(const RankTables* t, const uint8_t* piece, int64_t n) noexcept nogil:
+    """The rank of a piece of 1 or 2 bytes, from the direct tables (``NO_RANK`` if none)."""
+    return t.byte_rank[piece[0]] if n == 1 else t.byte_pair[(<int>piece[0] << 8) | piece[1]]
+
+
 cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out,
                              Scratch* scratch, const PieceKey* key) except -1 nogil:
     """Append the token ids of one piece of ``n`` bytes to ``out``; ``key`` is its
-    :func:`piece_key` if it has 3 to ``CACHE_PIECE`` bytes and there is a table (else
+    :func:`piece_key` if it has 1 to ``CACHE_PIECE`` bytes and there is a table (else
     not read).
 
-    A piece of 1 or 2 bytes is looked up in the direct tables; one of 3 to
-    ``CACHE_PIECE`` bytes in the call's piece table (``scratch.cache``, if any), which
-    holds every such piece seen with its ids, one token or several: most pieces of real
-    text are found there with one probe. Pieces of 3 to ``SHORT_PIECE`` bytes, most of
-    those of real text, have a part of the table of their own, of 16-byte entries (the
-    piece's bytes, its length and up to ``SHORT_IDS`` ids), so that more of the pieces in
-    use stay in the processor's caches; a piece not found goes to
-    :func:`encode_new_short`, or, for 9 to ``CACHE_PIECE`` bytes, :func:`encode_new`.
+    A piece of 1 to ``CACHE_PIECE`` bytes is looked up in the call's piece table
+    (``scratch.cache``, if any), which holds every such piece seen with its ids, one token
+    or several: most pieces of real text are found there with one probe. Pieces of 1 to
+    ``SHORT_PIECE`` bytes, most of those of real text, have a part of the table of their
+    own, of 16-byte entries (the piece's bytes, its length and up to ``SHORT_IDS`` ids),
+    so that more of the pieces in use stay in the processor's caches; a piece not found
+    goes to :func:`encode_new_short`, or, for 9 to ``CACHE_PIECE`` bytes,
+    :func:`encode_new`. Pieces of one and two bytes are there too, though the direct
+    tables would answer with one load: which of a few lookups a piece takes depends on its
+    length, which follows no pattern a branch predictor learns, and one path for every
+    piece of up to ``SHORT_PIECE`` bytes mispredicts fewer branches than the load saves.
     One of up to ``LONG_PIECE`` bytes goes to :func:`encode_long`, the same table's
-    lookup for longer pieces. Without a table, or for a longer piece, the whole-token
-    table (``token_rank``), then :func:`encode_merged`.
+    lookup for longer pieces. Without a table, or for a longer piece, the direct tables
+    (1 or 2 bytes) or the whole-token table (``token_rank``), then :func:`encode_merged`.
     """
     cdef token_t rank
     cdef uint64_t key0, key1, h, meta, ids, i
@@ -110,13 +119,10 @@ cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t 
     cdef int64_t count, k
     if n == 0:
         return 0
-    if out.size + n > out.cap:
-        grow_ids(out, out.size + n)  # a piece never has more tokens than bytes
-    if n == 1:
-        rank = t.byte_rank[piece[0]]
-    elif n == 2:
-        rank = t.byte_pair[(<int>piece[0] << 8) | piece[1]]
-    elif n <= SHORT_PIECE and table != NULL:
+    # a piece never has more tokens than bytes; a short entry's SHORT_IDS ids are all written
+    if out.size + max(n, SHORT_IDS) > out.cap:
+        grow_ids(out, out.size + max(n, SHORT_IDS))
+    if table != NULL and n <= SHORT_PIECE:
         key0 = key.key0
         h = key.h
         i = h >> table.short_shift
@@ -126,7 +132,7 @@ cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t 
             if meta == 0:
                 return encode_new_short(t, piece, n, out, scratch, key0, h)
             if short.key == key0 and meta & 0xF == <uint64_t>n:
-                # out has room for n >= 3 ids: all three written, count kept
+                # out has room for SHORT_IDS ids: all three written, count kept
                 out.ids[out.size] = <uint32_t>((meta >> 6) & SHORT_MASK)
                 out.ids[out.size + 1] = <uint32_t>((meta >> (6 + SHORT_BITS)) & SHORT_MASK)
                 out.ids[out.size + 2] = <uint32_t>(meta >> (6 + 2 * SHORT_BITS))
@@ -159,6 +165,8 @@ cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t 
             i = (i + 1) & table.mask
     elif n <= LONG_PIECE and table != NULL:
         return encode_long(t, piece, n, out, scratch)
+    elif n <= 2:
+        rank = direct_rank(t, piece, n)
     else:
         rank = token_rank(t, piece, n)
     if rank == NO_RANK:

@@ -1,7 +1,7 @@
 # cython: language_level=3
 """One piece to its token ids, by tiktoken's rule; four paths give that result:
 
-1. The whole piece is looked up first: in the call's piece table (pieces of 3 to
+1. The whole piece is looked up first: in the call's piece table (pieces of 1 to
    ``CACHE_PIECE`` bytes seen before, one token or several: :func:`encode_piece`,
    inlined into each text loop, and :class:`PieceCaches`), else in the whole-token table
    (``_tables.token_rank``): most pieces of real text are one token.
@@ -30,19 +30,23 @@ encoder's time on Russian text (two parts of fortunes.txt), 0.83-0.95x on Chines
 (fortunes.txt) and on mix-10M, with cl100k_base and o200k_base (process time, the merging
 alone).
 
-The piece table has two parts: pieces of 3 to ``SHORT_PIECE`` bytes (most pieces of real
+The piece table has two parts: pieces of 1 to ``SHORT_PIECE`` bytes (most pieces of real
 text) in entries of 16 bytes (``ShortEntry``: the bytes, and the length and up to
 ``SHORT_IDS`` ids in one word), longer ones in entries of 32 bytes (``CacheEntry``), so
-that the entries in use take fewer cache lines. A piece of 3 to ``CACHE_PIECE`` bytes not
-in the piece table is found by paths 1 to 4 and stored there (:func:`encode_new_short`,
-:func:`encode_new`) if its entry holds its ids.
+that the entries in use take fewer cache lines. A piece of 1 to ``CACHE_PIECE`` bytes not
+in the piece table is found by paths 1 to 4 (one of 1 or 2 bytes in the direct tables)
+and stored there (:func:`encode_new_short`, :func:`encode_new`) if its entry holds its
+ids. Pieces of 1 and 2 bytes go through the table though the direct tables answer with
+one load: one lookup for every piece of up to ``SHORT_PIECE`` bytes spares the branches
+on the length that a choice by length mispredicts (:func:`encode_keyed`).
 
 Once an encoder has read enough text (``BytePairEncoder.warm``), its piece tables are
 seeded (:class:`PieceSeed`): they start with every token of 3 to ``CACHE_PIECE`` bytes,
 as gigatoken's piece cache does (``src/bpe/pretoken_cache.rs``, ``seeded_pretoken_cache``
 in ``src/bpe/tiktoken.rs``), so that a piece of text not seen before costs one probe if
 it is one token, and a piece not found is merged without a probe of the whole-token
-table.
+table. The seed holds no tokens of 1 or 2 bytes: such a piece, the first time a table
+sees it, is looked up in the direct tables, one load.
 """
 cimport cython
 from libc.stdint cimport UINT32_MAX, int64_t, uint8_t, uint32_t, uint64_t
@@ -111,15 +115,25 @@ cdef int encode_new(const RankTables* t, const uint8_t* piece, int64_t n, IdBuff
 
 cdef int encode_new_short(const RankTables* t, const uint8_t* piece, int64_t n, IdBuffer* out, Scratch* scratch,
                           uint64_t key0, uint64_t h) except -1 nogil:
-    """The ids of a piece of 3 to ``SHORT_PIECE`` bytes that the short part of the piece
+    """The ids of a piece of 1 to ``SHORT_PIECE`` bytes that the short part of the piece
     table ``scratch.cache`` does not hold (``key0``: its bytes, ``load_head``; ``h``:
     ``piece_hash(key0, 0, n)``); ``out`` has room for ``n`` more ids. As
-    :func:`encode_new`; the piece is stored (:func:`put_short`) if it has at most
-    ``SHORT_IDS`` ids, each below ``2**SHORT_BITS``."""
+    :func:`encode_new`, but a piece of 1 or 2 bytes is looked up in the direct tables
+    (the seed holds no tokens that short); the piece is stored (:func:`put_short`) if it
+    has at most ``SHORT_IDS`` ids, each below ``2**SHORT_BITS``."""
     cdef PieceTable* table = scratch.cache
     cdef int64_t before = out.size, count, k
     cdef uint64_t val
-    whole_or_merged(t, piece, n, out, scratch, table.short_seed == NULL)
+    cdef token_t rank
+    if n > 2:
+        whole_or_merged(t, piece, n, out, scratch, table.short_seed == NULL)
+    else:
+        rank = direct_rank(t, piece, n)
+        if rank == NO_RANK:
+            encode_merged(t, piece, n, out, scratch)
+        else:
+            out.ids[out.size] = rank
+            out.size += 1
     count = out.size - before
     if count > SHORT_IDS:
         return 0
@@ -426,7 +440,7 @@ cdef inline int merge_whole(const RankTables* t, const uint8_t* piece, int64_t n
 
 @cython.final
 cdef class PieceCache:
-    """One piece table (:c:type:`PieceTable`): two parts (pieces of 3 to ``SHORT_PIECE``
+    """One piece table (:c:type:`PieceTable`): two parts (pieces of 1 to ``SHORT_PIECE``
     bytes in 16-byte entries, longer ones in 32-byte entries) of ``FIRST_ENTRIES`` zeroed
     entries each, or ``limit`` if fewer, each growing to ``limit`` (a power of two, at
     least 2, as :attr:`PieceCaches.size` rounds it); with a ``seed``, copies of its parts,
@@ -497,7 +511,7 @@ cdef class PieceCache:
 
     @property
     def short_size(self):
-        """int: entries of the part for pieces of 3 to ``SHORT_PIECE`` bytes now."""
+        """int: entries of the part for pieces of 1 to ``SHORT_PIECE`` bytes now."""
         return <int64_t>(self.table.short_mask + 1)
 
     @property
