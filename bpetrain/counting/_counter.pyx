@@ -15,8 +15,9 @@ from libc.string cimport memchr, memcmp, memcpy
 
 import numpy as np
 
-from bpetrain.splitting._matcher cimport (DFA_SPAN, Program, RevMarks, Stack, Tables, dfa_pieces_interleaved, dfa_splits,
-                                          free_stack, new_stack, rev_free, split_pieces)
+from bpetrain.splitting._matcher cimport (DFA_SPAN, PieceReader, Program, RevMarks, Stack, Tables,
+                                          dfa_pieces_interleaved, dfa_splits, free_stack, new_stack, rev_free,
+                                          split_pieces, start_reading)
 
 cdef extern from *:
     """
@@ -205,12 +206,14 @@ cdef class PieceCounts:
         cdef Py_ssize_t n, done
         cdef bint interleave = dfa_splits(t)
         cdef RevMarks* rev = NULL  # (this text's marks: freed before another is read)
+        cdef PieceReader reader  # (this text's: a block's pieces carry over from batch to batch)
+        start_reading(&reader, t, bos)
         try:
             while start < stop:
                 if interleave:
                     n = dfa_pieces_interleaved(t, text, start, stop, end, bos, bounds, DFA_SPAN, &start, &rev)
                 else:
-                    n = split_pieces(t, stack, text, start, stop, end, bos, bounds, BATCH, &start)
+                    n = split_pieces(t, &reader, stack, text, start, stop, end, bos, bounds, BATCH, &start)
                 done = 0
                 while done < n:
                     self._add_batch(text, bounds + 2 * done, min(BATCH, n - done))

@@ -88,9 +88,10 @@
 #endif
 #endif
 
-/* Whether the ASCII byte b is whitespace (\s: \t \n \v \f \r and space). */
+/* Whether the ASCII byte b is whitespace (\s: \t \n \v \f \r and space); no branch (the byte
+   after a block, which it mostly reads, follows no pattern). */
 static inline int bpetrain_ascii_space(uint8_t b) {
-    return b == ' ' || (uint8_t)(b - 9) <= 4;
+    return (b == ' ') | ((uint8_t)(b - 9) <= 4);
 }
 
 /* Class masks of 64 bytes: bit i describes byte i. */
@@ -646,7 +647,7 @@ static inline int bpetrain_whitespace_starts(const uint8_t* s, Py_ssize_t n, con
     int goes_on = 0;
     if (b->stop < n) {
         uint8_t next = s[b->stop];  /* a byte that is not ASCII might be whitespace: taken to go on */
-        goes_on = next >= 0x80 || bpetrain_ascii_space(next);
+        goes_on = (next >= 0x80) | bpetrain_ascii_space(next);
     }
     uint64_t w_next = (w >> 1) | (goes_on ? last_bit : 0);
     uint64_t w_start = w & ~(w << 1), w_end = w & ~w_next;
@@ -1080,30 +1081,31 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
    with BPETRAIN_BLOCKS_LONE_SPACE_GAPS, a gap (bpetrain_blocks_gap) is passed over, and a piece
    it is unsure of left to the caller. Returns how many it wrote (none once the block's starts
    are used up: bpetrain_blocks_next reads the next block). In one loop whose state stays in
-   registers. */
+   registers; the rules without gaps have a loop of their own (left to the compiler, whether
+   it takes the test of the rules out of the loop depends on what else it inlines). */
 static inline Py_ssize_t bpetrain_blocks_drain(bpetrain_block_scan* it, const uint8_t* s, Py_ssize_t n,
                                               Py_ssize_t* cur, Py_ssize_t stop, Py_ssize_t* bounds, Py_ssize_t room) {
     uint64_t starts = it->starts;
     const Py_ssize_t base = it->base;
-    const int gaps = (it->pattern & BPETRAIN_BLOCKS_LONE_SPACE_GAPS) != 0;
-    Py_ssize_t c = *cur, k = 0;
-    while (starts && k < room && c < stop) {
-        const Py_ssize_t end = base + bpetrain_ctz64(starts);
-        if (gaps) {
+    Py_ssize_t c = *cur, k = 0, end;
+    if (!(it->pattern & BPETRAIN_BLOCKS_LONE_SPACE_GAPS)) {
+        for (; starts && k < room && c < stop; starts &= starts - 1, c = end, k++) {
+            end = base + bpetrain_ctz64(starts);
+            bounds[2 * k] = c;
+            bounds[2 * k + 1] = end;
+        }
+    } else {
+        for (; starts && k < room && c < stop; starts &= starts - 1, c = end) {
+            end = base + bpetrain_ctz64(starts);
             const int gap = bpetrain_blocks_gap(s, c, end, n);
             if (gap == BPETRAIN_BLOCKS_UNSURE)
                 break;
-            if (gap == BPETRAIN_BLOCKS_GAP) {
-                starts &= starts - 1;
-                c = end;
-                continue;
+            if (gap == BPETRAIN_BLOCKS_PIECE) {
+                bounds[2 * k] = c;
+                bounds[2 * k + 1] = end;
+                k++;
             }
         }
-        starts &= starts - 1;
-        bounds[2 * k] = c;
-        bounds[2 * k + 1] = end;
-        c = end;
-        k++;
     }
     it->starts = starts;
     *cur = c;

@@ -266,13 +266,6 @@ cdef class Program:
 # ``\A``; -1: before ``text``). Raises MemoryError (returns -2) if the stack cannot grow,
 # and BacktrackLimitExceeded if matching at ``start`` backtracks more than MAX_BACKTRACKS
 # times (a catastrophically backtracking pattern: the regex module's guards may do better).
-# Split ``text[0:end]`` from ``start``: the (start, end) of each piece that starts before
-# ``stop``, at most ``max_pieces`` of them, into ``bounds`` (2 * max_pieces entries); text
-# the pattern does not match is skipped. Returns how many; ``next[0]`` is where to go on.
-cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
-                             Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
-                             Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil
-
 cdef Py_ssize_t program_piece_end(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
                                   Py_ssize_t end, Py_ssize_t bos) except -2 nogil
 
@@ -343,6 +336,17 @@ cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t 
     reader.n_read = 0
     reader.read_to = -1
     blocks_init(&reader.scan, t.blocks, char_codes(t.unicode, t.blocks) if reader.blocks else NULL)
+
+
+# Split ``text[0:end]`` from ``start``: the (start, end) of each piece that starts before
+# ``stop``, at most ``max_pieces`` of them, into ``bounds`` (2 * max_pieces entries); text
+# the pattern does not match is skipped. Returns how many; ``next[0]`` is where to go on.
+# ``reader``: the caller's, started (``start_reading``) once for the text with this ``bos``;
+# the next call on the text must start at ``next[0]``, and takes the pieces of the 64-byte
+# block the last one stopped in from where it stopped rather than reading that block again.
+cdef Py_ssize_t split_pieces(const Tables* t, PieceReader* reader, Stack* stack, const uint8_t* text,
+                             Py_ssize_t start, Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+                             Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil
 
 
 # ``piece_end`` of the piece at ``start``, the end of the last piece ``reader`` gave (or

@@ -1905,14 +1905,12 @@ cdef Py_ssize_t dfa_pieces_interleaved(const Tables* t, const uint8_t* s, Py_ssi
             return count
 
 
-cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text, Py_ssize_t start,
-                             Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
+cdef Py_ssize_t split_pieces(const Tables* t, PieceReader* reader, Stack* stack, const uint8_t* text,
+                             Py_ssize_t start, Py_ssize_t stop, Py_ssize_t end, Py_ssize_t bos, Py_ssize_t* bounds,
                              Py_ssize_t max_pieces, Py_ssize_t* next) except -1 nogil:
     cdef Py_ssize_t count = 0, j
-    cdef PieceReader reader
     if dfa_splits(t):
         return dfa_pieces(t, text, start, stop, end, bos, bounds, max_pieces, next, NULL)
-    start_reading(&reader, t, bos)
     arm_memo(stack, text, start, end)
     reader.fresh = False
     while start < stop and count < max_pieces:
@@ -1920,7 +1918,7 @@ cdef Py_ssize_t split_pieces(const Tables* t, Stack* stack, const uint8_t* text,
             count += blocks_drain(&reader.scan, text, end, &start, stop, bounds + 2 * count, max_pieces - count)
             if start >= stop or count == max_pieces:
                 break
-        j = next_piece_end(&reader, t, stack, text, start, end, bos)
+        j = next_piece_end(reader, t, stack, text, start, end, bos)
         if j < 0:  # a program matches nothing here (the hand-written matchers match everywhere)
             start += char_length(text, start, end)
         else:
@@ -2564,6 +2562,7 @@ cdef class Program:
         cdef bint interleave
         cdef Stack stack = new_stack()
         cdef RevMarks* rev = NULL
+        cdef PieceReader reader
         if not 0 <= last <= n:
             raise ValueError(f"stop={stop} is outside the data (0..{n})")
         if span < 0:
@@ -2574,12 +2573,13 @@ cdef class Program:
         bounds = <Py_ssize_t*>PyMem_Malloc((6 * span if interleave else 128) * sizeof(Py_ssize_t))
         if bounds == NULL:
             raise MemoryError()
+        start_reading(&reader, &self.tables, bos)
         try:
             while i < last:
                 if interleave:
                     found = dfa_pieces_interleaved(&self.tables, &view[0], i, last, n, bos, bounds, span, &i, &rev)
                 else:
-                    found = split_pieces(&self.tables, &stack, &view[0], i, last, n, bos, bounds, 64, &i)
+                    found = split_pieces(&self.tables, &reader, &stack, &view[0], i, last, n, bos, bounds, 64, &i)
                 for k in range(found):
                     pieces.append(raw[bounds[2 * k] : bounds[2 * k + 1]])
         finally:
@@ -2596,13 +2596,15 @@ cdef class Program:
         cdef Py_ssize_t bounds[6 * DFA_SPAN]
         cdef Stack stack = new_stack()
         cdef RevMarks* rev = NULL
+        cdef PieceReader reader
+        start_reading(&reader, &self.tables, 0)
         try:
             with nogil:
                 while i < n:
                     if dfa_splits(&self.tables):
                         count += dfa_pieces_interleaved(&self.tables, &view[0], i, n, n, 0, bounds, DFA_SPAN, &i, &rev)
                     else:
-                        count += split_pieces(&self.tables, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
+                        count += split_pieces(&self.tables, &reader, &stack, &view[0], i, n, n, 0, bounds, 64, &i)
         finally:
             free_stack(&stack)
             rev_free(&rev)
@@ -2709,8 +2711,9 @@ def _py_split_in_one_buffer(Program program not None, list texts not None, bint 
                         pieces.append(bytes(buffer[start:j]))
                         start = j
             else:
+                start_reading(&reader, &program.tables, 0)
                 while start < n:
-                    count = split_pieces(&program.tables, &stack, buf, start, n, n, 0, bounds, 64, &start)
+                    count = split_pieces(&program.tables, &reader, &stack, buf, start, n, n, 0, bounds, 64, &start)
                     for k in range(count):
                         pieces.append(bytes(buffer[bounds[2 * k]:bounds[2 * k + 1]]))
             out.append(pieces)
