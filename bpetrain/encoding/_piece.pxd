@@ -116,12 +116,13 @@ cdef inline int encode_keyed(const RankTables* t, const uint8_t* piece, int64_t 
     cdef const CacheEntry* entry
     cdef const ShortEntry* short
     cdef PieceTable* table = scratch.cache
-    cdef int64_t count, k
+    cdef int64_t count, k, need
     if n == 0:
         return 0
     # a piece never has more tokens than bytes; a short entry's SHORT_IDS ids are all written
-    if out.size + max(n, SHORT_IDS) > out.cap:
-        grow_ids(out, out.size + max(n, SHORT_IDS))
+    need = out.size + max(n, SHORT_IDS)
+    if need > out.cap:
+        grow_ids(out, need)
     if table != NULL and n <= SHORT_PIECE:
         key0 = key.key0
         h = key.h
