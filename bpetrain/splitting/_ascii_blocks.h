@@ -892,7 +892,7 @@ static inline Py_ssize_t bpetrain_gpt2_starts(const uint8_t* s, Py_ssize_t n, co
 static inline int bpetrain_same_run(uint8_t a, uint8_t b) {
     int la = ((uint8_t)((a | 0x20) - 'a') < 26) & (a < 0x80), lb = ((uint8_t)((b | 0x20) - 'a') < 26) & (b < 0x80);
     int da = (uint8_t)(a - '0') < 10, db = (uint8_t)(b - '0') < 10;
-    int wa = (a == ' ') | ((uint8_t)(a - 9) < 5), wb = (b == ' ') | ((uint8_t)(b - 9) < 5);
+    int wa = bpetrain_ascii_space(a), wb = bpetrain_ascii_space(b);
     return (la & lb) | (da & db) | (wa & wb);
 }
 

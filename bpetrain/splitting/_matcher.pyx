@@ -2701,8 +2701,8 @@ def _py_split_in_one_buffer(Program program not None, list texts not None, bint 
             buffer[:n] = data
             pieces = []
             start = 0
+            start_reading(&reader, &program.tables, 0)  # each text its own reading
             if by_reader:
-                start_reading(&reader, &program.tables, 0)
                 while start < n:
                     j = next_piece_end(&reader, &program.tables, &stack, buf, start, n, 0)
                     if j < 0:
@@ -2711,7 +2711,6 @@ def _py_split_in_one_buffer(Program program not None, list texts not None, bint 
                         pieces.append(bytes(buffer[start:j]))
                         start = j
             else:
-                start_reading(&reader, &program.tables, 0)
                 while start < n:
                     count = split_pieces(&program.tables, &reader, &stack, buf, start, n, n, 0, bounds, 64, &start)
                     for k in range(count):
