@@ -342,6 +342,11 @@ def _inspect(args: argparse.Namespace) -> int:
         print(f"splitter: {split.splitter}")
         if split.blocks_reason is not None:
             print(f"  not by the 64-byte blocks: {split.blocks_reason}")
+        without = split.program.blocks_without if split.program is not None else ()
+        if without:
+            shown = ", ".join(f"U+{a:04X}" if a == b else f"U+{a:04X}-U+{b:04X}" for a, b in without[:4])
+            print(f"  the blocks leave {sum(b - a + 1 for a, b in without):,} characters to the DFA (the pattern "
+                  f"cuts otherwise than their rules there): {shown}{', ...' if len(without) > 4 else ''}")
     print(f"special tokens: {tokenizer.special_tokens or 'none'}")
     ordinary = range(256, 256 + len(tokenizer.merges)) if tokenizer.tokens is None else tokenizer.tokens
     longest = sorted(ordinary, key=lambda i: (-len(vocab[i]), i))[: args.longest]

@@ -115,6 +115,17 @@ SPLIT_PATTERNS = {
 }
 
 
+#: Kimi K2's pattern (moonshotai/Kimi-K2-Instruct tokenization_kimi.py): o200k's with [\r\n]* for
+#: [\r\n/]* and Han apart from the letters, its class intersections [...&&[^\p{Han}]] written as
+#: (?!\p{Han})[...] (the regex module reads && only in its version 1).
+_KIMI_UPPER = r"(?:(?!\p{Han})[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}])"
+_KIMI_LOWER = r"(?:(?!\p{Han})[\p{Ll}\p{Lm}\p{Lo}\p{M}])"
+_KIMI_CONTRACTIONS = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+KIMI_K2 = "|".join([r"[\p{Han}]+", rf"[^\r\n\p{{L}}\p{{N}}]?{_KIMI_UPPER}*{_KIMI_LOWER}+{_KIMI_CONTRACTIONS}",
+                    rf"[^\r\n\p{{L}}\p{{N}}]?{_KIMI_UPPER}+{_KIMI_LOWER}*{_KIMI_CONTRACTIONS}", r"\p{N}{1,3}",
+                    r" ?[^\s\p{L}\p{N}]+[\r\n]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
+
+
 #: Characters Python's Unicode database (14.0 in Python 3.11) assigns. Pre-tokenization
 #: classes come from the regex module's newer Unicode tables (the reference and the
 #: compiled splitter agree), tiktoken's from its Rust regex: on characters assigned

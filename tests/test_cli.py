@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from helpers import KIMI_K2
 
 from bpetrain import PATTERNS, Tokenizer
 from bpetrain.cli import main
@@ -103,9 +104,10 @@ def test_inspect_shows_the_model_plainly_when_not_a_tty(model, capsys):
 
 def test_inspect_says_why_the_blocks_do_not_read_a_pattern(tmp_path, capsys):
     """``bpetrain inspect`` of a model whose pattern the 64-byte blocks do not read says
-    what splits it and why (``SplitPattern.blocks_reason``); of one they read, neither."""
+    what splits it and why (``SplitPattern.blocks_reason``); of one they read, neither; of one
+    they read but for some characters (Kimi K2's: Han), how many and the first of them."""
     pattern = r"\p{L}+|\p{N}|\s+(?!\S)|\s+|[^\s\p{L}\p{N}]+"
-    for pat_str, why in ((pattern, True), (PATTERNS["cl100k"], False)):
+    for pat_str, why in ((pattern, True), (PATTERNS["cl100k"], False), (KIMI_K2, False)):
         path = tmp_path / "m.model"
         Tokenizer([(104, 105)], pat_str=pat_str).save(path)
         assert main(["inspect", str(path), "--text", "hi there"]) == 0
@@ -113,6 +115,11 @@ def test_inspect_says_why_the_blocks_do_not_read_a_pattern(tmp_path, capsys):
         split = split_pattern(pat_str)
         assert f"splitter: {split.splitter}\n" in out
         assert (f"  not by the 64-byte blocks: {split.blocks_reason}\n" in out) == why == (split.blocks_reason is not None)
+        without = split.program.blocks_without
+        assert ("the blocks leave" in out) == bool(without)
+        if without:
+            n = sum(last - first + 1 for first, last in without)
+            assert f"the blocks leave {n:,} characters to the DFA" in out and f"U+{without[0][0]:04X}-" in out
 
 
 def test_export_errors_exit_2(model, tmp_path, capsys):

@@ -410,14 +410,15 @@ def test_count_tasks_count_a_changed_file_as_local_counting_does(tmp_path, chang
 
 
 #: Patterns the DFA alone splits (no hand-written code, no block rules), which the counter
-#: reads with two interleaved readings: Llama 3's with combining marks in no run of
-#: punctuation (nor of letters), and Mistral's (tekken) with no / after punctuation (Llama 3's
-#: and tekken's own split by blocks).
+#: reads with two interleaved readings: DeepSeek V3's (its third split: it parts from every
+#: block rules' reference on ASCII), and Mistral's (tekken) with digits after punctuation as
+#: well as / (tekken's own splits by blocks).
 DFA_ONLY = {
-    "llama3_no_marks": PATTERNS["llama3"].replace(r"[^\s\p{L}\p{N}]", r"[^\s\p{L}\p{M}\p{N}]"),
-    "tekken_no_slash": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
+    "deepseek_v3": "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+                   "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    "tekken_slash_digits": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
     r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"""
-    r""" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
+    r""" ?[^\s\p{L}\p{N}]+[\r\n/0-9]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 }
 
 

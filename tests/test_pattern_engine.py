@@ -16,7 +16,7 @@ import random
 import numpy as np
 import pytest
 import regex
-from helpers import MULTILINGUAL
+from helpers import KIMI_K2, MULTILINGUAL
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
@@ -142,6 +142,7 @@ PUBLISHED = {
     # BLOOM's tokenizer.json has ` ?[^(\s|[.,!?…。，、।۔،])]+`, which the regex module does not
     # compile (unbalanced parenthesis: a nested class is V1 syntax); llama.cpp's form:
     "bloom_llamacpp": " ?[^(\\s|.,!?\u2026\u3002\uff0c\u3001\u0964\u06d4\u060c)]+",
+    "kimi_k2": KIMI_K2,  # Kimi K2: o200k's, Han apart from the letters, no / after punctuation
 }
 
 
@@ -1771,10 +1772,36 @@ def test_first_difference_is_a_text_the_patterns_cut_apart():
     assert first_difference(stored_program(rewritten), programs[PATTERNS["cl100k"]]) is None
 
 
+def test_rules_alphabet_leaves_out_where_a_pattern_parts_from_the_rules():
+    """``rules_alphabet`` of Kimi K2's pattern and the reference of o200k's rules without a
+    slash after punctuation: every Han character the blocks could read, and nothing else. Of
+    o200k's with a Han character after an apostrophe in its contractions: None, though the two
+    differ on Han alone (after ``ab'`` the Han character decides where ``ab`` ends, and the
+    blocks give that piece). Of DeepSeek V3's and cl100k's: None (they part on ASCII)."""
+    from bpetrain.splitting import _blocks
+    from bpetrain.splitting._dfa import first_difference, rules_alphabet
+    from bpetrain.splitting.pattern import _o200k_rules_pattern, _regex_pieces
+
+    readable = _blocks.readable(None)
+    no_slash = _o200k_rules_pattern(3, "folded", False, False, slash=False)
+    without = rules_alphabet(stored_program(PUBLISHED["kimi_k2"]), stored_program(no_slash), readable)
+    han = regex.compile(r"\p{Han}")
+    assert ([cp for first, last in without for cp in range(first, last + 1)]
+            == [cp for cp in range(0x10000) if readable[cp] and han.match(chr(cp))])
+    assert first_difference(stored_program(PUBLISHED["kimi_k2"]), stored_program(no_slash)) is not None
+    han_contraction = PATTERNS["o200k"].replace("'d)?", r"'d|'\p{Han})?")
+    assert _regex_pieces(han_contraction, "ab'\u4e2d") != _regex_pieces(PATTERNS["o200k"], "ab'\u4e2d")
+    assert rules_alphabet(stored_program(han_contraction), stored_program(PATTERNS["o200k"]), readable) is None
+    assert rules_alphabet(stored_program(PUBLISHED["deepseek_v3"]), stored_program(PATTERNS["cl100k"]), readable) is None
+
+
 #: Patterns that get no block rules, for each reason: one the regex module splits (a
 #: backreference), one without a DFA, and edits of published patterns the DFA splits.
-NO_BLOCKS = [r"(a)\1|.", r"ab(?=cd)|a(?=bc)|.", PUBLISHED["deepseek_v3"], PUBLISHED["tekken"].replace(r"[\r\n/]", r"[\r\n]"),
-             PATTERNS["gpt2"].replace(r" ?\p{N}+", r"\p{N}"), r"\p{L}+|\s+|.", r"\w+|\s+(?!\S)|\s+|[^\w\s]+"]
+NO_BLOCKS = [r"(a)\1|.", r"ab(?=cd)|a(?=bc)|.", PUBLISHED["deepseek_v3"], PUBLISHED["tekken"].replace(r"[\r\n/]", r"[\r\n/a]"),
+             PATTERNS["gpt2"].replace(r" ?\p{N}+", r"\p{N}"), r"\p{L}+|\s+|.", r"\w+|\s+(?!\S)|\s+|[^\w\s]+",
+             # o200k's but that an apostrophe after letters takes a Han character after it: that
+             # character decides where the letters' piece ends, so the blocks cannot leave it alone
+             PATTERNS["o200k"].replace("'d)?", r"'d|'\p{Han})?")]
 
 
 @pytest.mark.parametrize("pat_str", NO_BLOCKS)
@@ -1798,7 +1825,7 @@ def test_blocks_reason_says_why_and_shows_a_text(pat_str):
         assert repr(reference) in reason and repr(text) in reason and f"into {own} by this pattern" in reason
 
 
-@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "qwen2", "qwen35", "llama3", "tekken"])
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2", "qwen2", "qwen35", "llama3", "tekken", "kimi_k2"])
 def test_blocks_reason_is_none_where_the_blocks_read(name):
     found = SplitPattern(PUBLISHED[name])
     assert found.program.blocks or found.program.native

@@ -810,15 +810,17 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
    pattern) or contractions in lower case alone (lower_contractions), a space alone
-   before letters (space_prefix), and no \s+(?!\S) (whole_runs). */
+   before letters (space_prefix), no \s+(?!\S) (whole_runs), and [\r\n]* for [\r\n/]* (slash 0, as
+   Kimi K2's pattern has it). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                uint64_t every, int lower_contractions, int space_prefix, int whole_runs,
-                                               uint64_t* starts) {
+                                               int slash, uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
     Py_ssize_t V, limit = n;
-    uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
+    /* [\r\n/]* after an O run ([\r\n]* without slash) */
+    uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | (slash ? m->sl : 0));
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
     if (ap) {
@@ -936,7 +938,15 @@ enum {
        cl100k's classes otherwise: a letter after letters, punctuation in a run of it), which no
        class here is: not read here either, but by bpetrain.splitting._blocks, which gives such
        rules the table of codes where a mark's is 0 (left to the matcher) */
-    BPETRAIN_BLOCKS_MARKS_IN_RUNS = 1 << 17
+    BPETRAIN_BLOCKS_MARKS_IN_RUNS = 1 << 17,
+    /* o200k's: [\r\n]* after a run of O, not [\r\n/]* (Kimi K2's pattern) */
+    BPETRAIN_BLOCKS_NO_SLASH = 1 << 18,
+    /* not a rule, but how far they hold: the pattern cuts as the rules only where the blocks'
+       characters are read (a program with codes of its own, which leave the others to the
+       matcher; bpetrain.splitting._dfa.first_difference's ``reads``). Its pieces before a
+       block may then differ from the rules', and a block is read only from a position that
+       the rules also start a piece at (else the matcher reads on) */
+    BPETRAIN_BLOCKS_OWN_CODES = 1 << 19
 };
 
 /* What bpetrain_blocks_gap says of a piece the blocks gave. */
@@ -1048,10 +1058,11 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
             block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
         int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
         int space = (it->pattern & BPETRAIN_BLOCKS_SPACE_PREFIX) != 0;
+        int slash = !(it->pattern & BPETRAIN_BLOCKS_NO_SLASH);
         if (kind == BPETRAIN_BLOCKS_O200K && !(it->pattern & BPETRAIN_BLOCKS_WHOLE_RUNS))
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 0, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 0, slash, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_O200K)  /* (a copy of its own: o200k's rules as they were without it) */
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 1, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 1, slash, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else
@@ -1061,6 +1072,12 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
     if (it->valid == P) {
         it->valid = -1;
         it->starts = 0;
+        return -1;
+    }
+    if ((it->pattern & BPETRAIN_BLOCKS_OWN_CODES) && !((it->starts >> (cur - it->base)) & 1)) {
+        it->valid = -1;  /* cur starts no piece of the rules: they may have cut the text before otherwise */
+        it->starts = 0;
+        it->retry = cur + 1;
         return -1;
     }
     it->starts &= ~(((uint64_t)2 << (cur - it->base)) - 1);  /* those after cur */

@@ -21,7 +21,7 @@ cdef Py_ssize_t piece_end(int pattern, int u, const uint8_t* text, Py_ssize_t st
 # compiled program for the rules of a pattern without one: cl100k's, either kind, or
 # o200k's, with the variants BLOCKS_DIGITS (a field), BLOCKS_BARE_O,
 # BLOCKS_NO_CONTRACTIONS, BLOCKS_LOWER_CONTRACTIONS, BLOCKS_SPACE_PREFIX and (o200k's)
-# BLOCKS_WHOLE_RUNS ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
+# BLOCKS_WHOLE_RUNS and BLOCKS_NO_SLASH ORed in, or gpt2's with BLOCKS_LONE_SPACE_GAPS, whose pieces
 # ``blocks_gap`` tells from gaps), then
 # ``blocks_reset`` (``blocks_init`` with the pattern's BLOCKS_* before the first piece);
 # ``blocks_drain``: the rest of the block's pieces at once;
@@ -44,6 +44,8 @@ cdef extern from "_ascii_blocks.h":
         BLOCKS_MARKS "BPETRAIN_BLOCKS_MARKS"
         BLOCKS_MARKS_IN_RUNS "BPETRAIN_BLOCKS_MARKS_IN_RUNS"
         BLOCKS_LONE_SPACE_GAPS "BPETRAIN_BLOCKS_LONE_SPACE_GAPS"
+        BLOCKS_NO_SLASH "BPETRAIN_BLOCKS_NO_SLASH"
+        BLOCKS_OWN_CODES "BPETRAIN_BLOCKS_OWN_CODES"
         BLOCKS_PIECE "BPETRAIN_BLOCKS_PIECE"
         BLOCKS_GAP "BPETRAIN_BLOCKS_GAP"
     void blocks_init "bpetrain_blocks_init"(block_scan* it, int pattern, const uint8_t* two_byte) noexcept nogil

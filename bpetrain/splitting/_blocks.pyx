@@ -227,7 +227,7 @@ def _install(int slot, stage1, stage2):
     _run_mark_codes[slot] = <const uint8_t*><const char*>run_mark_codes
 
 
-def _char_codes(stage1, stage2, *, bint groups, marks=None):
+def _char_codes(stage1, stage2, *, bint groups, marks=None, without=()):
     """The class of each code point below U+10000 for ``_ascii_blocks.h``'s blocks, from
     its flags in the two-stage table ``stage1``, ``stage2`` (:func:`_flag_tables`), then
     that of each group of 64 code points of three bytes in UTF-8, then that of each eight
@@ -248,7 +248,9 @@ def _char_codes(stage1, stage2, *, bint groups, marks=None):
     the code they share, else ``BPETRAIN_CODES_MIXED``. An O in o200k's case classes (a
     combining mark) is ``BPETRAIN_TWO_O_CASED``; with ``marks="letters"`` a letter in both
     (``BPETRAIN_TWO_LETTER``), with ``marks="runs"`` 0, as cl100k's rules with that ``marks``
-    read it (:func:`cl100k_rules`).
+    read it (:func:`cl100k_rules`). The code points of ``without`` (ranges ``(first, last)``,
+    both in) are 0 too, before the groups' codes are worked out: a program's own codes
+    (:func:`own_codes`).
 
     Raises
     ------
@@ -278,6 +280,9 @@ def _char_codes(stage1, stage2, *, bint groups, marks=None):
     for k in range(_n_fold_extra):
         if _fold_extra_cp[k] < 0x10000:
             out[_fold_extra_cp[k]] = 0
+    for first, last in without:
+        for cp in range(max(first, 0x80), min(last + 1, 0x10000)):
+            out[cp] = 0
     if not groups:
         return bytes(codes)
     for group in range(0x800 >> 6, 0x10000 >> 6):
@@ -293,6 +298,41 @@ def _char_codes(stage1, stage2, *, bint groups, marks=None):
                 out[CODES_LEADS + eight] = CODES_MIXED
                 break
     return bytes(codes)
+
+
+def readable(unicode=None):
+    """Which code points below U+10000 the blocks may read, under the Unicode table
+    ``unicode`` (None: the regex module's), with any rules and on any CPU: ASCII, and those
+    whose code (:func:`_char_codes`, combining marks as cl100k's own rules class them) is
+    not 0. None if the blocks cannot use the table (:func:`ensure_tables` gives -1).
+
+    Returns
+    -------
+    bytes or None
+        0x10000 bytes, 1 where the code point may be read.
+    """
+    slot = ensure_tables(unicode)
+    if slot < 0:
+        return None
+    codes = _tables[slot][2]
+    return bytes(1 if cp < 0x80 or codes[cp] else 0 for cp in range(0x10000))
+
+
+def own_codes(int slot, int rules, without):
+    """The codes the blocks read a program's characters by (:c:func:`char_codes`' for
+    ``rules`` under the table slot ``slot``), with the code points of ``without`` (ranges
+    ``(first, last)``, both in) left to the matcher: a program whose pattern cuts as the
+    rules only on the others (``BPETRAIN_BLOCKS_OWN_CODES``).
+
+    Returns
+    -------
+    bytes
+        As :func:`_char_codes` gives them (0x10480 bytes).
+    """
+    stage1, stage2 = _tables[slot][0], _tables[slot][1]
+    marks = "letters" if rules & BLOCKS_MARKS else "runs" if rules & BLOCKS_MARKS_IN_RUNS else None
+    return _char_codes(stage1, stage2, groups=widest_isa() == BLOCK_ISAS["avx512vbmi"], marks=marks,
+                       without=without)
 
 
 def _build_tables():
@@ -421,7 +461,7 @@ def cl100k_rules(digits, bint end_of_text, bint newlines_after_o, contractions="
             | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | _marks_of(marks)[0])
 
 
-def o200k_rules(digits, contractions="either", bint space_prefix=False, bint whole_runs=False):
+def o200k_rules(digits, contractions="either", bint space_prefix=False, bint whole_runs=False, bint slash=True):
     """The block rules (``Program``'s ``blocks``) by which ``_ascii_blocks.h`` reads the
     pieces of a pattern that splits as o200k's, with variants (bpetrain_o200k_starts).
 
@@ -439,9 +479,14 @@ def o200k_rules(digits, contractions="either", bint space_prefix=False, bint who
         Whether the pattern lacks o200k's ``\\s+(?!\\S)``, so that ``\\s+`` takes a run of
         whitespace after its last newline whole, and only a character alone between others
         is the prefix of the letters (a space: of the punctuation) after it.
+    slash : bool, default True
+        Whether a run of punctuation takes the newlines and slashes after it (o200k's
+        ``[\\r\\n/]*``) or the newlines alone (``[\\r\\n]*``, as Kimi K2's pattern,
+        ``moonshotai/Kimi-K2-Instruct``'s ``tokenization_kimi.py``).
     """
     return (BLOCKS_O200K | _digits_rules(digits) | _contractions_rules(contractions)
-            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | (BLOCKS_WHOLE_RUNS if whole_runs else 0))
+            | (BLOCKS_SPACE_PREFIX if space_prefix else 0) | (BLOCKS_WHOLE_RUNS if whole_runs else 0)
+            | (0 if slash else BLOCKS_NO_SLASH))
 
 
 def gpt2_rules(bint gaps):
@@ -488,8 +533,9 @@ DIGITS_ANY = BLOCKS_DIGITS_ANY
 #: The values of :func:`cl100k_rules`' and :func:`o200k_rules`' ``contractions``.
 CONTRACTIONS = ("either", "lower", None)
 #: Every value of :func:`o200k_rules`.
-O200K_RULES = frozenset(o200k_rules(digits, contractions, space, whole) for digits in range(1, BLOCKS_DIGITS_ANY + 1)
-                        for contractions in CONTRACTIONS for space in (0, 1) for whole in (0, 1))
+O200K_RULES = frozenset(o200k_rules(digits, contractions, space, whole, slash)
+                        for digits in range(1, BLOCKS_DIGITS_ANY + 1) for contractions in CONTRACTIONS
+                        for space in (0, 1) for whole in (0, 1) for slash in (0, 1))
 #: Every value of :func:`cl100k_rules`, :func:`o200k_rules` and :func:`gpt2_rules`: the rules a
 #: ``Program`` without a hand-written matcher may be read by.
 RULES = frozenset([*(cl100k_rules(digits, end, after, contractions, space, marks)

@@ -938,7 +938,9 @@ def stored_program(pat_str: str, unicode: UnicodeTable | None = None,
     the index of the first whose DFA cuts every text as this pattern's does
     (:func:`bpetrain.splitting._dfa.same_pieces`), -1 if none: the pattern itself is its own,
     and a reference the ``regex`` module splits a probe text apart from it with
-    (:func:`probe_cuts`) is not compiled to be compared.
+    (:func:`probe_cuts`) is not compiled to be compared. Failing that, of one whose pieces
+    the blocks may give but on some characters (:func:`_like_but_for`), which
+    ``like_without`` then names.
 
     A program whose compiling warned (a class the Unicode table lacks) is not kept, so the
     warning comes in every process, as without the cache.
@@ -1014,18 +1016,56 @@ def _compile_like(pat_str: str, unicode: UnicodeTable | None, references: tuple[
                     break
             except Unsupported:
                 continue
+        if like < 0 and probe is not None and not len(arrays["dfa_reason"]):
+            like = _like_but_for(arrays, unicode, references + beside, probe, cuts)
         arrays["like"] = array_view("q", [like])
     for warning in caught:
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return arrays, caught
 
 
+#: How many references :func:`_like_but_for` compares a pattern with, those whose cuts of the
+#: probe text agree with its own the longest.
+NEAREST_BUT_FOR = 2
+
+
+def _like_but_for(arrays: dict[str, memoryview], unicode: UnicodeTable | None, references: tuple[str, ...],
+                  probe: tuple[int, ...], cuts: list[tuple[int, ...] | None]) -> int:
+    """The index of a reference of ``references`` (their probe cuts ``cuts``; the pattern's
+    ``probe``) whose pieces the 64-byte blocks may give for the program ``arrays`` but on
+    some characters, which they leave to it: ``arrays["like_without"]`` then holds those
+    (:func:`bpetrain.splitting._dfa.rules_alphabet`: uint32, ranges of code points as first,
+    last, ...). -1 if none: only the :data:`NEAREST_BUT_FOR` references that cut the probe
+    text alike the longest are compared, and only those that cut its ASCII start alike."""
+    from bpetrain.splitting import _blocks
+    from bpetrain.splitting._dfa import rules_alphabet
+
+    ascii_end = next(i for i, c in enumerate(PROBE) if ord(c) >= 0x80) - 4  # (a cut may read a few characters on)
+
+    def agreeing(k: int) -> int:
+        if cuts[k] is None or [c for c in cuts[k] if c < ascii_end] != [c for c in probe if c < ascii_end]:
+            return -1
+        return next((i for i, (x, y) in enumerate(zip(probe, cuts[k])) if x != y), min(len(probe), len(cuts[k])))
+
+    nearest = sorted((k for k in range(len(references)) if agreeing(k) >= 0), key=agreeing, reverse=True)
+    readable = _blocks.readable(unicode) if nearest else None
+    for k in nearest[:NEAREST_BUT_FOR] if readable is not None else ():
+        try:
+            without = rules_alphabet(arrays, stored_program(references[k], unicode), readable)
+        except Unsupported:
+            continue
+        if without is not None:
+            arrays["like_without"] = array_view("I", [cp for pair in without for cp in pair])
+            return k
+    return -1
+
+
 #: What :func:`probe_cuts` splits: where the split patterns of published tokenizers
 #: differ (contractions in either case, runs of digits, letters after punctuation, a case
-#: change, runs of spaces and new lines, whitespace at the end, Han and other scripts), in
-#: characters that Unicode has classed alike for decades.
+#: change, runs of spaces and new lines, a slash after punctuation and a new line, whitespace
+#: at the end, Han and other scripts), in characters that Unicode has classed alike for decades.
 PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
-          "'Re 'sx--- ??\r\n\r\nA1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
+          "'Re 'sx--- ??\r\n\r\n!\n/ A1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
           "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n  ")
 
 

@@ -1279,7 +1279,7 @@ _PRINTABLE = range(0x20, 0x7F)
 _PREFERRED = sorted(range(256), key=lambda cp: cp not in _PRINTABLE)
 
 
-def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str | None:
+def first_difference(a: dict[str, memoryview], b: dict[str, memoryview], reads=None) -> str | None:
     """A shortest text on which two compiled patterns' DFAs part, or None if they cut every
     text into the same pieces.
 
@@ -1292,11 +1292,24 @@ def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str 
     and the end of the text must accept alike. ``a{1,3}+`` and ``a{1,3}`` then agree as a
     whole pattern, though the second records matches the first does not.
 
+    With ``reads``, the question is the 64-byte blocks' (``_ascii_blocks.h``): whether ``b``'s
+    pieces, as the blocks give them in a run of the characters they read (those of the
+    joint classes ``reads``), are ``a``'s too, whatever text comes after the run. The walk
+    goes on over those classes alone, each checked as above. On any other class it stops,
+    and asks only what the blocks rely on: the blocks give no piece that ends at the run's
+    end or later, so ``b`` may end its piece before that character (CUT), go on past it
+    with a match that ends there or later (MATCH, or a state from which it records one
+    before it can fail: not :func:`_may_fall_back`), or start a piece with it (the start
+    states); if it goes back to its last match (SLOW), ``a`` must go back to the same one.
+
     Parameters
     ----------
     a, b : dict of memoryview or numpy.ndarray
         Programs from :func:`bpetrain.splitting._compiler.compile_program` under the same
-        Unicode table, each with a DFA.
+        Unicode table, each with a DFA; with ``reads``, neither holding matches (``dfa_held``).
+    reads : set of (int, int), optional
+        The joint classes (a class of ``a``, one of ``b``: :func:`_joint_classes`) of the
+        characters the blocks read; None: every character.
 
     Returns
     -------
@@ -1310,16 +1323,23 @@ def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str 
     Raises
     ------
     ValueError
-        If either has no DFA.
+        If either has no DFA, or ``reads`` is given and either holds matches.
     """
     if len(a["dfa_reason"]) or len(b["dfa_reason"]):
         raise ValueError("first_difference compares two DFAs: a program without one has none to compare")
+    if reads is not None and ("dfa_held" in a or "dfa_held" in b):
+        raise ValueError("first_difference reads a part of the characters only with DFAs that hold no matches")
     members = _joint_classes(a, b)
     trans_a, trans_b = (list(itertools.chain.from_iterable(x["dfa_trans"].tolist())) for x in (a, b))
     width_a, width_b = a["dfa_trans"].shape[1], b["dfa_trans"].shape[1]
     todo = collections.deque((off_a, off_b, True) for off_a, off_b in zip(a["dfa_start"].tolist(),
                                                                            b["dfa_start"].tolist()))
     came = dict.fromkeys(todo)  # each pair reached: the pair before it and the code point that took it there
+    if reads is not None:
+        falls_back = _may_fall_back(b, {k_b for _, k_b in members})
+        # a start pair starts a piece with the character, unless b comes back to its start state
+        starts_b = set(b["dfa_start"].tolist())
+        fresh = set(todo) if not any(e & ~7 in starts_b for e in trans_b) else set()
 
     def text_to(node, last=None) -> str:
         cps = [] if last is None else [last]
@@ -1336,6 +1356,13 @@ def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str 
             return text_to(node)
         for (k_a, k_b), cp in members.items():
             e_a, e_b = int(trans_a[off_a + k_a]), int(trans_b[off_b + k_b])
+            if reads is not None and (k_a, k_b) not in reads:  # a character the blocks leave
+                if e_b & SLOW and not e_b & CUT:
+                    if e_a & (CUT | SLOW) != SLOW or not same:
+                        return text_to(node, cp)
+                elif not e_b & (CUT | MATCH) and node not in fresh and (e_b & ~7) // width_b in falls_back:
+                    return text_to(node, cp)
+                continue
             if e_a & (CUT | SLOW) != e_b & (CUT | SLOW):
                 return text_to(node, cp)
             if e_a & SLOW:
@@ -1353,6 +1380,85 @@ def first_difference(a: dict[str, memoryview], b: dict[str, memoryview]) -> str 
                 came[nxt] = (node, cp)
                 todo.append(nxt)
     return None
+
+
+def _may_fall_back(b: dict[str, memoryview], classes: set[int]) -> set[int]:
+    """The states of ``b``'s DFA from which it may end its piece at a match it recorded
+    before reaching them: by going back to its last match (SLOW, or the end of the text
+    without a match there) before it records another, on some characters of the classes
+    ``classes``."""
+    trans, eot = b["dfa_trans"].tolist(), b["dfa_eot"].tolist()
+    rows = [[row[k] for k in sorted(classes)] for row in trans]
+    width = b["dfa_trans"].shape[1]
+    out = {q for q in range(1, len(rows)) if eot[q] == 0 or any(e & SLOW and not e & CUT for e in rows[q])}
+    grew = True
+    while grew:  # (and those from which it reads on into one without recording a match)
+        grew = False
+        for q in range(1, len(rows)):
+            if q not in out and any(not e & (CUT | SLOW | MATCH) and (e & ~7) // width in out for e in rows[q]):
+                out.add(q)
+                grew = True
+    return out
+
+
+def rules_alphabet(a: dict[str, memoryview], b: dict[str, memoryview], readable: bytes,
+                   most: int = 8) -> list[tuple[int, int]] | None:
+    """The code points the 64-byte blocks must leave to ``a``'s program for them to read
+    its pieces by the rules of the reference ``b``, when the two cut some text apart: the
+    classes (of both, :func:`_joint_classes`) of the last character not of an ASCII
+    character's class on each text where :func:`first_difference` with ``reads`` finds them
+    apart, one class at a time, at most ``most`` of them. A pattern that leaves out a script the reference takes as letters
+    (Kimi K2's ``[\\p{L}&&[^\\p{Han}]]``) is read so, but for that script.
+
+    Parameters
+    ----------
+    a, b : dict of memoryview or numpy.ndarray
+        As :func:`first_difference` takes them with ``reads``.
+    readable : bytes
+        For each code point below U+10000, whether the blocks may read it (1) or not (0):
+        :func:`bpetrain.splitting._blocks.readable`. ASCII must be read: never left out.
+
+    Returns
+    -------
+    list of (int, int) or None
+        The code points to leave out, as ranges (first, last), both in; None if no such
+        choice is found (the two part on ASCII, or on more than ``most`` classes).
+    """
+    if "dfa_held" in a or "dfa_held" in b:
+        return None
+    stage1_a, stage1_b = a["stage1"].tolist(), b["stage1"].tolist()
+    stage2_a, stage2_b = a["stage2"].tolist(), b["stage2"].tolist()
+
+    def joint(cp: int) -> tuple[int, int]:
+        return stage2_a[stage1_a[cp >> 8] * 256 + (cp & 255)], stage2_b[stage1_b[cp >> 8] * 256 + (cp & 255)]
+
+    read: dict[tuple[int, int], list[int]] = {}  # each joint class read: its code points read
+    for cp in range(0x10000):
+        if readable[cp]:
+            read.setdefault(joint(cp), []).append(cp)
+    ascii_classes = {joint(cp) for cp in range(0x80)}
+    left: list[int] = []
+    for _ in range(most + 1):
+        text = first_difference(a, b, reads=read.keys())
+        if text is None:
+            return _ranges(sorted(left))
+        # (the last character on the way that is not ASCII's class: leaving out any class keeps the answer sound)
+        at = next((k for k in map(joint, map(ord, reversed(text))) if k in read and k not in ascii_classes), None)
+        if at is None:
+            return None
+        left += read.pop(at)
+    return None
+
+
+def _ranges(cps: list[int]) -> list[tuple[int, int]]:
+    """The sorted code points ``cps`` as ranges (first, last), both in."""
+    out: list[tuple[int, int]] = []
+    for cp in cps:
+        if out and out[-1][1] == cp - 1:
+            out[-1] = (out[-1][0], cp)
+        else:
+            out.append((cp, cp))
+    return out
 
 
 def same_pieces(a: dict[str, memoryview], b: dict[str, memoryview]) -> bool:

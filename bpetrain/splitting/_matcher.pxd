@@ -8,7 +8,7 @@ U+DC80..U+DCFF that ``errors="surrogateescape"`` decodes them to.
 """
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t, uint8_t
 
-from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_PIECE,
+from bpetrain.splitting._blocks cimport (BLOCKS_GAP, BLOCKS_LONE_SPACE_GAPS, BLOCKS_OWN_CODES, BLOCKS_PIECE,
                                         ascii_classes_standard,
                                         block_scan, blocks_gap, blocks_init, blocks_next, blocks_of, blocks_reset,
                                         char_codes)
@@ -212,6 +212,8 @@ cdef struct Tables:
     int native                    # a hand-written matcher of _blocks for this pattern (0: none)
     int unicode                   # the slot of _blocks' character tables it reads (ensure_tables)
     int blocks                    # the rules _ascii_blocks.h reads its ASCII text by (BLOCKS_*; 0: none)
+    const uint8_t* codes          # the codes the blocks class other characters by (char_codes, or the
+                                  # program's own, with BLOCKS_OWN_CODES in blocks)
     # The leftmost-first DFA (bpetrain.splitting._dfa), NULL: none (the program runs).
     const uint32_t* dfa_trans     # state's row offset + class -> the next state's row offset | flags
     const uint16_t* dfa_class     # byte < 0x80 -> class (other characters: their signature)
@@ -257,6 +259,7 @@ cdef class Program:
     cdef readonly str dfa_reason   # why the DFA does not split ("": it does)
     cdef readonly str shuffle_reason  # why the DFA does not read ASCII by vector shuffles ("": it does)
     cdef readonly str shuffle_variant  # the code that reads it so (SHUFFLE_VARIANTS; "": none)
+    cdef readonly tuple blocks_without  # the code points the blocks leave to it, as (first, last) ranges
     cdef int _read_shuffle(self, arrays, Py_ssize_t n_states, Py_ssize_t width, dict owned, int code) except -1
     cdef int _read_probes(self, Py_ssize_t n_states, Py_ssize_t width) except -1
 
@@ -335,7 +338,7 @@ cdef inline void start_reading(PieceReader* reader, const Tables* t, Py_ssize_t 
     reader.first = bos if bos > 0 else 0
     reader.n_read = 0
     reader.read_to = -1
-    blocks_init(&reader.scan, t.blocks, char_codes(t.unicode, t.blocks) if reader.blocks else NULL)
+    blocks_init(&reader.scan, t.blocks, t.codes if reader.blocks else NULL)
 
 
 # Split ``text[0:end]`` from ``start``: the (start, end) of each piece that starts before

@@ -2074,7 +2074,10 @@ cdef class Program:
         Without a hand-written matcher: the rules by which ``_ascii_blocks.h`` reads the
         pattern's ASCII text 64 bytes at a time, where they give exactly the program's
         pieces (one of ``_blocks.RULES``, ``bpetrain.splitting.pattern`` decides); 0: none.
-        The program finds the other pieces.
+        The program finds the other pieces. Where ``arrays`` has ``like_without`` (uint32,
+        ranges of code points as first, last, ...: :func:`bpetrain.splitting._dfa.rules_alphabet`),
+        the program cuts as the rules only on the characters the blocks read but those, which
+        they leave to the program (``_ascii_blocks.h``: ``BPETRAIN_BLOCKS_OWN_CODES``).
     unicode : bpetrain.splitting.unicode.UnicodeTable or None
         The Unicode table the program's classes were compiled with (None: the ``regex``
         module's), which a hand-written matcher must use too; if it cannot
@@ -2109,6 +2112,9 @@ cdef class Program:
     shuffle_variant : str
         The code that reads it by vector shuffles, a name of :data:`SHUFFLE_VARIANTS` ("" when
         none does).
+    blocks_without : tuple of (int, int)
+        The code points the blocks leave to the program though they could read them
+        (``arrays["like_without"]``), as ranges (first, last), both in; empty when none.
 
     Raises
     ------
@@ -2196,6 +2202,14 @@ cdef class Program:
                 self.tables.unicode = native = blocks = 0
         self.tables.native = native
         self.tables.blocks = blocks_of(native) if native else blocks
+        self.tables.codes = char_codes(self.tables.unicode, self.tables.blocks)
+        self.blocks_without = ()
+        if blocks and "like_without" in arrays:  # the rules hold only on the blocks' characters but these
+            without = list(arrays["like_without"])
+            self.blocks_without = tuple(zip(without[::2], without[1::2]))
+            owned["codes"] = _blocks.own_codes(self.tables.unicode, blocks, self.blocks_without)
+            self.tables.codes = <const uint8_t*><const char*>owned["codes"]
+            self.tables.blocks |= BLOCKS_OWN_CODES
         self.dfa_reason = bytes(arrays["dfa_reason"]).decode() if "dfa_reason" in arrays else "no DFA compiled"
         self.tables.dfa_trans = NULL
         self.tables.dfa_rev = NULL
@@ -2544,7 +2558,8 @@ cdef class Program:
     @property
     def blocks(self) -> int:
         """The rules that read the pattern's ASCII text 64 bytes at a time (0: none)."""
-        return self.tables.blocks
+        return self.tables.blocks & ~BLOCKS_OWN_CODES
+
 
     def split(self, data, stop=None, *, bint at_start=True, Py_ssize_t span=DFA_SPAN):
         """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.

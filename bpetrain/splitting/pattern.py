@@ -121,18 +121,19 @@ def _cl100k_rules_pattern(digits: int | None, end_of_text: bool, newlines_after_
                      r"\s+(?!\S)", r"\s"])
 
 
-def _o200k_rules_pattern(digits: int | None, contractions: str | None, space_prefix: bool, whole_runs: bool) -> str:
+def _o200k_rules_pattern(digits: int | None, contractions: str | None, space_prefix: bool, whole_runs: bool,
+                         slash: bool = True) -> str:
     """A pattern that splits by :func:`bpetrain.splitting._blocks.o200k_rules` with these
     arguments: o200k's, with ``\\p{N}{1,digits}`` (:func:`_digits`), with its contractions in the
     case ``contractions`` names (:func:`_contractions`) or (None) without, with a space alone
     before letters (``space_prefix``) or o200k's ``[^\\r\\n\\p{L}\\p{N}]?``, with its ``\\s+(?!\\S)`` or
-    (``whole_runs``) without."""
+    (``whole_runs``) without, with its ``[\\r\\n/]*`` or (not ``slash``) ``[\\r\\n]*``."""
     upper, lower = r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"
     contraction = _contractions(contractions) + "?" if contractions else ""
     prefix = " ?" if space_prefix else r"[^\r\n\p{L}\p{N}]?"
     return "|".join([f"{prefix}{upper}*{lower}+{contraction}", f"{prefix}{upper}+{lower}*{contraction}",
                      _digits(digits, False),
-                     r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", *([] if whole_runs else [r"\s+(?!\S)"]), r"\s+"])
+                     r" ?[^\s\p{L}\p{N}]+" + (r"[\r\n/]*" if slash else r"[\r\n]*"), r"\s*[\r\n]+", *([] if whole_runs else [r"\s+(?!\S)"]), r"\s+"])
 
 
 #: The digits a piece of the block rules' references may take at most (None: any number); a
@@ -160,9 +161,10 @@ def _rules_references(digits_choices: tuple[int | None, ...], marks: str | None 
         return cl100k
     return (
         *cl100k,
-        *((_o200k_rules_pattern(digits, case, space, whole), 0, _blocks.o200k_rules(digits, rules, space, whole))
-          for whole in (False, True) for space in (False, True) for digits in digits_choices
-          for case, rules in _CONTRACTIONS if (digits, case, space, whole) != (3, "folded", False, False)),  # (o200k's own)
+        *((_o200k_rules_pattern(digits, case, space, whole, slash), 0,
+           _blocks.o200k_rules(digits, rules, space, whole, slash))
+          for slash in (True, False) for whole in (False, True) for space in (False, True) for digits in digits_choices
+          for case, rules in _CONTRACTIONS if (digits, case, space, whole, slash) != (3, "folded", False, False, True)),  # (o200k's own)
     )
 
 
@@ -179,6 +181,10 @@ _HAND_WRITTEN = (
     *_rules_references(_DIGITS),
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
+#: The block rules of each hand-written matcher's pattern, for a pattern that cuts as one of
+#: them but on some characters (``like_without``: the blocks read it, the DFA the rest).
+_NATIVE_RULES = {_blocks.GPT2: _blocks.gpt2_rules(False), _blocks.CL100K: _blocks.cl100k_rules(3, True, True),
+                 _blocks.O200K: _blocks.o200k_rules(3)}
 #: What :func:`_references_beside` splits: a run of ASCII digits longer than the block rules count.
 _DIGIT_RUN = "0123456789" * 10
 #: ... and a letter, a combining mark (U+0301) and an upper-case letter, which a pattern that
@@ -432,8 +438,10 @@ class SplitPattern:
         backtracking matcher does (None when it does; ``fallback_reason`` when neither runs).
     blocks_reason : str or None
         Why the 64-byte blocks (``_ascii_blocks.h``) do not read the pattern's text, worked
-        out when first asked (None when they do: a hand-written matcher's pattern, or one
-        whose DFA cuts every text as a block rules' reference does). The rules are those of
+        out when first asked (None when they do: a hand-written matcher's pattern, one
+        whose DFA cuts every text as a block rules' reference does, or one that cuts as a
+        reference but where some characters the blocks could read are, which they then leave
+        to the DFA: ``program.blocks_without``, as Kimi K2's Han). The rules are those of
         gpt2's, cl100k's and o200k's kinds of pattern, with variants; for a pattern with a
         DFA, the reason names the nearest reference (by where the two cut a probe text) and,
         where one is found, a short text the two cut apart, with both's pieces
@@ -468,6 +476,8 @@ class SplitPattern:
             if arrays is None:
                 arrays = compile_and_keep(pat_str, self.unicode, _REFERENCES, _patterns_beside(pat_str))
             _, native, blocks = _hand_written(pat_str, int(arrays["like"][0]))
+            if native and "like_without" in arrays:  # (a hand-written matcher reads every character)
+                native, blocks = 0, _NATIVE_RULES[native]
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
             self.fallback_reason = None
             self.dfa_reason = self.program.dfa_reason or None
