@@ -810,17 +810,16 @@ static inline int bpetrain_o200k_letter_cuts(Py_ssize_t n, const bpetrain_block*
    any number of digits a piece (every, as bpetrain_cl100k_starts), and no contractions
    (m.ap cleared, as bpetrain_cl100k_starts: an apostrophe is an O, as in Mistral's tekken
    pattern) or contractions in lower case alone (lower_contractions), a space alone
-   before letters (space_prefix), no \s+(?!\S) (whole_runs), and [\r\n]* for [\r\n/]* (slash 0, as
+   before letters (space_prefix), no \s+(?!\S) (whole_runs), and [\r\n]* for [\r\n/]* (m.sl cleared, as
    Kimi K2's pattern has it). */
 static inline Py_ssize_t bpetrain_o200k_starts(const uint8_t* s, Py_ssize_t n, const bpetrain_block* b, Py_ssize_t P,
                                                uint64_t every, int lower_contractions, int space_prefix, int whole_runs,
-                                               int slash, uint64_t* starts) {
+                                               uint64_t* starts) {
     const bpetrain_masks* m = &b->m;
     uint64_t l = m->l, lower = m->lw, both = m->both, upper = l & ~lower & ~both, d = m->d, w = m->w, nl = m->nl;
     uint64_t sp = m->sp, o = b->o, ap = m->ap, two, three, cuts;
     Py_ssize_t V, limit = n;
-    /* [\r\n/]* after an O run ([\r\n]* without slash) */
-    uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | (slash ? m->sl : 0));
+    uint64_t absorbed = bpetrain_smear_up(nl & (o << 1), nl | m->sl);  /* [\r\n/]* after an O run */
     /* contractions after a letter: two[q], three[q]: the apostrophe at q starts one of 2 or 3 bytes */
     uint64_t in_contraction = 0, contraction_end = 0;
     if (ap) {
@@ -1058,11 +1057,12 @@ static Py_ssize_t bpetrain_blocks_refill(bpetrain_block_scan* it, const uint8_t*
             block.m.ap = 0;  /* no contractions: an apostrophe is an O like any other (b->o keeps it) */
         int lower = (it->pattern & BPETRAIN_BLOCKS_LOWER_CONTRACTIONS) != 0;
         int space = (it->pattern & BPETRAIN_BLOCKS_SPACE_PREFIX) != 0;
-        int slash = !(it->pattern & BPETRAIN_BLOCKS_NO_SLASH);
+        if (it->pattern & BPETRAIN_BLOCKS_NO_SLASH)
+            block.m.sl = 0;  /* [\r\n]* after an O run: a / is an O like any other */
         if (kind == BPETRAIN_BLOCKS_O200K && !(it->pattern & BPETRAIN_BLOCKS_WHOLE_RUNS))
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 0, slash, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 0, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_O200K)  /* (a copy of its own: o200k's rules as they were without it) */
-            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 1, slash, &it->starts);
+            it->valid = bpetrain_o200k_starts(s, n, &block, P, it->digits, lower, space, 1, &it->starts);
         else if (kind == BPETRAIN_BLOCKS_GPT2)
             it->valid = bpetrain_gpt2_starts(s, n, &block, P, &it->starts);
         else
