@@ -7,6 +7,7 @@ text read 64 bytes at a time). The grammar-wide checks (generated patterns) are 
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import sys
@@ -62,16 +63,27 @@ ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerat
               if blocks in TESTED_RULES and _contractions("ascii") in pat_str and pat_str not in RULE_VARIANTS.values()}
 
 
-def _script_apart(script: str, pat_str: str) -> str:
-    """``pat_str`` (of cl100k's kind) with the letters of ``script`` apart, as Kimi K2's has Han:
-    a run of that script's characters is a piece, and no other alternative takes its letters."""
-    return rf"[\p{{{script}}}]+|" + pat_str.replace(r"\p{L}++", rf"(?:(?!\p{{{script}}})\p{{L}})++")
+#: The classes of letters in the references' patterns: o200k's two case classes (whole), and
+#: ``\p{L}`` before a ``+`` (cl100k's and gpt2's runs of letters; never so in a class).
+_LETTER_CLASSES = (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", r"\p{L}+")
+
+
+def letters_apart(pat_str: str, apart: str, where: str = "first") -> str:
+    """``pat_str`` (a block rules' reference) with the letters of the class ``apart`` out of
+    its runs of letters, as Kimi K2's has Han: a run of ``apart``'s characters is a piece by an
+    alternative of its own, first or last (``where``), or (``"none"``) no piece at all where
+    no other alternative takes them."""
+    for letters in _LETTER_CLASSES:
+        pat_str = pat_str.replace(letters, f"(?:(?!{apart}){letters[:-1] if letters.endswith('+') else letters})"
+                                  + ("+" if letters.endswith("+") else ""))
+    own = f"(?:{apart})+"
+    return {"first": f"{own}|{pat_str}", "last": f"{pat_str}|{own}", "none": pat_str}[where]
 
 
 #: Patterns that cut as some rules but on some characters, which the blocks leave to the DFA
 #: (a program's ``blocks_without``): Kimi K2's (Han, of three bytes: the blocks read those only
 #: with AVX-512 VBMI), and cl100k's with Cyrillic apart (two bytes: read by every code).
-APART = {"kimi_k2": KIMI_K2, "cl100k-cyrillic-apart": _script_apart("Cyrillic", SPLIT_PATTERNS["cl100k"])}
+APART = {"kimi_k2": KIMI_K2, "cl100k-cyrillic-apart": letters_apart(SPLIT_PATTERNS["cl100k"], r"\p{Cyrillic}")}
 PATTERNS_HERE = {**SPLIT_PATTERNS, **RULE_VARIANTS, **ASCII_CASE, **APART}
 BLOCKS_ONLY = NAMED_BLOCKS_ONLY + tuple(RULE_VARIANTS) + tuple(APART)
 #: Patterns the DFA cannot express, and why (the backtracking program runs them).
@@ -676,6 +688,80 @@ def test_blocks_after_the_characters_a_pattern_takes_apart(name):
     assert n_matcher <= len(text), (n_blocks, n_matcher)
     n_blocks, n_matcher = bytes_by_blocks(name, (text + c) * 20)
     assert n_matcher <= 20 * LEFT_OUT_BYTES < n_blocks, (n_blocks, n_matcher)
+
+
+#: What a pattern near the rules (:func:`letters_apart`) takes apart from its letters: scripts of
+#: two bytes (read by every code) and of three (by AVX-512 VBMI), letters of one general
+#: category, and a range of Latin letters.
+APART_CLASSES = (r"\p{Cyrillic}", r"\p{Greek}", r"\p{Hebrew}", r"\p{Arabic}", r"\p{Han}", r"\p{Hiragana}",
+                 r"\p{Hangul}", r"\p{Thai}", r"\p{Lo}", r"\p{Lm}", r"\p{Lt}", "[\u00c0-\u024f]")
+
+
+@functools.cache
+def members_below_10000(apart: str) -> tuple[str, ...]:
+    """The characters below U+10000 of the class ``apart``."""
+    found = regex.compile(apart)
+    return tuple(chr(cp) for cp in range(0x10000) if not 0xD800 <= cp < 0xE000 and found.match(chr(cp)))
+
+
+@pytest.mark.parametrize("where", ["first", "last", "none"])
+@pytest.mark.parametrize("name", ["cl100k", "o200k", "gpt2"])
+def test_blocks_read_the_patterns_near_their_rules(name, where):
+    """Each named pattern with the letters of each of :data:`APART_CLASSES` apart (a run of them
+    a piece of its own, first or last, or no piece) is read by the blocks, which leave that
+    class's characters to the DFA (and, for o200k's with a class of letters in one case apart,
+    every letter in both case classes: after ``\u00aaA`` an upper-case letter of the class decides
+    whether ``\u00aa`` is a piece, which the check of ``rules_alphabet`` cannot tell from a
+    piece the blocks give), and its pieces of text with them are the regex module's."""
+    for apart in APART_CLASSES:
+        pat_str = letters_apart(SPLIT_PATTERNS[name], apart, where)
+        found = split_pattern(pat_str).program
+        assert found.blocks and not found.native, pat_str
+        left = {cp for first, last in found.blocks_without for cp in range(first, last + 1)}
+        assert {ord(c) for c in members_below_10000(apart) if ord(c) in left}, pat_str
+        members = members_below_10000(apart)
+        text = "".join(f"{c}ab {c}{c} 'S{c} x{c}." for c in members[:: max(1, len(members) // 64)])
+        data = ("Hello, world: " * 5 + text + " don't" * 9).encode("utf-8")
+        assert found.split(data) == regex_pieces_of(data, pat_str), pat_str
+
+
+#: The references a pattern near the rules is drawn from: the named patterns and every tenth of
+#: bpetrain.splitting.pattern's (their variants).
+NEAR_REFERENCES = (*(SPLIT_PATTERNS[name] for name in NAMED), *(pat_str for pat_str, _, _ in _HAND_WRITTEN[3::10]))
+#: Patterns near the rules a hypothesis test draws in the default run, and with ``-m slow``.
+NEAR_EXAMPLES, NEAR_EXAMPLES_SLOW = 200, 3000
+
+
+def check_near_the_rules(data) -> None:
+    """A pattern drawn near the rules (a reference of :data:`NEAR_REFERENCES` with a class of
+    :data:`APART_CLASSES` apart) splits text of ASCII, of that class's characters, of two-byte
+    characters and of any character below U+10000 as the regex module does (by the blocks
+    with codes of its own, where ``rules_alphabet`` finds them)."""
+    apart = data.draw(st.sampled_from(APART_CLASSES), label="apart")
+    pat_str = letters_apart(data.draw(st.sampled_from(NEAR_REFERENCES), label="reference"), apart,
+                            data.draw(st.sampled_from(["first", "last", "none"]), label="where"))
+    found = split_pattern(pat_str).program
+    chunk = st.one_of(ascii_runs, st.sampled_from(members_below_10000(apart)),
+                      st.lists(st.sampled_from(members_below_10000(apart)), max_size=5).map("".join),
+                      st.sampled_from(list(TWO_BYTE_CHARS) + TWO_BYTE_RUNS),
+                      st.characters(max_codepoint=0xFFFF, exclude_categories=("Cs",)))
+    docs = data.draw(st.lists(st.lists(chunk, max_size=40).map("".join), min_size=1, max_size=3), label="documents")
+    for doc in [*docs, "".join(docs)]:
+        assert found.split(doc.encode("utf-8")) == regex_pieces_of(doc.encode("utf-8"), pat_str), (pat_str, doc)
+
+
+@settings(max_examples=NEAR_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_patterns_near_the_rules_hypothesis(data):
+    check_near_the_rules(data)
+
+
+@pytest.mark.slow
+@hypothesis_seed(1)
+@settings(max_examples=NEAR_EXAMPLES_SLOW, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_patterns_near_the_rules_hypothesis_many(data):
+    check_near_the_rules(data)
 
 
 #: Whether the kernels' blocks class two-byte characters by AVX-512 VBMI, any number a block.
