@@ -115,6 +115,10 @@ SPLIT_PATTERNS = {
 }
 
 
+#: DeepSeek V3's (and R1's) pattern, the third of the three splits of its tokenizer.json, \r\n raw
+#: as there.
+DEEPSEEK_V3 = ("[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
+               "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+")
 #: Kimi K2's pattern (moonshotai/Kimi-K2-Instruct tokenization_kimi.py): o200k's with [\r\n]* for
 #: [\r\n/]* and Han apart from the letters, its class intersections [...&&[^\p{Han}]] written as
 #: (?!\p{Han})[...] (the regex module reads && only in its version 1).

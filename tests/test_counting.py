@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import regex
 import zstandard
-from helpers import MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
+from helpers import DEEPSEEK_V3, MULTILINGUAL, SPLIT_PATTERNS, stdlib_text
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -414,8 +414,7 @@ def test_count_tasks_count_a_changed_file_as_local_counting_does(tmp_path, chang
 #: block rules' reference on ASCII), and Mistral's (tekken) with digits after punctuation as
 #: well as / (tekken's own splits by blocks).
 DFA_ONLY = {
-    "deepseek_v3": "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
-                   "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
+    "deepseek_v3": DEEPSEEK_V3,
     "tekken_slash_digits": r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|"""
     r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}|"""
     r""" ?[^\s\p{L}\p{N}]+[\r\n/0-9]*|\s*[\r\n]+|\s+(?!\S)|\s+""",

@@ -16,7 +16,7 @@ import random
 import numpy as np
 import pytest
 import regex
-from helpers import KIMI_K2, MULTILINGUAL
+from helpers import DEEPSEEK_V3, KIMI_K2, MULTILINGUAL
 from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
@@ -109,10 +109,7 @@ PUBLISHED = {
         _CASES_BY_LOOKAHEAD.replace("<c>", _CONTRACTIONS_BY_CLASS + "?")
         + r"""|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
     ),
-    "deepseek_v3": (  # DeepSeek V3/R1, the third of its three splits; \r\n raw as in tokenizer.json
-        "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+"
-        "| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"
-    ),
+    "deepseek_v3": DEEPSEEK_V3,  # DeepSeek V3/R1, the third of its three splits
     "deepseek_v3_cjk": "[" + _ranges((0x4E00, 0x9FA5), (0x3040, 0x309F), (0x30A0, 0x30FF)) + "]+",
     "deepseek_llm_letters": r"\s?[" + _DEEPSEEK_LETTERS + "]+",
     "deepseek_llm_punct": r"\s?["

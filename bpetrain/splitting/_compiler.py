@@ -1045,7 +1045,7 @@ def _like_but_for(arrays: dict[str, memoryview], unicode: UnicodeTable | None, r
     def agreeing(k: int) -> int:
         if cuts[k] is None or [c for c in cuts[k] if c < ascii_end] != [c for c in probe if c < ascii_end]:
             return -1
-        return next((i for i, (x, y) in enumerate(zip(probe, cuts[k])) if x != y), min(len(probe), len(cuts[k])))
+        return cuts_agreeing(probe, cuts[k])
 
     nearest = sorted((k for k in range(len(references)) if agreeing(k) >= 0), key=agreeing, reverse=True)
     readable = _blocks.readable(unicode) if nearest else None
@@ -1067,6 +1067,14 @@ def _like_but_for(arrays: dict[str, memoryview], unicode: UnicodeTable | None, r
 PROBE = ("Hello world's 1234567 don'T  THEY'LL, x.y!!  \n\n  fooBar_baz\t\t 12 ab12cd  "
           "'Re 'sx--- ??\r\n\r\n!\n/ A1   z \u00c9t\u00e9 \u4e2d\u6587\u5b57 \u0661\u0662\u0663 "
           "'\u017f x'\u017fx \u041f\u0440\u0438\u0432\u0435\u0442 \n  ")
+
+
+def cuts_agreeing(own: tuple[int, ...], theirs: tuple[int, ...] | None) -> int:
+    """How many of two patterns' cuts of :data:`PROBE` (:func:`cuts_of_probe`) agree before
+    the first that does not; -1 if ``theirs`` is None."""
+    if theirs is None:
+        return -1
+    return next((i for i, (x, y) in enumerate(zip(own, theirs)) if x != y), min(len(own), len(theirs)))
 
 
 def cuts_of_probe(pat_str: str) -> tuple[int, ...] | None:

@@ -1407,8 +1407,9 @@ def rules_alphabet(a: dict[str, memoryview], b: dict[str, memoryview], readable:
     its pieces by the rules of the reference ``b``, when the two cut some text apart: the
     classes (of both, :func:`_joint_classes`) of the last character not of an ASCII
     character's class on each text where :func:`first_difference` with ``reads`` finds them
-    apart, one class at a time, at most ``most`` of them. A pattern that leaves out a script the reference takes as letters
-    (Kimi K2's ``[\\p{L}&&[^\\p{Han}]]``) is read so, but for that script.
+    apart, one class at a time, at most ``most`` of them. A pattern that leaves out a script
+    the reference takes as letters (Kimi K2's ``[\\p{L}&&[^\\p{Han}]]``) is read so, but for
+    that script.
 
     Parameters
     ----------

@@ -54,6 +54,7 @@ from bpetrain.splitting._compiler import (
     Unsupported,
     compile_and_keep,
     compile_program,
+    cuts_agreeing,
     cuts_of_probe,
     kept_program,
     reference_cuts,
@@ -251,13 +252,7 @@ def _nearest_rules(pat_str: str, unicode) -> tuple[str, tuple[str, list[str], li
     references = (*_REFERENCES, *beside)
     cuts = reference_cuts(_REFERENCES, beside)
     own = cuts_of_probe(pat_str) or ()
-
-    def agreeing(k: int) -> int:
-        if cuts[k] is None:
-            return -1
-        return next((i for i, (x, y) in enumerate(zip(own, cuts[k])) if x != y), min(len(own), len(cuts[k])))
-
-    reference = references[max(range(len(references)), key=agreeing)]
+    reference = references[max(range(len(references)), key=lambda k: cuts_agreeing(own, cuts[k]))]
     arrays = kept_program(pat_str, unicode, _REFERENCES) or compile_program(pat_str, unicode)
     return reference, _text_cut_apart(pat_str, reference, first_difference(arrays, stored_program(reference, unicode)))
 
