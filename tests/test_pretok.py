@@ -63,9 +63,10 @@ ASCII_CASE = {f"ascii-case-{k}": pat_str for k, (pat_str, _, blocks) in enumerat
               if blocks in TESTED_RULES and _contractions("ascii") in pat_str and pat_str not in RULE_VARIANTS.values()}
 
 
-#: The classes of letters in the references' patterns: o200k's two case classes (whole), and
-#: ``\p{L}`` before a ``+`` (cl100k's and gpt2's runs of letters; never so in a class).
-_LETTER_CLASSES = (r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", r"\p{L}+")
+#: The classes of letters in the references' patterns, each with what follows it there: o200k's
+#: two case classes, and ``\p{L}`` before a ``+`` (cl100k's and gpt2's runs of letters; never so
+#: in a class).
+_LETTER_CLASSES = ((r"[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]", ""), (r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]", ""), (r"\p{L}", "+"))
 
 
 def letters_apart(pat_str: str, apart: str, where: str = "first") -> str:
@@ -73,9 +74,8 @@ def letters_apart(pat_str: str, apart: str, where: str = "first") -> str:
     its runs of letters, as Kimi K2's has Han: a run of ``apart``'s characters is a piece by an
     alternative of its own, first or last (``where``), or (``"none"``) no piece at all where
     no other alternative takes them."""
-    for letters in _LETTER_CLASSES:
-        pat_str = pat_str.replace(letters, f"(?:(?!{apart}){letters[:-1] if letters.endswith('+') else letters})"
-                                  + ("+" if letters.endswith("+") else ""))
+    for letters, after in _LETTER_CLASSES:
+        pat_str = pat_str.replace(letters + after, f"(?:(?!{apart}){letters}){after}")
     own = f"(?:{apart})+"
     return {"first": f"{own}|{pat_str}", "last": f"{pat_str}|{own}", "none": pat_str}[where]
 

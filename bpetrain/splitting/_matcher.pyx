@@ -2069,7 +2069,9 @@ cdef class Program:
         The id of a hand-written matcher in :mod:`bpetrain.splitting._blocks` that splits exactly
         as the program does, faster (``bpetrain.splitting.pattern`` decides); 0: none. The
         program's tables still give the safe cuts. Its ASCII text is read 64 bytes at a
-        time (``_ascii_blocks.h``).
+        time (``_ascii_blocks.h``). Where ``arrays`` has ``like_without`` (below), the pattern
+        cuts as the matcher's only on the other characters: its rules read the blocks, the
+        program the rest.
     blocks : int
         Without a hand-written matcher: the rules by which ``_ascii_blocks.h`` reads the
         pattern's ASCII text 64 bytes at a time, where they give exactly the program's
@@ -2192,6 +2194,8 @@ cdef class Program:
         self.tables.sig_mask = &sig_mask[0]
         self.tables.sig_cand = &sig_cand[0]
         self.tables.follow = &follow[0]
+        if native and "like_without" in arrays:  # the matcher reads every character: its rules, the blocks'
+            native, blocks = 0, blocks_of(native)
         if blocks and blocks not in _blocks.RULES:
             raise ValueError(f"blocks must be 0 or one of _blocks.RULES (_blocks.cl100k_rules, o200k_rules, gpt2_rules), "
                              f"got {blocks}")
@@ -2559,7 +2563,6 @@ cdef class Program:
     def blocks(self) -> int:
         """The rules that read the pattern's ASCII text 64 bytes at a time (0: none)."""
         return self.tables.blocks & ~BLOCKS_OWN_CODES
-
 
     def split(self, data, stop=None, *, bint at_start=True, Py_ssize_t span=DFA_SPAN):
         """The pieces of UTF-8 ``data`` (bytes-like) as ``bytes``, as ``regex.finditer`` gives them.

@@ -134,7 +134,8 @@ def _o200k_rules_pattern(digits: int | None, contractions: str | None, space_pre
     prefix = " ?" if space_prefix else r"[^\r\n\p{L}\p{N}]?"
     return "|".join([f"{prefix}{upper}*{lower}+{contraction}", f"{prefix}{upper}+{lower}*{contraction}",
                      _digits(digits, False),
-                     r" ?[^\s\p{L}\p{N}]+" + (r"[\r\n/]*" if slash else r"[\r\n]*"), r"\s*[\r\n]+", *([] if whole_runs else [r"\s+(?!\S)"]), r"\s+"])
+                     r" ?[^\s\p{L}\p{N}]+" + (r"[\r\n/]*" if slash else r"[\r\n]*"), r"\s*[\r\n]+",
+                     *([] if whole_runs else [r"\s+(?!\S)"]), r"\s+"])
 
 
 #: The digits a piece of the block rules' references may take at most (None: any number); a
@@ -182,10 +183,6 @@ _HAND_WRITTEN = (
     *_rules_references(_DIGITS),
 )
 _REFERENCES = tuple(pattern for pattern, _, _ in _HAND_WRITTEN)
-#: The block rules of each hand-written matcher's pattern, for a pattern that cuts as one of
-#: them but on some characters (``like_without``: the blocks read it, the DFA the rest).
-_NATIVE_RULES = {_blocks.GPT2: _blocks.gpt2_rules(False), _blocks.CL100K: _blocks.cl100k_rules(3, True, True),
-                 _blocks.O200K: _blocks.o200k_rules(3)}
 #: What :func:`_references_beside` splits: a run of ASCII digits longer than the block rules count.
 _DIGIT_RUN = "0123456789" * 10
 #: ... and a letter, a combining mark (U+0301) and an upper-case letter, which a pattern that
@@ -471,8 +468,6 @@ class SplitPattern:
             if arrays is None:
                 arrays = compile_and_keep(pat_str, self.unicode, _REFERENCES, _patterns_beside(pat_str))
             _, native, blocks = _hand_written(pat_str, int(arrays["like"][0]))
-            if native and "like_without" in arrays:  # (a hand-written matcher reads every character)
-                native, blocks = 0, _NATIVE_RULES[native]
             self.program = Program(pat_str, arrays, native, blocks, self.unicode)
             self.fallback_reason = None
             self.dfa_reason = self.program.dfa_reason or None
